@@ -1,0 +1,5 @@
+from dbexp.catalog.catalog import (ALL, FLAVORS, OFFICIAL, OFFLINE, SOURCE_CHOICES, Artifact, Build, Spec,
+                                   candidates, lookup, parse_spec)
+
+__all__ = ["ALL", "FLAVORS", "OFFICIAL", "OFFLINE", "SOURCE_CHOICES", "Artifact", "Build", "Spec",
+           "candidates", "lookup", "parse_spec"]

