@@ -1,0 +1,258 @@
+"""Executing one chapter notebook with papermill, safely.
+
+``notebooks/NAME.ipynb`` is executed into a temporary file and moved to
+``book/NAME.ipynb`` only when every cell succeeded, so a traceback notebook never
+lands where the book would publish it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from dbexp.errors import DbexpError
+from dbexp.book import toc
+from dbexp.book.params import validate_scale
+
+DEFAULT_CELL_TIMEOUT_S = 3600  # per cell; a hung server must not hang the build forever
+KERNEL_NAME = "python3"
+
+
+def notebook_parameters(path: Path) -> list[str]:
+    """Names declared in the notebook's cell tagged ``parameters``, in order."""
+    import papermill
+
+    try:
+        declared = papermill.inspect_notebook(str(path))
+    except Exception as exc:  # malformed JSON, unreadable file, ...
+        raise DbexpError(f"cannot read notebook {path}: {_one_line(exc)}") from None
+    return list(declared)
+
+
+def check_parameters(name: str, source: Path, parameters: dict) -> None:
+    """Raise a one-line DbexpError for a parameter the notebook does not declare.
+
+    papermill itself only logs a warning for an unknown name and runs with the
+    notebook's default, which would silently publish the wrong experiment.
+    """
+    declared = notebook_parameters(source)
+    if not declared:
+        raise DbexpError(
+            f"notebook {name} has no cell tagged 'parameters' "
+            f"(it must declare: {', '.join(parameters) or 'its parameters'})"
+        )
+    for key in parameters:
+        if key not in declared:
+            raise DbexpError(
+                f"unknown parameter {key!r} for notebook {name}; "
+                f"its parameters are: {', '.join(declared)}"
+            )
+    if "scale" in parameters:
+        validate_scale(parameters["scale"])
+
+
+def execute_chapter(
+    name: str,
+    parameters: dict,
+    *,
+    root: Path | str | None = None,
+    timeout_s: float = DEFAULT_CELL_TIMEOUT_S,
+    cwd: Path | str | None = None,
+    log_output: bool = False,
+) -> Path:
+    """Execute ``notebooks/NAME.ipynb`` into ``book/NAME.ipynb``; return the output path.
+
+    - ``parameters``: injected by papermill; each name must be declared by the
+      notebook's ``parameters`` cell, else DbexpError (before anything runs).
+    - ``root``: the book's root (holding _toc.yml, notebooks/, book/); default: the
+      repository this package lives in.
+    - ``timeout_s``: per-cell execution timeout in seconds.
+    - ``cwd``: working directory of the kernel; default ``root``.
+    - ``log_output``: also copy the notebook's stdout/stderr to this process's.
+
+    On failure no output is left behind and DbexpError names the chapter and the
+    failing cell's error line.
+    """
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    root = Path(root).resolve() if root is not None else toc.repo_root()
+    source = toc.source_notebook(root, name)
+    if not source.is_file():
+        known = [p.stem for p in sorted((root / toc.SOURCE_DIR).glob("*.ipynb"))]
+        raise DbexpError(
+            f"no notebook for chapter {name!r}: {source} does not exist"
+            + (f"; notebooks are: {', '.join(known)}" if known else "")
+        )
+    check_parameters(name, source, parameters)
+    if not timeout_s or timeout_s <= 0:
+        raise DbexpError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
+
+    dest = toc.executed_notebook(root, name)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"dbexp-{name}-") as tmpdir:
+        tmp = Path(tmpdir) / f"{name}.ipynb"
+        kernel_log = Path(tmpdir) / "kernel-stderr.log"
+        token = _KERNEL_STDERR.set(kernel_log)
+        try:
+            papermill.execute_notebook(
+                str(source),
+                str(tmp),
+                parameters=dict(parameters),
+                kernel_name=KERNEL_NAME,
+                cwd=str(Path(cwd).resolve() if cwd is not None else root),
+                execution_timeout=int(max(1, round(timeout_s))),
+                progress_bar=False,
+                log_output=log_output,
+                kernel_manager_class=_pinned_kernel_manager_class(),
+            )
+        except PapermillExecutionError as exc:
+            raise DbexpError(
+                f"chapter {name} failed in {_cell_label(tmp, source, exc.cell_index)}: "
+                f"{exc.ename}: {_one_line(exc.evalue)}"
+            ) from None
+        except TimeoutError:  # nbclient's CellTimeoutError
+            raise DbexpError(
+                f"chapter {name}: {_cell_label(tmp, source, _last_started(tmp))} ran longer "
+                f"than the per-cell timeout of {timeout_s:g} s"
+            ) from None
+        except DbexpError:
+            raise
+        except Exception as exc:  # a dead kernel, a kernel that did not start, ...
+            hint = _last_line(kernel_log)
+            raise DbexpError(
+                f"chapter {name} failed in {_cell_label(tmp, source, _last_started(tmp))}: "
+                f"{type(exc).__name__}: {_one_line(exc)}" + (f" (kernel: {hint})" if hint else "")
+            ) from None
+        finally:
+            _KERNEL_STDERR.reset(token)
+
+        nb = nbformat.read(tmp, as_version=4)
+        _finalize(nb, dest)
+        partial = dest.with_name(f".{dest.name}.partial")
+        nbformat.write(nb, partial)
+        os.replace(partial, dest)
+    return dest
+
+
+def _finalize(nb, dest: Path) -> None:
+    """Tidy an executed notebook before it is published."""
+    meta = nb.metadata.get("papermill")
+    if isinstance(meta, dict):
+        meta["output_path"] = str(dest)
+    # Saved ipywidgets state (a tqdm.notebook progress bar, say) makes myst-nb add
+    # require.js and the widget manager from a CDN to the page: with no internet it
+    # fails, and with require.js present Altair loads vega from the CDN too.
+    nb.metadata.pop("widgets", None)
+
+
+def _pinned_kernel_manager_class():
+    """A kernel manager whose ``python3`` kernel is always this interpreter.
+
+    jupyter_client looks for a ``python3`` kernelspec in the user's directory
+    (~/.local/share/jupyter/kernels) before the venv's, so a kernel registered by
+    some other Python would run the chapters without dbexp. This one resolves
+    ``python3`` to ipykernel running under ``sys.executable``, and needs no
+    registration (it also works from a fresh venv in CI).
+    """
+    global _PINNED
+    if _PINNED is None:
+        from jupyter_client.kernelspec import KernelSpecManager
+        from jupyter_client.manager import AsyncKernelManager
+        from traitlets import default
+
+        class _ThisPythonKernelSpecs(KernelSpecManager):
+            @default("kernel_dirs")
+            def _kernel_dirs_default(self):
+                return []  # only the native kernel: ipykernel under sys.executable
+
+        class PinnedKernelManager(AsyncKernelManager):
+            @default("kernel_spec_manager")
+            def _kernel_spec_manager_default(self):
+                return _ThisPythonKernelSpecs(data_dir=self.data_dir)
+
+            async def start_kernel(self, **kw):
+                # The kernel process's own stderr (ipykernel's start-up warnings, a
+                # crash) goes to a log, not the terminal; cell output is unaffected.
+                log = _KERNEL_STDERR.get()
+                if log is None or "stderr" in kw:
+                    return await super().start_kernel(**kw)
+                with open(log, "ab") as stderr:  # the child keeps its own descriptor
+                    kw["stderr"] = stderr
+                    return await super().start_kernel(**kw)
+
+        _PINNED = PinnedKernelManager
+    return _PINNED
+
+
+_PINNED = None
+_KERNEL_STDERR: contextvars.ContextVar = contextvars.ContextVar("dbexp_kernel_stderr", default=None)
+
+
+def _one_line(value) -> str:
+    text = str(value).strip()
+    line = text.splitlines()[0] if text else ""
+    return line if len(line) <= 300 else line[:297] + "..."
+
+
+def _read_without_error_markers(tmp: Path):
+    """The executed notebook as papermill numbered its cells (before it inserted
+    its error-marker cells on failure)."""
+    from papermill.execute import remove_error_markers
+
+    return remove_error_markers(nbformat.read(tmp, as_version=4))
+
+
+def _last_started(tmp: Path) -> int | None:
+    """Index of the last cell papermill started, from its autosaved output."""
+    try:
+        nb = _read_without_error_markers(tmp)
+    except Exception:
+        return None
+    started = [
+        i
+        for i, cell in enumerate(nb.cells)
+        if cell.get("metadata", {}).get("papermill", {}).get("status") not in (None, "pending")
+    ]
+    return started[-1] if started else None
+
+
+def _cell_label(tmp: Path, source: Path, index: int | None) -> str:
+    """'cell 4 of notebooks/x.ipynb (In [3]): first line of its source'.
+
+    ``index`` counts the executed notebook's cells, which include the cell papermill
+    injected; the label counts the source notebook's cells from 1, as an editor does.
+    """
+    if index is None:
+        return "a cell"
+    try:
+        nb = _read_without_error_markers(tmp)
+        cell = nb.cells[index]
+    except Exception:
+        return f"cell {index + 1}"
+    injected = sum(
+        1 for c in nb.cells[:index] if "injected-parameters" in c.get("metadata", {}).get("tags", [])
+    )
+    label = f"cell {index - injected + 1} of {source.parent.name}/{source.name}"
+    if cell.get("execution_count") is not None:
+        label += f" (In [{cell.execution_count}])"
+    first = next((line.strip() for line in cell.source.splitlines() if line.strip()), "")
+    if first:
+        label += f" `{first if len(first) <= 60 else first[:57] + '...'}`"
+    return label
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [l.strip() for l in path.read_text(errors="replace").splitlines() if l.strip()]
+    except OSError:
+        return ""
+    lines = [l for l in lines if "without encryption" not in l]
+    return _one_line(lines[-1]) if lines else ""
+
+
+__all__ = ["execute_chapter", "check_parameters", "notebook_parameters", "DEFAULT_CELL_TIMEOUT_S"]

@@ -1,0 +1,33 @@
+"""The parameters every chapter notebook receives, validated before anything runs.
+
+Every chapter notebook declares, in its cell tagged ``parameters``::
+
+    scale = "smoke"   # smoke, default or full: how long and how large the runs are
+    run = True        # False: read committed results from data/ instead of running servers
+    publish = False   # True: this execution is meant for the published book
+"""
+
+from __future__ import annotations
+
+from dbexp.errors import DbexpError, choices
+
+SCALES = ("smoke", "default", "full")
+
+# The parameters the book pipeline passes to every chapter, in this order.
+CHAPTER_PARAMETERS = ("scale", "run", "publish")
+
+
+def validate_scale(scale: object) -> str:
+    """Return ``scale`` if it is one of SCALES, else raise a one-line DbexpError."""
+    if scale not in SCALES:
+        raise DbexpError(f"unknown scale {scale!r}; valid scales are {choices(SCALES)}")
+    return scale  # type: ignore[return-value]
+
+
+def chapter_parameters(scale: str, run: bool, publish: bool) -> dict:
+    """The parameter dict the pipeline passes to every chapter notebook."""
+    validate_scale(scale)
+    for name, value in (("run", run), ("publish", publish)):
+        if not isinstance(value, bool):
+            raise DbexpError(f"parameter {name} must be True or False, not {value!r}")
+    return {"scale": scale, "run": run, "publish": publish}

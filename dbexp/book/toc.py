@@ -1,0 +1,149 @@
+"""Reading ``_toc.yml``: which documents the book has and which are executed chapters.
+
+A TOC entry ``file: book/NAME`` is an *executed chapter* when ``notebooks/NAME.ipynb``
+exists: papermill executes that source notebook into ``book/NAME.ipynb``, which the
+book then renders. Every other entry is a hand-written page (``book/NAME.md``).
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from dbexp.errors import DbexpError
+
+TOC_FILE = "_toc.yml"
+CONFIG_FILE = "_config.yml"
+SOURCE_DIR = "notebooks"  # source notebooks, with a cell tagged "parameters"
+BOOK_DIR = "book"  # hand-written pages, executed chapters, and _build/
+DOC_SUFFIXES = (".md", ".ipynb", ".rst")
+
+
+def repo_root() -> Path:
+    """The repository root: the nearest directory above this file holding _toc.yml."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / TOC_FILE).is_file():
+            return parent
+    # Installed without a checkout: fall back to the working directory.
+    cwd = Path.cwd()
+    if (cwd / TOC_FILE).is_file():
+        return cwd
+    raise DbexpError(f"cannot find the book: no {TOC_FILE} above {here.parent} or in {cwd}")
+
+
+def load_toc(root: Path) -> dict:
+    path = Path(root) / TOC_FILE
+    if not path.is_file():
+        raise DbexpError(f"cannot find the book's table of contents: {path} does not exist")
+    try:
+        toc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise DbexpError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(toc, dict) or "root" not in toc:
+        raise DbexpError(f"{path} has no 'root:' entry")
+    return toc
+
+
+def toc_files(toc: dict) -> list[str]:
+    """Every document named in the TOC (root first), in order, without suffixes."""
+    found: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key in ("root", "file"):
+                if isinstance(node.get(key), str):
+                    found.append(_strip_suffix(node[key]))
+            for value in node.values():
+                if isinstance(value, (list, dict)):
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc)
+    return found
+
+
+def _strip_suffix(docname: str) -> str:
+    for suffix in DOC_SUFFIXES:
+        if docname.endswith(suffix):
+            return docname[: -len(suffix)]
+    return docname
+
+
+def chapter_name(docname: str) -> str | None:
+    """NAME for a TOC entry ``book/NAME``, else None."""
+    path = PurePosixPath(docname)
+    if len(path.parts) == 2 and path.parts[0] == BOOK_DIR:
+        return path.name
+    return None
+
+
+def executed_chapters(root: Path) -> list[str]:
+    """Chapter names, in TOC order, with a source notebook in notebooks/."""
+    root = Path(root)
+    names = []
+    for doc in toc_files(load_toc(root)):
+        name = chapter_name(doc)
+        if name and (root / SOURCE_DIR / f"{name}.ipynb").is_file() and name not in names:
+            names.append(name)
+    return names
+
+
+def source_notebook(root: Path, name: str) -> Path:
+    return Path(root) / SOURCE_DIR / f"{name}.ipynb"
+
+
+def executed_notebook(root: Path, name: str) -> Path:
+    return Path(root) / BOOK_DIR / f"{name}.ipynb"
+
+
+def doc_exists(root: Path, docname: str) -> bool:
+    root = Path(root)
+    return (root / docname).is_file() or any(
+        (root / f"{docname}{suffix}").is_file() for suffix in DOC_SUFFIXES
+    )
+
+
+def missing_docs(root: Path) -> list[str]:
+    """TOC entries with no document on disk (an executed chapter not yet executed counts)."""
+    return [doc for doc in toc_files(load_toc(root)) if not doc_exists(root, doc)]
+
+
+def write_filtered_toc(root: Path, dest: Path) -> tuple[Path, list[str]]:
+    """Write a copy of the TOC without entries whose document is missing.
+
+    Returns the path written and the entries left out. Used when only some chapters
+    are executed and others have never been: the build then shows what exists.
+    """
+    root = Path(root)
+    toc = copy.deepcopy(load_toc(root))
+    if not doc_exists(root, _strip_suffix(toc["root"])):
+        raise DbexpError(f"the book's root page {toc['root']} does not exist under {root}")
+    dropped: list[str] = []
+
+    def prune(node):
+        if isinstance(node, dict):
+            for key, value in list(node.items()):
+                if isinstance(value, list):
+                    node[key] = [item for item in (prune(v) for v in value) if item is not None]
+                    if not node[key]:
+                        del node[key]
+                elif isinstance(value, dict):
+                    prune(value)
+            doc = node.get("file")
+            if isinstance(doc, str) and not doc_exists(root, _strip_suffix(doc)):
+                dropped.append(_strip_suffix(doc))
+                return None
+            if set(node) <= {"caption", "numbered"} and "file" not in node:
+                return None  # a part left without chapters
+        return node
+
+    prune(toc)
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
+    return dest, dropped

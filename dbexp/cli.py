@@ -1,0 +1,189 @@
+"""The `dbexp` command line."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import click
+
+from dbexp.errors import DbexpError
+
+
+class _Group(click.Group):
+    """Print DbexpError as one line and exit 2; Ctrl-C and SIGTERM unwind (servers are removed)."""
+
+    def invoke(self, ctx):
+        signal.signal(signal.SIGTERM, lambda s, f: sys.exit(143))
+        try:
+            return super().invoke(ctx)
+        except DbexpError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+        except KeyboardInterrupt:
+            click.echo("interrupted; containers removed", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=_Group)
+def main():
+    """Database Internals, Measured: servers in pinned containers, workloads, metrics, results, book."""
+
+
+@main.command()
+def doctor():
+    """Report the engine, host, cpuset support and images."""
+    from dbexp.engine.doctor import report
+
+    bad = 0
+    for check, finding, ok in report():
+        click.echo(f"{'ok ' if ok else 'NO '} {check:12} {finding}")
+        bad += not ok
+    sys.exit(1 if bad else 0)
+
+
+@main.command()
+def engine():
+    """Make sure a Docker engine answers (installing and starting dockerd on Debian as root)."""
+    from dbexp.engine import client
+
+    v = client().version()
+    click.echo(f"Docker engine {v.get('Version')} (API {v.get('ApiVersion')}) is up")
+
+
+@main.group()
+def images():
+    """Server images: official (Docker Hub) or built offline from registry-shipped binaries."""
+
+
+@images.command("list")
+def images_list():
+    """Every catalog version with its sources and status."""
+    from dbexp.images import list_rows
+
+    rows = list_rows()
+    cols = ["flavor", "version", "source", "image", "status"]
+    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in cols}
+    click.echo("  ".join(c.upper().ljust(widths[c]) for c in cols))
+    for r in rows:
+        click.echo("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in cols))
+
+
+@images.command("build")
+@click.argument("specs", nargs=-1)
+@click.option("--source", type=click.Choice(["auto", "official", "offline"]), default=None,
+              help="Override the source of every spec.")
+def images_build(specs, source):
+    """Build (or pull) images for SPECS (default: every offline build). Rebuilds only on change."""
+    from dbexp import catalog, images as img
+
+    builds = [img.resolve(catalog.parse_spec(s, source)) for s in specs] if specs else list(catalog.OFFLINE)
+    for build in builds:
+        info = img.ensure(build)
+        click.echo(f"{build.spec:28} {info.ref}  {info.id[:19]}")
+
+
+@main.group()
+def server():
+    """Keep a pinned server running to poke at it by hand."""
+
+
+@server.command("start")
+@click.argument("spec")
+@click.option("--cpuset", default="1", show_default=True, help="CPUs the server may use ('' for all).")
+@click.option("--memory", default="4g", show_default=True, help="Container memory limit.")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="my.cnf option or postgresql.conf setting.")
+@click.option("--source", type=click.Choice(["auto", "official", "offline"]), default=None)
+def server_start(spec, cpuset, memory, settings, source):
+    """Start SPEC (mysql:8.0, postgres:16, mariadb:10.11, or an exact version) and leave it running."""
+    from dbexp.servers import ServerConfig, parse_settings, start
+
+    config = ServerConfig(spec, cpuset or None, memory or None, parse_settings(settings), source)
+    srv = start(config, role="interactive")
+    from dbexp.servers.lifecycle import _LIVE
+    _LIVE.pop(srv.container.id, None)  # it is meant to outlive this command
+    click.echo(f"{srv.version} ({srv.build.spec}, image {srv.image.ref}) on 127.0.0.1:{srv.port}, "
+               f"CPUs {config.cpuset or 'all'}, container {srv.container.name}")
+    click.echo(f"connect: {srv.flavor.connect_hint(srv.port)}")
+    click.echo("stop:    dbexp server stop")
+
+
+@server.command("list")
+def server_list():
+    """Servers started with `dbexp server start`."""
+    from dbexp.servers import interactive_containers
+
+    for c in interactive_containers():
+        click.echo(f"{c.name:24} {c.labels.get('dbexp.spec'):28} port {c.labels.get('dbexp.port'):6} "
+                   f"CPUs {c.labels.get('dbexp.cpuset') or 'all':6} {c.status}")
+
+
+@server.command("stop")
+@click.argument("names", nargs=-1)
+def server_stop(names):
+    """Stop servers started with `dbexp server start` (all of them, or the NAMES given)."""
+    from dbexp.servers import interactive_containers
+
+    found = [c for c in interactive_containers() if not names or c.name in names]
+    if names and len(found) < len(names):
+        known = ", ".join(c.name for c in interactive_containers()) or "none running"
+        raise DbexpError(f"no running server named {', '.join(set(names) - {c.name for c in found})}; "
+                         f"running: {known}")
+    for c in found:
+        c.remove(force=True, v=True)
+        click.echo(f"stopped {c.name} ({c.labels.get('dbexp.spec')})")
+    if not found:
+        click.echo("no servers running")
+
+
+@main.command()
+def clean():
+    """Remove every container the lab left behind (label dbexp)."""
+    from dbexp.servers import clean as do_clean
+
+    click.echo(f"removed {do_clean()} container(s)")
+
+
+@main.command()
+@click.argument("spec")
+@click.option("--script", default="oltp_point_select", show_default=True)
+@click.option("--threads", default=4, show_default=True)
+@click.option("--time", "duration", default=10, show_default=True, help="Seconds per repeat.")
+@click.option("--repeats", default=3, show_default=True)
+@click.option("--tables", default=1, show_default=True)
+@click.option("--table-size", default=10000, show_default=True)
+@click.option("--server-cpuset", default="1", show_default=True)
+@click.option("--client-cpuset", default="0", show_default=True)
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE")
+@click.option("--force", is_flag=True, help="Measure again points already recorded.")
+def bench(spec, script, threads, duration, repeats, tables, table_size, server_cpuset, client_cpuset,
+          settings, force):
+    """Measure one sysbench workload against SPEC and record it (experiment 'bench')."""
+    from dbexp.experiments.sweep import Point, Sweep
+    from dbexp.servers import ServerConfig, parse_settings
+    from dbexp.workloads import Workload
+
+    point = Point(ServerConfig(spec, server_cpuset or None, settings=parse_settings(settings)),
+                  Workload(script, threads, duration, tables, table_size, cpuset=client_cpuset or None))
+    sweep = Sweep("bench", [point], repeats, force=force)
+    ids = sweep.run()
+    wide = sweep.store.measurements_wide(sweep.store.runs("bench").query("run_id in @ids"))
+    cols = ["version", "repeat", "qps", "lat_avg_ms", "lat_p95_ms", "cpu_per_op_us", "cs_per_op", "wkb_per_op"]
+    click.echo(wide[cols].to_string(index=False))
+
+
+@main.command()
+@click.option("--scale", type=click.Choice(["smoke", "default", "full"]), default="smoke", show_default=True)
+@click.option("--render-only", is_flag=True, help="Render from the published data/ without running servers.")
+@click.option("--publish", is_flag=True, help="Export the results the chapters use to data/.")
+@click.option("--only", multiple=True, help="Execute only these chapters (by notebook name).")
+@click.option("--check/--no-check", default=True, help="Check in headless Chromium that every chart drew.")
+def book(scale, render_only, publish, only, check):
+    """Execute the chapters with papermill, then build the HTML book."""
+    from dbexp.book import build_book
+
+    build_book(scale=scale, run=not render_only, publish=publish, only=list(only) or None, check=check)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""What every chapter does with its results: run the sweep (or load the published copy),
+then hand back tidy frames with provenance columns expanded."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dbexp.experiments.sweep import Point, Sweep
+from dbexp.results import export as exporter
+from dbexp.results.store import Store
+
+SCALES = ("smoke", "default", "full")
+
+
+@dataclass
+class Results:
+    experiment: str
+    wide: pd.DataFrame  # one row per run: provenance + labels + measurements
+    series: pd.DataFrame
+    counters: pd.DataFrame
+    runs: pd.DataFrame
+    source: str  # "this run" or "published data/"
+
+    @property
+    def host(self) -> dict:
+        return self.wide["host"].iloc[0] if len(self.wide) else {}
+
+
+def check_scale(scale: str) -> str:
+    from dbexp.errors import DbexpError, choices
+    if scale not in SCALES:
+        raise DbexpError(f"bad scale {scale!r}: valid scales are {choices(SCALES)}")
+    return scale
+
+
+def _json(value):
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def tidy(runs: pd.DataFrame, measurements: pd.DataFrame) -> pd.DataFrame:
+    runs = runs.copy()
+    for col in ("point", "workload", "host", "config_requested"):
+        if col in runs:
+            runs[col] = runs[col].map(_json)
+    labels = pd.DataFrame([p.get("labels", {}) for p in runs["point"]], index=runs.index)
+    runs = pd.concat([runs, labels], axis=1)
+    runs["script"] = [w.get("script") for w in runs["workload"]]
+    runs["threads"] = [w.get("threads") for w in runs["workload"]]
+    runs["series_name"] = runs["flavor"] + " " + runs["version"].str.split("-").str[0]
+    wide = measurements.pivot_table(index="run_id", columns="name", values="value", aggfunc="first")
+    return runs.merge(wide.reset_index(), on="run_id", how="left")
+
+
+def collect(experiment: str, points: list[Point], repeats: int, *, run: bool, publish: bool = False,
+            force: bool = False, warmup_s: float = 0.0, measure_fn=None, store: Store | None = None,
+            root=None) -> Results:
+    """Run (resuming) and read back this chapter's runs, or load the published ones."""
+    if run:
+        kwargs = {"measure_fn": measure_fn} if measure_fn else {}
+        sweep = Sweep(experiment, points, repeats, store=store, force=force, warmup_s=warmup_s, **kwargs)
+        ids = sweep.run()
+        st = sweep.store
+        runs = st.runs(experiment)
+        runs = runs[runs["run_id"].isin(ids)]
+        tables = {t: st.table(t, ids) for t in ("measurements", "series", "counters")}
+        if publish:
+            exporter.export(st, experiment, ids, root)
+        source = "this run"
+    else:
+        published = exporter.load(experiment, root)
+        runs = published["runs"]
+        tables = published
+        source = "published data/"
+    return Results(experiment, tidy(runs, tables["measurements"]), tables["series"], tables["counters"],
+                   runs, source)

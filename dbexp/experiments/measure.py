@@ -1,0 +1,69 @@
+"""One measured run: a workload against a server inside a sampling window, as per-operation numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dbexp.metrics.sampler import Sampler
+from dbexp.workloads import sysbench
+from dbexp.workloads.sysbench import Workload
+
+
+@dataclass
+class Measured:
+    measurements: dict[str, tuple[float | None, str]]
+    counters: list[dict] = field(default_factory=list)
+    series: list[tuple] = field(default_factory=list)
+    command: str = ""
+
+
+def per_op(total: float | None, ops: float, scale: float = 1.0) -> float | None:
+    if total is None or not ops:
+        return None
+    return total * scale / ops
+
+
+def summarize(done: sysbench.Finished, totals: dict | None) -> dict[str, tuple[float | None, str]]:
+    """The run's figures with their units; per-operation means per query, as the sources do."""
+    res = done.result
+    summary = res.summary()
+    units = {"tps": "1/s", "qps": "1/s", "lat_avg_ms": "ms", "lat_p95_ms": "ms", "lat_p99_ms": "ms",
+             "lat_max_ms": "ms", "errors": "count", "reconnects": "count", "transactions": "count",
+             "queries": "count", "reads": "count", "writes": "count", "total_time_s": "s"}
+    out = {k: (v, units[k]) for k, v in summary.items()}
+    ops = res.queries
+    out["client_cpu_s"] = (done.client_cpu_s, "s")
+    out["client_cpu_per_op_us"] = (per_op(done.client_cpu_s, ops, 1e6), "us")
+    out["client_cs_per_op"] = (per_op(done.client_cs, ops), "count")
+    if totals is not None:
+        out["server_cpu_s"] = (totals.get("cpu_s"), "s")
+        out["cpu_per_op_us"] = (per_op(totals.get("cpu_s"), ops, 1e6), "us")
+        cs = None if totals.get("vcs") is None else totals["vcs"] + totals["ivcs"]
+        out["cs_per_op"] = (per_op(cs, ops), "count")
+        out["vcs_per_op"] = (per_op(totals.get("vcs"), ops), "count")
+        out["ivcs_per_op"] = (per_op(totals.get("ivcs"), ops), "count")
+        out["rkb_per_op"] = (per_op(totals.get("rbytes"), ops, 1 / 1024), "KiB")
+        out["wkb_per_op"] = (per_op(totals.get("wbytes"), ops, 1 / 1024), "KiB")
+        out["server_threads"] = (totals.get("threads"), "count")
+    return out
+
+
+def sysbench_series(done: sysbench.Finished) -> list[tuple]:
+    rows = []
+    for iv in done.result.series:
+        for name in ("tps", "qps", "lat", "err", "reconn", "threads"):
+            label = {"lat": f"lat_p{int(iv['pct'])}_ms", "err": "err/s", "reconn": "reconn/s"}.get(name, name)
+            rows.append((iv["t"], "sysbench", label, iv[name]))
+    return rows
+
+
+def measure(server, workload: Workload, *, sample: bool = True, probes=None) -> Measured:
+    """Run ``workload`` against ``server``; sample the server unless ``sample`` is False
+    (the "by hand" control: the same sysbench command with nothing else running)."""
+    if not sample:
+        done = sysbench.run(workload, server)
+        return Measured(summarize(done, None), [], sysbench_series(done), " ".join(done.cmd))
+    with Sampler(server, probes=probes) as sampler:
+        done = sysbench.run(workload, server)
+    return Measured(summarize(done, sampler.totals()), sampler.counters,
+                    sysbench_series(done) + sampler.series, " ".join(done.cmd))

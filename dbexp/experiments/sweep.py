@@ -1,0 +1,185 @@
+"""Sweeps: parameters x servers x repeats, resumable, with a progress bar.
+
+Points that share a *group* run against servers started together for that
+group (one instance per distinct server in it), each with its dataset freshly
+prepared; inside a group the order is repeat-major (A, B, A, B, ...), so points
+compared with each other alternate in time. A point already recorded ``ok`` for
+a repeat is skipped unless ``force`` is set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import sys
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Callable
+
+from tqdm.auto import tqdm
+
+from dbexp.errors import DbexpError
+from dbexp.experiments.measure import Measured, measure
+from dbexp.metrics.procfs import cpus_allowed
+from dbexp.results.provenance import host_facts
+from dbexp.results.store import Store
+from dbexp.servers.config import ServerConfig
+from dbexp.workloads import sysbench
+from dbexp.workloads.sysbench import Workload
+
+RUN_MODES = ("container", "bare")
+
+
+@dataclass(frozen=True)
+class Point:
+    server: ServerConfig
+    workload: Workload
+    group: str = ""  # points of one group share server instances and alternate
+    labels: tuple[tuple[str, str], ...] = ()  # what distinguishes the point in charts
+    server_mode: str = "container"  # container | bare (same binary, host process)
+    sample: bool = True  # False: sysbench alone, as typed by hand
+
+    def __post_init__(self):
+        if self.server_mode not in RUN_MODES:
+            raise DbexpError(f"bad server mode {self.server_mode!r}: valid are container or bare")
+
+    def describe(self) -> dict:
+        return {"server": {"spec": self.server.spec, "cpuset": self.server.cpuset, "memory": self.server.memory,
+                           "settings": self.server.settings, "source": self.server.source,
+                           "mode": self.server_mode},
+                "workload": self.workload.params(), "labels": dict(self.labels), "sample": self.sample}
+
+    def key(self, experiment: str) -> str:
+        blob = json.dumps([experiment, self.describe()], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+    def server_key(self) -> tuple:
+        return (self.server.key(), self.server_mode)
+
+
+MeasureFn = Callable[[object, Point], Measured]
+
+
+def default_measure(server, point: Point) -> Measured:
+    return measure(server, point.workload, sample=point.sample)
+
+
+def _sigterm_as_exit() -> None:
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:
+        pass  # not the main thread
+
+
+@dataclass
+class Sweep:
+    experiment: str
+    points: list[Point]
+    repeats: int = 3
+    store: Store | None = None
+    force: bool = False
+    warmup_s: float = 0.0  # an unrecorded run before each group's first measurement
+    measure_fn: MeasureFn = default_measure
+    sweep_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S"))
+    run_ids: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    def pending(self) -> list[tuple[Point, int]]:
+        done = set() if self.force else self.store.done_keys(self.experiment)
+        return [(p, r) for r in range(self.repeats) for p in self.points
+                if (p.key(self.experiment), r) not in done]
+
+    def run(self, progress: bool = True) -> list[str]:
+        """Run every pending (point, repeat); returns the ok run ids of all points (old and new)."""
+        if self.repeats < 1:
+            raise DbexpError(f"bad repeats {self.repeats!r}: expected 1 or more")
+        self.store = self.store or Store()
+        self.store.mark_interrupted()
+        _sigterm_as_exit()
+        todo = self.pending()
+        groups: dict[str, list[tuple[Point, int]]] = {}
+        for p, r in todo:
+            groups.setdefault(p.group or p.server.spec, []).append((p, r))
+        bar = tqdm(total=len(todo), desc=self.experiment, unit="run", disable=not progress, file=sys.stderr)
+        try:
+            for name, items in groups.items():
+                self._run_group(name, items, bar)
+        finally:
+            bar.close()
+        if self.failures:
+            raise DbexpError(f"{len(self.failures)} run(s) of {self.experiment} failed; first: {self.failures[0]}")
+        return self.ok_run_ids()
+
+    def ok_run_ids(self) -> list[str]:
+        keys = {p.key(self.experiment) for p in self.points}
+        runs = self.store.runs(self.experiment)
+        runs = runs[runs["point_key"].isin(keys) & (runs["repeat"] < self.repeats)]
+        # the newest ok run of each (point, repeat)
+        runs = runs.sort_values("ended_at").groupby(["point_key", "repeat"]).tail(1)
+        return list(runs["run_id"])
+
+    def _run_group(self, name: str, items: list[tuple[Point, int]], bar) -> None:
+        from dbexp.servers import bare, lifecycle
+
+        with ExitStack() as stack:
+            servers: dict[tuple, object] = {}
+            prepared: dict[tuple, dict] = {}
+            for point, _ in items:
+                skey = point.server_key()
+                if skey not in servers:
+                    bar.set_postfix_str(f"starting {point.server.spec} ({point.server_mode})")
+                    starter = bare.running if point.server_mode == "bare" else lifecycle.running
+                    servers[skey] = stack.enter_context(starter(point.server))
+                dkey = (skey, point.workload.dataset_key())
+                if dkey not in prepared:
+                    bar.set_postfix_str(f"preparing {point.workload.tables}x{point.workload.table_size} rows")
+                    prepared[dkey] = sysbench.prepare(point.workload, servers[skey])
+                    if self.warmup_s:
+                        sysbench.run(_warmup(point.workload, self.warmup_s), servers[skey])
+            for point, repeat in items:
+                server = servers[point.server_key()]
+                bar.set_postfix_str(f"{point.server.spec} {point.workload.script} #{repeat}")
+                self._run_one(point, repeat, server, prepared[(point.server_key(), point.workload.dataset_key())])
+                bar.update(1)
+
+    def _run_one(self, point: Point, repeat: int, server, dataset: dict) -> None:
+        run_id = self.store.begin_run(self.experiment, point.key(self.experiment), point.describe(), repeat,
+                                      self.sweep_id)
+        try:
+            measured = self.measure_fn(server, point)
+            self.store.finish_run(run_id, provenance(server, point, dataset, measured.command),
+                                  measured.measurements, measured.counters, measured.series)
+            self.run_ids.append(run_id)
+        except (KeyboardInterrupt, SystemExit):
+            self.store.fail_run(run_id, "interrupted")
+            raise
+        except Exception as exc:
+            msg = f"{point.server.spec} {point.workload.script} repeat {repeat}: {exc}"
+            self.store.fail_run(run_id, str(exc) or type(exc).__name__)
+            self.failures.append(msg)
+
+
+def _warmup(workload: Workload, seconds: float) -> Workload:
+    from dataclasses import replace
+    return replace(workload, duration_s=max(1, int(seconds)))
+
+
+def provenance(server, point: Point, dataset: dict, command: str) -> dict:
+    """Everything needed to say where a number came from."""
+    image = server.image
+    pid = server.main_pid()
+    return {
+        "flavor": server.build.flavor, "spec": point.server.spec, "version": server.version,
+        "source": server.build.source, "image": image.ref, "image_id": image.id,
+        "image_digest": image.digest, "server_kind": server.kind,
+        "server_cpus": point.server.cpuset or "all",
+        "server_cpus_observed": cpus_allowed(pid) if pid else None,
+        "client_cpus": point.workload.cpuset or "all", "memory_limit": point.server.memory,
+        "config_requested": point.server.settings, "settings_effective": server.effective_settings(),
+        "workload": dict(point.workload.params(), dataset=dataset), "command": command,
+        "host": host_facts(),
+    }

@@ -1,0 +1,128 @@
+"""Read CPU time, context switches and I/O bytes of a set of processes from /proc.
+
+Counts are tracked per process (CPU, I/O: the kernel folds exited threads into
+their process) and per thread (context switches exist only per thread). A process
+or thread first seen after the baseline was born inside the window, so its
+baseline is zero; one that exits between two samples loses what it did since the
+last sample, which is why the sampler polls every second.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PROC = Path("/proc")
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """utime + stime of a process, exited threads included."""
+    text = _read(PROC / str(pid) / "stat")
+    if text is None:
+        return None
+    fields = text[text.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def io_bytes(pid: int) -> tuple[int, int] | None:
+    """(read_bytes, write_bytes) the process caused to be fetched from or sent to storage."""
+    text = _read(PROC / str(pid) / "io")
+    if text is None:
+        return None
+    values = dict(line.split(": ") for line in text.splitlines() if ": " in line)
+    return int(values.get("read_bytes", 0)), int(values.get("write_bytes", 0))
+
+
+def thread_switches(pid: int) -> dict[int, tuple[int, int]]:
+    """{tid: (voluntary, involuntary)} for every thread of a process."""
+    out: dict[int, tuple[int, int]] = {}
+    try:
+        tids = os.listdir(PROC / str(pid) / "task")
+    except (FileNotFoundError, ProcessLookupError):
+        return out
+    for tid in tids:
+        text = _read(PROC / str(pid) / "task" / tid / "status")
+        if text is None:
+            continue
+        vol = invol = 0
+        for line in text.splitlines():
+            if line.startswith("voluntary_ctxt_switches"):
+                vol = int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches"):
+                invol = int(line.split()[1])
+        out[int(tid)] = (vol, invol)
+    return out
+
+
+def descendants(root: int) -> list[int]:
+    """The process and all its descendants (for a bare server and its backends)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir(PROC):
+        if not entry.isdigit():
+            continue
+        text = _read(PROC / entry / "stat")
+        if text is None:
+            continue
+        ppid = int(text[text.rindex(")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo += children.get(pid, [])
+    return out
+
+
+def cpus_allowed(pid: int) -> str | None:
+    """Cpus_allowed_list of a process: where the kernel lets it run."""
+    text = _read(PROC / str(pid) / "status")
+    for line in (text or "").splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+class Tracker:
+    """Accumulates deltas over a window for a changing set of processes."""
+
+    def __init__(self):
+        self.first: dict[tuple, float] = {}
+        self.last: dict[tuple, float] = {}
+        self.baseline_taken = False
+
+    def _see(self, key: tuple, value: float) -> None:
+        if key not in self.first:
+            self.first[key] = value if not self.baseline_taken else 0.0
+        self.last[key] = value
+
+    def sample(self, pids: list[int]) -> None:
+        for pid in pids:
+            cpu = cpu_seconds(pid)
+            if cpu is None:
+                continue
+            self._see(("cpu", pid), cpu)
+            io = io_bytes(pid)
+            if io is not None:
+                self._see(("rbytes", pid), io[0])
+                self._see(("wbytes", pid), io[1])
+            for tid, (vol, invol) in thread_switches(pid).items():
+                self._see(("vcs", tid), vol)
+                self._see(("ivcs", tid), invol)
+        self.baseline_taken = True
+
+    def totals(self) -> dict[str, float]:
+        out = {"cpu_s": 0.0, "rbytes": 0.0, "wbytes": 0.0, "vcs": 0.0, "ivcs": 0.0}
+        names = {"cpu": "cpu_s", "rbytes": "rbytes", "wbytes": "wbytes", "vcs": "vcs", "ivcs": "ivcs"}
+        for key, last in self.last.items():
+            out[names[key[0]]] += max(0.0, last - self.first[key])
+        out["processes"] = float(len({k[1] for k in self.last if k[0] == "cpu"}))
+        out["threads"] = float(len({k[1] for k in self.last if k[0] == "vcs"}))
+        return out

@@ -1,0 +1,139 @@
+"""Where metrics are sampled: a background thread polling /proc, the cgroup and the server's counters.
+
+Usage::
+
+    with Sampler(server) as s:
+        ... run the workload ...
+    s.totals()    # CPU seconds, context switches, bytes read/written over the window
+    s.counters    # the server's counters as deltas over the window
+    s.series      # per-second rows: (t, source, name, value)
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+from dbexp.engine import is_local
+from dbexp.metrics import counters as srv_counters
+from dbexp.metrics.cgroup import ContainerCgroup
+from dbexp.metrics.procfs import Tracker, descendants
+
+Probe = Callable[[object], dict[str, float]]  # conn -> {name: value}, sampled every interval
+
+
+class Sampler:
+    def __init__(self, server, interval_s: float = 1.0, probes: dict[str, Probe] | None = None,
+                 sql_series: bool = True):
+        self.server = server
+        self.interval_s = interval_s
+        self.probes = probes or {}
+        self.sql_series = sql_series
+        self.local = server.kind == "bare" or is_local()
+        self.tracker = Tracker()
+        self.series: list[tuple[float, str, str, float]] = []
+        self.counters: list[dict] = []
+        self._cgroup = None
+        self._conn = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._t0 = 0.0
+        self._cpu0 = None
+        self._cpu_end = None
+        self._before: dict = {}
+        self._prev: dict[str, float] = {}
+
+    # --- process set -----------------------------------------------------------------------
+    def _pids(self) -> list[int]:
+        if not self.local:
+            return []
+        if self.server.kind == "bare":
+            return descendants(self.server.main_pid())
+        return self._cgroup.pids() if self._cgroup else []
+
+    def _cpu(self) -> float | None:
+        if self._cgroup is not None:
+            return self._cgroup.cpu_seconds()
+        return None
+
+    # --- window ------------------------------------------------------------------------------
+    def __enter__(self) -> "Sampler":
+        if self.local and self.server.kind == "container":
+            self._cgroup = ContainerCgroup(self.server.main_pid())
+        self._conn = self.server.connect(self.server_database())
+        self._before = srv_counters.snapshot(self.server.flavor.name, self._conn, self.server_database())
+        self._t0 = time.monotonic()
+        self._cpu0 = self._cpu()
+        self._prev = {f"server.{n}": 0.0 for n in ("cpu_s", "vcs", "ivcs", "wbytes", "rbytes")}
+        for name, value in srv_counters.series_values(self.server.flavor.name, self._before).items():
+            self._prev[f"counter.{name}"] = value
+        self.tracker.sample(self._pids())
+        self._thread = threading.Thread(target=self._loop, name="dbexp-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def server_database(self) -> str | None:
+        return self.server.extra.get("database", "sbtest")
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._sample_once()
+
+    def _sample_once(self) -> None:
+        t = round(time.monotonic() - self._t0, 3)
+        self.tracker.sample(self._pids())
+        totals = self.tracker.totals()
+        cpu = self._cpu()
+        if cpu is not None and self._cpu0 is not None:
+            totals["cpu_s"] = cpu - self._cpu0
+        for name in ("cpu_s", "vcs", "ivcs", "wbytes", "rbytes"):
+            self._rate(t, "server", name, totals[name])
+        if self.sql_series:
+            try:
+                snap = srv_counters.snapshot(self.server.flavor.name, self._conn, self.server_database())
+                for name, value in srv_counters.series_values(self.server.flavor.name, snap).items():
+                    if name in srv_counters.GAUGES:
+                        self.series.append((t, "counter", name, value))
+                    else:
+                        self._rate(t, "counter", name, value)
+            except Exception:
+                pass  # a busy server may time out one sample; the window totals do not depend on it
+        for source, probe in self.probes.items():
+            try:
+                for name, value in probe(self._conn).items():
+                    self.series.append((t, source, name, float(value)))
+            except Exception:
+                pass
+
+    def _rate(self, t: float, source: str, name: str, cumulative: float) -> None:
+        """Store a per-second rate computed from a cumulative value."""
+        key = f"{source}.{name}"
+        prev = self._prev.get(key)
+        prev_t = self._prev.get(key + "@t", 0.0)
+        self._prev[key], self._prev[key + "@t"] = cumulative, t
+        if prev is not None and t > prev_t:
+            self.series.append((t, source, name + "/s", (cumulative - prev) / (t - prev_t)))
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.tracker.sample(self._pids())
+        self._cpu_end = self._cpu()
+        self.elapsed_s = time.monotonic() - self._t0
+        try:
+            after = srv_counters.snapshot(self.server.flavor.name, self._conn, self.server_database())
+            self.counters = srv_counters.deltas(self._before, after)
+        finally:
+            self._conn.close()
+
+    def totals(self) -> dict[str, float | None]:
+        """Server resource use over the window; None where this host cannot see it."""
+        if not self.local:
+            return {"cpu_s": None, "vcs": None, "ivcs": None, "rbytes": None, "wbytes": None}
+        out: dict[str, float | None] = dict(self.tracker.totals())
+        out["cpu_s_procfs"] = out["cpu_s"]
+        if self._cpu0 is not None and self._cpu_end is not None:
+            out["cpu_s"] = self._cpu_end - self._cpu0  # the cgroup's exact figure
+        return out

@@ -1,0 +1,45 @@
+"""The published results: Parquet files under data/ that the book renders from without servers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from dbexp.results.store import Store
+
+TABLES = ("runs", "measurements", "counters", "series")
+
+
+def data_dir(root: str | Path | None = None) -> Path:
+    from dbexp.paths import data_dir as default
+    return Path(root) / "data" if root else default()
+
+
+def export(store: Store, experiment: str, run_ids, root: str | Path | None = None,
+           tables=TABLES) -> Path:
+    """Write the given ok runs of an experiment to data/<experiment>/<table>.parquet."""
+    out = data_dir(root) / experiment
+    out.mkdir(parents=True, exist_ok=True)
+    ids = list(run_ids)
+    runs = store.runs(experiment)
+    runs = runs[runs["run_id"].isin(ids)]
+    runs.to_parquet(out / "runs.parquet", index=False)
+    for table in tables:
+        if table != "runs":
+            df = store.table(table, ids)
+            if table == "counters":
+                df = df[df["delta"] != 0]  # unchanged counters say nothing and bloat the repository
+            df.to_parquet(out / f"{table}.parquet", index=False)
+    return out
+
+
+def load(experiment: str, root: str | Path | None = None) -> dict[str, pd.DataFrame]:
+    """The published tables of an experiment, as exported."""
+    folder = data_dir(root) / experiment
+    missing = [t for t in TABLES if not (folder / f"{t}.parquet").exists()]
+    if missing:
+        from dbexp.errors import DbexpError
+        raise DbexpError(f"no published results for {experiment!r} in {folder} (missing "
+                         f"{', '.join(missing)}): run the chapter with run=True and publish=True first")
+    return {t: pd.read_parquet(folder / f"{t}.parquet") for t in TABLES}

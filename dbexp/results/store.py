@@ -1,0 +1,182 @@
+"""Where results are stored: a DuckDB file of runs, their measurements, counters and series.
+
+A run is inserted as ``running`` before it starts and becomes ``ok`` in one
+transaction together with its measurements; an exception marks it ``failed``
+with the error and drops anything it measured. A process killed mid-run leaves
+``running``, which :meth:`Store.mark_interrupted` turns into ``failed`` the next
+time a sweep opens the store. Readers only ever see ``ok`` runs unless they ask.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id VARCHAR PRIMARY KEY,
+    sweep_id VARCHAR,
+    experiment VARCHAR NOT NULL,
+    point_key VARCHAR NOT NULL,
+    point JSON,
+    repeat INTEGER NOT NULL,
+    status VARCHAR NOT NULL,
+    error VARCHAR,
+    pid INTEGER,
+    started_at TIMESTAMPTZ,
+    ended_at TIMESTAMPTZ,
+    flavor VARCHAR,
+    spec VARCHAR,
+    version VARCHAR,
+    source VARCHAR,
+    image VARCHAR,
+    image_id VARCHAR,
+    image_digest VARCHAR,
+    server_kind VARCHAR,
+    server_cpus VARCHAR,
+    server_cpus_observed VARCHAR,
+    client_cpus VARCHAR,
+    memory_limit VARCHAR,
+    config_requested JSON,
+    settings_effective JSON,
+    workload JSON,
+    command VARCHAR,
+    host JSON
+);
+CREATE TABLE IF NOT EXISTS measurements (
+    run_id VARCHAR, name VARCHAR, value DOUBLE, unit VARCHAR
+);
+CREATE TABLE IF NOT EXISTS counters (
+    run_id VARCHAR, source VARCHAR, name VARCHAR, before DOUBLE, after DOUBLE, delta DOUBLE
+);
+CREATE TABLE IF NOT EXISTS series (
+    run_id VARCHAR, t DOUBLE, source VARCHAR, name VARCHAR, value DOUBLE
+);
+"""
+
+
+def default_path() -> Path:
+    from dbexp.paths import results_db
+    return results_db()
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Store:
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path else default_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = duckdb.connect(str(self.path))
+        self.db.execute(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- writing -------------------------------------------------------------------------
+    def begin_run(self, experiment: str, point_key: str, point: dict, repeat: int,
+                  sweep_id: str | None = None) -> str:
+        run_id = uuid.uuid4().hex[:16]
+        self.db.execute(
+            "INSERT INTO runs (run_id, sweep_id, experiment, point_key, point, repeat, status, pid, started_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+            [run_id, sweep_id, experiment, point_key, json.dumps(point, default=str), repeat, os.getpid(), _now()])
+        return run_id
+
+    def finish_run(self, run_id: str, provenance: dict, measurements: dict[str, tuple[float | None, str]],
+                   counters: list[dict] = (), series: list[tuple] = ()) -> None:
+        """Mark a run ok together with everything it measured, atomically."""
+        cols = [k for k in provenance]
+        values = [json.dumps(v, default=str) if isinstance(v, (dict, list)) else v for v in provenance.values()]
+        self.db.execute("BEGIN TRANSACTION")
+        try:
+            self.db.execute(
+                f"UPDATE runs SET {', '.join(f'{c} = ?' for c in cols)}, status = 'ok', ended_at = ? "
+                "WHERE run_id = ?", values + [_now(), run_id])
+            rows = [(run_id, k, None if v is None else float(v), unit) for k, (v, unit) in measurements.items()]
+            if rows:
+                self.db.executemany("INSERT INTO measurements VALUES (?, ?, ?, ?)", rows)
+            if counters:
+                df = pd.DataFrame(list(counters)).assign(run_id=run_id)
+                self._insert_df("counters", df[["run_id", "source", "name", "before", "after", "delta"]])
+            if series:
+                df = pd.DataFrame(list(series), columns=["t", "source", "name", "value"]).assign(run_id=run_id)
+                self._insert_df("series", df[["run_id", "t", "source", "name", "value"]])
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def _insert_df(self, table: str, df: pd.DataFrame) -> None:
+        self.db.register("_incoming", df)
+        try:
+            self.db.execute(f"INSERT INTO {table} SELECT * FROM _incoming")
+        finally:
+            self.db.unregister("_incoming")
+
+    def fail_run(self, run_id: str, error: str, provenance: dict | None = None) -> None:
+        """Keep a failed run, apart from the valid ones, with what is known of it."""
+        self.db.execute("DELETE FROM measurements WHERE run_id = ?", [run_id])
+        self.db.execute("DELETE FROM counters WHERE run_id = ?", [run_id])
+        self.db.execute("DELETE FROM series WHERE run_id = ?", [run_id])
+        sets, values = ["status = 'failed'", "error = ?", "ended_at = ?"], [error[:2000], _now()]
+        for k, v in (provenance or {}).items():
+            sets.append(f"{k} = ?")
+            values.append(json.dumps(v, default=str) if isinstance(v, (dict, list)) else v)
+        self.db.execute(f"UPDATE runs SET {', '.join(sets)} WHERE run_id = ?", values + [run_id])
+
+    def mark_interrupted(self) -> int:
+        """Runs left 'running' by a process that no longer exists become failed."""
+        stale = [r[0] for r in self.db.execute(
+            "SELECT run_id, pid FROM runs WHERE status = 'running'").fetchall()
+                 if not _alive(r[1])]
+        for run_id in stale:
+            self.fail_run(run_id, "interrupted: the process running it ended before it finished")
+        return len(stale)
+
+    # --- reading -------------------------------------------------------------------------
+    def done_keys(self, experiment: str) -> set[tuple[str, int]]:
+        rows = self.db.execute("SELECT point_key, repeat FROM runs WHERE experiment = ? AND status = 'ok'",
+                               [experiment]).fetchall()
+        return {(k, r) for k, r in rows}
+
+    def runs(self, experiment: str | None = None, status: str | None = "ok",
+             sweep_id: str | None = None) -> pd.DataFrame:
+        where, args = [], []
+        for col, val in (("experiment", experiment), ("status", status), ("sweep_id", sweep_id)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                args.append(val)
+        sql = "SELECT * FROM runs" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY started_at"
+        return self.db.execute(sql, args).df()
+
+    def table(self, name: str, run_ids) -> pd.DataFrame:
+        ids = list(run_ids)
+        if not ids:
+            return self.db.execute(f"SELECT * FROM {name} LIMIT 0").df()
+        return self.db.execute(f"SELECT * FROM {name} WHERE run_id IN (SELECT UNNEST(?))", [ids]).df()
+
+    def measurements_wide(self, runs: pd.DataFrame) -> pd.DataFrame:
+        """One row per run: its provenance columns beside one column per measurement."""
+        m = self.table("measurements", runs["run_id"])
+        wide = m.pivot_table(index="run_id", columns="name", values="value", aggfunc="first").reset_index()
+        return runs.merge(wide, on="run_id", how="left")
+
+
+def _alive(pid) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(int(pid), 0)
+        return True
+    except (ProcessLookupError, ValueError):
+        return False
+    except PermissionError:
+        return True

@@ -1,0 +1,19 @@
+"""MariaDB: the MySQL protocol and options, its own server binary and defaults."""
+
+from __future__ import annotations
+
+from dbexp.servers.mysql import MySQL
+
+
+class MariaDB(MySQL):
+    name = "mariadb"
+
+    def version_args(self) -> list[str]:
+        return []
+
+    def environment(self) -> dict[str, str]:
+        return {"MARIADB_ALLOW_EMPTY_ROOT_PASSWORD": "1", "MYSQL_ALLOW_EMPTY_PASSWORD": "yes",
+                "MARIADB_ROOT_HOST": "%"}
+
+    def options_probe(self):
+        return ["mariadbd"], None, ["--no-defaults", "--verbose", "--help"]

@@ -1,0 +1,57 @@
+"""Reject settings a server version does not know, before anything runs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from dbexp.errors import DbexpError
+from dbexp.servers.flavor import Flavor
+
+# Prefixes MySQL accepts in front of an option name.
+_MYSQL_PREFIXES = ("loose_", "skip_", "enable_", "disable_", "maximum_")
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("DBEXP_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "dbexp")
+    path = Path(base) / "options"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def known_options(flavor: Flavor, image_ref: str, image_id: str) -> set[str]:
+    """Every option the server in this image accepts, asked of the binary once per image."""
+    cached = cache_dir() / f"{image_id.replace(':', '_')}.json"
+    if cached.exists():
+        return set(json.loads(cached.read_text()))
+    from dbexp.engine import LABEL, client
+
+    entrypoint, user, args = flavor.options_probe()
+    out = client().containers.run(image_ref, args, entrypoint=entrypoint, user=user, remove=True,
+                                  labels={LABEL: "1", "dbexp.role": "probe"}, network_mode="none",
+                                  stdout=True, stderr=False)
+    names = flavor.parse_options(out.decode("utf-8", "replace"))
+    if len(names) < 50:
+        raise DbexpError(f"could not list the options of {image_ref}: its server printed {len(names)} "
+                         "option names")
+    cached.write_text(json.dumps(sorted(names)))
+    return names
+
+
+def check_settings(flavor: Flavor, settings: dict[str, str], known: set[str], version: str) -> None:
+    """Raise a one-line error naming the first unknown option and the version."""
+    for key in settings:
+        name = flavor.normalize(key)
+        if flavor.name in ("mysql", "mariadb"):
+            if name.startswith("loose_"):
+                continue  # MySQL itself ignores unknown loose- options
+            for prefix in _MYSQL_PREFIXES:
+                if name.startswith(prefix) and name[len(prefix):] in known:
+                    name = name[len(prefix):]
+                    break
+        if name not in known:
+            near = sorted(k for k in known if name[:6] and k.startswith(name[:6]))[:5]
+            hint = f"; similar names: {', '.join(near)}" if near else ""
+            raise DbexpError(f"{flavor.name} {version} does not know the option {key!r}{hint}")

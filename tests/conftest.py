@@ -1,0 +1,45 @@
+"""Shared fixtures: a Docker engine, a results store in a temp folder, and real servers."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # Ryuk's image cannot be pulled here
+
+MYSQL = os.environ.get("DBEXP_TEST_MYSQL", "mysql:8.0@offline")
+POSTGRES = os.environ.get("DBEXP_TEST_POSTGRES", "postgres:16@offline")
+
+
+def labelled_containers() -> list:
+    from dbexp.engine import LABEL, client
+    return client().containers.list(all=True, filters={"label": [LABEL, "dbexp.role=experiment"]})
+
+
+@pytest.fixture(scope="session")
+def engine():
+    from dbexp.engine import client
+    return client()
+
+
+@pytest.fixture()
+def store(tmp_path):
+    from dbexp.results import Store
+    s = Store(tmp_path / "results.duckdb")
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def pg(engine):
+    from dbexp.servers import ServerConfig, running
+    with running(ServerConfig(POSTGRES, cpuset="1", memory="2g")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def my(engine):
+    from dbexp.servers import ServerConfig, running
+    with running(ServerConfig(MYSQL, cpuset="1", memory="2g")) as server:
+        yield server
