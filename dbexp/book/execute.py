@@ -148,6 +148,12 @@ def _finalize(nb, dest: Path) -> None:
     # require.js and the widget manager from a CDN to the page: with no internet it
     # fails, and with require.js present Altair loads vega from the CDN too.
     nb.metadata.pop("widgets", None)
+    # The notebook's own parameters cell shows its defaults, not what ran; the cell
+    # papermill injected after it shows the values used, and stays.
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "parameters" in tags and "remove-cell" not in tags:
+            cell.metadata["tags"] = [*tags, "remove-cell"]
 
 
 def _pinned_kernel_manager_class():

@@ -114,14 +114,14 @@ def write_static(directory: Path | str) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / SCRIPT_NAME
-    stamp = directory / f"{SCRIPT_NAME}.key"
-    key = _cache_key()
-    if path.is_file() and stamp.is_file() and stamp.read_text().strip() == key:
-        return path
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(bundle_js(), encoding="utf-8")
+    stamp = f"/* dbexp-vega {_cache_key()} */\n"
+    if path.is_file():
+        with path.open(encoding="utf-8") as existing:
+            if existing.readline() == stamp:
+                return path
+    tmp = path.with_name(f".{SCRIPT_NAME}.tmp")
+    tmp.write_text(stamp + bundle_js(), encoding="utf-8")
     tmp.replace(path)
-    stamp.write_text(key + "\n")
     return path
 
 

@@ -35,15 +35,18 @@ def summarize(done: sysbench.Finished, totals: dict | None) -> dict[str, tuple[f
     out["client_cpu_s"] = (done.client_cpu_s, "s")
     out["client_cpu_per_op_us"] = (per_op(done.client_cpu_s, ops, 1e6), "us")
     out["client_cs_per_op"] = (per_op(done.client_cs, ops), "count")
-    if totals is not None:
+    if totals:
         out["server_cpu_s"] = (totals.get("cpu_s"), "s")
         out["cpu_per_op_us"] = (per_op(totals.get("cpu_s"), ops, 1e6), "us")
         cs = None if totals.get("vcs") is None else totals["vcs"] + totals["ivcs"]
         out["cs_per_op"] = (per_op(cs, ops), "count")
         out["vcs_per_op"] = (per_op(totals.get("vcs"), ops), "count")
         out["ivcs_per_op"] = (per_op(totals.get("ivcs"), ops), "count")
-        out["rkb_per_op"] = (per_op(totals.get("rbytes"), ops, 1 / 1024), "KiB")
-        out["wkb_per_op"] = (per_op(totals.get("wbytes"), ops, 1 / 1024), "KiB")
+        out["rkb_per_op"] = (per_op(totals.get("disk_rbytes"), ops, 1 / 1024), "KiB")
+        out["wkb_per_op"] = (per_op(totals.get("disk_wbytes"), ops, 1 / 1024), "KiB")
+        out["reads_per_op"] = (per_op(totals.get("disk_reads"), ops), "count")
+        out["writes_per_op"] = (per_op(totals.get("disk_writes"), ops), "count")
+        out["wchar_kb_per_op"] = (per_op(totals.get("wchar"), ops, 1 / 1024), "KiB")
         out["server_threads"] = (totals.get("threads"), "count")
     return out
 

@@ -71,6 +71,13 @@ def _run(cmd: list[str], what: str) -> None:
 
 def ensure_base(force: bool = False) -> str:
     """Make ``dbexp/base:bookworm`` unless it exists with the same recipe hash; returns its id."""
+    from dbexp.images.binaries import lock
+
+    with lock(BASE_REF):
+        return _ensure_base(force)
+
+
+def _ensure_base(force: bool) -> str:
     wanted = base_hash()
     attrs = current_base()
     if attrs and not force and (attrs["Config"].get("Labels") or {}).get(HASH_LABEL) == wanted:

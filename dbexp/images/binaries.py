@@ -85,7 +85,12 @@ def _locked(folder: Path) -> Iterator[None]:
         yield
 
 
-def _download_name(build: Build) -> str:
+def lock(name: str) -> contextlib.AbstractContextManager[None]:
+    """A process-wide exclusive lock named ``name`` (e.g. an image reference) in the cache."""
+    return _locked(cache_root() / "locks" / name.replace("/", "_").replace(":", "_"))
+
+
+def download_name(build: Build) -> str:
     registry, package, version = _coords(build)
     if registry == "maven":
         return f"{package.split('/')[1]}-{version}.jar"
@@ -96,7 +101,7 @@ def cached_sha256(build: Build) -> str | None:
     """The sha256 of a build's download when it is in the cache (never downloads)."""
     if build.source != "offline" or build.artifact is None or build.artifact.registry == "debian":
         return "" if build.source == "offline" else None
-    side = artifact_dir(build) / (_download_name(build) + ".sha256")
+    side = artifact_dir(build) / (download_name(build) + ".sha256")
     return side.read_text().split()[0] if side.exists() else None
 
 
@@ -152,7 +157,7 @@ def fetch(build: Build) -> Fetched:
         raise DbexpError(f"{build.spec} installs Debian's {art.package} inside the image: "
                          "there is nothing to download")
     folder = artifact_dir(build)
-    download = folder / _download_name(build)
+    download = folder / download_name(build)
     side = download.with_name(download.name + ".sha256")
     with _locked(folder):
         if not (download.exists() and side.exists()):

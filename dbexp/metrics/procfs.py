@@ -1,6 +1,6 @@
 """Read CPU time, context switches and I/O bytes of a set of processes from /proc.
 
-Counts are tracked per process (CPU, I/O: the kernel folds exited threads into
+Counts are tracked per process (CPU, logical I/O: the kernel folds exited threads into
 their process) and per thread (context switches exist only per thread). A process
 or thread first seen after the baseline was born inside the window, so its
 baseline is zero; one that exits between two samples loses what it did since the
@@ -33,12 +33,13 @@ def cpu_seconds(pid: int) -> float | None:
 
 
 def io_bytes(pid: int) -> tuple[int, int] | None:
-    """(read_bytes, write_bytes) the process caused to be fetched from or sent to storage."""
+    """(rchar, wchar): bytes the process passed through read()/write()-family calls on files and
+    pipes (logical I/O; storage-level bytes come from diskstats, see that module)."""
     text = _read(PROC / str(pid) / "io")
     if text is None:
         return None
     values = dict(line.split(": ") for line in text.splitlines() if ": " in line)
-    return int(values.get("read_bytes", 0)), int(values.get("write_bytes", 0))
+    return int(values.get("rchar", 0)), int(values.get("wchar", 0))
 
 
 def thread_switches(pid: int) -> dict[int, tuple[int, int]]:
@@ -111,16 +112,16 @@ class Tracker:
             self._see(("cpu", pid), cpu)
             io = io_bytes(pid)
             if io is not None:
-                self._see(("rbytes", pid), io[0])
-                self._see(("wbytes", pid), io[1])
+                self._see(("rchar", pid), io[0])
+                self._see(("wchar", pid), io[1])
             for tid, (vol, invol) in thread_switches(pid).items():
                 self._see(("vcs", tid), vol)
                 self._see(("ivcs", tid), invol)
         self.baseline_taken = True
 
     def totals(self) -> dict[str, float]:
-        out = {"cpu_s": 0.0, "rbytes": 0.0, "wbytes": 0.0, "vcs": 0.0, "ivcs": 0.0}
-        names = {"cpu": "cpu_s", "rbytes": "rbytes", "wbytes": "wbytes", "vcs": "vcs", "ivcs": "ivcs"}
+        out = {"cpu_s": 0.0, "rchar": 0.0, "wchar": 0.0, "vcs": 0.0, "ivcs": 0.0}
+        names = {"cpu": "cpu_s", "rchar": "rchar", "wchar": "wchar", "vcs": "vcs", "ivcs": "ivcs"}
         for key, last in self.last.items():
             out[names[key[0]]] += max(0.0, last - self.first[key])
         out["processes"] = float(len({k[1] for k in self.last if k[0] == "cpu"}))

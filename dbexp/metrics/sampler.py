@@ -17,9 +17,11 @@ from typing import Callable
 
 from dbexp.engine import is_local
 from dbexp.metrics import counters as srv_counters
+from dbexp.metrics import diskstats
 from dbexp.metrics.cgroup import ContainerCgroup
 from dbexp.metrics.procfs import Tracker, descendants
 
+RATE_NAMES = ("cpu_s", "vcs", "ivcs", "wchar", "disk_rbytes", "disk_wbytes")
 Probe = Callable[[object], dict[str, float]]  # conn -> {name: value}, sampled every interval
 
 
@@ -43,6 +45,9 @@ class Sampler:
         self._cpu_end = None
         self._before: dict = {}
         self._prev: dict[str, float] = {}
+        self._device: str | None = None
+        self._disk0: dict[str, float] | None = None
+        self._disk_end: dict[str, float] | None = None
 
     # --- process set -----------------------------------------------------------------------
     def _pids(self) -> list[int]:
@@ -51,6 +56,19 @@ class Sampler:
         if self.server.kind == "bare":
             return descendants(self.server.main_pid())
         return self._cgroup.pids() if self._cgroup else []
+
+    def _disk(self) -> dict[str, float]:
+        """Device counters since the window opened."""
+        now = diskstats.read(self._device) if self._device else None
+        if now is None or self._disk0 is None:
+            return {}
+        return {k: now[k] - self._disk0[k] for k in now}
+
+    def _data_path(self) -> str | None:
+        if self.server.kind == "bare":
+            return self.server.extra.get("datadir")
+        from dbexp.engine import client
+        return client().info().get("DockerRootDir")
 
     def _cpu(self) -> float | None:
         if self._cgroup is not None:
@@ -63,9 +81,12 @@ class Sampler:
             self._cgroup = ContainerCgroup(self.server.main_pid())
         self._conn = self.server.connect(self.server_database())
         self._before = srv_counters.snapshot(self.server.flavor.name, self._conn, self.server_database())
+        if self.local:
+            self._device = diskstats.device_of(self._data_path() or "/")
+            self._disk0 = diskstats.read(self._device) if self._device else None
         self._t0 = time.monotonic()
         self._cpu0 = self._cpu()
-        self._prev = {f"server.{n}": 0.0 for n in ("cpu_s", "vcs", "ivcs", "wbytes", "rbytes")}
+        self._prev = {f"server.{n}": 0.0 for n in RATE_NAMES}
         for name, value in srv_counters.series_values(self.server.flavor.name, self._before).items():
             self._prev[f"counter.{name}"] = value
         self.tracker.sample(self._pids())
@@ -83,12 +104,13 @@ class Sampler:
     def _sample_once(self) -> None:
         t = round(time.monotonic() - self._t0, 3)
         self.tracker.sample(self._pids())
-        totals = self.tracker.totals()
+        totals = dict(self.tracker.totals(), **self._disk())
         cpu = self._cpu()
         if cpu is not None and self._cpu0 is not None:
             totals["cpu_s"] = cpu - self._cpu0
-        for name in ("cpu_s", "vcs", "ivcs", "wbytes", "rbytes"):
-            self._rate(t, "server", name, totals[name])
+        for name in RATE_NAMES:
+            if name in totals:
+                self._rate(t, "server", name, totals[name])
         if self.sql_series:
             try:
                 snap = srv_counters.snapshot(self.server.flavor.name, self._conn, self.server_database())
@@ -121,6 +143,7 @@ class Sampler:
             self._thread.join()
         self.tracker.sample(self._pids())
         self._cpu_end = self._cpu()
+        self._disk_end = self._disk()
         self.elapsed_s = time.monotonic() - self._t0
         try:
             after = srv_counters.snapshot(self.server.flavor.name, self._conn, self.server_database())
@@ -131,8 +154,8 @@ class Sampler:
     def totals(self) -> dict[str, float | None]:
         """Server resource use over the window; None where this host cannot see it."""
         if not self.local:
-            return {"cpu_s": None, "vcs": None, "ivcs": None, "rbytes": None, "wbytes": None}
-        out: dict[str, float | None] = dict(self.tracker.totals())
+            return {}
+        out: dict[str, float | None] = dict(self.tracker.totals(), **(self._disk_end or {}))
         out["cpu_s_procfs"] = out["cpu_s"]
         if self._cpu0 is not None and self._cpu_end is not None:
             out["cpu_s"] = self._cpu_end - self._cpu0  # the cgroup's exact figure

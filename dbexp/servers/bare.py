@@ -82,6 +82,7 @@ def running(config: ServerConfig) -> Iterator[Server]:
     data.mkdir()
     run.mkdir()
     server = Server(config, build, flavor, image, free_port())
+    server.extra["datadir"] = str(data)
     log = open(run / "server.log", "w+")
     try:
         cmd = (_mysql_cmd if build.flavor == "mysql" else _postgres_cmd)(server, home, data, run)

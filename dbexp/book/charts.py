@@ -1,0 +1,49 @@
+"""Chart helpers every chapter uses: the hardware goes under every title."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from dbexp.results.provenance import hardware_label
+
+
+def measured_on(res, extra: str = "") -> str:
+    """Subtitle naming where the data were measured (from the runs' own host facts)."""
+    host = res.host if hasattr(res, "host") else res
+    label = hardware_label(host) if host else "unknown host"
+    return f"Measured on {label}" + (f"; {extra}" if extra else "")
+
+
+def titled(title: str, res, extra: str = "") -> alt.TitleParams:
+    return alt.TitleParams(title, subtitle=[measured_on(res, extra), f"results: {res.source}"],
+                           anchor="start")
+
+
+def repeats_strip(df: pd.DataFrame, x: str, y: str, color: str, column: str | None, title,
+                  y_title: str) -> alt.Chart:
+    """Every repeat as a dot and the median as a tick: the spread is the point."""
+    base = alt.Chart(df)
+    dots = base.mark_circle(size=45, opacity=0.6).encode(
+        x=alt.X(f"{x}:N", title=None, sort=None), y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(zero=False)),
+        color=alt.Color(f"{color}:N", legend=None), tooltip=[x, y, "repeat"])
+    ticks = base.mark_tick(color="black", thickness=2, size=18).encode(
+        x=alt.X(f"{x}:N", sort=None), y=alt.Y(f"median({y}):Q"))
+    layered = alt.layer(dots, ticks)
+    if column:
+        layered = layered.facet(column=alt.Column(f"{column}:N", title=None)).resolve_scale(y="independent")
+    return layered.properties(title=title)
+
+
+def ratio_ci(df: pd.DataFrame, y: str, title, x_title: str = "ratio of median QPS (A / B)") -> alt.Chart:
+    """Ratios with their bootstrap intervals against the line of no difference."""
+    base = alt.Chart(df)
+    bars = base.mark_rule(strokeWidth=2).encode(
+        y=alt.Y(f"{y}:N", title=None), x=alt.X("ci_low:Q", title=x_title, scale=alt.Scale(zero=False)),
+        x2="ci_high:Q")
+    points = base.mark_point(filled=True, size=70).encode(
+        y=f"{y}:N", x="ratio_qps:Q", tooltip=[y, alt.Tooltip("ratio_qps:Q", format=".3f"),
+                                             alt.Tooltip("ci_low:Q", format=".3f"),
+                                             alt.Tooltip("ci_high:Q", format=".3f"), "pairs"])
+    one = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
+    return alt.layer(one, bars, points).properties(title=title, width=460)

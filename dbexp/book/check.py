@@ -1,0 +1,194 @@
+"""Checking the built book in a real browser: does every chart draw, with no network?
+
+Each page with Altair charts is loaded from disk by Debian's headless Chromium with
+every host name unresolvable (so nothing can come from a CDN); after the scripts have
+run, the DOM is dumped and the charts expected (Altair's ``altair-viz-*`` containers)
+are compared with the charts drawn (vega's ``class="marks"`` canvas or svg).
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dbexp.errors import DbexpError
+
+CHROMIUM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+VIRTUAL_TIME_BUDGET_MS = 10000
+PAGE_TIMEOUT_S = 90
+
+# A chart container in the page source: Altair's output div.
+_EXPECTED = re.compile(r"<div\s+id=\"altair-viz-[0-9a-f]+\"")
+# A drawn chart: vega's canvas or svg element (class "marks") in the rendered DOM.
+_DRAWN = re.compile(r"<(?:canvas|svg)\b[^>]*\bclass=\"marks\"")
+# Altair's loader shows failures as <div class="error" style="color:red;">...</div>.
+_ERROR = re.compile(r"<div class=\"error\"[^>]*>(.*?)</div>", re.S)
+_SCRIPT = re.compile(r"<script\b.*?</script>", re.S | re.I)
+_SKIP_PAGES = {"genindex.html", "search.html"}
+
+
+@dataclass
+class PageResult:
+    page: Path  # the HTML file
+    expected: int  # chart containers in the page
+    drawn: int  # charts that drew their marks
+    errors: list[str] = field(default_factory=list)  # chart error messages shown on the page
+
+    @property
+    def ok(self) -> bool:
+        return self.drawn >= self.expected and not self.errors
+
+    def describe(self) -> str:
+        text = f"{self.page.name}: {self.drawn} of {self.expected} charts drew"
+        if self.errors:
+            text += f" (first error: {self.errors[0]})"
+        return text
+
+
+def find_chromium() -> str:
+    """Path of a Chromium executable: $DBEXP_CHROMIUM, else the first on PATH."""
+    explicit = os.environ.get("DBEXP_CHROMIUM")
+    if explicit:
+        if shutil.which(explicit):
+            return shutil.which(explicit)  # type: ignore[return-value]
+        raise DbexpError(f"DBEXP_CHROMIUM={explicit} is not an executable")
+    for name in CHROMIUM_CANDIDATES:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise DbexpError(
+        "no Chromium to check the charts with: install Debian's chromium "
+        "(apt-get install chromium) or set DBEXP_CHROMIUM, or build without the check"
+    )
+
+
+def _chromium(args: list[str], *, timeout_s: float = PAGE_TIMEOUT_S) -> subprocess.CompletedProcess:
+    with tempfile.TemporaryDirectory(prefix="dbexp-chromium-") as profile:
+        cmd = [
+            find_chromium(),
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+            # No network at all: every host name fails to resolve, so a chart that
+            # still wanted a CDN stays blank here even on a machine with internet.
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            f"--user-data-dir={profile}",
+            *args,
+        ]
+        try:
+            return subprocess.run(
+                cmd, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
+            )
+        except subprocess.TimeoutExpired:
+            raise DbexpError(f"chromium took longer than {timeout_s:g} s: {args[-1]}") from None
+
+
+def dump_dom(page: Path | str, *, budget_ms: int = VIRTUAL_TIME_BUDGET_MS) -> str:
+    """The page's DOM after its scripts ran (``--dump-dom``)."""
+    page = Path(page).resolve()
+    proc = _chromium([f"--virtual-time-budget={budget_ms}", "--dump-dom", page.as_uri()])
+    if proc.returncode != 0 or "<html" not in proc.stdout:
+        raise DbexpError(
+            f"chromium could not load {page.name} (exit {proc.returncode}): "
+            f"{_last_line(proc.stderr)}"
+        )
+    return proc.stdout
+
+
+def screenshot(
+    page: Path | str,
+    png_path: Path | str,
+    *,
+    width: int = 1280,
+    height: int = 4000,
+    budget_ms: int = VIRTUAL_TIME_BUDGET_MS,
+) -> Path:
+    """Save a PNG of the page as headless Chromium draws it, offline."""
+    page = Path(page).resolve()
+    png_path = Path(png_path).resolve()
+    png_path.parent.mkdir(parents=True, exist_ok=True)
+    png_path.unlink(missing_ok=True)
+    proc = _chromium(
+        [
+            f"--virtual-time-budget={budget_ms}",
+            f"--window-size={width},{height}",
+            f"--screenshot={png_path}",
+            page.as_uri(),
+        ]
+    )
+    if not png_path.is_file():
+        raise DbexpError(
+            f"chromium wrote no screenshot of {page.name} (exit {proc.returncode}): "
+            f"{_last_line(proc.stderr)}"
+        )
+    return png_path
+
+
+def expected_charts(page: Path) -> int:
+    return len(_EXPECTED.findall(Path(page).read_text(encoding="utf-8", errors="replace")))
+
+
+def check_page(page: Path | str) -> PageResult:
+    page = Path(page)
+    expected = expected_charts(page)
+    if expected == 0:
+        return PageResult(page, 0, 0)
+    dom = _SCRIPT.sub("", dump_dom(page))  # scripts quote the error markup themselves
+    errors = [_text(m) for m in _ERROR.findall(dom)]
+    return PageResult(page, expected, len(_DRAWN.findall(dom)), errors)
+
+
+def chart_pages(html_dir: Path | str) -> list[Path]:
+    """HTML pages of the built book that contain Altair charts."""
+    html_dir = Path(html_dir)
+    pages = []
+    for page in sorted(html_dir.rglob("*.html")):
+        rel = page.relative_to(html_dir)
+        if rel.parts[0] in ("_static", "_sources", "_images") or page.name in _SKIP_PAGES:
+            continue
+        if expected_charts(page):
+            pages.append(page)
+    return pages
+
+
+def check_charts(html_dir: Path | str, *, raise_on_failure: bool = True) -> list[PageResult]:
+    """Load every page with charts offline; one PageResult per such page.
+
+    Raises DbexpError naming each failing page and its counts unless
+    ``raise_on_failure`` is False.
+    """
+    html_dir = Path(html_dir)
+    if not (html_dir / "index.html").is_file():
+        raise DbexpError(f"no built book to check: {html_dir / 'index.html'} does not exist")
+    results = [check_page(page) for page in chart_pages(html_dir)]
+    failed = [r for r in results if not r.ok]
+    if failed and raise_on_failure:
+        raise DbexpError(
+            "charts did not draw offline: " + "; ".join(r.describe() for r in failed)
+        )
+    return results
+
+
+def _text(fragment: str) -> str:
+    text = html_lib.unescape(re.sub(r"<[^>]+>", " ", fragment))
+    text = " ".join(text.split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _last_line(text: str) -> str:
+    lines = [l.strip() for l in text.splitlines() if l.strip() and "unexpected operator" not in l]
+    return lines[-1][:300] if lines else "no output"

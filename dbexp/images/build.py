@@ -1,0 +1,171 @@
+"""Make sure a build's image exists: build offline images from their recipe, pull official ones."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker.errors
+
+from dbexp.catalog import Build
+from dbexp.engine import LABEL, client
+from dbexp.errors import DbexpError
+from dbexp.images import binaries, pull
+from dbexp.images.base import BASE_REF, HASH_LABEL, base_hash, ensure_base
+from dbexp.images.recipes import digest, recipe_dir
+
+ARTIFACT_LABEL = "dbexp.artifact-sha256"
+THROWAWAY_STAGES = ("unpack",)  # build stages whose leftover images are removed after a build
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    ref: str
+    id: str
+    digest: str  # RepoDigests[0] for official images, else the image id
+    source: str  # official | offline
+    recipe_hash: str  # "" for official images
+    size: int  # bytes
+
+
+def archive_name(build: Build) -> str:
+    """The file name the recipe's SERVER_ARCHIVE build argument names ("" for Debian builds)."""
+    art = build.artifact
+    if art is None or art.registry == "debian":
+        return ""
+    return art.member or binaries.download_name(build)
+
+
+def build_args(build: Build) -> dict[str, str]:
+    art = build.artifact
+    assert art is not None
+    args = {"BASE_IMAGE": BASE_REF}
+    if build.flavor == "mysql":
+        args |= {"MYSQL_VERSION": build.version, "SERVER_ARCHIVE": archive_name(build)}
+    elif build.flavor == "postgres":
+        args |= {"PG_VERSION": build.version, "SERVER_ARCHIVE": archive_name(build)}
+    elif build.flavor == "mariadb":
+        args |= {"MARIADB_VERSION": build.version, "MARIADB_PACKAGE": art.package}
+    return args
+
+
+def recipe_hash(build: Build, artifact_sha: str) -> str:
+    """sha256 over the recipe folder, the artifact's sha256, the build arguments and the base recipe."""
+    extra = {f"arg:{k}": v for k, v in build_args(build).items()}
+    extra |= {"artifact": f"{build.artifact.registry}:{build.artifact.package}",  # type: ignore[union-attr]
+              "artifact_sha256": artifact_sha, "base": base_hash()}
+    return digest(recipe_dir(build.recipe), extra)
+
+
+def _info(attrs: dict, source: str) -> ImageInfo:
+    labels = attrs["Config"].get("Labels") or {}
+    digests = attrs.get("RepoDigests") or []
+    ref = (attrs.get("RepoTags") or [""])[0]
+    return ImageInfo(ref=ref, id=attrs["Id"], digest=digests[0] if source == "official" and digests
+                     else attrs["Id"], source=source, recipe_hash=labels.get(HASH_LABEL, ""),
+                     size=int(attrs.get("Size", 0)))
+
+
+def offline_state(build: Build) -> tuple[str, dict | None]:
+    """("present" | "stale" | "buildable", image attributes or None) without downloading anything."""
+    attrs = pull.local_attrs(build.image)
+    if attrs is None:
+        return "buildable", None
+    labels = attrs["Config"].get("Labels") or {}
+    sha = binaries.cached_sha256(build)
+    if sha is None:  # registry releases are immutable: the sha the image was built from still holds
+        sha = labels.get(ARTIFACT_LABEL, "")
+    return ("present" if labels.get(HASH_LABEL) == recipe_hash(build, sha) else "stale"), attrs
+
+
+def ensure(build: Build, force: bool = False) -> ImageInfo:
+    """The image of a build, built or pulled only when missing (or, offline, when its recipe changed)."""
+    if build.source == "official":
+        return _info(pull.pull(build.image), "official")
+    state, attrs = offline_state(build)
+    if state == "present" and attrs is not None and not force:
+        return _info(attrs, "offline")
+    with binaries.lock(build.image):  # another process may be building it right now
+        state, attrs = offline_state(build)
+        if state == "present" and attrs is not None and not force:
+            return _info(attrs, "offline")
+        if state == "stale":
+            print(f"dbexp: {build.image} is stale (its recipe or binaries changed): rebuilding",
+                  file=sys.stderr)
+        return _build(build, old_id=attrs["Id"] if attrs else None)
+
+
+def _context(build: Build, work: Path) -> tuple[Path, str]:
+    """Assemble the build context (the recipe folder plus the server archive); returns (path, sha)."""
+    ctx = work / "context"
+    shutil.copytree(recipe_dir(build.recipe), ctx)
+    sha = ""
+    if build.artifact is not None and build.artifact.registry != "debian":
+        got = binaries.fetch(build)
+        sha = got.sha256
+        target = ctx / archive_name(build)
+        try:
+            target.hardlink_to(got.archive)
+        except OSError:
+            shutil.copy2(got.archive, target)
+    return ctx, sha
+
+
+def _build(build: Build, old_id: str | None) -> ImageInfo:
+    ensure_base()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="dbexp-build-") as tmp:
+        ctx, sha = _context(build, Path(tmp))
+        wanted = recipe_hash(build, sha)
+        labels = {LABEL: "1", "dbexp.flavor": build.flavor, "dbexp.version": build.version,
+                  "dbexp.source": "offline", HASH_LABEL: wanted, ARTIFACT_LABEL: sha,
+                  "dbexp.artifact": f"{build.artifact.registry}:{build.artifact.package}"}  # type: ignore[union-attr]
+        print(f"dbexp: building {build.image} from docker/{build.recipe} (recipe {wanted[:12]})",
+              file=sys.stderr)
+        leftovers = _run_build(build, ctx, labels)
+    for image_id in leftovers + ([old_id] if old_id else []):
+        with contextlib.suppress(docker.errors.APIError):
+            client().images.remove(image_id, noprune=False)
+    attrs = pull.local_attrs(build.image)
+    if attrs is None:
+        raise DbexpError(f"building {build.image} finished but the image is not present")
+    print(f"dbexp: built {build.image} in {time.monotonic() - started:.0f} s, "
+          f"{attrs['Size'] / 1e6:.0f} MB", file=sys.stderr)
+    return _info(attrs, "offline")
+
+
+_STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
+_FROM = re.compile(r"^FROM\s+\S+(?:\s+AS\s+(\S+))?", re.I)
+_ID = re.compile(r"^ ---> ([0-9a-f]{12})$")
+
+
+def _run_build(build: Build, ctx: Path, labels: dict[str, str]) -> list[str]:
+    """Run the build, one stderr line per step; returns leftover images of throwaway stages."""
+    tail: list[str] = []
+    stage, last_id, leftovers = "", "", []
+    stream = client().api.build(path=str(ctx), tag=build.image, buildargs=build_args(build), labels=labels,
+                                network_mode="host", rm=True, forcerm=True, pull=False, decode=True)
+    for chunk in stream:
+        if "error" in chunk:
+            print("\n".join(tail[-20:]), file=sys.stderr)
+            raise DbexpError(f"building {build.image} failed: {chunk['error'].strip().splitlines()[-1]}")
+        for line in chunk.get("stream", "").splitlines():
+            tail = (tail + [line])[-40:]
+            step = _STEP.match(line)
+            if step:
+                print(f"  [{step.group(1)}/{step.group(2)}] {step.group(3)[:100]}", file=sys.stderr)
+                origin = _FROM.match(step.group(3))
+                if origin:
+                    if stage in THROWAWAY_STAGES and last_id:
+                        leftovers.append(last_id)
+                    stage = (origin.group(1) or "").lower()
+            found = _ID.match(line)
+            if found:
+                last_id = found.group(1)
+    return leftovers

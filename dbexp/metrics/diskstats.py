@@ -1,0 +1,44 @@
+"""Block-device I/O the way iostat sees it: sectors and requests from /proc/diskstats.
+
+Per-process ``write_bytes`` in /proc/PID/io is not used for wKB/o: on recent kernels
+with large folios it charges a whole folio each time one byte of it is dirtied, and
+showed gigabytes per second for a server whose write() calls moved megabytes. The
+device counters are machine-wide, like Callaghan's iostat figures: on an otherwise
+idle host they are the server's I/O (the client does none).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SECTOR = 512
+
+
+def device_of(path: str | Path) -> str | None:
+    """The whole-disk block device holding ``path`` (e.g. 'vda'), or None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    sys_dir = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+    if not sys_dir.exists():
+        return None
+    real = sys_dir.resolve()
+    if (real / "partition").exists():
+        real = real.parent
+    return real.name
+
+
+def read(device: str) -> dict[str, float] | None:
+    """Cumulative reads, writes (requests) and bytes read and written of a device."""
+    try:
+        lines = Path("/proc/diskstats").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        f = line.split()
+        if len(f) > 9 and f[2] == device:
+            return {"disk_reads": float(f[3]), "disk_rbytes": float(f[5]) * SECTOR,
+                    "disk_writes": float(f[7]), "disk_wbytes": float(f[9]) * SECTOR}
+    return None

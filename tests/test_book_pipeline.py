@@ -1,0 +1,184 @@
+"""The book pipeline on a throwaway mini book (no database, no server).
+
+The mini book uses the repository's own _config.yml, a one-page introduction and one
+chapter notebook that draws an Altair chart from a small DataFrame. It checks that:
+unknown parameters and bad scales are refused before anything runs; a failing
+notebook leaves nothing where the book would publish it; the book builds with
+warnings as errors; a warning fails the build; and, in headless Chromium with no
+network, the chart draws its marks (and does not without the book's offline script).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from dbexp.book import build_book, check_charts, execute_chapter
+from dbexp.book import check as check_mod
+from dbexp.book import toc as toc_mod
+from dbexp.book.build import run_jupyter_book
+from dbexp.errors import DbexpError
+
+pytestmark = pytest.mark.notebooks
+
+REPO = Path(__file__).resolve().parents[1]
+HAVE_CHROMIUM = any(shutil.which(n) for n in check_mod.CHROMIUM_CANDIDATES)
+
+CHART_CELL = """\
+import altair as alt
+import pandas as pd
+from dbexp.book.vega import enable_offline
+
+enable_offline()
+if scale == "full":
+    raise ValueError("boom: this chapter refuses full scale")
+print(f"scale={scale} run={run} publish={publish}")
+df = pd.DataFrame({"threads": [1, 2, 4, 8, 16], "tps": [900, 1700, 3100, 4800, 5200]})
+alt.Chart(df).mark_line(point=True).encode(x="threads:Q", y="tps:Q")
+"""
+
+
+def _chapter_notebook() -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('scale = "smoke"\nrun = True\npublish = False')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Throughput\n\nOne chart from a small DataFrame."),
+        params,
+        nbformat.v4.new_code_cell(CHART_CELL),
+    ]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    """A mini book: the repository's _config.yml, an intro page and one chapter."""
+    root = tmp_path / "minibook"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "book").mkdir()
+    shutil.copy(REPO / "_config.yml", root / "_config.yml")
+    (root / "_toc.yml").write_text(
+        textwrap.dedent(
+            """\
+            format: jb-book
+            root: book/intro
+            chapters:
+              - file: book/throughput
+            """
+        )
+    )
+    (root / "book" / "intro.md").write_text("# Mini book\n\nA test of the pipeline.\n")
+    nbformat.write(_chapter_notebook(), root / "notebooks" / "throughput.ipynb")
+    return root
+
+
+def _book_dir_files(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / "book").iterdir() if p.name != "_build")
+
+
+def test_unknown_parameter_is_refused(book: Path):
+    with pytest.raises(DbexpError) as err:
+        execute_chapter("throughput", {"scael": "smoke"}, root=book)
+    assert str(err.value) == (
+        "unknown parameter 'scael' for notebook throughput; "
+        "its parameters are: scale, run, publish"
+    )
+    assert _book_dir_files(book) == ["intro.md"]
+
+
+def test_bad_scale_is_refused(book: Path):
+    with pytest.raises(DbexpError, match=r"unknown scale 'huge'; valid scales are smoke, default or full"):
+        execute_chapter("throughput", {"scale": "huge"}, root=book)
+    with pytest.raises(DbexpError, match=r"unknown scale 'huge'"):
+        build_book("huge", root=book, log=lambda _: None)
+
+
+def test_unknown_chapter_is_refused(book: Path):
+    with pytest.raises(DbexpError, match=r"unknown chapter 'nope'; chapters: throughput"):
+        build_book("smoke", only="nope", root=book, log=lambda _: None)
+
+
+def test_failing_notebook_leaves_no_output(book: Path):
+    with pytest.raises(DbexpError) as err:
+        execute_chapter("throughput", {"scale": "full"}, root=book, timeout_s=120)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith("chapter throughput failed in cell 3 of notebooks/throughput.ipynb")
+    assert message.endswith("ValueError: boom: this chapter refuses full scale")
+    assert _book_dir_files(book) == ["intro.md"]  # no traceback notebook, no partial file
+
+
+def test_missing_page_fails_before_executing(book: Path):
+    toc = book / "_toc.yml"
+    toc.write_text(toc.read_text() + "  - file: book/ghost\n")
+    with pytest.raises(DbexpError, match=r"lists pages that do not exist: book/ghost"):
+        build_book("smoke", root=book, log=lambda _: None)
+    assert _book_dir_files(book) == ["intro.md"]
+
+
+def test_filtered_toc_leaves_out_missing_chapters(book: Path, tmp_path: Path):
+    toc = book / "_toc.yml"
+    toc.write_text(
+        "format: jb-book\nroot: book/intro\nparts:\n"
+        "  - caption: One\n    chapters:\n      - file: book/throughput\n      - file: book/later\n"
+        "  - caption: Two\n    chapters:\n      - file: book/mvcc_chains\n"
+    )
+    (book / "book" / "throughput.ipynb").write_text("{}")  # "executed"
+    path, dropped = toc_mod.write_filtered_toc(book, tmp_path / "toc.yml")
+    assert dropped == ["book/later", "book/mvcc_chains"]
+    assert toc_mod.toc_files(toc_mod.yaml.safe_load(path.read_text())) == [
+        "book/intro",
+        "book/throughput",
+    ]
+
+
+def test_warnings_fail_the_build(book: Path):
+    (book / "_toc.yml").write_text("format: jb-book\nroot: book/intro\n")
+    (book / "book" / "intro.md").write_text("# Mini book\n\nSee {ref}`no-such-label`.\n")
+    with pytest.raises(DbexpError, match=r"jupyter-book build failed: .*no-such-label"):
+        run_jupyter_book(book)
+
+
+def test_book_builds_and_chart_draws_offline(book: Path, tmp_path: Path):
+    lines: list[str] = []
+    result = build_book(
+        "smoke", run=False, publish=False, root=book, check=HAVE_CHROMIUM, log=lines.append
+    )
+    assert result.executed == ["throughput"]
+    assert result.index.is_file()
+    page = result.html_dir / "book" / "throughput.html"
+    assert page.is_file()
+    assert (result.html_dir / "_static" / "dbexp-vega.js").is_file()
+    html = page.read_text()
+    assert "dbexp-vega.js" in html
+    assert len(re.findall(r'<div id="altair-viz-', html)) == 1
+
+    # Every chapter received scale, run and publish; the defaults cell is removed.
+    executed = nbformat.read(book / "book" / "throughput.ipynb", as_version=4)
+    injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1
+    assert 'scale = "smoke"' in injected[0].source and "run = False" in injected[0].source
+    assert "publish = False" in injected[0].source
+    assert "scale=smoke run=False publish=False" in html
+
+    if not HAVE_CHROMIUM:
+        pytest.skip("no chromium: the offline drawing check needs Debian's chromium")
+    assert [(p.page.name, p.expected, p.drawn) for p in result.pages] == [("throughput.html", 1, 1)]
+
+    # Control: the same page without the book's offline script cannot draw offline,
+    # so the check above really tested the offline path.
+    bare = page.with_name("bare.html")
+    bare.write_text(re.sub(r'<script src="[^"]*dbexp-vega\.js[^"]*"></script>', "", html))
+    assert "dbexp-vega.js" not in bare.read_text()
+    with pytest.raises(DbexpError, match=r"bare\.html: 0 of 1 charts drew .*Error loading script"):
+        check_charts(result.html_dir)
+    bare.unlink()
+
+    png = check_mod.screenshot(page, tmp_path / "throughput.png", height=1200)
+    assert png.stat().st_size > 10_000
