@@ -8,6 +8,7 @@ papermill, passing ``scale``, ``run`` and ``publish`` to each, then runs
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from dbexp.book.execute import DEFAULT_CELL_TIMEOUT_S, execute_chapter
 from dbexp.book.params import chapter_parameters
 
 BUILD_TIMEOUT_S = 1800
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass
@@ -144,19 +146,21 @@ def run_jupyter_book(root: Path, *, toc_path: Path | None = None) -> Path:
     except subprocess.TimeoutExpired:
         raise DbexpError(f"jupyter-book build took longer than {BUILD_TIMEOUT_S} s") from None
     if proc.returncode != 0 or not (out / "index.html").is_file():
-        raise DbexpError(f"jupyter-book build failed: {_build_problem(proc.stdout + proc.stderr)}")
+        output = _ANSI.sub("", proc.stdout + "\n" + proc.stderr).replace(f"{root}/", "")
+        raise DbexpError(f"jupyter-book build failed: {_build_problem(output)}")
     return out
 
 
 def _build_problem(output: str) -> str:
     """The first warning or error line of a failed jupyter-book build."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    for marker in ("WARNING:", "ERROR:", "CRITICAL:", "Error", "Exception"):
-        for line in lines:
-            if marker in line and "warnings" not in line.lower()[:20]:
-                count = sum(1 for l in lines if "WARNING:" in l or "ERROR:" in l)
-                more = f" ({count} warnings/errors in all)" if count > 1 else ""
-                return _short(line) + more
+    problems = [l for l in lines if "WARNING:" in l or "ERROR:" in l or "CRITICAL:" in l]
+    if problems:
+        more = f" ({len(problems)} warnings/errors in all)" if len(problems) > 1 else ""
+        return _short(problems[0]) + more
+    for line in lines:  # no Sphinx message: an exception, a missing file, ...
+        if "Error" in line or "Exception" in line:
+            return _short(line)
     return _short(lines[-1]) if lines else "no output"
 
 

@@ -174,6 +174,7 @@ def provenance(server, point: Point, dataset: dict, command: str) -> dict:
     pid = server.main_pid()
     return {
         "flavor": server.build.flavor, "spec": point.server.spec, "version": server.version,
+        "version_full": server.version_full,
         "source": server.build.source, "image": image.ref, "image_id": image.id,
         "image_digest": image.digest, "server_kind": server.kind,
         "server_cpus": point.server.cpuset or "all",

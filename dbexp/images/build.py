@@ -85,7 +85,10 @@ def offline_state(build: Build) -> tuple[str, dict | None]:
 
 
 def ensure(build: Build, force: bool = False) -> ImageInfo:
-    """The image of a build, built or pulled only when missing (or, offline, when its recipe changed)."""
+    """The image of a build, built or pulled only when missing (or, offline, when its recipe changed).
+
+    ``force`` rebuilds an offline image from scratch (no layer cache); it does not re-pull official ones.
+    """
     if build.source == "official":
         return _info(pull.pull(build.image), "official")
     state, attrs = offline_state(build)
@@ -98,7 +101,7 @@ def ensure(build: Build, force: bool = False) -> ImageInfo:
         if state == "stale":
             print(f"dbexp: {build.image} is stale (its recipe or binaries changed): rebuilding",
                   file=sys.stderr)
-        return _build(build, old_id=attrs["Id"] if attrs else None)
+        return _build(build, old_id=attrs["Id"] if attrs else None, nocache=force)
 
 
 def _context(build: Build, work: Path) -> tuple[Path, str]:
@@ -117,7 +120,7 @@ def _context(build: Build, work: Path) -> tuple[Path, str]:
     return ctx, sha
 
 
-def _build(build: Build, old_id: str | None) -> ImageInfo:
+def _build(build: Build, old_id: str | None, nocache: bool = False) -> ImageInfo:
     ensure_base()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="dbexp-build-") as tmp:
@@ -128,7 +131,7 @@ def _build(build: Build, old_id: str | None) -> ImageInfo:
                   "dbexp.artifact": f"{build.artifact.registry}:{build.artifact.package}"}  # type: ignore[union-attr]
         print(f"dbexp: building {build.image} from docker/{build.recipe} (recipe {wanted[:12]})",
               file=sys.stderr)
-        leftovers = _run_build(build, ctx, labels)
+        leftovers = _run_build(build, ctx, labels, nocache)
     for image_id in leftovers + ([old_id] if old_id else []):
         with contextlib.suppress(docker.errors.APIError):
             client().images.remove(image_id, noprune=False)
@@ -145,12 +148,13 @@ _FROM = re.compile(r"^FROM\s+\S+(?:\s+AS\s+(\S+))?", re.I)
 _ID = re.compile(r"^ ---> ([0-9a-f]{12})$")
 
 
-def _run_build(build: Build, ctx: Path, labels: dict[str, str]) -> list[str]:
+def _run_build(build: Build, ctx: Path, labels: dict[str, str], nocache: bool) -> list[str]:
     """Run the build, one stderr line per step; returns leftover images of throwaway stages."""
     tail: list[str] = []
     stage, last_id, leftovers = "", "", []
     stream = client().api.build(path=str(ctx), tag=build.image, buildargs=build_args(build), labels=labels,
-                                network_mode="host", rm=True, forcerm=True, pull=False, decode=True)
+                                network_mode="host", rm=True, forcerm=True, pull=False, nocache=nocache,
+                                decode=True)
     for chunk in stream:
         if "error" in chunk:
             print("\n".join(tail[-20:]), file=sys.stderr)

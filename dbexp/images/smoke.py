@@ -25,6 +25,7 @@ class SmokeResult:
     version: str  # SELECT VERSION()
     first_query_s: float  # from `docker run` to the first successful query
     ready_lines: int  # how often the log said it was ready
+    answer: str = ""  # the first value of ``sql``, when one was given
 
 
 def free_port() -> int:
@@ -44,24 +45,29 @@ def contract_run(flavor: str, port: int) -> tuple[list[str], dict[str, str]]:
     return ["mysqld", f"--port={port}", "--bind-address=127.0.0.1"], env
 
 
-def _query_version(flavor: str, port: int) -> str:
+def _ask(flavor: str, port: int, queries: list[str]) -> list[str]:
+    """The first value of each query, over TCP as the contract's superuser with no password."""
     if flavor == "postgres":
         import psycopg
         with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="postgres",
                              connect_timeout=3) as conn:
-            return str(conn.execute("SELECT version()").fetchone()[0])
+            return [str(conn.execute(q).fetchone()[0]) for q in queries]  # type: ignore[index]
     import pymysql
     conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", connect_timeout=3)
     try:
+        out = []
         with conn.cursor() as cur:
-            cur.execute("SELECT VERSION()")
-            return str(cur.fetchone()[0])
+            for q in queries:
+                cur.execute(q)
+                out.append(str(cur.fetchone()[0]))
+        return out
     finally:
         conn.close()
 
 
-def smoke(ref: str, flavor: str, timeout_s: float = 300, extra_args: list[str] | None = None) -> SmokeResult:
-    """Run ``ref`` per the contract on a free loopback port and wait for ``SELECT VERSION()``."""
+def smoke(ref: str, flavor: str, timeout_s: float = 300, extra_args: list[str] | None = None,
+          sql: str = "") -> SmokeResult:
+    """Run ``ref`` per the contract (plus ``extra_args``) on a free loopback port; time ``SELECT VERSION()``."""
     port = free_port()
     cmd, env = contract_run(flavor, port)
     started = time.monotonic()
@@ -71,7 +77,7 @@ def smoke(ref: str, flavor: str, timeout_s: float = 300, extra_args: list[str] |
         deadline = started + timeout_s
         while True:
             try:
-                version = _query_version(flavor, port)
+                version = _ask(flavor, port, ["SELECT VERSION()"])[0]
                 elapsed = time.monotonic() - started
                 break
             except Exception as exc:  # not up yet
@@ -81,8 +87,9 @@ def smoke(ref: str, flavor: str, timeout_s: float = 300, extra_args: list[str] |
                     raise DbexpError(f"{ref} did not answer on port {port} ({container.status}; "
                                      f"last error: {exc}); log tail: {log.splitlines()[-3:]}") from None
                 time.sleep(0.1)
+        answer = _ask(flavor, port, [sql])[0] if sql else ""
         logs = container.logs().decode("utf-8", "replace")
-        return SmokeResult(ref, version, elapsed, logs.count(READY_LINE[flavor]))
+        return SmokeResult(ref, version, elapsed, logs.count(READY_LINE[flavor]), answer)
     finally:
         with contextlib.suppress(Exception):
             container.remove(force=True, v=True)

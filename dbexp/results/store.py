@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS runs (
     flavor VARCHAR,
     spec VARCHAR,
     version VARCHAR,
+    version_full VARCHAR,
     source VARCHAR,
     image VARCHAR,
     image_id VARCHAR,

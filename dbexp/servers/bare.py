@@ -38,12 +38,31 @@ def _as_user(uid: int, gid: int) -> list[str]:
     return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--init-groups"]
 
 
+PATH_OPTIONS = ("basedir", "datadir", "socket", "pid-file", "pid_file", "secure-file-priv", "secure_file_priv")
+
+
+def _mysql_defaults(run: Path) -> Path:
+    """The image's own my.cnf, minus its paths and includes: the same server configuration."""
+    from dbexp.images.recipes import recipe_dir
+
+    lines = []
+    for line in (recipe_dir("mysql") / "my.cnf").read_text().splitlines():
+        key = line.split("=")[0].strip()
+        if line.startswith("!include") or key in PATH_OPTIONS:
+            continue
+        lines.append(line)
+    path = run / "my.cnf"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def _mysql_cmd(server: Server, home: Path, data: Path, run: Path) -> list[str]:
-    init = run / "init.sql"
-    init.write_text("CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED WITH mysql_native_password BY '';\n"
-                    "GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION;\n")
+    from dbexp.images.recipes import recipe_dir
+
+    init = recipe_dir("mysql") / "init-root.sql"  # the same account set-up as the image's first start
     mysqld = str(home / "bin" / "mysqld")
-    base = ["--no-defaults", f"--basedir={home}", f"--datadir={data}", "--user=root"]
+    base = [f"--defaults-file={_mysql_defaults(run)}", f"--basedir={home}", f"--datadir={data}",
+            "--user=root", f"--secure-file-priv={run}"]
     proc = subprocess.run([mysqld] + base + ["--initialize-insecure", f"--log-error={run / 'init.err'}"],
                           capture_output=True, text=True)
     if proc.returncode != 0:
@@ -58,13 +77,23 @@ def _postgres_cmd(server: Server, home: Path, data: Path, run: Path) -> list[str
     for path in (data, run):
         os.chown(path, uid, gid)
     os.chmod(data, 0o700)
+    env = dict(os.environ, LANG=_pg_locale())
     proc = subprocess.run(_as_user(uid, gid) + [str(home / "bin" / "initdb"), "-D", str(data), "-U", "postgres",
-                                                "--auth=trust", "-E", "UTF8", "--locale=C"],
-                          capture_output=True, text=True)
+                                                "--auth=trust", "-E", "UTF8", "--no-sync"],
+                          capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise DbexpError(f"bare initdb failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
     args = server.flavor.command(server.port, server.config.settings)[1:]
     return _as_user(uid, gid) + [str(home / "bin" / "postgres"), "-D", str(data), "-k", str(run)] + args
+
+
+def _pg_locale() -> str:
+    """The image's locale (en_US.utf8) where this host has it, else C.UTF-8."""
+    have = subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.split()
+    return "en_US.utf8" if "en_US.utf8" in have else "C.UTF-8"
+
+
+HOMES = Path(tempfile.gettempdir()) / "dbexp-homes"  # reachable by the non-root PostgreSQL user
 
 
 @contextlib.contextmanager
@@ -75,7 +104,7 @@ def running(config: ServerConfig) -> Iterator[Server]:
     build, flavor, image = prepare_build(config)
     if build.source != "offline" or build.flavor not in ("mysql", "postgres"):
         raise DbexpError(f"bare runs need an offline mysql or postgres build, not {build.spec}")
-    home = images.server_home(build)
+    home = images.server_home(build, under=HOMES)
     tmp = Path(tempfile.mkdtemp(prefix=f"dbexp-bare-{build.flavor}-"))
     os.chmod(tmp, 0o755)
     data, run = tmp / "data", tmp / "run"

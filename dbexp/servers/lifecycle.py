@@ -45,7 +45,8 @@ class Server:
     port: int
     container: Any = None  # docker Container, or None for a bare process
     process: Any = None  # subprocess.Popen for a bare process
-    version: str = ""  # SELECT VERSION()
+    version: str = ""  # the server's own version number (SHOW server_version on PostgreSQL)
+    version_full: str = ""  # SELECT VERSION()
     started_at: float = 0.0
     ready_s: float = 0.0
     extra: dict = field(default_factory=dict)
@@ -129,6 +130,7 @@ def wait_ready(server: Server, timeout_s: float = READY_TIMEOUT_S) -> None:
             conn = server.connect()
             try:
                 server.version = str(server.flavor.query(conn, server.flavor.version_sql())[0][0])
+                server.version_full = str(server.flavor.query(conn, "SELECT VERSION()")[0][0])
             finally:
                 conn.close()
             server.ready_s = time.monotonic() - server.started_at

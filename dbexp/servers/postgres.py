@@ -46,5 +46,8 @@ class Postgres(Flavor):
         return ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", f"--pgsql-port={port}",
                 "--pgsql-user=postgres", "--pgsql-password=", f"--pgsql-db={database}"]
 
+    def version_sql(self) -> str:
+        return "SHOW server_version"
+
     def connect_hint(self, port: int) -> str:
         return f"psql -h 127.0.0.1 -p {port} -U postgres"

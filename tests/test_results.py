@@ -1,0 +1,98 @@
+"""The results store and sweeps: provenance, failed runs kept apart, resume, export."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import POSTGRES, labelled_containers
+from dbexp.errors import DbexpError
+from dbexp.experiments.measure import Measured
+from dbexp.experiments.sweep import Point, Sweep, default_measure
+from dbexp.servers import ServerConfig
+from dbexp.workloads import Workload
+
+pytestmark = pytest.mark.docker
+
+PROVENANCE = ["flavor", "spec", "version", "version_full", "source", "image", "image_id", "image_digest",
+              "server_kind", "server_cpus", "server_cpus_observed", "client_cpus", "memory_limit",
+              "config_requested", "settings_effective", "workload", "command", "host", "started_at",
+              "ended_at", "repeat"]
+
+
+def _point(**kw) -> Point:
+    return Point(ServerConfig(POSTGRES, "1", settings={"max_connections": "50"}),
+                 Workload("oltp_point_select", 2, 2, 1, 2000), **kw)
+
+
+def test_sweep_records_complete_provenance_and_resumes(store):
+    sweep = Sweep("t_sweep", [_point()], repeats=2, store=store)
+    ids = sweep.run(progress=False)
+    assert len(ids) == 2
+    runs = store.runs("t_sweep")
+    assert set(runs["status"]) == {"ok"} and sorted(runs["repeat"]) == [0, 1]
+    row = runs.iloc[0]
+    for col in PROVENANCE:
+        assert row[col] is not None and row[col] == row[col], col
+    assert row["version"].startswith("16.") and row["server_cpus_observed"] == "1"
+    assert json.loads(row["config_requested"]) == {"max_connections": "50"}
+    assert json.loads(row["settings_effective"])["max_connections"] == "50"
+    host = json.loads(row["host"])
+    assert host["cpus"] >= 1 and host["cpu_model"] and host["kernel"] and host["engine_version"]
+    assert "--mysql" not in row["command"] and "--pgsql-port=" in row["command"]
+    m = store.table("measurements", ids)
+    assert {"qps", "lat_p95_ms", "lat_p99_ms", "cpu_per_op_us", "cs_per_op"} <= set(m["name"])
+    assert len(store.table("series", ids)) > 0 and len(store.table("counters", ids)) > 0
+
+    # resume: nothing left to do, nothing started
+    again = Sweep("t_sweep", [_point()], repeats=2, store=store)
+    assert again.pending() == []
+    assert sorted(again.run(progress=False)) == sorted(ids)
+    # one more repeat runs only the missing one
+    more = Sweep("t_sweep", [_point()], repeats=3, store=store)
+    assert [r for _, r in more.pending()] == [2]
+    # force measures everything again
+    assert len(Sweep("t_sweep", [_point()], repeats=1, store=store, force=True).pending()) == 1
+
+
+def test_failed_runs_are_kept_apart(store):
+    calls = {"n": 0}
+
+    def flaky(server, point) -> Measured:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("the server went away")
+        return default_measure(server, point)
+
+    sweep = Sweep("t_fail", [_point()], repeats=3, store=store, measure_fn=flaky)
+    with pytest.raises(DbexpError, match="1 run\\(s\\) of t_fail failed; first: .*the server went away"):
+        sweep.run(progress=False)
+    everything = store.runs("t_fail", status=None)
+    assert sorted(everything["status"]) == ["failed", "ok", "ok"]
+    failed = everything[everything["status"] == "failed"].iloc[0]
+    assert "went away" in failed["error"]
+    assert store.table("measurements", [failed["run_id"]]).empty  # no half results
+    assert len(store.runs("t_fail")) == 2  # readers see only ok runs
+    assert labelled_containers() == []
+    # a rerun fills only the failed repeat
+    assert [r for _, r in Sweep("t_fail", [_point()], repeats=3, store=store).pending()] == [1]
+
+
+def test_interrupted_runs_become_failed(store):
+    run_id = store.begin_run("t_int", "k", {}, 0)
+    store.db.execute("UPDATE runs SET pid = 999999999 WHERE run_id = ?", [run_id])
+    assert store.mark_interrupted() == 1
+    row = store.runs("t_int", status=None).iloc[0]
+    assert row["status"] == "failed" and row["error"].startswith("interrupted")
+
+
+def test_export_and_load_round_trip(store, tmp_path):
+    from dbexp.results import export, load
+    ids = Sweep("t_exp", [_point()], repeats=1, store=store).run(progress=False)
+    export(store, "t_exp", ids, root=tmp_path)
+    tables = load("t_exp", root=tmp_path)
+    assert list(tables["runs"]["run_id"]) == ids
+    assert set(tables["measurements"]["run_id"]) == set(ids)
+    with pytest.raises(DbexpError, match="no published results for 't_none'"):
+        load("t_none", root=tmp_path)

@@ -1,0 +1,111 @@
+"""Server lifecycle against real containers: start, version, pinning, options, teardown."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import MYSQL, POSTGRES, labelled_containers
+from dbexp.errors import DbexpError
+from dbexp.metrics.procfs import cpus_allowed
+
+pytestmark = pytest.mark.docker
+
+
+def test_postgres_runs_pinned_with_its_exact_version(pg):
+    assert pg.version.startswith("16.")
+    assert pg.version_full.startswith(f"PostgreSQL {pg.version}")
+    assert cpus_allowed(pg.main_pid()) == "1"  # the kernel's view, read from /proc/PID/status
+    assert pg.query("SELECT 1") == [(1,)]
+    assert pg.container.labels["dbexp"] == "1"
+
+
+def test_mysql_runs_pinned_with_its_exact_version(my):
+    assert my.version.startswith("8.0.")
+    assert cpus_allowed(my.main_pid()) == "1"
+    settings = my.effective_settings()
+    assert settings["bind_address"] == "127.0.0.1" and int(settings["port"]) == my.port
+
+
+def test_settings_reach_the_server():
+    from dbexp.servers import ServerConfig, running
+    with running(ServerConfig(POSTGRES, cpuset="1", settings={"max_connections": "321",
+                                                               "shared_buffers": "64MB"})) as srv:
+        assert srv.query("SHOW max_connections") == [("321",)]
+        assert srv.query("SHOW shared_buffers") == [("64MB",)]
+
+
+@pytest.mark.parametrize("spec,key", [(POSTGRES, "innodb_buffer_pool_size"), (MYSQL, "shared_buffers")])
+def test_unknown_option_is_rejected_before_the_run(spec, key):
+    from dbexp.servers import ServerConfig, start
+    before = {c.id for c in labelled_containers()}
+    with pytest.raises(DbexpError) as err:
+        start(ServerConfig(spec, settings={key: "1"}))
+    msg = str(err.value)
+    assert key in msg and "does not know the option" in msg and "\n" not in msg
+    assert {c.id for c in labelled_containers()} == before  # nothing was started
+
+
+def test_a_valid_mysql_option_with_dashes_passes():
+    from dbexp.images import ensure, resolve
+    from dbexp.catalog import parse_spec
+    from dbexp.servers.lifecycle import flavor_for
+    from dbexp.servers.options import check_settings, known_options
+    build = resolve(parse_spec(MYSQL))
+    image = ensure(build)
+    flavor = flavor_for(build)
+    known = known_options(flavor, image.ref, image.id)
+    check_settings(flavor, {"innodb-buffer-pool-size": "256M", "skip-log-bin": "1",
+                            "loose-no-such-thing": "1"}, known, build.version)
+
+
+def test_no_container_left_after_an_exception():
+    from dbexp.servers import ServerConfig, running
+    before = {c.id for c in labelled_containers()}
+    with pytest.raises(RuntimeError):
+        with running(ServerConfig(POSTGRES, cpuset="1")) as srv:
+            assert srv.container.id not in before
+            raise RuntimeError("boom")
+    assert {c.id for c in labelled_containers()} == before
+
+
+def test_no_container_left_after_ctrl_c(tmp_path):
+    """A process interrupted by SIGINT while it holds a server removes the container."""
+    script = tmp_path / "hold.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, signal, sys
+        from dbexp.servers import ServerConfig, running
+        with running(ServerConfig({POSTGRES!r}, cpuset="1")) as srv:
+            print(srv.container.id, flush=True)
+            os.kill(os.getpid(), signal.SIGINT)
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0 and "KeyboardInterrupt" in proc.stderr
+    cid = proc.stdout.strip().splitlines()[0]
+    assert cid not in {c.id for c in labelled_containers()}
+
+
+def test_cli_server_start_and_stop():
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "dbexp.cli", *args], capture_output=True, text=True,
+                              timeout=300)
+    started = cli("server", "start", POSTGRES, "--cpuset", "1")
+    assert started.returncode == 0, started.stderr
+    assert "connect: psql -h 127.0.0.1 -p" in started.stdout
+    listed = cli("server", "list")
+    assert "postgres:16" in listed.stdout
+    stopped = cli("server", "stop")
+    assert "stopped" in stopped.stdout
+    from dbexp.servers import interactive_containers
+    assert interactive_containers() == []
+
+
+def test_bad_cli_input_is_one_line():
+    proc = subprocess.run([sys.executable, "-m", "dbexp.cli", "server", "start", "oracle:19"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("error: bad server spec 'oracle:19'")
+    assert len(proc.stderr.strip().splitlines()) == 1

@@ -1,0 +1,67 @@
+"""sysbench against real servers: parsing real output, per-operation metrics, concurrency."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbexp.experiments.measure import measure
+from dbexp.workloads import Workload, sysbench
+from dbexp.workloads.parse import parse_run
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture(scope="module")
+def pg_data(pg):
+    wl = Workload("oltp_read_write", threads=2, duration_s=3, table_size=5000)
+    prep = sysbench.prepare(wl, pg)
+    assert prep["rows"] == 5000 and prep["prepare_s"] > 0
+    return wl
+
+
+def test_real_output_parses_completely(pg, pg_data):
+    done = sysbench.run(pg_data, pg)
+    res = parse_run(done.output)
+    assert res.transactions > 0 and res.queries == res.reads + res.writes + res.others
+    assert abs(res.qps - res.queries / res.total_time_s) / res.qps < 0.02
+    assert len(res.series) >= 2 and all(iv["threads"] == 2 for iv in res.series)
+    assert sum(c for _, c in res.histogram) == res.events  # the histogram counts every event
+    assert res.lat_min_ms <= res.percentile(95) <= res.percentile(99) <= res.lat_max_ms * 1.05
+    assert done.client_cpu_s > 0
+
+
+def test_write_workload_metrics_are_plausible(pg, pg_data):
+    m = measure(pg, pg_data).measurements
+    assert m["qps"][0] > 0 and m["errors"][0] == 0
+    assert 0 < m["cpu_per_op_us"][0] < 10_000  # microseconds of server CPU per query
+    assert m["cs_per_op"][0] > 0  # commits wait for the WAL flush
+    assert m["wkb_per_op"][0] > 0  # ... and the WAL reaches the disk
+    assert m["client_cpu_per_op_us"][0] > 0
+
+
+def test_mysql_write_workload_metrics(my):
+    wl = Workload("oltp_write_only", threads=2, duration_s=3, table_size=5000)
+    sysbench.prepare(wl, my)
+    got = measure(my, wl)
+    m = got.measurements
+    assert m["cs_per_op"][0] > 0 and m["wkb_per_op"][0] > 0 and m["cpu_per_op_us"][0] > 0
+    deltas = {(c["source"], c["name"]): c["delta"] for c in got.counters}
+    assert deltas[("status", "Com_commit")] > 0 or deltas[("status", "Com_update")] > 0
+    names = {(src, name) for _, src, name, _ in got.series}
+    assert ("sysbench", "qps") in names and ("server", "cpu_s/s") in names and ("counter", "Questions/s") in names
+
+
+def test_two_workloads_run_concurrently(pg, pg_data):
+    """A hot reader and a scanner at once: two sysbench processes, one result each."""
+    reader = Workload("oltp_point_select", threads=1, duration_s=3, table_size=5000)
+    scanner = Workload("select_random_ranges", threads=1, duration_s=3, table_size=5000)
+    a, b = sysbench.start_run(reader, pg), sysbench.start_run(scanner, pg)
+    ra, rb = sysbench.finish_run(a, reader), sysbench.finish_run(b, scanner)
+    assert ra.result.qps > 0 and rb.result.qps > 0
+
+
+def test_a_project_lua_script_runs(pg, pg_data):
+    assert "point_select_isolation" in sysbench.project_scripts()
+    wl = Workload("point_select_isolation", threads=1, duration_s=2, table_size=5000)
+    done = sysbench.run(wl, pg)
+    assert done.result.queries > 0
