@@ -165,6 +165,9 @@ def test_book_builds_and_chart_draws_offline(book: Path, tmp_path: Path):
     assert len(injected) == 1
     assert 'scale = "smoke"' in injected[0].source and "run = False" in injected[0].source
     assert "publish = False" in injected[0].source
+    assert "hide-input" in injected[0].metadata["tags"]
+    defaults = [c for c in executed.cells if "parameters" in c.metadata.get("tags", [])]
+    assert "remove-cell" in defaults[0].metadata["tags"]
     assert "scale=smoke run=False publish=False" in html
 
     if not HAVE_CHROMIUM:

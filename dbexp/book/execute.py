@@ -24,13 +24,17 @@ KERNEL_NAME = "python3"
 
 def notebook_parameters(path: Path) -> list[str]:
     """Names declared in the notebook's cell tagged ``parameters``, in order."""
-    import papermill
+    # papermill.inspect_notebook() fails on a notebook without kernelspec metadata;
+    # its helper (what execute_notebook uses) accepts the kernel we will run.
+    from papermill.inspection import _infer_parameters
+    from papermill.iorw import load_notebook_node
 
     try:
-        declared = papermill.inspect_notebook(str(path))
+        nb = load_notebook_node(str(path))
+        declared = _infer_parameters(nb, name=KERNEL_NAME, language="python")
     except Exception as exc:  # malformed JSON, unreadable file, ...
         raise DbexpError(f"cannot read notebook {path}: {_one_line(exc)}") from None
-    return list(declared)
+    return [p.name for p in declared]
 
 
 def check_parameters(name: str, source: Path, parameters: dict) -> None:
@@ -104,6 +108,7 @@ def execute_chapter(
                 str(tmp),
                 parameters=dict(parameters),
                 kernel_name=KERNEL_NAME,
+                language="python",
                 cwd=str(Path(cwd).resolve() if cwd is not None else root),
                 execution_timeout=int(max(1, round(timeout_s))),
                 progress_bar=False,
@@ -148,22 +153,28 @@ def _finalize(nb, dest: Path) -> None:
     # require.js and the widget manager from a CDN to the page: with no internet it
     # fails, and with require.js present Altair loads vega from the CDN too.
     nb.metadata.pop("widgets", None)
-    # The notebook's own parameters cell shows its defaults, not what ran; the cell
-    # papermill injected after it shows the values used, and stays.
+    # The notebook's own parameters cell shows its defaults, not what ran: removed.
+    # The cell papermill injected shows the values used: kept, folded ("Show code
+    # cell source"), unless the notebook tagged it otherwise.
     for cell in nb.cells:
         tags = cell.get("metadata", {}).get("tags", [])
         if "parameters" in tags and "remove-cell" not in tags:
             cell.metadata["tags"] = [*tags, "remove-cell"]
+        elif "injected-parameters" in tags and not any(
+            t.startswith(("remove-", "hide-")) for t in tags
+        ):
+            cell.metadata["tags"] = [*tags, "hide-input"]
 
 
 def _pinned_kernel_manager_class():
     """A kernel manager whose ``python3`` kernel is always this interpreter.
 
-    jupyter_client looks for a ``python3`` kernelspec in the user's directory
-    (~/.local/share/jupyter/kernels) before the venv's, so a kernel registered by
-    some other Python would run the chapters without dbexp. This one resolves
-    ``python3`` to ipykernel running under ``sys.executable``, and needs no
-    registration (it also works from a fresh venv in CI).
+    jupyter_client takes the first ``python3`` kernelspec on its search path:
+    directories in $JUPYTER_PATH, and the user's (~/.local/share/jupyter) outside a
+    venv, come before the venv's own, so a kernel registered by some other Python
+    (without dbexp) could run the chapters. This one resolves ``python3`` to
+    ipykernel under ``sys.executable`` and needs no registration (a fresh venv in
+    CI works as is).
     """
     global _PINNED
     if _PINNED is None:

@@ -104,7 +104,8 @@ class Sweep:
         groups: dict[str, list[tuple[Point, int]]] = {}
         for p, r in todo:
             groups.setdefault(p.group or p.server.spec, []).append((p, r))
-        bar = tqdm(total=len(todo), desc=self.experiment, unit="run", disable=not progress, file=sys.stderr)
+        bar = tqdm(total=len(todo), desc=self.experiment, unit="run", disable=not progress or not todo,
+                   file=sys.stderr)
         try:
             for name, items in groups.items():
                 self._run_group(name, items, bar)
@@ -142,7 +143,8 @@ class Sweep:
                         sysbench.run(_warmup(point.workload, self.warmup_s), servers[skey])
             for point, repeat in items:
                 server = servers[point.server_key()]
-                bar.set_postfix_str(f"{point.server.spec} {point.workload.script} #{repeat}")
+                what = " ".join(v for _, v in point.labels) or point.workload.script
+                bar.set_postfix_str(f"{point.server.spec} {what} #{repeat}")
                 self._run_one(point, repeat, server, prepared[(point.server_key(), point.workload.dataset_key())])
                 bar.update(1)
 

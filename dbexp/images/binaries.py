@@ -207,7 +207,7 @@ def server_home(build: Build, under: Path | None = None) -> Path:
     if mark.exists() and mark.read_text().strip() == got.sha256:
         return home
     parent.mkdir(parents=True, exist_ok=True)
-    with _locked(parent / ".locks" / home.name):
+    with lock(f"home-{home.name}"):
         if mark.exists() and mark.read_text().strip() == got.sha256:
             return home
         tmp = Path(tempfile.mkdtemp(prefix=f".{home.name}-", dir=parent))

@@ -11,6 +11,7 @@ import contextlib
 import socket
 import time
 from dataclasses import dataclass
+from typing import Sequence
 
 from dbexp.engine import LABEL, client
 from dbexp.errors import DbexpError
@@ -25,7 +26,7 @@ class SmokeResult:
     version: str  # SELECT VERSION()
     first_query_s: float  # from `docker run` to the first successful query
     ready_lines: int  # how often the log said it was ready
-    answer: str = ""  # the first value of ``sql``, when one was given
+    answer: str = ""  # the first value of the last ``sql`` statement, when some were given
 
 
 def free_port() -> int:
@@ -45,29 +46,35 @@ def contract_run(flavor: str, port: int) -> tuple[list[str], dict[str, str]]:
     return ["mysqld", f"--port={port}", "--bind-address=127.0.0.1"], env
 
 
-def _ask(flavor: str, port: int, queries: list[str]) -> list[str]:
-    """The first value of each query, over TCP as the contract's superuser with no password."""
+def _ask(flavor: str, port: int, queries: Sequence[str]) -> list[str]:
+    """The first value of each query ("" for statements without rows), over TCP as the contract's
+    superuser with no password, in one autocommit session."""
     if flavor == "postgres":
         import psycopg
         with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="postgres",
-                             connect_timeout=3) as conn:
-            return [str(conn.execute(q).fetchone()[0]) for q in queries]  # type: ignore[index]
+                             connect_timeout=3, autocommit=True) as conn:
+            curs = [conn.execute(q) for q in queries]
+            return [str(c.fetchone()[0]) if c.description else "" for c in curs]  # type: ignore[index]
     import pymysql
-    conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", connect_timeout=3)
+    conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", connect_timeout=3,
+                           autocommit=True)
     try:
         out = []
         with conn.cursor() as cur:
             for q in queries:
                 cur.execute(q)
-                out.append(str(cur.fetchone()[0]))
+                out.append(str(cur.fetchone()[0]) if cur.description else "")
         return out
     finally:
         conn.close()
 
 
 def smoke(ref: str, flavor: str, timeout_s: float = 300, extra_args: list[str] | None = None,
-          sql: str = "") -> SmokeResult:
-    """Run ``ref`` per the contract (plus ``extra_args``) on a free loopback port; time ``SELECT VERSION()``."""
+          sql: str | Sequence[str] = "") -> SmokeResult:
+    """Run ``ref`` per the contract (plus ``extra_args``) on a free loopback port; time ``SELECT VERSION()``.
+
+    ``sql``: statements run once the server answers; ``answer`` is the first value of the last one.
+    """
     port = free_port()
     cmd, env = contract_run(flavor, port)
     started = time.monotonic()
@@ -87,7 +94,8 @@ def smoke(ref: str, flavor: str, timeout_s: float = 300, extra_args: list[str] |
                     raise DbexpError(f"{ref} did not answer on port {port} ({container.status}; "
                                      f"last error: {exc}); log tail: {log.splitlines()[-3:]}") from None
                 time.sleep(0.1)
-        answer = _ask(flavor, port, [sql])[0] if sql else ""
+        queries = [sql] if isinstance(sql, str) else list(sql)
+        answer = _ask(flavor, port, queries)[-1] if sql else ""
         logs = container.logs().decode("utf-8", "replace")
         return SmokeResult(ref, version, elapsed, logs.count(READY_LINE[flavor]), answer)
     finally:
