@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from dbexp.book.charts import measured_on
 from dbexp.catalog import OFFLINE
 from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results, check_scale, collect
@@ -102,10 +103,12 @@ def _merge(a: Results, b: Results | None, publish: bool) -> Results:
                     pd.concat([a.counters, b.counters], ignore_index=True),
                     pd.concat([a.runs, b.runs], ignore_index=True), a.source)
     if publish:
+        from dbexp.book.readme import write_block
         from dbexp.results import Store, export
         store = Store()
         export(store, EXPERIMENT, list(a.runs["run_id"]))
         store.close()
+        write_block(EXPERIMENT, readme_block(a))
     return a
 
 
@@ -214,3 +217,23 @@ def relative_versions(res: Results, script: str = "oltp_point_select") -> pd.Dat
                          "ci_high": hi, "pairs": int((g["version"] == v).sum()),
                          "label": f"{flavor} {v} / {base}"})
     return pd.DataFrame(rows)
+
+
+def readme_block(res: Results) -> str:
+    """The calibration figures as Markdown, for README.md (regenerated on publish)."""
+    sp = spread_table(res)
+    rt = ratio_table(res)
+    w = res.wide
+    lines = [f"Measured {pd.to_datetime(w['started_at']).min():%Y-%m-%d} on "
+             f"{measured_on(res).removeprefix('Measured on ')}; "
+             f"{int(sp['n'].max())} repeats of {int(w['workload'].map(lambda x: x['duration_s']).max())} s, "
+             f"{int(w['threads'].max())} client threads, server on CPU 1, sysbench on CPU 0.", "",
+             "| ratio (A / B, median QPS, oltp_point_select) | server | pairs | ratio | 95% CI |",
+             "| --- | --- | --- | --- | --- |"]
+    for _, r in rt.iterrows():
+        lines.append(f"| {r['ratio']}: {r['meaning']} | {r['flavor']} {r['version']} | {r['pairs']} | "
+                     f"{r['ratio_qps']:.3f} | [{r['ci_low']:.3f}, {r['ci_high']:.3f}] |")
+    lines += ["", "| server | workload | median QPS | CV |", "| --- | --- | --- | --- |"]
+    for _, r in sp.iterrows():
+        lines.append(f"| {r['flavor']} {r['version']} | {r['script']} | {r['median']:,.0f} | {r['cv']:.1%} |")
+    return "\n".join(lines) + "\n"

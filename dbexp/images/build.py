@@ -63,12 +63,12 @@ def recipe_hash(build: Build, artifact_sha: str) -> str:
     return digest(recipe_dir(build.recipe), extra)
 
 
-def _info(attrs: dict, source: str) -> ImageInfo:
+def _info(ref: str, attrs: dict, source: str) -> ImageInfo:
     labels = attrs["Config"].get("Labels") or {}
     digests = attrs.get("RepoDigests") or []
-    ref = (attrs.get("RepoTags") or [""])[0]
-    return ImageInfo(ref=ref, id=attrs["Id"], digest=digests[0] if source == "official" and digests
-                     else attrs["Id"], source=source, recipe_hash=labels.get(HASH_LABEL, ""),
+    official = source == "official"
+    return ImageInfo(ref=ref, id=attrs["Id"], digest=digests[0] if official and digests else attrs["Id"],
+                     source=source, recipe_hash="" if official else labels.get(HASH_LABEL, ""),
                      size=int(attrs.get("Size", 0)))
 
 
@@ -90,14 +90,14 @@ def ensure(build: Build, force: bool = False) -> ImageInfo:
     ``force`` rebuilds an offline image from scratch (no layer cache); it does not re-pull official ones.
     """
     if build.source == "official":
-        return _info(pull.pull(build.image), "official")
+        return _info(build.image, pull.pull(build.image), "official")
     state, attrs = offline_state(build)
     if state == "present" and attrs is not None and not force:
-        return _info(attrs, "offline")
+        return _info(build.image, attrs, "offline")
     with binaries.lock(build.image):  # another process may be building it right now
         state, attrs = offline_state(build)
         if state == "present" and attrs is not None and not force:
-            return _info(attrs, "offline")
+            return _info(build.image, attrs, "offline")
         if state == "stale":
             print(f"dbexp: {build.image} is stale (its recipe or binaries changed): rebuilding",
                   file=sys.stderr)
@@ -132,18 +132,19 @@ def _build(build: Build, old_id: str | None, nocache: bool = False) -> ImageInfo
         print(f"dbexp: building {build.image} from docker/{build.recipe} (recipe {wanted[:12]})",
               file=sys.stderr)
         leftovers = _run_build(build, ctx, labels, nocache)
-    for image_id in leftovers + ([old_id] if old_id else []):
-        with contextlib.suppress(docker.errors.APIError):
-            client().images.remove(image_id, noprune=False)
     attrs = pull.local_attrs(build.image)
     if attrs is None:
         raise DbexpError(f"building {build.image} finished but the image is not present")
+    for image_id in leftovers + ([old_id] if old_id and old_id != attrs["Id"] else []):
+        with contextlib.suppress(docker.errors.APIError):  # still used by a container: leave it
+            client().images.remove(image_id, noprune=False)
     print(f"dbexp: built {build.image} in {time.monotonic() - started:.0f} s, "
           f"{attrs['Size'] / 1e6:.0f} MB", file=sys.stderr)
-    return _info(attrs, "offline")
+    return _info(build.image, attrs, "offline")
 
 
 _STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
+_SHOWN = ("FROM", "RUN", "COPY", "ADD")  # steps worth a progress line; the rest is metadata
 _FROM = re.compile(r"^FROM\s+\S+(?:\s+AS\s+(\S+))?", re.I)
 _ID = re.compile(r"^ ---> ([0-9a-f]{12})$")
 
@@ -151,25 +152,39 @@ _ID = re.compile(r"^ ---> ([0-9a-f]{12})$")
 def _run_build(build: Build, ctx: Path, labels: dict[str, str], nocache: bool) -> list[str]:
     """Run the build, one stderr line per step; returns leftover images of throwaway stages."""
     tail: list[str] = []
-    stage, last_id, leftovers = "", "", []
-    stream = client().api.build(path=str(ctx), tag=build.image, buildargs=build_args(build), labels=labels,
-                                network_mode="host", rm=True, forcerm=True, pull=False, nocache=nocache,
-                                decode=True)
-    for chunk in stream:
-        if "error" in chunk:
-            print("\n".join(tail[-20:]), file=sys.stderr)
-            raise DbexpError(f"building {build.image} failed: {chunk['error'].strip().splitlines()[-1]}")
-        for line in chunk.get("stream", "").splitlines():
-            tail = (tail + [line])[-40:]
-            step = _STEP.match(line)
-            if step:
-                print(f"  [{step.group(1)}/{step.group(2)}] {step.group(3)[:100]}", file=sys.stderr)
-                origin = _FROM.match(step.group(3))
-                if origin:
-                    if stage in THROWAWAY_STAGES and last_id:
-                        leftovers.append(last_id)
-                    stage = (origin.group(1) or "").lower()
-            found = _ID.match(line)
-            if found:
-                last_id = found.group(1)
+    stage, last_id, leftovers, current = "", "", [], ""
+    try:
+        for chunk in client().api.build(path=str(ctx), tag=build.image, buildargs=build_args(build),
+                                        labels=labels, network_mode="host", rm=True, forcerm=True,
+                                        pull=False, nocache=nocache, decode=True):
+            if "error" in chunk:
+                print("\n".join(tail[-20:]), file=sys.stderr)
+                raise DbexpError(f"building {build.image} failed at {current or 'the start'}: "
+                                 f"{chunk['error'].strip().splitlines()[-1]}")
+            stage, last_id, current = _follow(chunk.get("stream", ""), tail, leftovers, stage, last_id,
+                                              current)
+    except docker.errors.APIError as exc:
+        raise DbexpError(f"building {build.image} failed: {pull._first_line(exc)}") from None
     return leftovers
+
+
+def _follow(text: str, tail: list[str], leftovers: list[str], stage: str, last_id: str,
+            current: str) -> tuple[str, str, str]:
+    """Track one chunk of build output: print step lines, note the last image of throwaway stages."""
+    for line in text.splitlines():
+        tail.append(line)
+        del tail[:-40]
+        step = _STEP.match(line)
+        if step:
+            current = f"step {step.group(1)}/{step.group(2)}"
+            if step.group(3).split(" ", 1)[0].upper() in _SHOWN:
+                print(f"  [{step.group(1)}/{step.group(2)}] {step.group(3)[:100]}", file=sys.stderr)
+            origin = _FROM.match(step.group(3))
+            if origin:
+                if stage in THROWAWAY_STAGES and last_id:
+                    leftovers.append(last_id)
+                stage = (origin.group(1) or "").lower()
+        found = _ID.match(line)
+        if found:
+            last_id = found.group(1)
+    return stage, last_id, current

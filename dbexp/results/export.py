@@ -43,3 +43,25 @@ def load(experiment: str, root: str | Path | None = None) -> dict[str, pd.DataFr
         raise DbexpError(f"no published results for {experiment!r} in {folder} (missing "
                          f"{', '.join(missing)}): run the chapter with run=True and publish=True first")
     return {t: pd.read_parquet(folder / f"{t}.parquet") for t in TABLES}
+
+
+def published_summary(root: str | Path | None = None) -> pd.DataFrame:
+    """One row per published experiment: how many runs, which servers, when and on what host."""
+    import json
+
+    from dbexp.results.provenance import hardware_label
+
+    rows = []
+    folder = data_dir(root)
+    for runs_file in sorted(folder.glob("*/runs.parquet")):
+        runs = pd.read_parquet(runs_file)
+        if runs.empty:
+            continue
+        hosts = {hardware_label(json.loads(h) if isinstance(h, str) else h) for h in runs["host"]}
+        versions = sorted({f"{f} {v.split('-')[0]}" for f, v in zip(runs["flavor"], runs["version"])})
+        rows.append({"experiment": runs_file.parent.name, "runs": len(runs),
+                     "servers": ", ".join(versions), "hardware": "; ".join(sorted(hosts)),
+                     "measured": f"{pd.to_datetime(runs['started_at']).min():%Y-%m-%d}",
+                     "sysbench": "; ".join(sorted({(json.loads(h) if isinstance(h, str) else h).get('sysbench')
+                                                  or '?' for h in runs["host"]}))})
+    return pd.DataFrame(rows)

@@ -19,7 +19,7 @@ fi
 want_data=1
 for arg in "$@"; do
     case "$arg" in
-        --help|-\?|--version|-V|--describe-config|-C|-C*) want_data=0 ;;
+        --help|-\?|--version|-V|--describe-config) want_data=0 ;;
     esac
 done
 
