@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dbexp.experiments.sweep import Point, Sweep
-from dbexp.results import export as exporter
+from dbexp.results.export import export as export_runs
+from dbexp.results.export import load as load_published
 from dbexp.results.store import Store
 
 SCALES = ("smoke", "default", "full")
@@ -72,10 +73,10 @@ def collect(experiment: str, points: list[Point], repeats: int, *, run: bool, pu
         runs = runs[runs["run_id"].isin(ids)]
         tables = {t: st.table(t, ids) for t in ("measurements", "series", "counters")}
         if publish:
-            exporter.export(st, experiment, ids, root)
+            export_runs(st, experiment, ids, root)
         source = "this run"
     else:
-        published = exporter.load(experiment, root)
+        published = load_published(experiment, root)
         runs = published["runs"]
         tables = published
         source = "published data/"

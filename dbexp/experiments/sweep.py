@@ -18,7 +18,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Callable
 
-from tqdm.auto import tqdm
+from tqdm import tqdm  # plain text: widgets would pull require.js from a CDN into the book
 
 from dbexp.errors import DbexpError
 from dbexp.experiments.measure import Measured, measure

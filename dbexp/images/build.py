@@ -149,42 +149,44 @@ _FROM = re.compile(r"^FROM\s+\S+(?:\s+AS\s+(\S+))?", re.I)
 _ID = re.compile(r"^ ---> ([0-9a-f]{12})$")
 
 
+class _Progress:
+    """Follows the build output: a stderr line per step, the last image of each throwaway stage."""
+
+    def __init__(self) -> None:
+        self.tail: list[str] = []
+        self.stage = self.last_id = self.step = ""
+        self.leftovers: list[str] = []
+
+    def feed(self, text: str) -> None:
+        for line in text.splitlines():
+            self.tail = (self.tail + [line])[-40:]
+            step = _STEP.match(line)
+            if step:
+                self.step = f"step {step.group(1)}/{step.group(2)}"
+                if step.group(3).split(" ", 1)[0].upper() in _SHOWN:
+                    print(f"  [{step.group(1)}/{step.group(2)}] {step.group(3)[:100]}", file=sys.stderr)
+                origin = _FROM.match(step.group(3))
+                if origin:
+                    if self.stage in THROWAWAY_STAGES and self.last_id:
+                        self.leftovers.append(self.last_id)
+                    self.stage = (origin.group(1) or "").lower()
+            found = _ID.match(line)
+            if found:
+                self.last_id = found.group(1)
+
+
 def _run_build(build: Build, ctx: Path, labels: dict[str, str], nocache: bool) -> list[str]:
-    """Run the build, one stderr line per step; returns leftover images of throwaway stages."""
-    tail: list[str] = []
-    stage, last_id, leftovers, current = "", "", [], ""
+    """Run the build through the engine's API; returns leftover images of throwaway stages."""
+    progress = _Progress()
     try:
         for chunk in client().api.build(path=str(ctx), tag=build.image, buildargs=build_args(build),
                                         labels=labels, network_mode="host", rm=True, forcerm=True,
                                         pull=False, nocache=nocache, decode=True):
             if "error" in chunk:
-                print("\n".join(tail[-20:]), file=sys.stderr)
-                raise DbexpError(f"building {build.image} failed at {current or 'the start'}: "
+                print("\n".join(progress.tail[-20:]), file=sys.stderr)
+                raise DbexpError(f"building {build.image} failed at {progress.step or 'the start'}: "
                                  f"{chunk['error'].strip().splitlines()[-1]}")
-            stage, last_id, current = _follow(chunk.get("stream", ""), tail, leftovers, stage, last_id,
-                                              current)
+            progress.feed(chunk.get("stream", ""))
     except docker.errors.APIError as exc:
-        raise DbexpError(f"building {build.image} failed: {pull._first_line(exc)}") from None
-    return leftovers
-
-
-def _follow(text: str, tail: list[str], leftovers: list[str], stage: str, last_id: str,
-            current: str) -> tuple[str, str, str]:
-    """Track one chunk of build output: print step lines, note the last image of throwaway stages."""
-    for line in text.splitlines():
-        tail.append(line)
-        del tail[:-40]
-        step = _STEP.match(line)
-        if step:
-            current = f"step {step.group(1)}/{step.group(2)}"
-            if step.group(3).split(" ", 1)[0].upper() in _SHOWN:
-                print(f"  [{step.group(1)}/{step.group(2)}] {step.group(3)[:100]}", file=sys.stderr)
-            origin = _FROM.match(step.group(3))
-            if origin:
-                if stage in THROWAWAY_STAGES and last_id:
-                    leftovers.append(last_id)
-                stage = (origin.group(1) or "").lower()
-        found = _ID.match(line)
-        if found:
-            last_id = found.group(1)
-    return stage, last_id, current
+        raise DbexpError(f"building {build.image} failed: {pull.first_line(exc)}") from None
+    return progress.leftovers

@@ -27,7 +27,7 @@ def local_attrs(ref: str) -> dict | None:
         return None
 
 
-def _first_line(exc: Exception) -> str:
+def first_line(exc: Exception) -> str:
     text = getattr(exc, "explanation", None) or str(exc)
     return (str(text).strip().splitlines() or [type(exc).__name__])[0][:200]
 
@@ -43,14 +43,14 @@ def probe(ref: str) -> tuple[bool, str]:
         docker.from_env(timeout=PROBE_TIMEOUT_S).api.inspect_distribution(ref)
         result = (True, "")
     except docker.errors.APIError as exc:
-        why = _first_line(exc)
+        why = first_line(exc)
         if _NOT_THERE.search(why):
             result = (False, f"not in the registry: {why}")
         else:
             _registry_down = why
             result = (False, NO_REGISTRY)
     except (requests.exceptions.RequestException, docker.errors.DockerException) as exc:
-        _registry_down = _first_line(exc)
+        _registry_down = first_line(exc)
         result = (False, NO_REGISTRY)
     _probed[ref] = result
     return result
@@ -83,7 +83,7 @@ def pull(ref: str) -> dict:
     try:
         client().images.pull(repo, tag=tag or "latest")
     except docker.errors.APIError as exc:
-        raise DbexpError(f"official image {ref} could not be pulled: {_first_line(exc)}") from None
+        raise DbexpError(f"official image {ref} could not be pulled: {first_line(exc)}") from None
     attrs = local_attrs(ref)
     if attrs is None:
         raise DbexpError(f"pulling {ref} finished but the image is not present")

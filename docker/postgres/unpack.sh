@@ -16,11 +16,11 @@ native=$pkg/native
 # pg-symlinks.json: [{"source":"native/lib/libx.so.1.2","target":"native/lib/libx.so.1"}, ...]
 links=0
 if [ -f "$native/pg-symlinks.json" ]; then
-    tr '{}' '\n\n' < "$native/pg-symlinks.json" > "$work/links.txt"
+    tr '{}' '\n' < "$native/pg-symlinks.json" > "$work/links.txt"
     while IFS= read -r entry; do
         src=$(printf '%s\n' "$entry" | sed -n 's/.*"source" *: *"\([^"]*\)".*/\1/p')
         dst=$(printf '%s\n' "$entry" | sed -n 's/.*"target" *: *"\([^"]*\)".*/\1/p')
-        [ -n "$src" ] && [ -n "$dst" ] || continue
+        if [ -z "$src" ] || [ -z "$dst" ]; then continue; fi
         if [ "$(dirname "$src")" = "$(dirname "$dst")" ]; then
             ln -sfn "$(basename "$src")" "$pkg/$dst"
         else
