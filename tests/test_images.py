@@ -111,8 +111,14 @@ def test_offline_image_runs_per_contract(engine, capfd, flavor, version, expect)
 @pytest.mark.docker
 def test_postgres_describe_config_as_user_postgres(engine):
     info = images.ensure(_offline("postgres", "16.14"))
-    out = engine.containers.run(info.ref, ["--describe-config"], entrypoint=["postgres"], user="postgres",
-                                remove=True, network_mode="none", labels={LABEL: "1", "dbexp.role": "smoke"})
+    container = engine.containers.run(info.ref, ["--describe-config"], entrypoint=["postgres"],
+                                      user="postgres", detach=True, network_mode="none",
+                                      labels={LABEL: "1", "dbexp.role": "smoke"})
+    try:
+        assert container.wait(timeout=60)["StatusCode"] == 0
+        out = container.logs(stdout=True, stderr=False)
+    finally:
+        container.remove(force=True, v=True)  # v: the image declares PGDATA a volume
     names = {line.split("\t")[0] for line in out.decode().splitlines() if "\t" in line}
     assert {"shared_buffers", "work_mem", "max_connections"} <= names
 

@@ -45,7 +45,7 @@ class Scale:
 
 SCALES = {
     "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000),
-    "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 6, 10, 100000),
+    "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 5, 10, 100000),
     "full": Scale(tuple(ALL_OFFLINE), ("mysql:5.7@offline", "mysql:8.0@offline", "postgres:12@offline",
                                        "postgres:16@offline", "postgres:18@offline"), 10, 10, 30, 1000000),
 }

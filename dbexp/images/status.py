@@ -39,7 +39,8 @@ def list_rows() -> list[dict]:
     for build in catalog.ALL:
         if build.source == "offline":
             status, attrs = offline_state(build)
-            detail = "" if status != "buildable" else f"from {build.artifact.registry} {build.artifact.package}"  # type: ignore[union-attr]
+            art = build.artifact
+            detail = f"from {art.registry} {art.package}" if art and status == "buildable" else ""
         else:
             if registry is None and pull.local_attrs(build.image) is None:
                 registry = pull.probe(build.image)

@@ -27,10 +27,11 @@ Probe = Callable[[object], dict[str, float]]  # conn -> {name: value}, sampled e
 
 class Sampler:
     def __init__(self, server, interval_s: float = 1.0, probes: dict[str, Probe] | None = None,
-                 sql_series: bool = True):
+                 sql_series: bool = True, extra_counters: dict[str, Probe] | None = None):
         self.server = server
         self.interval_s = interval_s
-        self.probes = probes or {}
+        self.probes = probes or {}  # sampled every interval into the series
+        self.extra_counters = extra_counters or {}  # read at both ends into the counter deltas
         self.sql_series = sql_series
         self.local = server.kind == "bare" or is_local()
         self.tracker = Tracker()
@@ -80,7 +81,7 @@ class Sampler:
         if self.local and self.server.kind == "container":
             self._cgroup = ContainerCgroup(self.server.main_pid())
         self._conn = self.server.connect(self.server_database())
-        self._before = srv_counters.snapshot(self.server.flavor.name, self._conn, self.server_database())
+        self._before = self._snapshot()
         if self.local:
             self._device = diskstats.device_of(self._data_path() or "/")
             self._disk0 = diskstats.read(self._device) if self._device else None
@@ -93,6 +94,12 @@ class Sampler:
         self._thread = threading.Thread(target=self._loop, name="dbexp-sampler", daemon=True)
         self._thread.start()
         return self
+
+    def _snapshot(self) -> dict:
+        snap = srv_counters.snapshot(self.server.flavor.name, self._conn, self.server_database())
+        for source, read in self.extra_counters.items():
+            snap.update({(source, name): float(v) for name, v in read(self._conn).items()})
+        return snap
 
     def server_database(self) -> str | None:
         return self.server.extra.get("database", "sbtest")
@@ -146,7 +153,7 @@ class Sampler:
         self._disk_end = self._disk()
         self.elapsed_s = time.monotonic() - self._t0
         try:
-            after = srv_counters.snapshot(self.server.flavor.name, self._conn, self.server_database())
+            after = self._snapshot()
             self.counters = srv_counters.deltas(self._before, after)
         finally:
             self._conn.close()

@@ -29,9 +29,13 @@ def known_options(flavor: Flavor, image_ref: str, image_id: str) -> set[str]:
     from dbexp.engine import LABEL, client
 
     entrypoint, user, args = flavor.options_probe()
-    out = client().containers.run(image_ref, args, entrypoint=entrypoint, user=user, remove=True,
-                                  labels={LABEL: "1", "dbexp.role": "probe"}, network_mode="none",
-                                  stdout=True, stderr=False)
+    container = client().containers.run(image_ref, args, entrypoint=entrypoint, user=user, detach=True,
+                                        labels={LABEL: "1", "dbexp.role": "probe"}, network_mode="none")
+    try:
+        container.wait(timeout=120)
+        out = container.logs(stdout=True, stderr=False)
+    finally:
+        container.remove(force=True, v=True)  # v: the image's VOLUME would otherwise be left behind
     names = flavor.parse_options(out.decode("utf-8", "replace"))
     if len(names) < 50:
         raise DbexpError(f"could not list the options of {image_ref}: its server printed {len(names)} "

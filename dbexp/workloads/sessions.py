@@ -1,0 +1,98 @@
+"""Sessions held open beside a workload: idle connections, or open write transactions.
+
+``active``: each session begins a transaction and updates its own row of a
+``holders`` table (no two sessions touch one row, so nobody waits on a lock), then
+stays idle without committing. Every such transaction is in MySQL's list of active
+read-write transactions (copied into each new ReadView) and has an xid in
+PostgreSQL's proc array (scanned by every GetSnapshotData).
+``idle``: the same number of connections, with no transaction open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+from dbexp.errors import DbexpError, choices
+
+MODES = ("active", "idle")
+TABLE = "holders"
+
+
+@dataclass
+class HeldSessions:
+    server: object
+    n: int
+    mode: str = "active"
+    database: str = "sbtest"
+    conns: list = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise DbexpError(f"bad holder mode {self.mode!r}: valid are {choices(MODES)}")
+        if self.n < 0:
+            raise DbexpError(f"bad number of holders {self.n!r}: expected 0 or more")
+
+    def _create_table(self) -> None:
+        conn = self.server.connect(self.database)
+        try:
+            q = self.server.flavor.query
+            q(conn, f"DROP TABLE IF EXISTS {TABLE}")
+            q(conn, f"CREATE TABLE {TABLE} (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)")
+            if self.n:
+                values = ",".join(f"({i},0)" for i in range(self.n))
+                q(conn, f"INSERT INTO {TABLE} (id, v) VALUES {values}")
+        finally:
+            conn.close()
+
+    def open(self) -> "HeldSessions":
+        if self.mode == "active":
+            self._create_table()
+        try:
+            for i in range(self.n):
+                conn = self.server.connect(self.database, autocommit=False)
+                self.conns.append(conn)
+                cur = conn.cursor()
+                if self.mode == "active":
+                    cur.execute(f"UPDATE {TABLE} SET v = v + 1 WHERE id = {i}")
+                else:
+                    cur.execute("SELECT 1")
+                    cur.fetchall()
+                    conn.rollback()  # no transaction left open
+                cur.close()
+        except Exception as exc:
+            self.close()
+            raise DbexpError(f"could not open {self.n} {self.mode} sessions on {self.server.build.spec} "
+                             f"(opened {len(self.conns)}): {str(exc).splitlines()[0]}") from exc
+        return self
+
+    def close(self) -> None:
+        for conn in self.conns:
+            with contextlib.suppress(Exception):
+                conn.rollback()
+            with contextlib.suppress(Exception):
+                conn.close()
+        self.conns = []
+
+    def __enter__(self) -> "HeldSessions":
+        return self.open()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def observed(self) -> dict[str, int]:
+        """What the server itself sees: open transactions with a write, and sessions."""
+        return observe(self.server)
+
+
+def observe(server) -> dict[str, int]:
+    """Count active read-write transactions and client sessions, as the server reports them."""
+    if server.flavor.name in ("mysql", "mariadb"):
+        trx = server.query("SELECT COUNT(*) FROM information_schema.innodb_trx "
+                           "WHERE trx_state = 'RUNNING' AND trx_rows_modified > 0")[0][0]
+        sessions = server.query("SELECT COUNT(*) FROM information_schema.processlist")[0][0]
+    else:
+        trx = server.query("SELECT COUNT(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL "
+                           "AND state = 'idle in transaction'")[0][0]
+        sessions = server.query("SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")[0][0]
+    return {"open_write_trx": int(trx), "sessions": int(sessions)}
