@@ -47,3 +47,23 @@ def ratio_ci(df: pd.DataFrame, y: str, title, x_title: str = "ratio of median QP
                                              alt.Tooltip("ci_high:Q", format=".3f"), "pairs"])
     one = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
     return alt.layer(one, bars, points).properties(title=title, width=460)
+
+
+def lines(df: pd.DataFrame, x: str, y: str, color: str, title, x_title: str, y_title: str,
+          column: str | None = None, symlog_x: bool = False, log_y: bool = False,
+          band: tuple[str, str] | None = None) -> alt.Chart:
+    """One line per ``color`` over ``x`` (symlog keeps x=0 on a log-like axis), optionally with a
+    confidence band."""
+    xs = alt.Scale(type="symlog") if symlog_x else alt.Scale()
+    ys = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
+    base = alt.Chart(df).encode(x=alt.X(f"{x}:Q", title=x_title, scale=xs),
+                                color=alt.Color(f"{color}:N", title=None))
+    layers = [base.mark_line(point=True).encode(
+        y=alt.Y(f"{y}:Q", title=y_title, scale=ys),
+        tooltip=[color, x, alt.Tooltip(f"{y}:Q", format=".3f")])]
+    if band:
+        layers.insert(0, base.mark_area(opacity=0.15).encode(y=f"{band[0]}:Q", y2=f"{band[1]}:Q"))
+    chart = alt.layer(*layers).properties(width=300 if column else 480, height=260)
+    if column:
+        chart = chart.facet(column=alt.Column(f"{column}:N", title=column))
+    return chart.properties(title=title)

@@ -53,8 +53,8 @@ def tidy(runs: pd.DataFrame, measurements: pd.DataFrame) -> pd.DataFrame:
             runs[col] = runs[col].map(_json)
     labels = pd.DataFrame([p.get("labels", {}) for p in runs["point"]], index=runs.index)
     runs = pd.concat([runs, labels], axis=1)
-    runs["script"] = [w.get("script") for w in runs["workload"]]
-    runs["threads"] = [w.get("threads") for w in runs["workload"]]
+    runs["script"] = [(w or {}).get("script") for w in runs["workload"]]
+    runs["threads"] = [(w or {}).get("threads") for w in runs["workload"]]
     runs["series_name"] = runs["flavor"] + " " + runs["version"].str.split("-").str[0]
     wide = measurements.pivot_table(index="run_id", columns="name", values="value", aggfunc="first")
     return runs.merge(wide.reset_index(), on="run_id", how="left")

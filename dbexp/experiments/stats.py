@@ -44,3 +44,23 @@ def relative(df: pd.DataFrame, by: list[str], key: str, base, value: str = "qps"
     out = med.join(base_med, on=by)
     out["relative"] = out["median"] / out["base_median"]
     return out
+
+
+def slope_ci(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
+    """Least-squares slope of y on x with a bootstrap interval (pairs resampled within each x,
+    so every x keeps its repeats)."""
+    x = np.asarray(list(x), dtype=float)
+    y = np.asarray(list(y), dtype=float)
+    ok = ~np.isnan(y)
+    x, y = x[ok], y[ok]
+    if len(np.unique(x)) < 2:
+        return (float("nan"),) * 3
+    point = float(np.polyfit(x, y, 1)[0])
+    rng = np.random.default_rng(seed)
+    groups = [np.flatnonzero(x == v) for v in np.unique(x)]
+    boots = []
+    for _ in range(n_boot):
+        idx = np.concatenate([rng.choice(g, size=len(g), replace=True) for g in groups])
+        boots.append(np.polyfit(x[idx], y[idx], 1)[0])
+    lo, hi = np.quantile(boots, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return point, float(lo), float(hi)

@@ -35,7 +35,7 @@ RUN_MODES = ("container", "bare")
 @dataclass(frozen=True)
 class Point:
     server: ServerConfig
-    workload: Workload
+    workload: Workload | None  # None: the experiment drives the server itself (no sysbench dataset)
     group: str = ""  # points of one group share server instances and alternate
     labels: tuple[tuple[str, str], ...] = ()  # what distinguishes the point in charts
     server_mode: str = "container"  # container | bare (same binary, host process)
@@ -49,7 +49,8 @@ class Point:
         return {"server": {"spec": self.server.spec, "cpuset": self.server.cpuset, "memory": self.server.memory,
                            "settings": self.server.settings, "source": self.server.source,
                            "mode": self.server_mode},
-                "workload": self.workload.params(), "labels": dict(self.labels), "sample": self.sample}
+                "workload": self.workload.params() if self.workload else None, "labels": dict(self.labels),
+                "sample": self.sample}
 
     def key(self, experiment: str) -> str:
         blob = json.dumps([experiment, self.describe()], sort_keys=True, default=str)
@@ -141,8 +142,10 @@ class Sweep:
                     bar.set_postfix_str(f"starting {point.server.spec} ({point.server_mode})")
                     starter = bare.running if point.server_mode == "bare" else lifecycle.running
                     servers[skey] = stack.enter_context(starter(point.server))
-                dkey = (skey, point.workload.dataset_key())
-                if dkey not in prepared:
+                dkey = (skey, point.workload.dataset_key() if point.workload else None)
+                if point.workload is None:
+                    prepared[dkey] = {}
+                elif dkey not in prepared:
                     bar.set_postfix_str(f"preparing {point.workload.tables}x{point.workload.table_size} rows")
                     prepared[dkey] = sysbench.prepare(point.workload, servers[skey])
                     if self.warmup_s:
@@ -151,7 +154,8 @@ class Sweep:
                 server = servers[point.server_key()]
                 what = " ".join(v for _, v in point.labels) or point.workload.script
                 bar.set_postfix_str(f"{point.server.spec} {what} #{repeat}")
-                self._run_one(point, repeat, server, prepared[(point.server_key(), point.workload.dataset_key())])
+                dkey = (point.server_key(), point.workload.dataset_key() if point.workload else None)
+                self._run_one(point, repeat, server, prepared[dkey])
                 bar.update(1)
 
     def _run_one(self, point: Point, repeat: int, server, dataset: dict) -> None:
@@ -166,7 +170,8 @@ class Sweep:
             self.store.fail_run(run_id, "interrupted")
             raise
         except Exception as exc:
-            msg = f"{point.server.spec} {point.workload.script} repeat {repeat}: {exc}"
+            what = " ".join(v for _, v in point.labels) or point.workload.script
+            msg = f"{point.server.spec} {what} repeat {repeat}: {exc}"
             self.store.fail_run(run_id, str(exc) or type(exc).__name__)
             self.failures.append(msg)
 
@@ -187,8 +192,10 @@ def provenance(server, point: Point, dataset: dict, command: str) -> dict:
         "image_digest": image.digest, "server_kind": server.kind,
         "server_cpus": point.server.cpuset or "all",
         "server_cpus_observed": cpus_allowed(pid) if pid else None,
-        "client_cpus": point.workload.cpuset or "all", "memory_limit": point.server.memory,
+        "client_cpus": (point.workload.cpuset if point.workload else dict(point.labels).get("client_cpus"))
+        or "all", "memory_limit": point.server.memory,
         "config_requested": point.server.settings, "settings_effective": server.effective_settings(),
-        "workload": dict(point.workload.params(), dataset=dataset), "command": command,
+        "workload": dict(point.workload.params() if point.workload else dict(point.labels), dataset=dataset),
+        "command": command,
         "host": host_facts(),
     }

@@ -1,0 +1,74 @@
+"""The workloads of the ReadView and version-chain chapters, against real servers."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbexp.errors import DbexpError
+from dbexp.workloads import version_chains as vc
+from dbexp.workloads.sessions import HeldSessions, observe
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.mark.parametrize("server_fixture", ["pg", "my"])
+def test_holders_really_hold_open_write_transactions(server_fixture, request):
+    server = request.getfixturevalue(server_fixture)
+    server.ensure_database("sbtest")
+    before = observe(server)
+    with HeldSessions(server, 12, "active") as held:
+        seen = held.observed()
+        assert seen["open_write_trx"] == before["open_write_trx"] + 12
+        assert seen["sessions"] >= before["sessions"] + 12
+    assert observe(server)["open_write_trx"] == before["open_write_trx"]  # all rolled back
+
+
+@pytest.mark.parametrize("server_fixture", ["pg", "my"])
+def test_idle_sessions_hold_no_transaction(server_fixture, request):
+    server = request.getfixturevalue(server_fixture)
+    server.ensure_database("sbtest")
+    before = observe(server)
+    with HeldSessions(server, 8, "idle") as held:
+        seen = held.observed()
+        assert seen["open_write_trx"] == before["open_write_trx"]
+        assert seen["sessions"] >= before["sessions"] + 8
+
+
+def test_bad_holder_mode():
+    with pytest.raises(DbexpError, match="bad holder mode 'busy': valid are active or idle"):
+        HeldSessions(None, 1, "busy")
+
+
+@pytest.mark.parametrize("server_fixture", ["pg", "my"])
+def test_old_snapshot_is_old_and_fresh_reader_is_fresh(server_fixture, request):
+    server = request.getfixturevalue(server_fixture)
+    server.ensure_database("sbtest")
+    spec = vc.ChainSpec(rows=200, hot=2, column="v")
+    vc.reset_table(server, spec)
+    with vc.old_snapshot(server) as old:
+        before = vc.read_value(old, spec.hot_ids()[0])
+        vc.update_hot_rows(server, spec, 25)
+        assert vc.read_value(old, spec.hot_ids()[0]) == before  # still the snapshot's value
+        fresh = vc.fresh_reader(server)
+        try:
+            assert vc.read_value(fresh, spec.hot_ids()[0]) == before + 25
+            lat = vc.timed_reads(fresh, spec, 10)
+            assert len(lat) == 10 and (lat > 0).all()
+        finally:
+            fresh.close()
+        g = vc.garbage(server)
+        if server.flavor.name == "postgres":
+            chain = vc.chain_on_page(server, old)
+            # the old version, then HOT successors on the same page, each xmin the previous xmax
+            assert len(chain) >= 2 and chain[0]["hot_updated"] == 1
+            for a, b in zip(chain, chain[1:]):
+                assert b["t_xmin"] == a["t_xmax"] and b["heap_only"] == 1
+        else:
+            assert g["history_list_length"] >= 1
+
+
+def test_bad_chain_spec():
+    with pytest.raises(DbexpError, match="bad updated column 'x': valid are v or k"):
+        vc.ChainSpec(column="x")
+    with pytest.raises(DbexpError, match="bad fillfactor 5"):
+        vc.ChainSpec(fillfactor=5)
