@@ -83,3 +83,33 @@ def collect(experiment: str, points: list[Point], repeats: int, *, run: bool, pu
         source = "published data/"
     return Results(experiment, tidy(runs, tables["measurements"]), tables["series"], tables["counters"],
                    runs, source)
+
+
+OFFICIAL_ONLY = ("mysql:8.4", "mysql:9.5")  # versions no package registry ships
+
+
+def servers_available(specs) -> tuple[list[str], dict[str, str]]:
+    """Split specs into those some source can provide here and those it cannot (with the reason):
+    chapters add MySQL 8.4 and 9.x where official images can be pulled and say so where not."""
+    from dbexp.catalog import parse_spec
+    from dbexp.errors import DbexpError
+    from dbexp.images import resolve
+
+    ok, missing = [], {}
+    for spec in specs:
+        try:
+            resolve(parse_spec(spec))
+            ok.append(spec)
+        except DbexpError as exc:
+            missing[spec] = str(exc)
+    return ok, missing
+
+
+def missing_official(res: Results) -> str:
+    """A sentence naming the official-only versions absent from these results, or ''."""
+    have = set(res.wide["version"].astype(str)) if len(res.wide) else set()
+    absent = [s for s in OFFICIAL_ONLY if not any(v.startswith(s.split(":")[1]) for v in have)]
+    if not absent:
+        return ""
+    return (f"{' and '.join(absent)} are missing from these results: no package registry ships them, and "
+            "their official images could not be pulled where these results were measured.")
