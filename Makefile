@@ -6,17 +6,20 @@ SCALE  ?= smoke
 # e.g. BOOKFLAGS="--render-only" or BOOKFLAGS="--publish"
 BOOKFLAGS ?=
 
-.PHONY: setup engine images book test clean
+.PHONY: setup host engine images book test clean
+
+# Host tools first: on a bare Debian even python3-venv may be missing.
+host:
+	bash scripts/setup-host.sh
 
 $(BIN)/dbexp: pyproject.toml
+	$(MAKE) host
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e .
-	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $@
 
-setup: $(BIN)/dbexp
-	bash scripts/setup-host.sh
+setup: host $(BIN)/dbexp
 
 engine: setup
 	$(BIN)/dbexp engine

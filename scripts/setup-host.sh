@@ -14,7 +14,11 @@ have chromium || need+=(chromium)
 have taskset || need+=(util-linux)
 have mvn || need+=(maven)
 have npm || need+=(npm)
-dpkg -s libaio1 >/dev/null 2>&1 || need+=(libaio1)
+python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
+# libaio1 was renamed libaio1t64 in Debian 13 and Ubuntu 24.04
+if ! dpkg -s libaio1 >/dev/null 2>&1 && ! dpkg -s libaio1t64 >/dev/null 2>&1; then
+  if apt-cache show libaio1 >/dev/null 2>&1; then need+=(libaio1); else need+=(libaio1t64); fi
+fi
 dpkg -s libnuma1 >/dev/null 2>&1 || need+=(libnuma1)
 # An engine is needed only where none answers and DOCKER_HOST does not point elsewhere.
 if [ -z "${DOCKER_HOST:-}" ] && ! have dockerd && ! docker info >/dev/null 2>&1; then
@@ -31,4 +35,8 @@ fi
 echo "setup: installing ${need[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q >/dev/null
+# resolve the libaio name again now that the package lists are fresh
+if [[ " ${need[*]} " == *" libaio1 "* ]] && ! apt-cache show libaio1 >/dev/null 2>&1; then
+  need=("${need[@]/libaio1/libaio1t64}")
+fi
 apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null

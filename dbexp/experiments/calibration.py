@@ -41,10 +41,12 @@ class Scale:
     duration_s: int
     table_size: int
     threads: int = 4
+    warmup_s: int = 5  # one unrecorded run after each server's dataset is prepared
 
 
 SCALES = {
-    "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000),
+    "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000,
+                   warmup_s=1),
     "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 5, 10, 100000),
     "full": Scale(tuple(ALL_OFFLINE), ("mysql:5.7@offline", "mysql:8.0@offline", "postgres:12@offline",
                                        "postgres:16@offline", "postgres:18@offline"), 10, 10, 30, 1000000),
@@ -91,8 +93,9 @@ def run(scale: str = "smoke", *, run: bool = True, publish: bool = False, force:
     if not run:
         return collect(EXPERIMENT, [], 0, run=False)
     # the two parts have different repeat counts: collect each, then publish them together
-    first = collect(EXPERIMENT, spread_pts, sc.repeats, run=True, force=force)
-    second = collect(EXPERIMENT, ratio_pts, sc.ratio_pairs, run=True, force=force) if ratio_pts else None
+    first = collect(EXPERIMENT, spread_pts, sc.repeats, run=True, force=force, warmup_s=sc.warmup_s)
+    second = (collect(EXPERIMENT, ratio_pts, sc.ratio_pairs, run=True, force=force, warmup_s=sc.warmup_s)
+              if ratio_pts else None)
     return _merge(first, second, publish)
 
 

@@ -75,6 +75,8 @@ def collect(experiment: str, points: list[Point], repeats: int, *, run: bool, pu
         tables = {t: st.table(t, ids) for t in ("measurements", "series", "counters")}
         if publish:
             export_runs(st, experiment, ids, root)
+        if store is None:
+            st.close()  # release the file: DuckDB lets one process write it at a time
         source = "this run"
     else:
         published = load_published(experiment, root)

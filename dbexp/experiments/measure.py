@@ -48,6 +48,8 @@ def summarize(done: sysbench.Finished, totals: dict | None) -> dict[str, tuple[f
         out["writes_per_op"] = (per_op(totals.get("disk_writes"), ops), "count")
         out["wchar_kb_per_op"] = (per_op(totals.get("wchar"), ops, 1 / 1024), "KiB")
         out["server_threads"] = (totals.get("threads"), "count")
+        out["server_threads_new"] = (totals.get("threads_new"), "count")
+        out["cpu_from_cgroup"] = (totals.get("cpu_source"), "bool")
     return out
 
 
@@ -60,13 +62,15 @@ def sysbench_series(done: sysbench.Finished) -> list[tuple]:
     return rows
 
 
-def measure(server, workload: Workload, *, sample: bool = True, probes=None, extra_counters=None) -> Measured:
+def measure(server, workload: Workload, *, sample: bool = True, probes=None, extra_counters=None,
+            sql_series: bool = True) -> Measured:
     """Run ``workload`` against ``server``; sample the server unless ``sample`` is False
     (the "by hand" control: the same sysbench command with nothing else running)."""
     if not sample:
         done = sysbench.run(workload, server)
         return Measured(summarize(done, None), [], sysbench_series(done), " ".join(done.cmd))
-    with Sampler(server, probes=probes, extra_counters=extra_counters) as sampler:
+    with Sampler(server, probes=probes, extra_counters=extra_counters, sql_series=sql_series,
+                 cpus=workload.cpuset) as sampler:
         done = sysbench.run(workload, server)
     return Measured(summarize(done, sampler.totals()), sampler.counters,
                     sysbench_series(done) + sampler.series, " ".join(done.cmd))

@@ -30,6 +30,9 @@ from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
 
 RUN_MODES = ("container", "bare")
+# Part of every point's key: raise it when how a run is measured changes, so that a resumed
+# sweep measures again instead of mixing old and new methods.
+METHOD_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class Point:
                 "sample": self.sample}
 
     def key(self, experiment: str) -> str:
-        blob = json.dumps([experiment, self.describe()], sort_keys=True, default=str)
+        blob = json.dumps([experiment, METHOD_VERSION, self.describe()], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
     def server_key(self) -> tuple:

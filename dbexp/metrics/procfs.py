@@ -42,27 +42,6 @@ def io_bytes(pid: int) -> tuple[int, int] | None:
     return int(values.get("rchar", 0)), int(values.get("wchar", 0))
 
 
-def thread_switches(pid: int) -> dict[int, tuple[int, int]]:
-    """{tid: (voluntary, involuntary)} for every thread of a process."""
-    out: dict[int, tuple[int, int]] = {}
-    try:
-        tids = os.listdir(PROC / str(pid) / "task")
-    except (FileNotFoundError, ProcessLookupError):
-        return out
-    for tid in tids:
-        text = _read(PROC / str(pid) / "task" / tid / "status")
-        if text is None:
-            continue
-        vol = invol = 0
-        for line in text.splitlines():
-            if line.startswith("voluntary_ctxt_switches"):
-                vol = int(line.split()[1])
-            elif line.startswith("nonvoluntary_ctxt_switches"):
-                invol = int(line.split()[1])
-        out[int(tid)] = (vol, invol)
-    return out
-
-
 def descendants(root: int) -> list[int]:
     """The process and all its descendants (for a bare server and its backends)."""
     children: dict[int, list[int]] = {}
@@ -91,33 +70,81 @@ def cpus_allowed(pid: int) -> str | None:
     return None
 
 
+def thread_ids(pid: int) -> list[int]:
+    try:
+        return [int(t) for t in os.listdir(PROC / str(pid) / "task")]
+    except (FileNotFoundError, ProcessLookupError):
+        return []
+
+
+def _switches(pid: int, tid: int) -> tuple[int, int] | None:
+    text = _read(PROC / str(pid) / "task" / str(tid) / "status")
+    if text is None:
+        return None
+    vol = invol = 0
+    for line in text.splitlines():
+        if line.startswith("voluntary_ctxt_switches"):
+            vol = int(line.split()[1])
+        elif line.startswith("nonvoluntary_ctxt_switches"):
+            invol = int(line.split()[1])
+    return vol, invol
+
+
 class Tracker:
-    """Accumulates deltas over a window for a changing set of processes."""
+    """Accumulates deltas over a window for a changing set of processes.
+
+    Processes and threads present at the baseline are read at the baseline and at the
+    end (and by full samples); those born inside the window are also read by cheap
+    ``only_new`` samples, taken often, so that one exiting at the end of the run (a
+    PostgreSQL backend when sysbench disconnects) loses at most one short interval.
+    """
 
     def __init__(self):
         self.first: dict[tuple, float] = {}
         self.last: dict[tuple, float] = {}
         self.baseline_taken = False
+        self.old_pids: set[int] = set()
+        self.old_tids: set[int] = set()
 
     def _see(self, key: tuple, value: float) -> None:
         if key not in self.first:
             self.first[key] = value if not self.baseline_taken else 0.0
         self.last[key] = value
 
-    def sample(self, pids: list[int]) -> None:
-        for pid in pids:
-            cpu = cpu_seconds(pid)
-            if cpu is None:
-                continue
-            self._see(("cpu", pid), cpu)
-            io = io_bytes(pid)
-            if io is not None:
-                self._see(("rchar", pid), io[0])
-                self._see(("wchar", pid), io[1])
-            for tid, (vol, invol) in thread_switches(pid).items():
-                self._see(("vcs", tid), vol)
-                self._see(("ivcs", tid), invol)
-        self.baseline_taken = True
+    def _process(self, pid: int, tids=None) -> None:
+        cpu = cpu_seconds(pid)
+        if cpu is None:
+            return
+        self._see(("cpu", pid), cpu)
+        io = io_bytes(pid)
+        if io is not None:
+            self._see(("rchar", pid), io[0])
+            self._see(("wchar", pid), io[1])
+        for tid in (thread_ids(pid) if tids is None else tids):
+            sw = _switches(pid, tid)
+            if sw is not None:
+                self._see(("vcs", tid), sw[0])
+                self._see(("ivcs", tid), sw[1])
+
+    def sample(self, pids: list[int], only_new: bool = False) -> None:
+        if not only_new or not self.baseline_taken:
+            for pid in pids:
+                self._process(pid)
+        else:
+            for pid in pids:
+                if pid not in self.old_pids:
+                    self._process(pid)
+                else:  # an old process: only its threads born in the window
+                    new = [t for t in thread_ids(pid) if t not in self.old_tids]
+                    for tid in new:
+                        sw = _switches(pid, tid)
+                        if sw is not None:
+                            self._see(("vcs", tid), sw[0])
+                            self._see(("ivcs", tid), sw[1])
+        if not self.baseline_taken:
+            self.old_pids = {k[1] for k in self.first if k[0] == "cpu"}
+            self.old_tids = {k[1] for k in self.first if k[0] == "vcs"}
+            self.baseline_taken = True
 
     def totals(self) -> dict[str, float]:
         out = {"cpu_s": 0.0, "rchar": 0.0, "wchar": 0.0, "vcs": 0.0, "ivcs": 0.0}
@@ -126,4 +153,5 @@ class Tracker:
             out[names[key[0]]] += max(0.0, last - self.first[key])
         out["processes"] = float(len({k[1] for k in self.last if k[0] == "cpu"}))
         out["threads"] = float(len({k[1] for k in self.last if k[0] == "vcs"}))
+        out["threads_new"] = float(len({k[1] for k in self.last if k[0] == "vcs"} - self.old_tids))
         return out

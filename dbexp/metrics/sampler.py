@@ -11,6 +11,7 @@ Usage::
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Callable
@@ -27,9 +28,12 @@ Probe = Callable[[object], dict[str, float]]  # conn -> {name: value}, sampled e
 
 class Sampler:
     def __init__(self, server, interval_s: float = 1.0, probes: dict[str, Probe] | None = None,
-                 sql_series: bool = True, extra_counters: dict[str, Probe] | None = None):
+                 sql_series: bool = True, extra_counters: dict[str, Probe] | None = None,
+                 new_task_interval_s: float = 0.1, cpus: str | None = None):
         self.server = server
         self.interval_s = interval_s
+        self.new_task_interval_s = new_task_interval_s
+        self.cpus = cpus  # pin the sampling thread here (the client's CPUs), away from the server
         self.probes = probes or {}  # sampled every interval into the series
         self.extra_counters = extra_counters or {}  # read at both ends into the counter deltas
         self.sql_series = sql_series
@@ -80,6 +84,8 @@ class Sampler:
     def __enter__(self) -> "Sampler":
         if self.local and self.server.kind == "container":
             self._cgroup = ContainerCgroup(self.server.main_pid())
+            if not self._cgroup.pids():
+                self.local = False  # another cgroup namespace: record these metrics as missing, not as 0
         self._conn = self.server.connect(self.server_database())
         self._before = self._snapshot()
         if self.local:
@@ -105,8 +111,17 @@ class Sampler:
         return self.server.extra.get("database", "sbtest")
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self._sample_once()
+        """Every new_task_interval_s: tasks born in the window; every interval_s: the series."""
+        if self.cpus:
+            from dbexp.servers.config import cpus_of
+            os.sched_setaffinity(0, set(cpus_of(self.cpus)))  # on Linux: this thread only
+        next_full = self.interval_s
+        while not self._stop.wait(self.new_task_interval_s):
+            if time.monotonic() - self._t0 >= next_full:
+                next_full += self.interval_s
+                self._sample_once()
+            elif self.local:
+                self.tracker.sample(self._pids(), only_new=True)
 
     def _sample_once(self) -> None:
         t = round(time.monotonic() - self._t0, 3)
@@ -164,6 +179,8 @@ class Sampler:
             return {}
         out: dict[str, float | None] = dict(self.tracker.totals(), **(self._disk_end or {}))
         out["cpu_s_procfs"] = out["cpu_s"]
+        out["cpu_source"] = 0.0  # procfs
         if self._cpu0 is not None and self._cpu_end is not None:
             out["cpu_s"] = self._cpu_end - self._cpu0  # the cgroup's exact figure
+            out["cpu_source"] = 1.0  # cgroup
         return out

@@ -46,6 +46,7 @@ class HeldSessions:
             conn.close()
 
     def open(self) -> "HeldSessions":
+        _allow_files(2 * self.n + 256)  # a socket per session (Debian's soft limit is 1024)
         if self.mode == "active":
             self._create_table()
         try:
@@ -83,6 +84,15 @@ class HeldSessions:
     def observed(self) -> dict[str, int]:
         """What the server itself sees: open transactions with a write, and sessions."""
         return observe(self.server)
+
+
+def _allow_files(n: int) -> None:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < n:
+        new = n if hard == resource.RLIM_INFINITY else min(n, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
 
 
 def observe(server) -> dict[str, int]:

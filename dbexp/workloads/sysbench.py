@@ -116,14 +116,17 @@ class Running:
 
     def wait(self, timeout_s: float | None = None) -> Finished:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while True:
-            pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if deadline is not None and time.monotonic() > deadline:
-                self.kill()
-                raise DbexpError(f"sysbench ran past {timeout_s:.0f} s and was stopped: {' '.join(self.cmd)}")
-            time.sleep(0.05)
+        try:
+            while True:
+                pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if deadline is not None and time.monotonic() > deadline:
+                    raise DbexpError(f"sysbench ran past {timeout_s:.0f} s and was stopped: {' '.join(self.cmd)}")
+                time.sleep(0.05)
+        except BaseException:
+            self.kill()  # Ctrl-C, SIGTERM or a timeout: no sysbench is left running
+            raise
         self.proc.returncode = os.waitstatus_to_exitcode(status)
         self._out.seek(0)
         text = self._out.read()
@@ -132,9 +135,13 @@ class Running:
                         usage.ru_utime + usage.ru_stime, float(usage.ru_nvcsw + usage.ru_nivcsw), self.cmd)
 
     def kill(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, 9)
-            self.proc.wait()
+        if self.proc.returncode is None:
+            try:
+                os.killpg(self.proc.pid, 9)
+                os.waitpid(self.proc.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.proc.returncode = -9
 
 
 def start_run(workload: Workload, server) -> Running:
@@ -169,6 +176,35 @@ def prepare(workload: Workload, server) -> dict[str, float]:
         raise DbexpError(f"sysbench prepare for {workload.script} failed: {_last_error(proc.stdout + proc.stderr)}")
     out = parse_prepare(proc.stdout)
     out["prepare_s"] = time.monotonic() - started
+    settle(server, workload.database)
+    out["settle_s"] = time.monotonic() - started - out["prepare_s"]
     return out
+
+
+def settle(server, database: str) -> None:
+    """Leave no background work from loading behind for the first measured run: PostgreSQL gets
+    VACUUM (visibility map, hint bits) and a checkpoint; InnoDB flushes its dirty pages."""
+    if server.flavor.name == "postgres":
+        conn = server.connect(database)
+        try:
+            server.flavor.query(conn, "VACUUM (ANALYZE)")
+            server.flavor.query(conn, "CHECKPOINT")
+        finally:
+            conn.close()
+        return
+    conn = server.connect(database)
+    try:
+        q = server.flavor.query
+        old = q(conn, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0]
+        q(conn, "SET GLOBAL innodb_max_dirty_pages_pct = 0")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            dirty = q(conn, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")[0][1]
+            if int(dirty) == 0:
+                break
+            time.sleep(0.2)
+        q(conn, f"SET GLOBAL innodb_max_dirty_pages_pct = {float(old)}")
+    finally:
+        conn.close()
 
 

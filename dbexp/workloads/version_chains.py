@@ -169,3 +169,17 @@ def chain_on_page(server, conn_old, database: str = "sbtest") -> list[dict]:
             break  # the chain leaves the page (not HOT) or ends
         cur = nl
     return chain
+
+
+def settle_garbage(server, database: str = "sbtest", timeout_s: float = 20.0) -> None:
+    """Wait until InnoDB's history list stops shrinking (purge of earlier work is done), so a
+    point's garbage is its own. PostgreSQL's dead tuples are per table, and the table is new."""
+    if server.flavor.name == "postgres":
+        return
+    last, deadline = None, time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        hll = garbage(server, database)["history_list_length"]
+        if hll <= 10 or (last is not None and hll >= last):
+            return
+        last = hll
+        time.sleep(0.5)
