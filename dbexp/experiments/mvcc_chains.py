@@ -127,7 +127,7 @@ def measure_point(server, point: Point) -> Measured:
             g1 = vc.garbage(server)
             for name, value in g1.items():
                 m[f"garbage_{name}"] = (value - g0.get(name, 0.0) if name != "relation_bytes" else value, "count")
-            if server.flavor.name == "postgres" and v and spec.column == "v" and v == 10:
+            if server.flavor.name == "postgres" and spec.column == "v" and spec.fillfactor == 70 and v == 10:
                 for pos, item in enumerate(vc.chain_on_page(server, old)):
                     series += [(float(pos), "pageinspect", k, float(val)) for k, val in item.items()]
         if gc_timeout > 0:

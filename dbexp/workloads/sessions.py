@@ -81,9 +81,19 @@ class HeldSessions:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def observed(self) -> dict[str, int]:
-        """What the server itself sees: open transactions with a write, and sessions."""
-        return observe(self.server)
+    def observed(self, settle_s: float = 2.0) -> dict[str, int]:
+        """What the server itself sees: open transactions with a write, and sessions. InnoDB
+        refreshes information_schema.innodb_trx at most every 0.1 s, so this polls briefly until
+        the holders show up."""
+        import time
+
+        deadline = time.monotonic() + settle_s
+        while True:
+            seen = observe(self.server)
+            enough = seen["open_write_trx"] >= (self.n if self.mode == "active" else 0)
+            if enough or time.monotonic() > deadline:
+                return seen
+            time.sleep(0.15)
 
 
 def _allow_files(n: int) -> None:
