@@ -125,8 +125,11 @@ def measure_point(server, point: Point) -> Measured:
             m.update(_percentiles("old", np.concatenate(lat_old)))
             m.update(_percentiles("fresh", np.concatenate(lat_fresh)))
             g1 = vc.garbage(server)
-            for name, value in g1.items():
-                m[f"garbage_{name}"] = (value - g0.get(name, 0.0) if name != "relation_bytes" else value, "count")
+            for name in ("history_list_length", "purge_lag_trx", "n_dead_tup"):
+                if name in g1:
+                    m[f"garbage_{name}"] = (g1[name] - g0.get(name, 0.0), "count")
+            if "relation_bytes" in g1:
+                m["relation_bytes"] = (g1["relation_bytes"], "bytes")
             if server.flavor.name == "postgres" and spec.column == "v" and spec.fillfactor == 70 and v == 10:
                 for pos, item in enumerate(vc.chain_on_page(server, old)):
                     series += [(float(pos), "pageinspect", k, float(val)) for k, val in item.items()]
@@ -138,9 +141,10 @@ def measure_point(server, point: Point) -> Measured:
 
 
 def _reclaimed(g: dict, g0: dict, peak: dict) -> bool:
-    if "history_list_length" in g:
-        grown = peak["history_list_length"] - g0["history_list_length"]
-        return g["history_list_length"] - g0["history_list_length"] <= max(10.0, 0.01 * grown)
+    """InnoDB: purge has removed the versions of every transaction committed before the snapshot
+    ended. PostgreSQL: autovacuum has run on the table and no dead tuple is left."""
+    if "purge_done_no" in g:
+        return g["purge_done_no"] >= peak["trx_id_counter"]
     return g["n_dead_tup"] == 0 and g["autovacuum_count"] > g0["autovacuum_count"]
 
 

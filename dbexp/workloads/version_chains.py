@@ -137,10 +137,26 @@ def garbage(server, database: str = "sbtest") -> dict[str, float]:
             dead, live, av, size = row[0] if row else (0, 0, 0, 0)
             return {"n_dead_tup": float(dead), "n_live_tup": float(live), "autovacuum_count": float(av),
                     "relation_bytes": float(size)}
-        row = _q(conn, "SELECT count FROM information_schema.innodb_metrics WHERE name = 'trx_rseg_history_len'")
-        return {"history_list_length": float(row[0][0]) if row else float("nan")}
+        status = _q(conn, "SHOW ENGINE INNODB STATUS")[0][2]
+        return innodb_purge_state(status)
     finally:
         conn.close()
+
+
+def innodb_purge_state(status: str) -> dict[str, float]:
+    """From SHOW ENGINE INNODB STATUS: the history list length (undo logs not yet freed, which
+    InnoDB truncates lazily, in batches) and the purge lag: transactions committed since the last
+    one whose old versions purge has removed ("Purge done for trx's n:o < N")."""
+    import re
+
+    def num(pattern: str) -> float:
+        m = re.search(pattern, status)
+        return float(m.group(1)) if m else float("nan")
+
+    counter = num(r"Trx id counter (\d+)")
+    done = num(r"Purge done for trx's n:o < (\d+)")
+    return {"history_list_length": num(r"History list length (\d+)"), "trx_id_counter": counter,
+            "purge_done_no": done, "purge_lag_trx": max(0.0, counter - done)}
 
 
 def chain_on_page(server, conn_old, database: str = "sbtest") -> list[dict]:
@@ -172,14 +188,10 @@ def chain_on_page(server, conn_old, database: str = "sbtest") -> list[dict]:
 
 
 def settle_garbage(server, database: str = "sbtest", timeout_s: float = 20.0) -> None:
-    """Wait until InnoDB's history list stops shrinking (purge of earlier work is done), so a
-    point's garbage is its own. PostgreSQL's dead tuples are per table, and the table is new."""
+    """Wait until InnoDB's purge has caught up with earlier work, so a point's garbage is its own.
+    PostgreSQL's dead tuples are counted per table, and the table is new."""
     if server.flavor.name == "postgres":
         return
-    last, deadline = None, time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        hll = garbage(server, database)["history_list_length"]
-        if hll <= 10 or (last is not None and hll >= last):
-            return
-        last = hll
-        time.sleep(0.5)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and garbage(server, database)["purge_lag_trx"] > 2:
+        time.sleep(0.25)
