@@ -127,6 +127,8 @@ def measure_point(server, point: Point) -> Measured:
     if mode == "active" and seen["open_write_trx"] < h:
         raise RuntimeError(f"holders not holding: asked for {h} open write transactions, "
                            f"the server sees {seen['open_write_trx']}")
+    if seen["sessions"] < h:
+        raise RuntimeError(f"asked for {h} {mode} sessions, the server sees {seen['sessions']}")
     # no per-second SHOW GLOBAL STATUS here: its cost grows with the number of connections
     if server.flavor.name == "postgres":
         got = measure(server, point.workload, probes={"waits": _pg_waits}, sql_series=False)

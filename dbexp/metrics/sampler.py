@@ -87,7 +87,11 @@ class Sampler:
             if not self._cgroup.pids():
                 self.local = False  # another cgroup namespace: record these metrics as missing, not as 0
         self._conn = self.server.connect(self.server_database())
-        self._before = self._snapshot()
+        try:
+            self._before = self._snapshot()
+        except BaseException:
+            self._conn.close()
+            raise
         if self.local:
             self._device = diskstats.device_of(self._data_path() or "/")
             self._disk0 = diskstats.read(self._device) if self._device else None

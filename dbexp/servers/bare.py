@@ -7,6 +7,7 @@ import contextlib
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -132,7 +133,8 @@ def running(config: ServerConfig) -> Iterator[Server]:
 
 def _stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
-        proc.terminate()
+        # SIGINT is PostgreSQL's fast shutdown (SIGTERM would wait for clients); mysqld takes SIGTERM
+        proc.send_signal(signal.SIGINT if "postgres" in " ".join(map(str, proc.args)) else signal.SIGTERM)
         try:
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
