@@ -23,7 +23,8 @@ def titled(title: str, res, extra: str = "") -> alt.TitleParams:
 def repeats_strip(df: pd.DataFrame, x: str, y: str, color: str, column: str | None, title,
                   y_title: str) -> alt.Chart:
     """Every repeat as a dot and the median as a tick: the spread is the point."""
-    base = alt.Chart(df)
+    cols = [c for c in dict.fromkeys([x, y, color, column, "repeat"]) if c]
+    base = alt.Chart(df[cols])  # only what is drawn: the page embeds the chart's data
     dots = base.mark_circle(size=45, opacity=0.6).encode(
         x=alt.X(f"{x}:N", title=None, sort=None), y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(zero=False)),
         color=alt.Color(f"{color}:N", legend=None), tooltip=[x, y, "repeat"])
@@ -56,7 +57,8 @@ def lines(df: pd.DataFrame, x: str, y: str, color: str, title, x_title: str, y_t
     confidence band."""
     xs = alt.Scale(type="symlog") if symlog_x else alt.Scale()
     ys = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
-    base = alt.Chart(df).encode(x=alt.X(f"{x}:Q", title=x_title, scale=xs),
+    cols = [c for c in dict.fromkeys([x, y, color, column, *(band or ())]) if c]
+    base = alt.Chart(df[cols]).encode(x=alt.X(f"{x}:Q", title=x_title, scale=xs),
                                 color=alt.Color(f"{color}:N", title=None))
     layers = [base.mark_line(point=True).encode(
         y=alt.Y(f"{y}:Q", title=y_title, scale=ys),

@@ -226,7 +226,7 @@ def relative_versions(res: Results, script: str = "oltp_point_select") -> pd.Dat
             r, lo, hi = stats.ratio_ci(g[g["version"] == v]["qps"], g[g["version"] == base]["qps"])
             rows.append({"flavor": flavor, "version": v, "base": base, "ratio_qps": r, "ci_low": lo,
                          "ci_high": hi, "pairs": int((g["version"] == v).sum()),
-                         "label": f"{flavor} {v} / {base}"})
+                         "label": f"{flavor} {v.split('-')[0]} / {base.split('-')[0]}"})
     return pd.DataFrame(rows)
 
 
@@ -248,3 +248,27 @@ def readme_block(res: Results) -> str:
     for _, r in sp.iterrows():
         lines.append(f"| {r['flavor']} {r['version']} | {r['script']} | {r['median']:,.0f} | {r['cv']:.1%} |")
     return "\n".join(lines) + "\n"
+
+
+def ratio_reading(res: Results) -> str:
+    """What each measured ratio says, written from the numbers (Markdown), not chosen by hand."""
+    rt = ratio_table(res)
+    out = []
+    for part, (a, b, _) in RATIOS.items():
+        g = rt[rt["ratio"] == part]
+        if g.empty:
+            continue
+        cells = "; ".join(f"{r['flavor']} {r['version']}: {r['ratio_qps']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+                          for _, r in g.iterrows())
+        spans = (g["ci_low"] <= 1) & (g["ci_high"] >= 1)
+        if spans.all():
+            verdict = (f"every interval contains 1: with {int(g['pairs'].min())} pairs the lab cannot tell "
+                       f"{a} from {b}")
+        elif (g["ci_high"] < 1).all():
+            verdict = f"{a} is slower than {b} on every server measured"
+        elif (g["ci_low"] > 1).all():
+            verdict = f"{a} is faster than {b} on every server measured"
+        else:
+            verdict = "the servers disagree: some intervals contain 1, some do not"
+        out.append(f"- **{part}** ({a} / {b}): {cells}. {verdict[0].upper() + verdict[1:]}.")
+    return "\n".join(out)
