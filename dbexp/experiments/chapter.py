@@ -115,3 +115,12 @@ def missing_official(res: Results) -> str:
         return ""
     return (f"{' and '.join(absent)} are missing from these results: no package registry ships them, and "
             "their official images could not be pulled where these results were measured.")
+
+
+def add_official_only(servers: tuple, scale: str, run: bool, overrides: dict) -> tuple:
+    """At default and full scale (unless servers were given), add MySQL 8.4 and 9.x wherever their
+    official images can be pulled; missing_official() says so where they cannot."""
+    if run and scale != "smoke" and overrides.get("servers") is None:
+        extra, _ = servers_available(OFFICIAL_ONLY)
+        return tuple(servers) + tuple(extra)
+    return tuple(servers)

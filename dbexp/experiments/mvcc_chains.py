@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from dbexp.experiments.chapter import OFFICIAL_ONLY, Results, check_scale, collect, servers_available
+from dbexp.experiments.chapter import Results, add_official_only, check_scale, collect
 from dbexp.experiments.measure import Measured
 from dbexp.experiments.sweep import Point
 from dbexp.servers.config import ServerConfig, cpus_of
@@ -169,9 +169,7 @@ def _reclaim(server, g0: dict, timeout_s: float, m: dict) -> list[tuple]:
 def run(scale: str = "smoke", *, run: bool = True, publish: bool = False, force: bool = False,
         server_cpus: str = "1", client_cpus: str = "0", **overrides) -> Results:
     sc = scale_for(scale, **overrides)
-    if run and scale != "smoke" and overrides.get("servers") is None:
-        extra, _ = servers_available(OFFICIAL_ONLY)  # 8.4 and 9.x where official images can be pulled
-        sc = replace(sc, servers=sc.servers + tuple(extra))
+    sc = replace(sc, servers=add_official_only(sc.servers, scale, run, overrides))
     return collect(EXPERIMENT, points(sc, server_cpus, client_cpus) if run else [], sc.repeats, run=run,
                    publish=publish, force=force, measure_fn=measure_point, order="grouped")
 

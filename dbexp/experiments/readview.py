@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dbexp.experiments import stats
-from dbexp.experiments.chapter import OFFICIAL_ONLY, Results, check_scale, collect, servers_available
+from dbexp.experiments.chapter import Results, add_official_only, check_scale, collect
 from dbexp.experiments.measure import Measured, measure
 from dbexp.experiments.sweep import Point
 from dbexp.servers.config import ServerConfig, cpus_of
@@ -142,9 +142,7 @@ def measure_point(server, point: Point) -> Measured:
 def run(scale: str = "smoke", *, run: bool = True, publish: bool = False, force: bool = False,
         server_cpus: str = "1", client_cpus: str = "0", **overrides) -> Results:
     sc = scale_for(scale, **overrides)
-    if run and scale != "smoke" and overrides.get("servers") is None:
-        extra, _ = servers_available(OFFICIAL_ONLY)  # 8.4 and 9.x where official images can be pulled
-        sc = replace(sc, servers=sc.servers + tuple(extra))
+    sc = replace(sc, servers=add_official_only(sc.servers, scale, run, overrides))
     if overrides.get("readers_all") is None and scale != "smoke":
         sc = replace(sc, readers_all=(2 * len(cpus_of(server_cpus)),))  # R = 2 x the server's CPUs
     # order "alternate": every repeat walks all H values in turn (holders are reopened when H changes),
