@@ -11,7 +11,7 @@ import pandas as pd
 from dbexp.experiments.sweep import Point, Sweep
 from dbexp.results.export import export as export_runs
 from dbexp.results.export import load as load_published
-from dbexp.results.store import Store
+from dbexp.results.store import Store, with_measurements
 
 SCALES = ("smoke", "default", "full")
 
@@ -56,8 +56,7 @@ def tidy(runs: pd.DataFrame, measurements: pd.DataFrame) -> pd.DataFrame:
     runs["script"] = [(w or {}).get("script") for w in runs["workload"]]
     runs["threads"] = [(w or {}).get("threads") for w in runs["workload"]]
     runs["series_name"] = runs["flavor"] + " " + runs["version"].str.split("-").str[0]
-    wide = measurements.pivot_table(index="run_id", columns="name", values="value", aggfunc="first")
-    return runs.merge(wide.reset_index(), on="run_id", how="left")
+    return with_measurements(runs, measurements)
 
 
 def collect(experiment: str, points: list[Point], repeats: int, *, run: bool, publish: bool = False,

@@ -8,7 +8,6 @@ Host networking, label dbexp, container and anonymous volume removed on every ex
 from __future__ import annotations
 
 import contextlib
-import socket
 import time
 from dataclasses import dataclass
 from typing import Sequence
@@ -29,12 +28,6 @@ class SmokeResult:
     answer: str = ""  # the first value of the last ``sql`` statement, when some were given
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def contract_run(flavor: str, port: int) -> tuple[list[str], dict[str, str]]:
     """(command, environment) of the image contract for a flavor."""
     if flavor == "postgres":
@@ -49,21 +42,15 @@ def contract_run(flavor: str, port: int) -> tuple[list[str], dict[str, str]]:
 def _ask(flavor: str, port: int, queries: Sequence[str]) -> list[str]:
     """The first value of each query ("" for statements without rows), over TCP as the contract's
     superuser with no password, in one autocommit session."""
-    if flavor == "postgres":
-        import psycopg
-        with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="postgres",
-                             connect_timeout=3, autocommit=True) as conn:
-            curs = [conn.execute(q) for q in queries]
-            return [str(c.fetchone()[0]) if c.description else "" for c in curs]  # type: ignore[index]
-    import pymysql
-    conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", connect_timeout=3,
-                           autocommit=True)
+    from dbexp.servers.lifecycle import FLAVORS
+
+    fl = FLAVORS[flavor]("")
+    conn = fl.connect(port)
     try:
         out = []
-        with conn.cursor() as cur:
-            for q in queries:
-                cur.execute(q)
-                out.append(str(cur.fetchone()[0]) if cur.description else "")
+        for q in queries:
+            rows = fl.query(conn, q)
+            out.append(str(rows[0][0]) if rows else "")
         return out
     finally:
         conn.close()
@@ -75,6 +62,8 @@ def smoke(ref: str, flavor: str, timeout_s: float = 300, extra_args: list[str] |
 
     ``sql``: statements run once the server answers; ``answer`` is the first value of the last one.
     """
+    from dbexp.servers.lifecycle import free_port
+
     port = free_port()
     cmd, env = contract_run(flavor, port)
     started = time.monotonic()

@@ -166,9 +166,13 @@ class Store:
 
     def measurements_wide(self, runs: pd.DataFrame) -> pd.DataFrame:
         """One row per run: its provenance columns beside one column per measurement."""
-        m = self.table("measurements", runs["run_id"])
-        wide = m.pivot_table(index="run_id", columns="name", values="value", aggfunc="first").reset_index()
-        return runs.merge(wide, on="run_id", how="left")
+        return with_measurements(runs, self.table("measurements", runs["run_id"]))
+
+
+def with_measurements(runs: pd.DataFrame, measurements: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with one column per measurement name (the long measurements table pivoted)."""
+    wide = measurements.pivot_table(index="run_id", columns="name", values="value", aggfunc="first")
+    return runs.merge(wide.reset_index(), on="run_id", how="left")
 
 
 def _alive(pid) -> bool:
