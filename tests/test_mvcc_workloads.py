@@ -75,3 +75,5 @@ def test_bad_chain_spec():
         vc.ChainSpec(column="x")
     with pytest.raises(DbexpError, match="bad fillfactor 5"):
         vc.ChainSpec(fillfactor=5)
+    with pytest.raises(DbexpError, match="bad number of hot rows 0: expected 1 to 1000"):
+        vc.ChainSpec(hot=0)

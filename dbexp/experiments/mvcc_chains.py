@@ -42,6 +42,7 @@ class Scale:
     samples: int  # timed point selects per reader and point
     repeats: int
     gc_timeout_s: float
+    hot_rows: int = 2  # each takes V commits; on PostgreSQL each update walks the row's chain, so V=10000 dominates
     fillfactors: tuple[int, ...] = (100, 70)
     columns: tuple[str, ...] = ("v", "k")
 
@@ -72,7 +73,8 @@ def points(sc: Scale, server_cpus: str = "1", client_cpus: str = "0") -> list[Po
                 for v in sc.versions:
                     labels = (("versions", str(v)), ("column", column),
                               ("fillfactor", str(ff) if flavor == "postgres" else "-"),
-                              ("samples", str(sc.samples)), ("client_cpus", client_cpus),
+                              ("samples", str(sc.samples)), ("hot_rows", str(sc.hot_rows)),
+                              ("client_cpus", client_cpus),
                               ("gc_timeout_s", str(sc.gc_timeout_s if v == max(sc.versions) else 0)))
                     out.append(Point(cfg, None, group=f"mvcc {spec}", labels=labels))
     return out
@@ -96,7 +98,8 @@ def _percentiles(prefix: str, lat: np.ndarray) -> dict[str, tuple[float, str]]:
 def measure_point(server, point: Point) -> Measured:
     lb = dict(point.labels)
     v, samples, gc_timeout = int(lb["versions"]), int(lb["samples"]), float(lb["gc_timeout_s"])
-    spec = vc.ChainSpec(column=lb["column"], fillfactor=int(lb["fillfactor"]) if lb["fillfactor"] != "-" else 100)
+    spec = vc.ChainSpec(column=lb["column"], fillfactor=int(lb["fillfactor"]) if lb["fillfactor"] != "-" else 100,
+                        hot=int(lb["hot_rows"]))
     old_aff = _pin_client(lb.get("client_cpus", ""))
     series: list[tuple] = []
     m: dict[str, tuple[float | None, str]] = {}

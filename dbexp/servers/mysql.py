@@ -59,7 +59,8 @@ class MySQL(Flavor):
 
     def connect(self, port: int, database: str | None = None, autocommit: bool = True):
         return pymysql.connect(host="127.0.0.1", port=port, user="root", password="",
-                               database=database, autocommit=autocommit, connect_timeout=5)
+                               database=database, autocommit=autocommit, connect_timeout=5,
+                               ssl_disabled=True)
 
     def create_database(self, conn, name: str) -> None:
         self.query(conn, f"CREATE DATABASE IF NOT EXISTS `{name}`")

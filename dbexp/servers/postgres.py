@@ -32,7 +32,8 @@ class Postgres(Flavor):
 
     def connect(self, port: int, database: str | None = None, autocommit: bool = True):
         return psycopg.connect(host="127.0.0.1", port=port, user="postgres",
-                               dbname=database or "postgres", autocommit=autocommit, connect_timeout=5)
+                               dbname=database or "postgres", autocommit=autocommit, connect_timeout=5,
+                               sslmode="disable")
 
     def create_database(self, conn, name: str) -> None:
         if not self.query(conn, "SELECT 1 FROM pg_database WHERE datname = %s", (name,)):

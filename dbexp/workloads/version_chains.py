@@ -24,7 +24,7 @@ COLUMNS = ("v", "k")  # v: not indexed (HOT-eligible in PostgreSQL); k: indexed 
 @dataclass(frozen=True)
 class ChainSpec:
     rows: int = 1000  # the table: cold rows around the hot ones
-    hot: int = 4  # hot rows, spread over different pages
+    hot: int = 2  # hot rows, spread over different pages
     column: str = "v"
     fillfactor: int = 100  # PostgreSQL only
 
@@ -33,6 +33,8 @@ class ChainSpec:
             raise DbexpError(f"bad updated column {self.column!r}: valid are {choices(COLUMNS)}")
         if not 10 <= self.fillfactor <= 100:
             raise DbexpError(f"bad fillfactor {self.fillfactor!r}: expected 10 to 100")
+        if not 1 <= self.hot <= self.rows:
+            raise DbexpError(f"bad number of hot rows {self.hot!r}: expected 1 to {self.rows}")
 
     def hot_ids(self) -> list[int]:
         step = self.rows // self.hot
