@@ -169,7 +169,7 @@ def bench(spec, script, threads, duration, repeats, tables, table_size, server_c
     ids = sweep.run()
     wide = sweep.store.measurements_wide(sweep.store.runs("bench").query("run_id in @ids"))
     cols = ["version", "repeat", "qps", "lat_avg_ms", "lat_p95_ms", "cpu_per_op_us", "cs_per_op", "wkb_per_op"]
-    click.echo(wide[cols].to_string(index=False))
+    click.echo(wide[[c for c in cols if c in wide]].to_string(index=False))
 
 
 @main.command()

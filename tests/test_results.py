@@ -96,3 +96,15 @@ def test_export_and_load_round_trip(store, tmp_path):
     assert set(tables["measurements"]["run_id"]) == set(ids)
     with pytest.raises(DbexpError, match="no published results for 't_none'"):
         load("t_none", root=tmp_path)
+
+
+def test_a_measurement_missing_in_every_run_stays_a_column():
+    import pandas as pd
+
+    from dbexp.results.store import with_measurements
+
+    m = pd.DataFrame({"run_id": ["a", "a", "b", "b"], "name": ["qps", "reclaim_s"] * 2,
+                      "value": [1.0, None, 2.0, None], "unit": ["", "s"] * 2})
+    wide = with_measurements(pd.DataFrame({"run_id": ["a", "b"]}), m)
+    assert list(wide["qps"]) == [1.0, 2.0]
+    assert wide["reclaim_s"].isna().all()

@@ -171,7 +171,8 @@ class Store:
 
 def with_measurements(runs: pd.DataFrame, measurements: pd.DataFrame) -> pd.DataFrame:
     """``runs`` with one column per measurement name (the long measurements table pivoted)."""
-    wide = measurements.pivot_table(index="run_id", columns="name", values="value", aggfunc="first")
+    # dropna=False: a measurement missing in every run (say, a timeout everywhere) stays a column of NaN
+    wide = measurements.pivot_table(index="run_id", columns="name", values="value", aggfunc="first", dropna=False)
     return runs.merge(wide.reset_index(), on="run_id", how="left")
 
 
