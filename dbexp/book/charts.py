@@ -50,6 +50,14 @@ def ratio_ci(df: pd.DataFrame, y: str, title, x_title: str = "ratio of median QP
     return alt.layer(one, bars, points).properties(title=title, width=460)
 
 
+def legend(title: str | None = None, dashes: bool = False) -> alt.Legend:
+    """A legend under the chart, with room for full server names: a legend at the right of two
+    facets runs past the width of a book page and is cut off. ``dashes``: draw line strokes, for
+    a strokeDash encoding."""
+    extra = {"symbolType": "stroke", "symbolStrokeWidth": 2, "symbolSize": 300} if dashes else {}
+    return alt.Legend(title=title, orient="bottom", columns=4, labelLimit=400, **extra)
+
+
 def lines(df: pd.DataFrame, x: str, y: str, color: str, title, x_title: str, y_title: str,
           column: str | None = None, symlog_x: bool = False, log_y: bool = False,
           band: tuple[str, str] | None = None) -> alt.Chart:
@@ -59,7 +67,7 @@ def lines(df: pd.DataFrame, x: str, y: str, color: str, title, x_title: str, y_t
     ys = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     cols = [c for c in dict.fromkeys([x, y, color, column, *(band or ())]) if c]
     base = alt.Chart(df[cols]).encode(x=alt.X(f"{x}:Q", title=x_title, scale=xs),
-                                color=alt.Color(f"{color}:N", title=None))
+                                color=alt.Color(f"{color}:N", legend=legend()))
     layers = [base.mark_line(point=True).encode(
         y=alt.Y(f"{y}:Q", title=y_title, scale=ys),
         tooltip=[color, x, alt.Tooltip(f"{y}:Q", format=".3f")])]
