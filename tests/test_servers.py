@@ -78,6 +78,8 @@ def test_no_container_left_after_ctrl_c(tmp_path):
     script.write_text(textwrap.dedent(f"""
         import os, signal, sys
         from dbexp.servers import ServerConfig, running
+        # a shell's background job inherits SIGINT ignored; a terminal's Ctrl-C is what is tested
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         with running(ServerConfig({POSTGRES!r}, cpuset="1")) as srv:
             print(srv.container.id, flush=True)
             os.kill(os.getpid(), signal.SIGINT)
