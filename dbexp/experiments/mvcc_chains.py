@@ -202,13 +202,18 @@ def at_largest_v(res: Results) -> pd.DataFrame:
 
 
 def at_v(res: Results, vmax: int) -> pd.DataFrame:
-    """Median latencies of both readers at V = vmax beside V = 0, and the reclaim time."""
+    """Median latencies of both readers at V = vmax beside V = 0, the garbage while the old
+    snapshot was open (InnoDB history list length, PostgreSQL dead tuples; growth during the
+    point), and the reclaim time."""
     w = tidy(res)
+    nan = pd.Series(float("nan"), index=w.index)
+    w["garbage"] = w.get("garbage_history_list_length", nan).fillna(w.get("garbage_n_dead_tup", nan))
     g = w[w["versions"] == vmax]
     out = g.groupby(["series_name", "variant"]).agg(
         old_p50_us=("old_p50_us", "median"), fresh_p50_us=("fresh_p50_us", "median"),
         old_p99_us=("old_p99_us", "median"), fresh_p99_us=("fresh_p99_us", "median"),
-        reclaim_s=("reclaim_s", "median"), repeats=("run_id", "count")).reset_index()
+        garbage=("garbage", "median"), reclaim_s=("reclaim_s", "median"),
+        repeats=("run_id", "count")).reset_index()
     base = w[w["versions"] == 0].groupby(["series_name", "variant"])[["old_p50_us", "fresh_p50_us"]].median()
     out = out.join(base.rename(columns={"old_p50_us": "old_p50_at_v0", "fresh_p50_us": "fresh_p50_at_v0"}),
                    on=["series_name", "variant"])

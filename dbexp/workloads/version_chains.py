@@ -139,8 +139,12 @@ def garbage(server, database: str = "sbtest") -> dict[str, float]:
             dead, live, av, size = row[0] if row else (0, 0, 0, 0)
             return {"n_dead_tup": float(dead), "n_live_tup": float(live), "autovacuum_count": float(av),
                     "relation_bytes": float(size)}
-        status = _q(conn, "SHOW ENGINE INNODB STATUS")[0][2]
-        return innodb_purge_state(status)
+        state = innodb_purge_state(_q(conn, "SHOW ENGINE INNODB STATUS")[0][2])
+        # the history list length from InnoDB's metrics table; the status text prints the same counter
+        hll = _q(conn, "SELECT `COUNT` FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'")
+        if hll:
+            state["history_list_length"] = float(hll[0][0])
+        return state
     finally:
         conn.close()
 
