@@ -177,12 +177,14 @@ def bench(spec, script, threads, duration, repeats, tables, table_size, server_c
 @click.option("--render-only", is_flag=True, help="Render from the published data/ without running servers.")
 @click.option("--publish", is_flag=True, help="Export the results the chapters use to data/.")
 @click.option("--only", multiple=True, help="Execute only these chapters (by notebook name).")
+@click.option("--force", is_flag=True, help="Measure again points already recorded (else a rerun resumes).")
 @click.option("--check/--no-check", default=True, help="Check in headless Chromium that every chart drew.")
-def book(scale, render_only, publish, only, check):
+def book(scale, render_only, publish, only, force, check):
     """Execute the chapters with papermill, then build the HTML book."""
     from dbexp.book import build_book
 
-    build_book(scale=scale, run=not render_only, publish=publish, only=list(only) or None, check=check)
+    build_book(scale=scale, run=not render_only, publish=publish, only=list(only) or None, force=force,
+               check=check)
 
 
 if __name__ == "__main__":

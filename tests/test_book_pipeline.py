@@ -45,7 +45,7 @@ alt.Chart(df).mark_line(point=True).encode(x="threads:Q", y="tps:Q")
 
 def _chapter_notebook() -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell('scale = "smoke"\nrun = True\npublish = False')
+    params = nbformat.v4.new_code_cell('scale = "smoke"\nrun = True\npublish = False\nforce = False')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [
         nbformat.v4.new_markdown_cell("# Throughput\n\nOne chart from a small DataFrame."),
@@ -87,7 +87,7 @@ def test_unknown_parameter_is_refused(book: Path):
         execute_chapter("throughput", {"scael": "smoke"}, root=book)
     assert str(err.value) == (
         "unknown parameter 'scael' for notebook throughput; "
-        "its parameters are: scale, run, publish"
+        "its parameters are: scale, run, publish, force"
     )
     assert _book_dir_files(book) == ["intro.md"]
 

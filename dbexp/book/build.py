@@ -47,6 +47,7 @@ def build_book(
     publish: bool = False,
     only: str | Iterable[str] | None = None,
     *,
+    force: bool = False,
     check: bool = False,
     root: Path | str | None = None,
     timeout_s: float = DEFAULT_CELL_TIMEOUT_S,
@@ -58,6 +59,7 @@ def build_book(
     - ``run``: True runs the experiments; False (render only) still executes every
       chapter, with ``run=False``, so it reads the committed results in data/.
     - ``publish``: passed to every chapter (it marks a build meant for publication).
+    - ``force``: passed to every chapter: measure again points already recorded.
     - ``only``: a chapter name (or several): execute just those; other chapters keep
       their last executed notebook, and TOC entries never executed are left out of
       this build (listed in the result's ``left_out``).
@@ -70,7 +72,7 @@ def build_book(
     """
     say = log or (lambda line: print(line, file=sys.stderr, flush=True))
     root = Path(root).resolve() if root is not None else toc.repo_root()
-    parameters = chapter_parameters(scale, run, publish)
+    parameters = chapter_parameters(scale, run, publish, force)
     chapters = toc.executed_chapters(root)
     wanted = _select(chapters, only)
 

@@ -5,6 +5,7 @@ Every chapter notebook declares, in its cell tagged ``parameters``::
     scale = "smoke"   # smoke, default or full: how long and how large the runs are
     run = True        # False: read committed results from data/ instead of running servers
     publish = False   # True: this execution is meant for the published book
+    force = False     # True: measure again points already recorded (else a rerun resumes)
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dbexp.errors import DbexpError, choices
 SCALES = ("smoke", "default", "full")
 
 # The parameters the book pipeline passes to every chapter, in this order.
-CHAPTER_PARAMETERS = ("scale", "run", "publish")
+CHAPTER_PARAMETERS = ("scale", "run", "publish", "force")
 
 
 def validate_scale(scale: object) -> str:
@@ -24,10 +25,10 @@ def validate_scale(scale: object) -> str:
     return scale  # type: ignore[return-value]
 
 
-def chapter_parameters(scale: str, run: bool, publish: bool) -> dict:
+def chapter_parameters(scale: str, run: bool, publish: bool, force: bool = False) -> dict:
     """The parameter dict the pipeline passes to every chapter notebook."""
     validate_scale(scale)
-    for name, value in (("run", run), ("publish", publish)):
+    for name, value in (("run", run), ("publish", publish), ("force", force)):
         if not isinstance(value, bool):
             raise DbexpError(f"parameter {name} must be True or False, not {value!r}")
-    return {"scale": scale, "run": run, "publish": publish}
+    return {"scale": scale, "run": run, "publish": publish, "force": force}

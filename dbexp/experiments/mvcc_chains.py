@@ -272,8 +272,11 @@ def claims(res: Results) -> pd.DataFrame:
                          f"{r['fresh_p50_us']:,.0f} us" for _, r in g.iterrows()) or "not measured at this scale"
 
     def verdict(g: pd.DataFrame, expect: str) -> str:
-        return " / ".join(sorted({_ratio_verdict(r, expect) for r in g["old / fresh"]})) or \
-            "not measured at this scale"
+        if g.empty:
+            return "not measured at this scale"
+        payer, ratios = ("old", g["old / fresh"]) if expect == "old pays" else ("fresh", 1 / g["old / fresh"])
+        return (" / ".join(sorted({_ratio_verdict(r, expect) for r in g["old / fresh"]}))
+                + f"; the {payer} reader is the slower in {int((ratios > 1).sum())} of {len(g)}")
 
     def link(text: str) -> str:
         return f'{text} (<a href="{KERNELMAKER_MVCC}">source</a>)'
