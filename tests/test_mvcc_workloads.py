@@ -13,10 +13,15 @@ from dbexp.workloads.sessions import HeldSessions, observe
 pytestmark = pytest.mark.docker
 
 
-@pytest.mark.parametrize("server_fixture", ["pg", "my"])
-def test_holders_really_hold_open_write_transactions(server_fixture, request):
-    server = request.getfixturevalue(server_fixture)
-    server.ensure_database("sbtest")
+@pytest.fixture(params=["pg", "my"])
+def server(request):
+    """Each test runs against the shared PostgreSQL and MySQL servers, with database sbtest."""
+    srv = request.getfixturevalue(request.param)
+    srv.ensure_database("sbtest")
+    return srv
+
+
+def test_holders_really_hold_open_write_transactions(server):
     before = observe(server)
     with HeldSessions(server, 12, "active") as held:
         seen = held.observed()
@@ -26,10 +31,7 @@ def test_holders_really_hold_open_write_transactions(server_fixture, request):
     assert observe(server)["open_write_trx"] == before["open_write_trx"]  # all rolled back
 
 
-@pytest.mark.parametrize("server_fixture", ["pg", "my"])
-def test_idle_sessions_hold_no_transaction(server_fixture, request):
-    server = request.getfixturevalue(server_fixture)
-    server.ensure_database("sbtest")
+def test_idle_sessions_hold_no_transaction(server):
     before = observe(server)
     with HeldSessions(server, 8, "idle") as held:
         seen = held.observed()
@@ -42,10 +44,7 @@ def test_bad_holder_mode():
         HeldSessions(None, 1, "busy")
 
 
-@pytest.mark.parametrize("server_fixture", ["pg", "my"])
-def test_old_snapshot_is_old_and_fresh_reader_is_fresh(server_fixture, request):
-    server = request.getfixturevalue(server_fixture)
-    server.ensure_database("sbtest")
+def test_old_snapshot_is_old_and_fresh_reader_is_fresh(server):
     spec = vc.ChainSpec(rows=200, hot=2, column="v", fillfactor=70)  # room on the page for HOT
     vc.reset_table(server, spec)
     with vc.old_snapshot(server) as old:

@@ -279,6 +279,11 @@ def _slope_verdict(lo: float, hi: float) -> str:
     return "agrees" if lo > 0 else ("disagrees" if hi < 0 else "inconclusive (interval spans 0)")
 
 
+def _pg_major(servers: pd.Series) -> pd.Series:
+    """PostgreSQL major version from series names such as 'postgres 14.23'."""
+    return servers.str.extract(r"postgres (\d+)", expand=False).astype(float)
+
+
 def _pg14_idle(res: Results, readers) -> tuple[str, str]:
     """QPS with H idle sessions relative to H = 0 (bootstrap interval) for PostgreSQL before and
     from 14 on; the claim agrees only if every interval before 14 lies below every one from 14 on."""
@@ -288,7 +293,7 @@ def _pg14_idle(res: Results, readers) -> tuple[str, str]:
         g = g[g["readers"] == readers]
     if g.empty:
         return "not measured at this scale", "not measured at this scale"
-    major = g["server"].str.extract(r"postgres (\d+)", expand=False).astype(int)
+    major = _pg_major(g["server"])
     older, newer = g[major < 14], g[major >= 14]
     measured = (f"QPS with {int(g['holders'].max())} idle sessions relative to none, {int(g['readers'].iloc[0])} "
                 "readers: " + "; ".join(f"{r['server']}: {r['relative_qps']:.2f} [{r['ci_low']:.2f}, "
@@ -336,8 +341,9 @@ def control_sentence(res: Results) -> str:
         return "This run has the control at one H only."
     lo, hi = c["holders"].min(), c["holders"].max()
     w = c.pivot_table(index="server", columns="holders", values="rr / rc")
-    widen = [f"{s} ({w.loc[s, lo]:.2f} to {w.loc[s, hi]:.2f})" for s in w.index if w.loc[s, hi] > w.loc[s, lo]]
-    narrow = [f"{s} ({w.loc[s, lo]:.2f} to {w.loc[s, hi]:.2f})" for s in w.index if w.loc[s, hi] <= w.loc[s, lo]]
+    change = {s: (f"{s} ({w.loc[s, lo]:.2f} to {w.loc[s, hi]:.2f})", w.loc[s, hi] > w.loc[s, lo]) for s in w.index}
+    widen = [text for text, wider in change.values() if wider]
+    narrow = [text for text, wider in change.values() if not wider]
     out = []
     if widen:
         out.append(f"From H = {lo} to H = {hi} the gap widens for {', '.join(widen)}")
@@ -390,8 +396,8 @@ def claims(res: Results) -> pd.DataFrame:
                  "lock-free hash of read-write transactions: its cost should grow with their number too",
         "measured here": slope_text(g), "verdict": verdicts(g)})
     g = sl[sl["flavor"] == "postgres"]
-    major = g["server"].str.extract(r"postgres (\d+)", expand=False).astype(float) if len(g) else g
-    old, new = (g[major < 14], g[major >= 14]) if len(g) else (g, g)
+    major = _pg_major(g["server"])
+    old, new = g[major < 14], g[major >= 14]
     verdict = "; ".join(x for x in (
         f"before 14: {verdicts(old)}" if len(old) else "",
         "from 14 on: not testable, since with idle holders and read-only readers no transaction ends, and "
