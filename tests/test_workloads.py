@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from dbexp.experiments.measure import measure
@@ -31,7 +33,9 @@ def test_real_output_parses_completely(pg, pg_data):
 
 
 def test_write_workload_metrics_are_plausible(pg, pg_data):
-    m = measure(pg, pg_data).measurements
+    # one thread: two oltp_read_write threads on 5,000 rows can deadlock now and then, and sysbench
+    # counts the deadlock it retries as an error (seen once in a fresh-clone run)
+    m = measure(pg, replace(pg_data, threads=1)).measurements
     assert m["qps"][0] > 0 and m["errors"][0] == 0
     assert 0 < m["cpu_per_op_us"][0] < 10_000  # microseconds of server CPU per query
     assert m["cs_per_op"][0] > 0  # commits wait for the WAL flush
