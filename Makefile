@@ -6,7 +6,7 @@ SCALE  ?= smoke
 # e.g. BOOKFLAGS="--render-only" or BOOKFLAGS="--publish"
 BOOKFLAGS ?=
 
-.PHONY: setup host engine images book test clean
+.PHONY: setup host engine images book test unit clean
 
 # Host tools first: on a bare Debian even python3-venv may be missing.
 host:
@@ -32,6 +32,10 @@ book: engine
 
 test: engine
 	$(BIN)/python -m pytest -ra $(PYTEST_ARGS)
+
+# The tests that need no server, no engine and no network (statistics, verdicts, parsers, layout): seconds.
+unit: $(BIN)/dbexp
+	$(BIN)/python -m pytest -ra -m unit $(PYTEST_ARGS)
 
 clean:
 	-$(BIN)/dbexp clean

@@ -8,6 +8,7 @@ import sys
 import click
 
 from dbexp.errors import DbexpError
+from dbexp.experiments.chapter import SCALES
 
 
 class _Group(click.Group):
@@ -33,7 +34,7 @@ def main():
 @main.command()
 def doctor():
     """Report the engine, host, cpuset support and images."""
-    from dbexp.engine.doctor import report
+    from dbexp.doctor import report
 
     bad = 0
     for check, finding, ok in report():
@@ -100,8 +101,8 @@ def server_start(spec, cpuset, memory, settings, source):
 
     config = ServerConfig(spec, cpuset or None, memory or None, parse_settings(settings), source)
     srv = start(config, role="interactive")
-    from dbexp.servers.lifecycle import _LIVE
-    _LIVE.pop(srv.container.id, None)  # it is meant to outlive this command
+    from dbexp.servers.lifecycle import detach
+    detach(srv)  # it is meant to outlive this command
     click.echo(f"{srv.version} ({srv.build.spec}, image {srv.image.ref}) on 127.0.0.1:{srv.port}, "
                f"CPUs {config.cpuset or 'all'}, container {srv.container.name}")
     click.echo(f"connect: {srv.flavor.connect_hint(srv.port)}")
@@ -159,13 +160,13 @@ def clean():
 def bench(spec, script, threads, duration, repeats, tables, table_size, server_cpuset, client_cpuset,
           settings, force):
     """Measure one sysbench workload against SPEC and record it (experiment 'bench')."""
-    from dbexp.experiments.sweep import Point, Sweep
+    from dbexp.experiments.sweep import Experiment, Point, Sweep
     from dbexp.servers import ServerConfig, parse_settings
     from dbexp.workloads import Workload
 
     point = Point(ServerConfig(spec, server_cpuset or None, settings=parse_settings(settings)),
-                  Workload(script, threads, duration, tables, table_size, cpuset=client_cpuset or None))
-    sweep = Sweep("bench", [point], repeats, force=force)
+                  workload=Workload(script, threads, duration, tables, table_size, cpuset=client_cpuset or None))
+    sweep = Sweep(Experiment("bench"), [point], repeats, force=force)
     ids = sweep.run()
     wide = sweep.store.measurements_wide(sweep.store.runs("bench").query("run_id in @ids"))
     cols = ["version", "repeat", "qps", "lat_avg_ms", "lat_p95_ms", "cpu_per_op_us", "cs_per_op", "wkb_per_op"]
@@ -173,7 +174,7 @@ def bench(spec, script, threads, duration, repeats, tables, table_size, server_c
 
 
 @main.command()
-@click.option("--scale", type=click.Choice(["smoke", "default", "full"]), default="smoke", show_default=True)
+@click.option("--scale", type=click.Choice(SCALES), default="smoke", show_default=True)
 @click.option("--render-only", is_flag=True, help="Render from the published data/ without running servers.")
 @click.option("--publish", is_flag=True, help="Export the results the chapters use to data/.")
 @click.option("--only", multiple=True, help="Execute only these chapters (by notebook name).")

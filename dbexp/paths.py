@@ -27,3 +27,11 @@ def results_db() -> Path:
 
 def data_dir() -> Path:
     return project_root() / "data"
+
+
+def cache_dir() -> Path:
+    """Downloads, unpacked servers and option lists: $DBEXP_CACHE, else $XDG_CACHE_HOME/dbexp,
+    else ~/.cache/dbexp."""
+    base = os.environ.get("DBEXP_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dbexp")
+    return Path(base)

@@ -17,6 +17,8 @@ from dbexp.engine import LABEL
 from dbexp.errors import DbexpError
 from dbexp.images import build as image_build
 from dbexp.images import pull, recipes
+from dbexp.servers.registry import flavor_for
+from dbexp.servers.smoke import smoke
 
 
 def _offline(flavor: str, version: str) -> catalog.Build:
@@ -66,7 +68,7 @@ def test_unknown_recipe_names_the_known_ones():
 
 
 def test_mariadb_has_no_bare_home():
-    with pytest.raises(DbexpError, match="bare runs are supported for the offline mysql and postgres"):
+    with pytest.raises(DbexpError, match="bare runs need a server archive to unpack"):
         images.server_home(_offline("mariadb", "10.11"))
 
 
@@ -100,7 +102,7 @@ def test_offline_image_runs_per_contract(engine, capfd, flavor, version, expect)
     sql = "SELECT @@innodb_buffer_pool_size" if flavor == "mysql" else "SHOW shared_buffers"
     extra = ["--innodb_buffer_pool_size=48M"] if flavor == "mysql" else ["-c", "shared_buffers=48MB"]
     try:
-        result = images.smoke(info.ref, flavor, timeout_s=180, extra_args=extra, sql=sql)
+        result = smoke(info.ref, flavor_for(build), timeout_s=180, extra_args=extra, sql=sql)
     finally:
         assert not _leftovers(engine)
     assert result.version.startswith(expect)

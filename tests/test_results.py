@@ -9,7 +9,7 @@ import pytest
 from conftest import POSTGRES, labelled_containers
 from dbexp.errors import DbexpError
 from dbexp.experiments.measure import Measured
-from dbexp.experiments.sweep import Point, Sweep, default_measure
+from dbexp.experiments.sweep import Experiment, Point, Sweep
 from dbexp.servers import ServerConfig
 from dbexp.workloads import Workload
 
@@ -23,11 +23,11 @@ PROVENANCE = ["flavor", "spec", "version", "version_full", "source", "image", "i
 
 def _point(**kw) -> Point:
     return Point(ServerConfig(POSTGRES, "1", settings={"max_connections": "50"}),
-                 Workload("oltp_point_select", 2, 2, 1, 2000), **kw)
+                 workload=Workload("oltp_point_select", 2, 2, 1, 2000), **kw)
 
 
 def test_sweep_records_complete_provenance_and_resumes(store):
-    sweep = Sweep("t_sweep", [_point()], repeats=2, store=store)
+    sweep = Sweep(Experiment("t_sweep"), [_point()], repeats=2, store=store)
     ids = sweep.run(progress=False)
     assert len(ids) == 2
     runs = store.runs("t_sweep")
@@ -46,26 +46,27 @@ def test_sweep_records_complete_provenance_and_resumes(store):
     assert len(store.table("series", ids)) > 0 and len(store.table("counters", ids)) > 0
 
     # resume: nothing left to do, nothing started
-    again = Sweep("t_sweep", [_point()], repeats=2, store=store)
+    again = Sweep(Experiment("t_sweep"), [_point()], repeats=2, store=store)
     assert again.pending() == []
     assert sorted(again.run(progress=False)) == sorted(ids)
     # one more repeat runs only the missing one
-    more = Sweep("t_sweep", [_point()], repeats=3, store=store)
+    more = Sweep(Experiment("t_sweep"), [_point()], repeats=3, store=store)
     assert [r for _, r in more.pending()] == [2]
     # force measures everything again
-    assert len(Sweep("t_sweep", [_point()], repeats=1, store=store, force=True).pending()) == 1
+    assert len(Sweep(Experiment("t_sweep"), [_point()], repeats=1, store=store, force=True).pending()) == 1
 
 
 def test_failed_runs_are_kept_apart(store):
     calls = {"n": 0}
 
-    def flaky(server, point) -> Measured:
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise RuntimeError("the server went away")
-        return default_measure(server, point)
+    class Flaky(Experiment):
+        def measure(self, server, point, state) -> Measured:
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise RuntimeError("the server went away")
+            return super().measure(server, point, state)
 
-    sweep = Sweep("t_fail", [_point()], repeats=3, store=store, measure_fn=flaky)
+    sweep = Sweep(Flaky("t_fail"), [_point()], repeats=3, store=store)
     with pytest.raises(DbexpError, match="1 run\\(s\\) of t_fail failed; first: .*the server went away"):
         sweep.run(progress=False)
     everything = store.runs("t_fail", status=None)
@@ -76,7 +77,7 @@ def test_failed_runs_are_kept_apart(store):
     assert len(store.runs("t_fail")) == 2  # readers see only ok runs
     assert labelled_containers() == []
     # a rerun fills only the failed repeat
-    assert [r for _, r in Sweep("t_fail", [_point()], repeats=3, store=store).pending()] == [1]
+    assert [r for _, r in Sweep(Experiment("t_fail"), [_point()], repeats=3, store=store).pending()] == [1]
 
 
 def test_interrupted_runs_become_failed(store):
@@ -89,7 +90,7 @@ def test_interrupted_runs_become_failed(store):
 
 def test_export_and_load_round_trip(store, tmp_path):
     from dbexp.results import export, load
-    ids = Sweep("t_exp", [_point()], repeats=1, store=store).run(progress=False)
+    ids = Sweep(Experiment("t_exp"), [_point()], repeats=1, store=store).run(progress=False)
     export(store, "t_exp", ids, root=tmp_path)
     tables = load("t_exp", root=tmp_path)
     assert list(tables["runs"]["run_id"]) == ids

@@ -77,3 +77,21 @@ def lines(df: pd.DataFrame, x: str, y: str, color: str, title, x_title: str, y_t
     if column:
         chart = chart.facet(column=alt.Column(f"{column}:N", title=column))
     return chart.properties(title=title)
+
+
+def dashed_lines(df: pd.DataFrame, x: str, y: str, color: str, dash: str, title, x_title: str, y_title: str,
+                 facet: str | None = None, log_x: bool = False, log_y: bool = False, tooltip=(),
+                 width: int = 480, height: int = 260) -> alt.Chart:
+    """Lines coloured by ``color`` and dashed by ``dash`` (e.g. server and reader), with both legends
+    under the chart; ``facet``: one panel per value, two per row."""
+    cols = [c for c in dict.fromkeys([x, y, color, dash, facet, *tooltip]) if c]
+    chart = alt.Chart(df[cols]).mark_line(point=True).encode(
+        x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Scale()),
+        y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log") if log_y else alt.Scale(zero=False)),
+        color=alt.Color(f"{color}:N", legend=legend()),
+        strokeDash=alt.StrokeDash(f"{dash}:N", legend=legend(dash, dashes=True)),
+        tooltip=list(dict.fromkeys([color, dash, *tooltip, x, y])),
+    ).properties(width=width, height=height)
+    if facet:
+        chart = chart.facet(facet=alt.Facet(f"{facet}:N", title=None), columns=2)
+    return chart.properties(title=title)

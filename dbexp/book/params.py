@@ -11,8 +11,7 @@ Every chapter notebook declares, in its cell tagged ``parameters``::
 from __future__ import annotations
 
 from dbexp.errors import DbexpError, choices
-
-SCALES = ("smoke", "default", "full")
+from dbexp.experiments.chapter import SCALES
 
 # The parameters the book pipeline passes to every chapter, in this order.
 CHAPTER_PARAMETERS = ("scale", "run", "publish", "force")

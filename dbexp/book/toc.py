@@ -22,16 +22,13 @@ DOC_SUFFIXES = (".md", ".ipynb", ".rst")
 
 
 def repo_root() -> Path:
-    """The repository root: the nearest directory above this file holding _toc.yml."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / TOC_FILE).is_file():
-            return parent
-    # Installed without a checkout: fall back to the working directory.
-    cwd = Path.cwd()
-    if (cwd / TOC_FILE).is_file():
-        return cwd
-    raise DbexpError(f"cannot find the book: no {TOC_FILE} above {here.parent} or in {cwd}")
+    """The book's root (dbexp.paths.project_root), which must hold _toc.yml."""
+    from dbexp.paths import project_root
+
+    root = project_root()
+    if not (root / TOC_FILE).is_file():
+        raise DbexpError(f"cannot find the book: no {TOC_FILE} in {root} (run from a checkout or set DBEXP_ROOT)")
+    return root
 
 
 def load_toc(root: Path) -> dict:

@@ -10,19 +10,23 @@ Part 2, three ratios, each measured side by side with A and B alternating:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import pandas as pd
 
-from dbexp.book.charts import measured_on
 from dbexp.catalog import OFFLINE
-from dbexp.experiments import stats
-from dbexp.experiments.chapter import Results, check_scale, collect
+from dbexp.catalog.versions import version_key
+from dbexp.experiments import stats, verdicts
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
+from dbexp.experiments.sources import CALLAGHAN_24, CALLAGHAN_PG
 from dbexp.experiments.sweep import Point
+from dbexp.results.provenance import hardware_label
 from dbexp.servers.config import ServerConfig
+from dbexp.servers.mysql import MySQL
+from dbexp.servers.postgres import Postgres
+from dbexp.servers.registry import flavor_class
 from dbexp.workloads.sysbench import Workload
 
-EXPERIMENT = "calibration"
 ALL_OFFLINE = [f"{b.flavor}:{b.version}@offline" for b in OFFLINE]
 WORKLOADS = ("oltp_point_select", "oltp_read_write")
 RATIOS = {  # name: (label of A, label of B, what it answers)
@@ -44,75 +48,55 @@ class Scale:
     warmup_s: int = 5  # one unrecorded run after each server's dataset is prepared
 
 
-SCALES = {
-    "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000,
-                   warmup_s=1),
-    "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 5, 10, 100000),
-    "full": Scale(tuple(ALL_OFFLINE), ("mysql:5.7@offline", "mysql:8.0@offline", "postgres:12@offline",
-                                       "postgres:16@offline", "postgres:18@offline"), 10, 10, 30, 1000000),
-}
+@dataclass(frozen=True)
+class CalibrationPoint:
+    part: str  # spread, or the name of a ratio (RATIOS)
+    variant: str | None = None  # A or B of a ratio
 
 
-def scale_for(scale: str, **overrides) -> Scale:
-    base = SCALES[check_scale(scale)]
-    return replace(base, **{k: tuple(v) if isinstance(v, list) else v
-                            for k, v in overrides.items() if v is not None})
+class Calibration(Chapter):
+    name = "calibration"
+    Scale = Scale
+    scales = {
+        "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000,
+                       warmup_s=1),
+        "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 5, 10, 100000),
+        "full": Scale(tuple(ALL_OFFLINE), ("mysql:5.7@offline", "mysql:8.0@offline", "postgres:12@offline",
+                                           "postgres:16@offline", "postgres:18@offline"), 10, 10, 30, 1000000),
+    }
+
+    def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
+        """Part 1, the spread: repeats of every server and workload. Part 2, the ratios: A/B pairs."""
+        def wl(script: str, pinned: bool = True) -> Workload:
+            return Workload(script, sc.threads, sc.duration_s, 1, sc.table_size,
+                            cpuset=cpus.client if pinned else None)
+
+        spread = [Point(ServerConfig(spec, cpus.server), CalibrationPoint("spread"), wl(script),
+                        group=f"spread {spec}") for spec in sc.servers for script in WORKLOADS]
+        ratios: list[Point] = []
+        for spec in sc.ratio_servers:
+            pinned = ServerConfig(spec, cpus.server)
+            ps = wl("oltp_point_select")
+            ratios += [
+                Point(pinned, CalibrationPoint("harness", "harness"), ps, f"harness {spec}", sample=True),
+                Point(pinned, CalibrationPoint("harness", "hand"), ps, f"harness {spec}", sample=False),
+                Point(pinned, CalibrationPoint("container", "container"), ps, f"container {spec}"),
+                Point(pinned, CalibrationPoint("container", "bare"), ps, f"container {spec}", server_mode="bare"),
+                Point(pinned, CalibrationPoint("pinning", "pinned"), ps, f"pinning {spec}"),
+                Point(ServerConfig(spec, None), CalibrationPoint("pinning", "unpinned"),
+                      wl("oltp_point_select", pinned=False), f"pinning {spec}"),
+            ]
+        return [Part(spread, sc.repeats), Part(ratios, sc.ratio_pairs)]
+
+    def claims(self, res: Results) -> pd.DataFrame:
+        return claims(res)
+
+    def readme_block(self, res: Results) -> str:
+        return readme_block(res)
 
 
-def points(sc: Scale, server_cpus: str = "1", client_cpus: str = "0") -> list[Point]:
-    def wl(script: str, pinned: bool = True) -> Workload:
-        return Workload(script, sc.threads, sc.duration_s, 1, sc.table_size,
-                        cpuset=client_cpus if pinned else None)
-
-    out: list[Point] = []
-    for spec in sc.servers:
-        for script in WORKLOADS:
-            out.append(Point(ServerConfig(spec, server_cpus), wl(script), group=f"spread {spec}",
-                             labels=(("part", "spread"),)))
-    for spec in sc.ratio_servers:
-        pinned = ServerConfig(spec, server_cpus)
-        ps = wl("oltp_point_select")
-        out += [
-            Point(pinned, ps, f"harness {spec}", (("part", "harness"), ("variant", "harness")), sample=True),
-            Point(pinned, ps, f"harness {spec}", (("part", "harness"), ("variant", "hand")), sample=False),
-            Point(pinned, ps, f"container {spec}", (("part", "container"), ("variant", "container"))),
-            Point(pinned, ps, f"container {spec}", (("part", "container"), ("variant", "bare")),
-                  server_mode="bare"),
-            Point(pinned, ps, f"pinning {spec}", (("part", "pinning"), ("variant", "pinned"))),
-            Point(ServerConfig(spec, None), wl("oltp_point_select", pinned=False), f"pinning {spec}",
-                  (("part", "pinning"), ("variant", "unpinned"))),
-        ]
-    return out
-
-
-def run(scale: str = "smoke", *, run: bool = True, publish: bool = False, force: bool = False,
-        server_cpus: str = "1", client_cpus: str = "0", **overrides) -> Results:
-    sc = scale_for(scale, **overrides)
-    spread_pts = [p for p in points(sc, server_cpus, client_cpus) if dict(p.labels)["part"] == "spread"]
-    ratio_pts = [p for p in points(sc, server_cpus, client_cpus) if dict(p.labels)["part"] != "spread"]
-    if not run:
-        return collect(EXPERIMENT, [], 0, run=False)
-    # the two parts have different repeat counts: collect each, then publish them together
-    first = collect(EXPERIMENT, spread_pts, sc.repeats, run=True, force=force, warmup_s=sc.warmup_s)
-    second = (collect(EXPERIMENT, ratio_pts, sc.ratio_pairs, run=True, force=force, warmup_s=sc.warmup_s)
-              if ratio_pts else None)
-    return _merge(first, second, publish)
-
-
-def _merge(a: Results, b: Results | None, publish: bool) -> Results:
-    if b is not None:
-        a = Results(a.experiment, pd.concat([a.wide, b.wide], ignore_index=True),
-                    pd.concat([a.series, b.series], ignore_index=True),
-                    pd.concat([a.counters, b.counters], ignore_index=True),
-                    pd.concat([a.runs, b.runs], ignore_index=True), a.source)
-    if publish:
-        from dbexp.book.readme import write_block
-        from dbexp.results import Store, export
-        store = Store()
-        export(store, EXPERIMENT, list(a.runs["run_id"]))
-        store.close()
-        write_block(EXPERIMENT, readme_block(a))
-    return a
+CHAPTER = Calibration()
+run = CHAPTER.run
 
 
 def spread_table(res: Results) -> pd.DataFrame:
@@ -146,22 +130,6 @@ def version_ratio(res: Results, flavor: str, num: str, den: str, script: str = "
     return stats.ratio_ci(a, b)
 
 
-def verdict(lo: float, hi: float, expect: str) -> str:
-    """'agrees' / 'disagrees' / 'inconclusive' for an expected direction of a ratio's interval."""
-    if lo != lo or hi != hi:  # NaN: the servers were not part of this run
-        return "not measured at this scale"
-    if expect == "below 1":
-        return "agrees" if hi < 1 else ("disagrees" if lo > 1 else "inconclusive (interval spans 1)")
-    if expect == "above 1":
-        return "agrees" if lo > 1 else ("disagrees" if hi < 1 else "inconclusive (interval spans 1)")
-    if expect == "near 1":
-        return "agrees" if lo >= 0.95 and hi <= 1.05 else ("disagrees" if hi < 0.95 or lo > 1.05
-                                                           else "inconclusive")
-    raise ValueError(expect)
-
-
-CALLAGHAN_24 = "https://smalldatum.blogspot.com/2025/12/sysbench-for-mysql-56-through-95-on-2.html"
-CALLAGHAN_PG = "https://smalldatum.blogspot.com/2025/12/io-bound-sysbench-vs-postgres-on-48.html"
 
 
 def _ratio_text(what: str, r: float, lo: float, hi: float, needs: str) -> str:
@@ -173,45 +141,35 @@ def _ratio_text(what: str, r: float, lo: float, hi: float, needs: str) -> str:
 def claims(res: Results) -> pd.DataFrame:
     """The sources' claims this chapter can speak to, with what this run measured and a verdict
     computed from the confidence interval."""
-    def link(text: str, url: str) -> str:
-        return f'{text} (<a href="{url}">source</a>)'
-
     rows = []
     sp = spread_table(res)
     cv_ps = sp[sp["script"] == "oltp_point_select"]["cv"]
     rows.append({
-        "claim": link("Versions are compared as relative QPS against a named base; a value below 1 may be "
-                      "a regression or only noise, so suspicious results are rerun", CALLAGHAN_24),
+        "claim": CALLAGHAN_24.cite("Versions are compared as relative QPS against a named base; a value below "
+                                   "1 may be a regression or only noise, so suspicious results are rerun"),
         "measured here": f"point-select CV over {int(sp['n'].max()) if len(sp) else 0} repeats: median "
                          f"{cv_ps.median():.1%}, worst {cv_ps.max():.1%}",
         "verdict": "agrees: one run is not enough; read ratios with their intervals"})
-    r, lo, hi = version_ratio(res, "mysql", "8.0", "5.7")
+    r, lo, hi = version_ratio(res, MySQL.name, "8.0", "5.7")
     rows.append({
-        "claim": link("MySQL 5.7 to 8.0 lost throughput on every point-query test (24 cores, 16 clients, "
-                      "8 x 10M rows, cached)", CALLAGHAN_24),
+        "claim": CALLAGHAN_24.cite("MySQL 5.7 to 8.0 lost throughput on every point-query test (24 cores, "
+                                   "16 clients, 8 x 10M rows, cached)"),
         "measured here": _ratio_text("8.0.15 / 5.7.22 point-select QPS", r, lo, hi, "mysql 5.7 and 8.0"),
-        "verdict": verdict(lo, hi, "below 1")})
-    r, lo, hi = version_ratio(res, "mysql", "8.0", "5.7", value="cpu_per_op_us")
+        "verdict": verdicts.interval(lo, hi, "below")})
+    r, lo, hi = version_ratio(res, MySQL.name, "8.0", "5.7", value="cpu_per_op_us")
     rows.append({
-        "claim": link("The 8.0 point-query loss is CPU per query (hot-points cpu/o up 23% from 5.7 to 8.0)",
-                      CALLAGHAN_24),
+        "claim": CALLAGHAN_24.cite("The 8.0 point-query loss is CPU per query (hot-points cpu/o up 23% from "
+                                   "5.7 to 8.0)"),
         "measured here": _ratio_text("8.0.15 / 5.7.22 point-select cpu/o", r, lo, hi, "mysql 5.7 and 8.0"),
-        "verdict": verdict(lo, hi, "above 1")})
-    r, lo, hi = version_ratio(res, "postgres", "18", "12")
+        "verdict": verdicts.interval(lo, hi, "above")})
+    r, lo, hi = version_ratio(res, Postgres.name, "18", "12")
     rows.append({
-        "claim": link("PostgreSQL point queries are roughly unchanged from 12.22 to 18.1 (48 cores, "
-                      "40 clients, IO-bound)", CALLAGHAN_PG),
+        "claim": CALLAGHAN_PG.cite("PostgreSQL point queries are roughly unchanged from 12.22 to 18.1 (48 "
+                                   "cores, 40 clients, IO-bound)"),
         "measured here": _ratio_text("18.4 / 12.22 point-select QPS (cached, one server CPU)", r, lo, hi,
                                      "postgres 12 and 18"),
-        "verdict": verdict(lo, hi, "near 1")})
+        "verdict": verdicts.interval(lo, hi, "near")})
     return pd.DataFrame(rows)
-
-
-BASE_VERSION = {"mysql": "5.7", "postgres": "12", "mariadb": "10.11"}
-
-
-def _version_key(version: str) -> list[int]:
-    return [int(x) for x in version.split("-")[0].split(".") if x.isdigit()]
 
 
 def relative_versions(res: Results, script: str = "oltp_point_select") -> pd.DataFrame:
@@ -220,8 +178,8 @@ def relative_versions(res: Results, script: str = "oltp_point_select") -> pd.Dat
     df = res.wide[(res.wide["part"] == "spread") & (res.wide["script"] == script)]
     rows = []
     for flavor, g in df.groupby("flavor"):
-        versions = sorted(g["version"].unique(), key=_version_key)
-        base = next((v for v in versions if v.startswith(BASE_VERSION.get(flavor, ""))), versions[0])
+        versions = sorted(g["version"].unique(), key=version_key)
+        base = next((v for v in versions if v.startswith(flavor_class(flavor).base_version)), versions[0])
         for v in versions:
             r, lo, hi = stats.ratio_ci(g[g["version"] == v]["qps"], g[g["version"] == base]["qps"])
             rows.append({"flavor": flavor, "version": v, "base": base, "ratio_qps": r, "ci_low": lo,
@@ -236,7 +194,7 @@ def readme_block(res: Results) -> str:
     rt = ratio_table(res)
     w = res.wide
     lines = [f"Measured {pd.to_datetime(w['started_at']).min():%Y-%m-%d} on "
-             f"{measured_on(res).removeprefix('Measured on ')}; "
+             f"{hardware_label(res.host)}; "
              f"{int(sp['n'].max())} repeats of {int(w['workload'].map(lambda x: x['duration_s']).max())} s, "
              f"{int(w['threads'].max())} client threads, server on CPU 1, sysbench on CPU 0.", "",
              "| ratio (A / B, median QPS, oltp_point_select) | server | pairs | ratio | 95% CI |",

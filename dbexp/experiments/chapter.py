@@ -1,25 +1,60 @@
-"""What every chapter does with its results: run the sweep (or load the published copy),
-then hand back tidy frames with provenance columns expanded."""
+"""One shape for every chapter: design the points, measure one point, analyse, state the claims.
+
+A chapter subclasses :class:`Chapter` and writes only what is its own:
+
+- ``Scale``: a frozen dataclass of its knobs, and ``scales``: one per name in SCALES;
+- ``design(scale, cpus)``: the points, as :class:`Part` (points measured with a repeat count);
+- ``measure(server, point, state)`` (and ``session(server)`` for state kept across points),
+  unless the default sysbench measurement is what it needs;
+- its analysis functions and ``claims(results)``: a table with a verdict per claim.
+
+Scales, overrides (as papermill passes them), running the sweeps, reading the results
+back, publishing them to ``data/`` and README blocks are done here, once for all chapters.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
 import pandas as pd
 
-from dbexp.experiments.sweep import Point, Sweep
+from dbexp.errors import DbexpError, choices
+from dbexp.experiments.sweep import Experiment, Point, Sweep
 from dbexp.results.export import export as export_runs
 from dbexp.results.export import load as load_published
+from dbexp.results.readme import write_block
 from dbexp.results.store import Store, with_measurements
 
 SCALES = ("smoke", "default", "full")
+OFFICIAL_ONLY = ("mysql:8.4", "mysql:9.5")  # versions no package registry ships
+
+
+def check_scale(scale: str) -> str:
+    if scale not in SCALES:
+        raise DbexpError(f"unknown scale {scale!r}; valid scales are {choices(SCALES)}")
+    return scale
+
+
+@dataclass(frozen=True)
+class Cpus:
+    server: str = "1"  # CPUs the server may use
+    client: str = "0"  # CPUs the load generator (and the lab's sampler) may use
+
+
+@dataclass(frozen=True)
+class Part:
+    """Points measured together with one repeat count (a chapter may have parts with different counts)."""
+
+    points: list[Point]
+    repeats: int
 
 
 @dataclass
 class Results:
     experiment: str
-    wide: pd.DataFrame  # one row per run: provenance + labels + measurements
+    wide: pd.DataFrame  # one row per run: provenance + parameters + measurements
     series: pd.DataFrame
     counters: pd.DataFrame
     runs: pd.DataFrame
@@ -28,13 +63,6 @@ class Results:
     @property
     def host(self) -> dict:
         return self.wide["host"].iloc[0] if len(self.wide) else {}
-
-
-def check_scale(scale: str) -> str:
-    from dbexp.errors import DbexpError, choices
-    if scale not in SCALES:
-        raise DbexpError(f"bad scale {scale!r}: valid scales are {choices(SCALES)}")
-    return scale
 
 
 def _json(value):
@@ -47,53 +75,127 @@ def _json(value):
 
 
 def tidy(runs: pd.DataFrame, measurements: pd.DataFrame) -> pd.DataFrame:
+    """One row per run: provenance, the point's parameters as columns, one column per measurement."""
     runs = runs.copy()
     for col in ("point", "workload", "host", "config_requested"):
         if col in runs:
             runs[col] = runs[col].map(_json)
-    labels = pd.DataFrame([p.get("labels", {}) for p in runs["point"]], index=runs.index)
-    runs = pd.concat([runs, labels], axis=1)
+    # results stored before points carried typed parameters named them "labels"
+    params = pd.DataFrame([p.get("params", p.get("labels")) or {} for p in runs["point"]], index=runs.index)
+    runs = pd.concat([runs, params], axis=1)
     runs["script"] = [(w or {}).get("script") for w in runs["workload"]]
     runs["threads"] = [(w or {}).get("threads") for w in runs["workload"]]
     runs["series_name"] = runs["flavor"] + " " + runs["version"].str.split("-").str[0]
     return with_measurements(runs, measurements)
 
 
-def collect(experiment: str, points: list[Point], repeats: int, *, run: bool, publish: bool = False,
-            force: bool = False, warmup_s: float = 0.0, measure_fn=None, store: Store | None = None,
-            root=None, order: str = "alternate") -> Results:
-    """Run (resuming) and read back this chapter's runs, or load the published ones."""
-    if run:
-        kwargs = {"measure_fn": measure_fn} if measure_fn else {}
-        sweep = Sweep(experiment, points, repeats, store=store, force=force, warmup_s=warmup_s, order=order,
-                      **kwargs)
-        ids = sweep.run()
-        st = sweep.store
-        runs = st.runs(experiment)
-        runs = runs[runs["run_id"].isin(ids)]
-        tables = {t: st.table(t, ids) for t in ("measurements", "series", "counters")}
-        if publish:
-            export_runs(st, experiment, ids, root)
-        if store is None:
-            st.close()  # release the file: DuckDB lets one process write it at a time
-        source = "this run"
-    else:
-        published = load_published(experiment, root)
-        runs = published["runs"]
-        tables = published
-        source = "published data/"
-    return Results(experiment, tidy(runs, tables["measurements"]), tables["series"], tables["counters"],
-                   runs, source)
+def read_results(store: Store, experiment: str, ids: list[str]) -> Results:
+    runs = store.runs(experiment)
+    runs = runs[runs["run_id"].isin(ids)]
+    tables = {t: store.table(t, ids) for t in ("measurements", "series", "counters")}
+    return Results(experiment, tidy(runs, tables["measurements"]), tables["series"], tables["counters"], runs,
+                   "this run")
 
 
-OFFICIAL_ONLY = ("mysql:8.4", "mysql:9.5")  # versions no package registry ships
+def published(experiment: str, root=None) -> Results:
+    tables = load_published(experiment, root)
+    return Results(experiment, tidy(tables["runs"], tables["measurements"]), tables["series"],
+                   tables["counters"], tables["runs"], "published data/")
+
+
+def _coerce(name: str, default, value):
+    """An override as a notebook or papermill passes it: a list, a JSON string, or one value where
+    the knob is a tuple ('postgres:17' or '[\"postgres:17\"]' for servers)."""
+    if isinstance(default, tuple):
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                try:
+                    value = json.loads(text)
+                except ValueError:
+                    raise DbexpError(f"bad value for {name}: {value!r} is not a JSON list") from None
+            else:
+                value = [v.strip() for v in text.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)):
+            value = [value]
+        return tuple(value)
+    if isinstance(default, (int, float)) and not isinstance(default, bool) and isinstance(value, str):
+        try:
+            return type(default)(value)
+        except ValueError:
+            raise DbexpError(f"bad value for {name}: {value!r} is not a number") from None
+    return value
+
+
+class Chapter(Experiment):
+    """The protocol every chapter implements (see the module's docstring)."""
+
+    Scale: type
+    scales: dict[str, object]
+    order = "alternate"  # alternate: each repeat walks every point; grouped: a point's repeats together
+    add_official = False  # at default and full scale, add MySQL 8.4 and 9.x where their images can be pulled
+
+    # --- what a chapter writes -------------------------------------------------------------
+    def design(self, sc, cpus: Cpus) -> list[Part]:
+        raise NotImplementedError
+
+    def claims(self, res: Results) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def readme_block(self, res: Results) -> str | None:
+        """Markdown for README.md's block named after the chapter, regenerated on publish (or None)."""
+        return None
+
+    def adjust(self, sc, scale: str, cpus: Cpus, overrides: dict):
+        """A last change to the scale once the CPUs are known (default: none)."""
+        return sc
+
+    # --- done once for all chapters -----------------------------------------------------------
+    def scale(self, scale: str, **overrides):
+        """The named scale with the overrides that are not None applied."""
+        base = self.scales[check_scale(scale)]
+        fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
+        given = {k: v for k, v in overrides.items() if v is not None}
+        unknown = sorted(set(given) - set(fields))
+        if unknown:
+            raise DbexpError(f"unknown parameter {unknown[0]!r} for chapter {self.name}; "
+                             f"valid are {choices(sorted(fields))}")
+        return dataclasses.replace(base, **{k: _coerce(k, fields[k], v) for k, v in given.items()})
+
+    def run(self, scale: str = "smoke", *, run: bool = True, publish: bool = False, force: bool = False,
+            server_cpus: str = "1", client_cpus: str = "0", store: Store | None = None, root=None,
+            **overrides) -> Results:
+        """Measure (resuming what the store has) and read back this chapter's runs, or, with
+        ``run=False``, load the published ones from data/."""
+        sc = self.scale(scale, **overrides)
+        if not run:
+            return published(self.name, root)
+        cpus = Cpus(str(server_cpus), str(client_cpus))
+        if self.add_official and scale != "smoke" and overrides.get("servers") is None:
+            sc = dataclasses.replace(sc, servers=tuple(sc.servers) + tuple(servers_available(OFFICIAL_ONLY)[0]))
+        sc = self.adjust(sc, scale, cpus, overrides)
+        st = store or Store()
+        try:
+            ids: list[str] = []
+            for part in self.design(sc, cpus):
+                if part.points:
+                    ids += Sweep(self, part.points, part.repeats, store=st, force=force,
+                                 warmup_s=getattr(sc, "warmup_s", 0.0), order=self.order).run()
+            res = read_results(st, self.name, ids)
+            if publish:
+                export_runs(st, self.name, ids, root)
+                block = self.readme_block(res)
+                if block is not None:
+                    write_block(self.name, block)
+        finally:
+            if store is None:
+                st.close()  # release the file: DuckDB lets one process write it at a time
+        return res
 
 
 def servers_available(specs) -> tuple[list[str], dict[str, str]]:
-    """Split specs into those some source can provide here and those it cannot (with the reason):
-    chapters add MySQL 8.4 and 9.x where official images can be pulled and say so where not."""
+    """Split specs into those some source can provide here and those it cannot (with the reason)."""
     from dbexp.catalog import parse_spec
-    from dbexp.errors import DbexpError
     from dbexp.images import resolve
 
     ok, missing = [], {}
@@ -114,12 +216,3 @@ def missing_official(res: Results) -> str:
         return ""
     return (f"{' and '.join(absent)} are missing from these results: no package registry ships them, and "
             "their official images could not be pulled where these results were measured.")
-
-
-def add_official_only(servers: tuple, scale: str, run: bool, overrides: dict) -> tuple:
-    """At default and full scale (unless servers were given), add MySQL 8.4 and 9.x wherever their
-    official images can be pulled; missing_official() says so where they cannot."""
-    if run and scale != "smoke" and overrides.get("servers") is None:
-        extra, _ = servers_available(OFFICIAL_ONLY)
-        return tuple(servers) + tuple(extra)
-    return tuple(servers)

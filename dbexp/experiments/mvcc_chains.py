@@ -12,27 +12,19 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from dbexp.experiments.chapter import Results, add_official_only, check_scale, collect
+from dbexp.experiments import verdicts
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
 from dbexp.experiments.measure import Measured
+from dbexp.experiments.sources import KERNELMAKER_MVCC
 from dbexp.experiments.sweep import Point
 from dbexp.servers.config import ServerConfig, cpus_of
+from dbexp.servers.registry import flavor_class, flavor_of_spec
 from dbexp.workloads import version_chains as vc
-
-EXPERIMENT = "mvcc_chains"
-
-# Durability is relaxed so that 10,000 commits per hot row take seconds, not minutes; it changes
-# when a commit reaches the disk, not how versions are kept. autovacuum_naptime=1 lets autovacuum
-# react within a second, so its reclaim time is not dominated by the default 60 s nap.
-SETTINGS = {
-    "mysql": {"innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0"},
-    "mariadb": {"innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0"},
-    "postgres": {"synchronous_commit": "off", "autovacuum_naptime": "1"},
-}
 
 
 @dataclass(frozen=True)
@@ -43,41 +35,30 @@ class Scale:
     repeats: int
     gc_timeout_s: float
     hot_rows: int = 2  # each takes V commits; on PostgreSQL each update walks the row's chain, so V=10000 dominates
-    fillfactors: tuple[int, ...] = (100, 70)
+    fillfactors: tuple[int, ...] = (100, 70)  # heap engines only
     columns: tuple[str, ...] = ("v", "k")
+
+
+@dataclass(frozen=True)
+class ChainPoint:
+    versions: int  # V: committed updates to each hot row while the old snapshot is open
+    column: str  # v: not indexed (HOT-eligible in PostgreSQL); k: indexed
+    fillfactor: int | None  # heap fillfactor; None where the engine has none
+    samples: int
+    hot_rows: int
+    client_cpus: str
+    gc_timeout_s: float  # > 0: time the reclaim after the snapshot ends (the largest V only)
 
 
 DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mariadb:10.11@offline", "postgres:12@offline",
                    "postgres:14@offline", "postgres:16@offline", "postgres:18@offline")
-SCALES = {
-    "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (0, 10, 100), 40, 1, 10),
-    "default": Scale(DEFAULT_SERVERS, (0, 10, 100, 1000, 10000), 200, 2, 30),
-    "full": Scale(DEFAULT_SERVERS, (0, 10, 100, 1000, 10000, 30000), 1000, 3, 120),
-}
 
 
-def scale_for(scale: str, **overrides) -> Scale:
-    base = SCALES[check_scale(scale)]
-    return replace(base, **{k: tuple(v) if isinstance(v, list) else v
-                            for k, v in overrides.items() if v is not None})
-
-
-def points(sc: Scale, server_cpus: str = "1", client_cpus: str = "0") -> list[Point]:
-    out = []
-    for spec in sc.servers:
-        flavor = spec.split(":")[0]
-        cfg = ServerConfig(spec, server_cpus, settings=SETTINGS.get(flavor, {}))
-        ffs = sc.fillfactors if flavor == "postgres" else (100,)
-        for column in sc.columns:
-            for ff in ffs:
-                for v in sc.versions:
-                    labels = (("versions", str(v)), ("column", column),
-                              ("fillfactor", str(ff) if flavor == "postgres" else "-"),
-                              ("samples", str(sc.samples)), ("hot_rows", str(sc.hot_rows)),
-                              ("client_cpus", client_cpus),
-                              ("gc_timeout_s", str(sc.gc_timeout_s if v == max(sc.versions) else 0)))
-                    out.append(Point(cfg, None, group=f"mvcc {spec}", labels=labels))
-    return out
+def settings_for(spec: str) -> dict[str, str]:
+    """Durability relaxed so that 10,000 commits per hot row take seconds, not minutes (it changes when
+    a commit reaches the disk, not how versions are kept), and a collector that reacts within seconds."""
+    flavor = flavor_of_spec(spec)
+    return {**flavor.relaxed_commit_settings(), **flavor.prompt_gc_settings()}
 
 
 def _pin_client(cpus: str):
@@ -95,62 +76,6 @@ def _percentiles(prefix: str, lat: np.ndarray) -> dict[str, tuple[float, str]]:
             f"{prefix}_mean_us": (float(lat.mean()), "us")}
 
 
-def measure_point(server, point: Point) -> Measured:
-    lb = dict(point.labels)
-    v, samples, gc_timeout = int(lb["versions"]), int(lb["samples"]), float(lb["gc_timeout_s"])
-    spec = vc.ChainSpec(column=lb["column"], fillfactor=int(lb["fillfactor"]) if lb["fillfactor"] != "-" else 100,
-                        hot=int(lb["hot_rows"]))
-    old_aff = _pin_client(lb.get("client_cpus", ""))
-    series: list[tuple] = []
-    m: dict[str, tuple[float | None, str]] = {}
-    try:
-        server.ensure_database("sbtest")
-        vc.reset_table(server, spec)
-        vc.settle_garbage(server)  # the previous point's versions are gone before this one starts
-        g0 = vc.garbage(server)
-        with vc.old_snapshot(server) as old:
-            before = vc.read_value(old, spec.hot_ids()[0])
-            m["write_s"] = (vc.update_hot_rows(server, spec, v), "s")
-            m["commits"] = (float(v * spec.hot), "count")
-            fresh = vc.fresh_reader(server)
-            try:
-                # interleave the two readers in blocks so a drift of the machine hits both
-                lat_old, lat_fresh = [], []
-                for _ in range(4):
-                    lat_old.append(vc.timed_reads(old, spec, samples // 4))
-                    lat_fresh.append(vc.timed_reads(fresh, spec, samples // 4))
-                if vc.read_value(old, spec.hot_ids()[0]) != before:
-                    raise RuntimeError("the old snapshot is not old: it sees the writer's updates")
-                if v and vc.read_value(fresh, spec.hot_ids()[0]) == before:
-                    raise RuntimeError("the fresh reader does not see the writer's updates")
-            finally:
-                fresh.close()
-            m.update(_percentiles("old", np.concatenate(lat_old)))
-            m.update(_percentiles("fresh", np.concatenate(lat_fresh)))
-            g1 = vc.garbage(server)
-            for name in ("history_list_length", "purge_lag_trx", "n_dead_tup"):
-                if name in g1:
-                    m[f"garbage_{name}"] = (g1[name] - g0.get(name, 0.0), "count")
-            if "relation_bytes" in g1:
-                m["relation_bytes"] = (g1["relation_bytes"], "bytes")
-            if server.flavor.name == "postgres" and spec.column == "v" and spec.fillfactor == 70 and v == 10:
-                for pos, item in enumerate(vc.chain_on_page(server, old)):
-                    series += [(float(pos), "pageinspect", k, float(val)) for k, val in item.items()]
-        if gc_timeout > 0:
-            series += _reclaim(server, g0, gc_timeout, m)
-    finally:
-        os.sched_setaffinity(0, old_aff)
-    return Measured(m, [], series, f"version chains: {v} updates x {spec.hot} hot rows, column {spec.column}")
-
-
-def _reclaimed(g: dict, g0: dict, peak: dict) -> bool:
-    """InnoDB: purge has removed the versions of every transaction committed before the snapshot
-    ended. PostgreSQL: autovacuum has run on the table and no dead tuple is left."""
-    if "purge_done_no" in g:
-        return g["purge_done_no"] >= peak["trx_id_counter"]
-    return g["n_dead_tup"] == 0 and g["autovacuum_count"] > g0["autovacuum_count"]
-
-
 def _reclaim(server, g0: dict, timeout_s: float, m: dict) -> list[tuple]:
     """After the old snapshot ended: poll the garbage until purge/autovacuum has reclaimed it."""
     series, t0 = [], time.monotonic()
@@ -159,7 +84,7 @@ def _reclaim(server, g0: dict, timeout_s: float, m: dict) -> list[tuple]:
         t = time.monotonic() - t0
         g = vc.garbage(server)
         series += [(round(t, 2), "garbage", k, val) for k, val in g.items()]
-        if _reclaimed(g, g0, peak):
+        if server.flavor.reclaimed(g, g0, peak):
             m["reclaim_s"] = (t, "s")
             return series
         if t > timeout_s:
@@ -169,20 +94,94 @@ def _reclaim(server, g0: dict, timeout_s: float, m: dict) -> list[tuple]:
         time.sleep(0.5)
 
 
-def run(scale: str = "smoke", *, run: bool = True, publish: bool = False, force: bool = False,
-        server_cpus: str = "1", client_cpus: str = "0", **overrides) -> Results:
-    sc = scale_for(scale, **overrides)
-    sc = replace(sc, servers=add_official_only(sc.servers, scale, run, overrides))
-    return collect(EXPERIMENT, points(sc, server_cpus, client_cpus) if run else [], sc.repeats, run=run,
-                   publish=publish, force=force, measure_fn=measure_point, order="grouped")
+class MvccChains(Chapter):
+    name = "mvcc_chains"
+    Scale = Scale
+    scales = {
+        "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (0, 10, 100), 40, 1, 10),
+        "default": Scale(DEFAULT_SERVERS, (0, 10, 100, 1000, 10000), 200, 2, 30),
+        "full": Scale(DEFAULT_SERVERS, (0, 10, 100, 1000, 10000, 30000), 1000, 3, 120),
+    }
+    order = "grouped"
+    add_official = True
+
+    def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
+        out = []
+        for spec in sc.servers:
+            cfg = ServerConfig(spec, cpus.server, settings=settings_for(spec))
+            heap = flavor_of_spec(spec).version_store == "heap"
+            for column in sc.columns:
+                for ff in (sc.fillfactors if heap else (None,)):
+                    for v in sc.versions:
+                        params = ChainPoint(v, column, ff, sc.samples, sc.hot_rows, cpus.client,
+                                            sc.gc_timeout_s if v == max(sc.versions) else 0.0)
+                        out.append(Point(cfg, params, group=f"mvcc {spec}"))
+        return [Part(out, sc.repeats)]
+
+    def measure(self, server, point: Point, state) -> Measured:
+        p: ChainPoint = point.params
+        spec = vc.ChainSpec(column=p.column, fillfactor=p.fillfactor or 100, hot=p.hot_rows)
+        old_aff = _pin_client(p.client_cpus)
+        series: list[tuple] = []
+        m: dict[str, tuple[float | None, str]] = {}
+        try:
+            server.ensure_database("sbtest")
+            vc.reset_table(server, spec)
+            # the previous point's versions are gone before this one starts (recorded if they were not)
+            m["settle_timed_out"] = (float(not vc.settle_garbage(server)), "bool")
+            g0 = vc.garbage(server)
+            with vc.old_snapshot(server) as old:
+                before = vc.read_value(old, spec.hot_ids()[0])
+                m["write_s"] = (vc.update_hot_rows(server, spec, p.versions), "s")
+                m["commits"] = (float(p.versions * spec.hot), "count")
+                fresh = vc.fresh_reader(server)
+                try:
+                    # interleave the two readers in blocks so a drift of the machine hits both
+                    lat_old, lat_fresh = [], []
+                    for _ in range(4):
+                        lat_old.append(vc.timed_reads(old, spec, p.samples // 4))
+                        lat_fresh.append(vc.timed_reads(fresh, spec, p.samples // 4))
+                    if vc.read_value(old, spec.hot_ids()[0]) != before:
+                        raise RuntimeError("the old snapshot is not old: it sees the writer's updates")
+                    if p.versions and vc.read_value(fresh, spec.hot_ids()[0]) == before:
+                        raise RuntimeError("the fresh reader does not see the writer's updates")
+                finally:
+                    fresh.close()
+                m.update(_percentiles("old", np.concatenate(lat_old)))
+                m.update(_percentiles("fresh", np.concatenate(lat_fresh)))
+                g1 = vc.garbage(server)
+                for name in ("history_list_length", "purge_lag_trx", "n_dead_tup"):
+                    if name in g1:
+                        m[f"garbage_{name}"] = (g1[name] - g0.get(name, 0.0), "count")
+                if "relation_bytes" in g1:
+                    m["relation_bytes"] = (g1["relation_bytes"], "bytes")
+                if server.flavor.version_store == "heap" and p.column == "v" and p.fillfactor == 70 \
+                        and p.versions == 10:
+                    for pos, item in enumerate(vc.chain_on_page(server, old)):
+                        series += [(float(pos), "pageinspect", k, float(val)) for k, val in item.items()]
+            if p.gc_timeout_s > 0:
+                series += _reclaim(server, g0, p.gc_timeout_s, m)
+        finally:
+            os.sched_setaffinity(0, old_aff)
+        return Measured(m, [], series, f"version chains: {p.versions} updates x {spec.hot} hot rows, "
+                                       f"column {spec.column}")
+
+    def claims(self, res: Results) -> pd.DataFrame:
+        return claims(res)
+
+
+CHAPTER = MvccChains()
+run = CHAPTER.run
 
 
 def tidy(res: Results) -> pd.DataFrame:
     w = res.wide.copy()
     w["versions"] = w["versions"].astype(int)
-    w["variant"] = np.where(w["flavor"] == "postgres",
-                            "col " + w["column"] + ", ff " + w["fillfactor"].astype(str),
-                            "col " + w["column"])
+    # a heap fillfactor where the engine has one (results stored before typed parameters say "-")
+    ff = w["fillfactor"].where(w["fillfactor"].notna() & (w["fillfactor"].astype(str) != "-"))
+    w["variant"] = "col " + w["column"] + np.where(ff.notna(), ", ff " + ff.astype(str).str.replace(
+        r"\.0$", "", regex=True), "")
+    w["version_store"] = [flavor_class(f).version_store for f in w["flavor"]]
     return w
 
 
@@ -249,22 +248,16 @@ def pageinspect_table(res: Results) -> pd.DataFrame:
     return out
 
 
-KERNELMAKER_MVCC = "https://kernelmaker.github.io/mysql-vs-pg-mvcc"
-
-
 def _ratio_verdict(r: float, expect: str) -> str:
-    if r != r:
-        return "not measured at this scale"
-    if expect == "old pays":
-        return "agrees" if r > 1.5 else ("disagrees" if r < 1 / 1.5 else "inconclusive (within 1.5x)")
-    return "agrees" if r < 1 / 1.5 else ("disagrees" if r > 1.5 else "inconclusive (within 1.5x)")
+    return verdicts.ratio(r, "above" if expect == "old pays" else "below")
 
 
 def claims(res: Results) -> pd.DataFrame:
     t = at_largest_v(res)
 
-    def pick(flavor_prefix: str, variant: str | None = None) -> pd.DataFrame:
-        g = t[t["series_name"].str.startswith(flavor_prefix)]
+    def pick(store: str, variant: str | None = None, table: pd.DataFrame = t) -> pd.DataFrame:
+        stores = table["series_name"].str.split().str[0].map(lambda f: flavor_class(f).version_store)
+        g = table[stores == store]
         return g[g["variant"] == variant] if variant else g
 
     def measured(g: pd.DataFrame) -> str:
@@ -284,13 +277,11 @@ def claims(res: Results) -> pd.DataFrame:
                 + f"; the {payer} reader's excess over the other is larger than at V = 0 in "
                   f"{int((excess > excess0).sum())} of {len(g)}, by {(excess - excess0).median():+.0f} us (median)")
 
-    def link(text: str) -> str:
-        return f'{text} (<a href="{KERNELMAKER_MVCC}">source</a>)'
-
-    my = pd.concat([pick("mysql"), pick("mariadb")])
+    link = KERNELMAKER_MVCC.cite
+    my = pick("undo")
     hot_v = at_v(res, 10)  # the largest V whose chain still fits on one page (see the pageinspect table)
-    pg_hot = hot_v[hot_v["series_name"].str.startswith("postgres") & (hot_v["variant"] == "col v, ff 70")]
-    pg_nonhot = pick("postgres", "col k, ff 100")
+    pg_hot = pick("heap", "col v, ff 70", hot_v)
+    pg_nonhot = pick("heap", "col k, ff 100")
     rows = [
         {"claim": link("InnoDB keeps the newest version in the clustered index and walks undo records from new "
                        "to old, so a reader with an old snapshot pays for every newer version"),
@@ -301,17 +292,41 @@ def claims(res: Results) -> pd.DataFrame:
          "measured here": measured(pg_hot), "verdict": verdict(pg_hot, "fresh pays")},
         {"claim": link("An update of an indexed column is not HOT: the new version gets its own index entries, "
                        "so the chain is no longer walked within one page"),
-         "measured here": measured(pg_nonhot),
-         "verdict": "see the latency chart: both readers pay when every version has an index entry"},
+         "measured here": measured(pg_nonhot), "verdict": _alike_verdict(pg_nonhot)},
         {"claim": link("Purge (InnoDB) and VACUUM (PostgreSQL) cannot remove versions an open snapshot may "
                        "still need; they reclaim them after it ends"),
          "measured here": "; ".join(f"{r['series_name']} ({r['variant']}): "
                                     + ("not reclaimed within the timeout" if r["reclaim_s"] != r["reclaim_s"]
                                        else f"{r['reclaim_s']:.1f} s")
                                     for _, r in t.iterrows()) or "not measured at this scale",
-         "verdict": "agrees: the garbage grows while the snapshot is open (chart) and falls after it ends"
-                    if len(t) else "not measured at this scale"},
+         "verdict": _reclaim_verdict(t)},
     ]
     return pd.DataFrame(rows)
+
+
+def _alike_verdict(g: pd.DataFrame) -> str:
+    """Without a chain inside the page, neither reader walks versions the other skips: the claim holds
+    where the two readers' latencies are within PAYS_RATIO of each other."""
+    if g.empty:
+        return verdicts.NOT_MEASURED
+    alike = ((g["old / fresh"] < verdicts.PAYS_RATIO) & (g["old / fresh"] > 1 / verdicts.PAYS_RATIO)).sum()
+    if alike == len(g):
+        return f"agrees: both readers within {verdicts.PAYS_RATIO:g}x of each other in {alike} of {len(g)}"
+    return f"disagrees: one reader pays more than {verdicts.PAYS_RATIO:g}x in {len(g) - alike} of {len(g)}"
+
+
+def _reclaim_verdict(t: pd.DataFrame) -> str:
+    """Agrees where the garbage grew while the snapshot was open and was reclaimed after it ended."""
+    if t.empty:
+        return verdicts.NOT_MEASURED
+    grew = int((t["garbage"] > 0).sum())
+    reclaimed = int(t["reclaim_s"].notna().sum())
+    if grew == len(t) and reclaimed == len(t):
+        return (f"agrees: the garbage grew while the snapshot was open and was reclaimed after it ended "
+                f"in {len(t)} of {len(t)}")
+    if grew < len(t):
+        return f"disagrees: no garbage grew under the open snapshot in {len(t) - grew} of {len(t)}"
+    return (f"not resolved: reclaimed within the timeout in {reclaimed} of {len(t)} only "
+            "(a missing reclaim time cannot tell slow from never)")
 
 

@@ -13,17 +13,20 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from dbexp.experiments import stats
-from dbexp.experiments.chapter import Results, add_official_only, check_scale, collect
+from dbexp.experiments import stats, verdicts
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
 from dbexp.experiments.measure import Measured, measure
+from dbexp.experiments.sources import BINWANG, KERNELMAKER_MVCC, PG14_NOTES
 from dbexp.experiments.sweep import Point
 from dbexp.servers.config import ServerConfig, cpus_of
+from dbexp.servers.mariadb import MariaDB
+from dbexp.servers.mysql import MySQL
+from dbexp.servers.postgres import Postgres
+from dbexp.servers.registry import flavor_of_spec
 from dbexp.workloads.sessions import HeldSessions
 from dbexp.workloads.sysbench import Workload
 
-EXPERIMENT = "readview"
 TRX_STMTS_CONTROL = 100
-MYSQL_WAITS = "wait/synch/mutex/innodb/trx_sys%"
 
 
 @dataclass(frozen=True)
@@ -38,120 +41,120 @@ class Scale:
     warmup_s: float = 5.0  # unrecorded readers after each server's load, before its first point
 
 
+@dataclass(frozen=True)
+class ReadViewPoint:
+    holders: int  # H: sessions held open beside the readers
+    mode: str  # active: each holds an open write transaction; idle: connected only; none: H = 0
+    isolation: str  # rc: a view per statement; rr: one per TRX_STMTS_CONTROL statements (the control)
+    readers: int  # R: sysbench reader threads
+
+
 DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mariadb:10.11@offline", "postgres:12@offline",
                    "postgres:13@offline", "postgres:14@offline", "postgres:16@offline", "postgres:18@offline")
-SCALES = {
-    "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (0, 64), (2,), (), 1, 2, warmup_s=1),
-    "default": Scale(DEFAULT_SERVERS, (0, 1, 16, 64, 256, 1024), (2,), (1,), 3, 2),
-    "full": Scale(DEFAULT_SERVERS, (0, 1, 16, 64, 256, 1024), (1, 2, 4), (), 5, 10, 100000, warmup_s=20),
-}
-
-
-def scale_for(scale: str, **overrides) -> Scale:
-    base = SCALES[check_scale(scale)]
-    return replace(base, **{k: tuple(v) if isinstance(v, list) else v
-                            for k, v in overrides.items() if v is not None})
 
 
 def server_config(spec: str, max_h: int, server_cpus: str) -> ServerConfig:
-    settings = {"max_connections": str(max_h + 100)}
-    if spec.startswith(("mysql", "mariadb")):
-        settings["performance-schema-instrument"] = f"{MYSQL_WAITS}=ON"
-    if spec.startswith("mariadb"):
-        settings["performance_schema"] = "ON"  # off by default in MariaDB
+    settings = {"max_connections": str(max_h + 100), **flavor_of_spec(spec).snapshot_wait_settings()}
     return ServerConfig(spec, server_cpus, settings=settings)
 
 
-def points(sc: Scale, server_cpus: str = "1", client_cpus: str = "0") -> list[Point]:
-    """Ordered by H, so that within a repeat one set of holders serves consecutive points."""
-    out = []
-    hmax = max(sc.holders)
-    ends = {min(sc.holders), hmax}
-    for spec in sc.servers:
-        cfg = server_config(spec, hmax, server_cpus)
-        for mode in ("active", "idle"):
-            for h in sorted(sc.holders):
-                if mode == "idle" and h != hmax:
-                    continue  # the idle variant: the largest H only (H=0 is shared with active)
-                readers = sorted(set(sc.readers_all) | (set(sc.readers_ends) if h in ends else set()))
-                for r in readers:
-                    isolations = ["rc"] + (["rr"] if mode == "active" and h in ends and r == max(readers) else [])
-                    for iso in isolations:
-                        opts = (("isolation", iso), ("point-selects", "1"),
-                                ("trx-stmts", str(TRX_STMTS_CONTROL if iso == "rr" else 0)))
-                        wl = Workload("point_select_isolation", r, sc.duration_s, 1, sc.table_size,
-                                      cpuset=client_cpus, options=opts)
-                        out.append(Point(cfg, wl, group=f"readview {spec}",
-                                         labels=(("holders", str(h)), ("mode", mode if h else "none"),
-                                                 ("isolation", iso), ("readers", str(r)))))
-    return out
+class HolderPool:
+    """The holders of one server, kept open across consecutive points with the same H and mode."""
+
+    def __init__(self, server):
+        self.server = server
+        self.held: HeldSessions | None = None
+
+    def hold(self, h: int, mode: str) -> HeldSessions:
+        if self.held is None or (self.held.n, self.held.mode) != (h, mode):
+            self.close()
+            self.held = HeldSessions(self.server, h, mode).open()
+        return self.held
+
+    def close(self) -> None:
+        if self.held is not None:
+            self.held.close()
+            self.held = None
+
+    def __enter__(self) -> "HolderPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
-def _pg_waits(conn) -> dict[str, float]:
-    cur = conn.cursor()
-    cur.execute("SELECT COALESCE(wait_event_type || ':' || wait_event, 'CPU'), count(*) FROM pg_stat_activity "
-                "WHERE state = 'active' AND backend_type = 'client backend' AND pid <> pg_backend_pid() "
-                "GROUP BY 1")
-    rows = cur.fetchall()
-    cur.close()
-    return {name: float(n) for name, n in rows}
+class ReadView(Chapter):
+    name = "readview"
+    Scale = Scale
+    scales = {
+        "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (0, 64), (2,), (), 1, 2, warmup_s=1),
+        "default": Scale(DEFAULT_SERVERS, (0, 1, 16, 64, 256, 1024), (2,), (1,), 3, 2),
+        "full": Scale(DEFAULT_SERVERS, (0, 1, 16, 64, 256, 1024), (1, 2, 4), (), 5, 10, 100000, warmup_s=20),
+    }
+    # "alternate": each repeat walks every H, so a slow drift of this VM (run-to-run spread of 10 to 25%
+    # between identical 3 s runs here) is spread over all H instead of tilting the slope, as it did when
+    # all repeats of one H ran back to back. Holders are reopened when H changes: 1,024 sessions take
+    # about 1 s on MySQL and 4 s on PostgreSQL here. The warm-up keeps the first point off a cold cache.
+    order = "alternate"
+    add_official = True
+
+    def adjust(self, sc, scale, cpus, overrides):
+        if overrides.get("readers_all") is None and scale != "smoke":
+            return replace(sc, readers_all=(2 * len(cpus_of(cpus.server)),))  # R = 2 x the server's CPUs
+        return sc
+
+    def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
+        """Ordered by H, so that within a repeat one set of holders serves consecutive points."""
+        out = []
+        hmax = max(sc.holders)
+        ends = {min(sc.holders), hmax}
+        for spec in sc.servers:
+            cfg = server_config(spec, hmax, cpus.server)
+            for mode in ("active", "idle"):
+                for h in sorted(sc.holders):
+                    if mode == "idle" and h != hmax:
+                        continue  # the idle variant: the largest H only (H=0 is shared with active)
+                    readers = sorted(set(sc.readers_all) | (set(sc.readers_ends) if h in ends else set()))
+                    for r in readers:
+                        control = mode == "active" and h in ends and r == max(readers)
+                        for iso in ["rc"] + (["rr"] if control else []):
+                            opts = (("isolation", iso), ("point-selects", "1"),
+                                    ("trx-stmts", str(TRX_STMTS_CONTROL if iso == "rr" else 0)))
+                            wl = Workload("point_select_isolation", r, sc.duration_s, 1, sc.table_size,
+                                          cpuset=cpus.client, options=opts)
+                            out.append(Point(cfg, ReadViewPoint(h, mode if h else "none", iso, r), wl,
+                                             group=f"readview {spec}"))
+        return [Part(out, sc.repeats)]
+
+    def session(self, server) -> HolderPool:
+        return HolderPool(server)
+
+    def measure(self, server, point: Point, pool: HolderPool) -> Measured:
+        """Hold H sessions (reusing the ones already open), check the server sees them, then measure
+        the readers. No per-second SHOW GLOBAL STATUS: its cost grows with the number of connections."""
+        p: ReadViewPoint = point.params
+        held = pool.hold(p.holders, "active" if p.mode == "none" else p.mode)
+        seen = held.observed()
+        if p.mode == "active" and seen["open_write_trx"] < p.holders:
+            raise RuntimeError(f"holders not holding: asked for {p.holders} open write transactions, "
+                               f"the server sees {seen['open_write_trx']}")
+        if seen["sessions"] < p.holders:
+            raise RuntimeError(f"asked for {p.holders} {p.mode} sessions, the server sees {seen['sessions']}")
+        waits = server.flavor.snapshot_waits
+        if server.flavor.waits_cumulative:
+            got = measure(server, point.workload, extra_counters={"perf_schema": waits}, sql_series=False)
+        else:
+            got = measure(server, point.workload, probes={"waits": waits}, sql_series=False)
+        got.measurements["observed_open_write_trx"] = (float(seen["open_write_trx"]), "count")
+        got.measurements["observed_sessions"] = (float(seen["sessions"]), "count")
+        return got
+
+    def claims(self, res: Results) -> pd.DataFrame:
+        return claims(res)
 
 
-def _mysql_waits(conn) -> dict[str, float]:
-    cur = conn.cursor()
-    cur.execute("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
-                "performance_schema.events_waits_summary_global_by_event_name WHERE EVENT_NAME LIKE %s",
-                (MYSQL_WAITS,))
-    out = {}
-    for name, count, wait_ps in cur.fetchall():
-        short = name.rsplit("/", 1)[-1]
-        out[f"{short}.count"] = float(count)
-        out[f"{short}.wait_ns"] = float(wait_ps) / 1000.0
-    cur.close()
-    return out
-
-
-def measure_point(server, point: Point) -> Measured:
-    """Hold H sessions (reusing the ones already open when the next point needs the same), check the
-    server sees them, then measure the readers."""
-    labels = dict(point.labels)
-    h, mode = int(labels["holders"]), labels["mode"]
-    want = (h, mode)
-    held: HeldSessions | None = server.extra.get("held")
-    if held is None or (held.n, held.mode) != want:
-        if held is not None:
-            held.close()
-        held = HeldSessions(server, h, "active" if mode == "none" else mode).open()
-        server.extra["held"] = held
-    seen = held.observed()
-    if mode == "active" and seen["open_write_trx"] < h:
-        raise RuntimeError(f"holders not holding: asked for {h} open write transactions, "
-                           f"the server sees {seen['open_write_trx']}")
-    if seen["sessions"] < h:
-        raise RuntimeError(f"asked for {h} {mode} sessions, the server sees {seen['sessions']}")
-    # no per-second SHOW GLOBAL STATUS here: its cost grows with the number of connections
-    if server.flavor.name == "postgres":
-        got = measure(server, point.workload, probes={"waits": _pg_waits}, sql_series=False)
-    else:
-        got = measure(server, point.workload, extra_counters={"perf_schema": _mysql_waits}, sql_series=False)
-    got.measurements["observed_open_write_trx"] = (float(seen["open_write_trx"]), "count")
-    got.measurements["observed_sessions"] = (float(seen["sessions"]), "count")
-    return got
-
-
-def run(scale: str = "smoke", *, run: bool = True, publish: bool = False, force: bool = False,
-        server_cpus: str = "1", client_cpus: str = "0", **overrides) -> Results:
-    sc = scale_for(scale, **overrides)
-    sc = replace(sc, servers=add_official_only(sc.servers, scale, run, overrides))
-    if overrides.get("readers_all") is None and scale != "smoke":
-        sc = replace(sc, readers_all=(2 * len(cpus_of(server_cpus)),))  # R = 2 x the server's CPUs
-    # order "alternate": each repeat walks every H, so a slow drift of this VM (run-to-run spread of
-    # 10 to 25% between identical 3 s runs here) is spread over all H instead of tilting the slope, as
-    # it did when all repeats of one H ran back to back. Holders are reopened when H changes: 1,024
-    # sessions take about 1 s on MySQL and 4 s on PostgreSQL here. The warm-up keeps the first point
-    # off a cold buffer pool.
-    return collect(EXPERIMENT, points(sc, server_cpus, client_cpus) if run else [], sc.repeats, run=run,
-                   publish=publish, force=force, warmup_s=sc.warmup_s, measure_fn=measure_point, order="alternate")
+CHAPTER = ReadView()
+run = CHAPTER.run
 
 
 def tidy(res: Results) -> pd.DataFrame:
@@ -170,7 +173,7 @@ def relative_to_h0(res: Results) -> pd.DataFrame:
         base = g[g["holders"] == 0]["qps"]
         for (h, mode), gh in g.groupby(["holders", "mode"]):
             ratio, lo, hi = stats.ratio_ci(gh["qps"], base)
-            rows.append({"server": name, "readers": r, "holders": h, "mode": mode, "relative_qps": ratio,
+            rows.append({"server": name, "flavor": g["flavor"].iloc[0], "readers": r, "holders": h, "mode": mode, "relative_qps": ratio,
                          "ci_low": lo, "ci_high": hi, "qps": gh["qps"].median(),
                          "cpu_per_op_us": gh["cpu_per_op_us"].median(), "cs_per_op": gh["cs_per_op"].median(),
                          "lat_p95_ms": gh["lat_p95_ms"].median()})
@@ -263,37 +266,25 @@ def waits(res: Results) -> pd.DataFrame:
             .rename(columns={"series_name": "server"}))
 
 
-BINWANG = ("https://github.com/enhancedformysql/"
-           "The-Art-of-Problem-Solving-in-Software-Engineering_How-to-Make-MySQL-Better")
-KERNELMAKER_MVCC = "https://kernelmaker.github.io/mysql-vs-pg-mvcc"
-PG14_NOTES = "https://www.postgresql.org/docs/release/14.0/"
-
-
-def _link(text: str, url: str, where: str = "source") -> str:
-    return f'{text} (<a href="{url}">{where}</a>)'
-
-
 def _slope_verdict(lo: float, hi: float) -> str:
-    if lo != lo:
-        return "not measured at this scale"
-    return "agrees" if lo > 0 else ("disagrees" if hi < 0 else "inconclusive (interval spans 0)")
+    return verdicts.interval(lo, hi, "above", reference=0.0)
 
 
-def _pg_major(servers: pd.Series) -> pd.Series:
-    """PostgreSQL major version from series names such as 'postgres 14.23'."""
-    return servers.str.extract(r"postgres (\d+)", expand=False).astype(float)
+def _major(servers: pd.Series) -> pd.Series:
+    """The first number of the version in series names such as 'postgres 14.23'."""
+    return servers.str.extract(r" (\d+)", expand=False).astype(float)
 
 
 def _pg14_idle(res: Results, readers) -> tuple[str, str]:
     """QPS with H idle sessions relative to H = 0 (bootstrap interval) for PostgreSQL before and
     from 14 on; the claim agrees only if every interval before 14 lies below every one from 14 on."""
     rel = relative_to_h0(res)
-    g = rel[(rel["mode"] == "idle") & rel["server"].str.startswith("postgres")] if len(rel) else rel
+    g = rel[(rel["mode"] == "idle") & (rel["flavor"] == Postgres.name)] if len(rel) else rel
     if readers is not None and len(g):
         g = g[g["readers"] == readers]
     if g.empty:
         return "not measured at this scale", "not measured at this scale"
-    major = _pg_major(g["server"])
+    major = _major(g["server"])
     older, newer = g[major < 14], g[major >= 14]
     measured = (f"QPS with {int(g['holders'].max())} idle sessions relative to none, {int(g['readers'].iloc[0])} "
                 "readers: " + "; ".join(f"{r['server']}: {r['relative_qps']:.2f} [{r['ci_low']:.2f}, "
@@ -304,7 +295,7 @@ def _pg14_idle(res: Results, readers) -> tuple[str, str]:
         return measured, "agrees"
     if older["ci_low"].min() > newer["ci_high"].max():
         return measured, "disagrees"
-    return measured, "inconclusive (the intervals overlap)"
+    return measured, "not resolved (the intervals overlap)"
 
 
 def findings(res: Results) -> str:
@@ -380,45 +371,44 @@ def claims(res: Results) -> pd.DataFrame:
                           f"[{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]" for _, r in g.iterrows()) + with_r
                 if len(g) else "not measured at this scale")
 
-    def verdicts(g: pd.DataFrame) -> str:
-        v = {_slope_verdict(r["ci_low"], r["ci_high"]) for _, r in g.iterrows()}
-        return " / ".join(sorted(v)) if v else "not measured at this scale"
+    def verdict_of(g: pd.DataFrame) -> str:
+        return verdicts.combine(_slope_verdict(r["ci_low"], r["ci_high"]) for _, r in g.iterrows())
 
     rows = []
-    g = sl[sl["flavor"] == "mysql"]
+    g = sl[sl["flavor"] == MySQL.name]
     rows.append({
-        "claim": _link("Building a ReadView copies the ids of every active read-write transaction, so its cost "
-                       "grows linearly with their number (MySQL; book chapter 8.2)", BINWANG),
-        "measured here": slope_text(g), "verdict": verdicts(g)})
-    g = sl[sl["flavor"] == "mariadb"]
+        "claim": BINWANG.cite("Building a ReadView copies the ids of every active read-write transaction, so its cost "
+                       "grows linearly with their number (MySQL; book chapter 8.2)"),
+        "measured here": slope_text(g), "verdict": verdict_of(g)})
+    g = sl[sl["flavor"] == MariaDB.name]
     rows.append({
         "claim": "Our extension of that claim to MariaDB, whose ReadView gathers the same ids by walking its "
                  "lock-free hash of read-write transactions: its cost should grow with their number too",
-        "measured here": slope_text(g), "verdict": verdicts(g)})
-    g = sl[sl["flavor"] == "postgres"]
-    major = _pg_major(g["server"])
+        "measured here": slope_text(g), "verdict": verdict_of(g)})
+    g = sl[sl["flavor"] == Postgres.name]
+    major = _major(g["server"])
     old, new = g[major < 14], g[major >= 14]
     verdict = "; ".join(x for x in (
-        f"before 14: {verdicts(old)}" if len(old) else "",
+        f"before 14: {verdict_of(old)}" if len(old) else "",
         "from 14 on: not testable, since with idle holders and read-only readers no transaction ends, and "
         "14+ then reuses the previous snapshot instead of building one" if len(new) else "") if x)
     rows.append({
-        "claim": _link("A PostgreSQL snapshot holds what a ReadView holds (xmin, xmax and the running xids); "
+        "claim": KERNELMAKER_MVCC.cite("A PostgreSQL snapshot holds what a ReadView holds (xmin, xmax and the running xids); "
                        "our inference from the source's comparison: it should pay a similar per-transaction "
-                       "cost", KERNELMAKER_MVCC),
+                       "cost"),
         "measured here": slope_text(g), "verdict": verdict or "not measured at this scale"})
     measured, interval_verdict = _pg14_idle(res, big_r)
     rows.append({
-        "claim": _link("PostgreSQL 14 made snapshots cheaper to compute on systems with many CPUs and many "
+        "claim": PG14_NOTES.cite("PostgreSQL 14 made snapshots cheaper to compute on systems with many CPUs and many "
                        "sessions (a dense array of running xids, the xmin horizon computed elsewhere, snapshot "
-                       "reuse)", PG14_NOTES, "release notes"),
+                       "reuse)", "release notes"),
         "measured here": measured,
         "verdict": f"not testable here: the gain is in memory traffic across many CPUs, and this server has one "
                    f"(measured here: {interval_verdict})"})
     rows.append({
-        "claim": _link("Opening and closing a view both take the global trx-sys mutex; throughput falls past "
+        "claim": BINWANG.cite("Opening and closing a view both take the global trx-sys mutex; throughput falls past "
                        "about 500 concurrent sessions (the 'double latch'), and a bitmap ReadView fixes the copy "
-                       "cost, mainly on NUMA machines", BINWANG),
+                       "cost, mainly on NUMA machines"),
         "measured here": _latch_measured(res),
         "verdict": "not testable here: needs hundreds of concurrent readers on many cores, NUMA, and the patched "
                    "build; with autocommit point selects, MySQL takes the mutex once per query (opening the "

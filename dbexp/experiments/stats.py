@@ -7,8 +7,9 @@ import pandas as pd
 
 
 def cv(values) -> float:
-    """Coefficient of variation (sample standard deviation / mean)."""
+    """Coefficient of variation (sample standard deviation / mean) of the values that are numbers."""
     v = np.asarray(list(values), dtype=float)
+    v = v[~np.isnan(v)]  # as count, median, min and max in spread() skip a missing value
     if len(v) < 2 or v.mean() == 0:
         return float("nan")
     return float(v.std(ddof=1) / v.mean())

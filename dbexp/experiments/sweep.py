@@ -1,4 +1,8 @@
-"""Sweeps: parameters x servers x repeats, resumable, with a progress bar.
+"""Sweeps: points x repeats against real servers, resumable, with a progress bar.
+
+A point is a server configuration plus the experiment's own typed parameters (a
+frozen dataclass) and, for sysbench-driven experiments, a workload. The
+experiment object says how a point is measured (:class:`Experiment`).
 
 Points that share a *group* run against servers started together for that
 group (one instance per distinct server in it), each with its dataset freshly
@@ -15,8 +19,9 @@ import signal
 import sys
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass, field
-from typing import Callable
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field, is_dataclass, replace
+from typing import Any
 
 from tqdm import tqdm  # plain text: widgets would pull require.js from a CDN into the book
 
@@ -32,28 +37,38 @@ from dbexp.workloads.sysbench import Workload
 RUN_MODES = ("container", "bare")
 # Part of every point's key: raise it when how a run is measured changes, so that a resumed
 # sweep measures again instead of mixing old and new methods.
-METHOD_VERSION = 2
+METHOD_VERSION = 3
 
 
 @dataclass(frozen=True)
 class Point:
     server: ServerConfig
-    workload: Workload | None  # None: the experiment drives the server itself (no sysbench dataset)
+    params: Any = None  # the experiment's parameters: a frozen dataclass (typed), or None
+    workload: Workload | None = None  # a sysbench workload whose dataset the sweep prepares, or None
     group: str = ""  # points of one group share server instances and alternate
-    labels: tuple[tuple[str, str], ...] = ()  # what distinguishes the point in charts
     server_mode: str = "container"  # container | bare (same binary, host process)
     sample: bool = True  # False: sysbench alone, as typed by hand
 
     def __post_init__(self):
         if self.server_mode not in RUN_MODES:
             raise DbexpError(f"bad server mode {self.server_mode!r}: valid are container or bare")
+        if self.params is not None and not is_dataclass(self.params):
+            raise DbexpError(f"point parameters must be a dataclass, not {type(self.params).__name__}")
+
+    def param_dict(self) -> dict:
+        return asdict(self.params) if self.params is not None else {}
 
     def describe(self) -> dict:
         return {"server": {"spec": self.server.spec, "cpuset": self.server.cpuset, "memory": self.server.memory,
                            "settings": self.server.settings, "source": self.server.source,
                            "mode": self.server_mode},
-                "workload": self.workload.params() if self.workload else None, "labels": dict(self.labels),
+                "workload": self.workload.params() if self.workload else None, "params": self.param_dict(),
                 "sample": self.sample}
+
+    def what(self) -> str:
+        """A short label for progress lines and errors."""
+        return " ".join(f"{k}={v}" for k, v in self.param_dict().items()) or (
+            self.workload.script if self.workload else "")
 
     def key(self, experiment: str) -> str:
         blob = json.dumps([experiment, METHOD_VERSION, self.describe()], sort_keys=True, default=str)
@@ -63,11 +78,25 @@ class Point:
         return (self.server.key(), self.server_mode)
 
 
-MeasureFn = Callable[[object, Point], Measured]
+class Experiment:
+    """How the points of one experiment are measured; chapters subclass it (see chapter.py).
 
+    The default measures a point's sysbench workload inside a sampling window."""
 
-def default_measure(server, point: Point) -> Measured:
-    return measure(server, point.workload, sample=point.sample)
+    name = "bench"
+
+    def __init__(self, name: str | None = None):
+        if name:
+            self.name = name
+
+    def session(self, server):
+        """A context manager entered once per server instance of a group; what it yields is passed
+        to :meth:`measure` for every point on that server (state kept across points, e.g. held
+        sessions), and it is closed when the group ends."""
+        return nullcontext(None)
+
+    def measure(self, server, point: Point, state) -> Measured:
+        return measure(server, point.workload, sample=point.sample)
 
 
 def _sigterm_as_exit() -> None:
@@ -81,25 +110,28 @@ def _sigterm_as_exit() -> None:
 
 @dataclass
 class Sweep:
-    experiment: str
+    experiment: Experiment
     points: list[Point]
     repeats: int = 3
     store: Store | None = None
     force: bool = False
     warmup_s: float = 0.0  # an unrecorded run before each group's first measurement
     order: str = "alternate"  # alternate: A, B, A, B ... ; grouped: all repeats of a point together
-    measure_fn: MeasureFn = default_measure
     sweep_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S"))
     run_ids: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
+    @property
+    def name(self) -> str:
+        return self.experiment.name
+
     def pending(self) -> list[tuple[Point, int]]:
-        done = set() if self.force else self.store.done_keys(self.experiment)
+        done = set() if self.force else self.store.done_keys(self.name)
         if self.order == "grouped":
             pairs = [(p, r) for p in self.points for r in range(self.repeats)]
         else:
             pairs = [(p, r) for r in range(self.repeats) for p in self.points]
-        return [(p, r) for p, r in pairs if (p.key(self.experiment), r) not in done]
+        return [(p, r) for p, r in pairs if (p.key(self.name), r) not in done]
 
     def run(self, progress: bool = True) -> list[str]:
         """Run every pending (point, repeat); returns the ok run ids of all points (old and new)."""
@@ -114,7 +146,7 @@ class Sweep:
         groups: dict[str, list[tuple[Point, int]]] = {}
         for p, r in todo:
             groups.setdefault(p.group or p.server.spec, []).append((p, r))
-        bar = tqdm(total=len(todo), desc=self.experiment, unit="run", disable=not progress or not todo,
+        bar = tqdm(total=len(todo), desc=self.name, unit="run", disable=not progress or not todo,
                    file=sys.stderr)
         try:
             for name, items in groups.items():
@@ -122,12 +154,12 @@ class Sweep:
         finally:
             bar.close()
         if self.failures:
-            raise DbexpError(f"{len(self.failures)} run(s) of {self.experiment} failed; first: {self.failures[0]}")
+            raise DbexpError(f"{len(self.failures)} run(s) of {self.name} failed; first: {self.failures[0]}")
         return self.ok_run_ids()
 
     def ok_run_ids(self) -> list[str]:
-        keys = {p.key(self.experiment) for p in self.points}
-        runs = self.store.runs(self.experiment)
+        keys = {p.key(self.name) for p in self.points}
+        runs = self.store.runs(self.name)
         runs = runs[runs["point_key"].isin(keys) & (runs["repeat"] < self.repeats)]
         # the newest ok run of each (point, repeat)
         runs = runs.sort_values("ended_at").groupby(["point_key", "repeat"]).tail(1)
@@ -138,6 +170,7 @@ class Sweep:
 
         with ExitStack() as stack:
             servers: dict[tuple, object] = {}
+            states: dict[tuple, object] = {}
             prepared: dict[tuple, dict] = {}
             for point, _ in items:
                 skey = point.server_key()
@@ -145,6 +178,7 @@ class Sweep:
                     bar.set_postfix_str(f"starting {point.server.spec} ({point.server_mode})")
                     starter = bare.running if point.server_mode == "bare" else lifecycle.running
                     servers[skey] = stack.enter_context(starter(point.server))
+                    states[skey] = stack.enter_context(self.experiment.session(servers[skey]))
                 dkey = (skey, point.workload.dataset_key() if point.workload else None)
                 if point.workload is None:
                     prepared[dkey] = {}
@@ -155,17 +189,16 @@ class Sweep:
                         sysbench.run(_warmup(point.workload, self.warmup_s), servers[skey])
             for point, repeat in items:
                 server = servers[point.server_key()]
-                what = " ".join(v for _, v in point.labels) or point.workload.script
-                bar.set_postfix_str(f"{point.server.spec} {what} #{repeat}")
+                bar.set_postfix_str(f"{point.server.spec} {point.what()} #{repeat}")
                 dkey = (point.server_key(), point.workload.dataset_key() if point.workload else None)
-                self._run_one(point, repeat, server, prepared[dkey])
+                self._run_one(point, repeat, server, states[point.server_key()], prepared[dkey])
                 bar.update(1)
 
-    def _run_one(self, point: Point, repeat: int, server, dataset: dict) -> None:
-        run_id = self.store.begin_run(self.experiment, point.key(self.experiment), point.describe(), repeat,
+    def _run_one(self, point: Point, repeat: int, server, state, dataset: dict) -> None:
+        run_id = self.store.begin_run(self.name, point.key(self.name), point.describe(), repeat,
                                       self.sweep_id)
         try:
-            measured = self.measure_fn(server, point)
+            measured = self.experiment.measure(server, point, state)
             self.store.finish_run(run_id, provenance(server, point, dataset, measured.command),
                                   measured.measurements, measured.counters, measured.series)
             self.run_ids.append(run_id)
@@ -173,14 +206,12 @@ class Sweep:
             self.store.fail_run(run_id, "interrupted")
             raise
         except Exception as exc:
-            what = " ".join(v for _, v in point.labels) or point.workload.script
-            msg = f"{point.server.spec} {what} repeat {repeat}: {exc}"
+            msg = f"{point.server.spec} {point.what()} repeat {repeat}: {exc}"
             self.store.fail_run(run_id, str(exc) or type(exc).__name__)
             self.failures.append(msg)
 
 
 def _warmup(workload: Workload, seconds: float) -> Workload:
-    from dataclasses import replace
     return replace(workload, duration_s=max(1, int(seconds)))
 
 
@@ -195,10 +226,10 @@ def provenance(server, point: Point, dataset: dict, command: str) -> dict:
         "image_digest": image.digest, "server_kind": server.kind,
         "server_cpus": point.server.cpuset or "all",
         "server_cpus_observed": cpus_allowed(pid) if pid else None,
-        "client_cpus": (point.workload.cpuset if point.workload else dict(point.labels).get("client_cpus"))
+        "client_cpus": (point.workload.cpuset if point.workload else point.param_dict().get("client_cpus"))
         or "all", "memory_limit": point.server.memory,
         "config_requested": point.server.settings, "settings_effective": server.effective_settings(),
-        "workload": dict(point.workload.params() if point.workload else dict(point.labels), dataset=dataset),
+        "workload": dict(point.workload.params() if point.workload else point.param_dict(), dataset=dataset),
         "command": command,
         "host": host_facts(),
     }

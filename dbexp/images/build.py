@@ -44,16 +44,14 @@ def archive_name(build: Build) -> str:
 
 
 def build_args(build: Build) -> dict[str, str]:
+    """The same names for every recipe: BASE_IMAGE, SERVER_VERSION, and SERVER_ARCHIVE (a file in the
+    build context) or SERVER_PACKAGE (a Debian package installed inside the image)."""
     art = build.artifact
     assert art is not None
-    args = {"BASE_IMAGE": BASE_REF}
-    if build.flavor == "mysql":
-        args |= {"MYSQL_VERSION": build.version, "SERVER_ARCHIVE": archive_name(build)}
-    elif build.flavor == "postgres":
-        args |= {"PG_VERSION": build.version, "SERVER_ARCHIVE": archive_name(build)}
-    elif build.flavor == "mariadb":
-        args |= {"MARIADB_VERSION": build.version, "MARIADB_PACKAGE": art.package}
-    return args
+    args = {"BASE_IMAGE": BASE_REF, "SERVER_VERSION": build.version}
+    if art.registry == "debian":
+        return args | {"SERVER_PACKAGE": art.package}
+    return args | {"SERVER_ARCHIVE": archive_name(build)}
 
 
 def recipe_hash(build: Build, artifact_sha: str) -> str:

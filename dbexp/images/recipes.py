@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from dbexp.errors import DbexpError, choices
+from dbexp.paths import project_root
 
 RECIPES_ENV = "DBEXP_RECIPES"
 
@@ -14,7 +15,7 @@ RECIPES_ENV = "DBEXP_RECIPES"
 def recipes_root() -> Path:
     """The ``docker/`` folder: $DBEXP_RECIPES, else the one beside the package's source tree."""
     env = os.environ.get(RECIPES_ENV)
-    root = Path(env) if env else Path(__file__).resolve().parents[2] / "docker"
+    root = Path(env) if env else project_root() / "docker"
     if not root.is_dir():
         raise DbexpError(f"image recipes not found at {root}: run from a checkout of the repository "
                          f"or set {RECIPES_ENV} to its docker/ folder")

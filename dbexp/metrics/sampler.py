@@ -17,10 +17,15 @@ import time
 from typing import Callable
 
 from dbexp.engine import is_local
+from dbexp.errors import DbexpError
 from dbexp.metrics import counters as srv_counters
 from dbexp.metrics import diskstats
 from dbexp.metrics.cgroup import ContainerCgroup
 from dbexp.metrics.procfs import Tracker, descendants
+
+class SamplingError(DbexpError):
+    """A sample taken inside the window failed: the run's series would have a silent gap."""
+
 
 RATE_NAMES = ("cpu_s", "vcs", "ivcs", "wchar", "disk_rbytes", "disk_wbytes")
 Probe = Callable[[object], dict[str, float]]  # conn -> {name: value}, sampled every interval
@@ -29,8 +34,9 @@ Probe = Callable[[object], dict[str, float]]  # conn -> {name: value}, sampled e
 class Sampler:
     def __init__(self, server, interval_s: float = 1.0, probes: dict[str, Probe] | None = None,
                  sql_series: bool = True, extra_counters: dict[str, Probe] | None = None,
-                 new_task_interval_s: float = 0.1, cpus: str | None = None):
+                 new_task_interval_s: float = 0.1, cpus: str | None = None, database: str | None = None):
         self.server = server
+        self.database = database or server.flavor.default_db  # whose per-database counters are read
         self.interval_s = interval_s
         self.new_task_interval_s = new_task_interval_s
         self.cpus = cpus  # pin the sampling thread here (the client's CPUs), away from the server
@@ -39,6 +45,7 @@ class Sampler:
         self.sql_series = sql_series
         self.local = server.kind == "bare" or is_local()
         self.tracker = Tracker()
+        self.errors: list[str] = []  # samples that failed: a run with any is failed, never a silent gap
         self.series: list[tuple[float, str, str, float]] = []
         self.counters: list[dict] = []
         self._cgroup = None
@@ -71,7 +78,7 @@ class Sampler:
 
     def _data_path(self) -> str | None:
         if self.server.kind == "bare":
-            return self.server.extra.get("datadir")
+            return self.server.data_dir
         from dbexp.engine import client
         return client().info().get("DockerRootDir")
 
@@ -86,7 +93,7 @@ class Sampler:
             self._cgroup = ContainerCgroup(self.server.main_pid())
             if not self._cgroup.pids():
                 self.local = False  # another cgroup namespace: record these metrics as missing, not as 0
-        self._conn = self.server.connect(self.server_database())
+        self._conn = self.server.connect(self.database)
         try:
             self._before = self._snapshot()
         except BaseException:
@@ -98,7 +105,7 @@ class Sampler:
         self._t0 = time.monotonic()
         self._cpu0 = self._cpu()
         self._prev = {f"server.{n}": 0.0 for n in RATE_NAMES}
-        for name, value in srv_counters.series_values(self.server.flavor.name, self._before).items():
+        for name, value in srv_counters.series_values(self.server.flavor, self._before).items():
             self._prev[f"counter.{name}"] = value
         self.tracker.sample(self._pids())
         self._thread = threading.Thread(target=self._loop, name="dbexp-sampler", daemon=True)
@@ -106,13 +113,10 @@ class Sampler:
         return self
 
     def _snapshot(self) -> dict:
-        snap = srv_counters.snapshot(self.server.flavor.name, self._conn, self.server_database())
+        snap = srv_counters.snapshot(self.server, self._conn, self.database)
         for source, read in self.extra_counters.items():
             snap.update({(source, name): float(v) for name, v in read(self._conn).items()})
         return snap
-
-    def server_database(self) -> str | None:
-        return self.server.extra.get("database", "sbtest")
 
     def _loop(self) -> None:
         """Every new_task_interval_s: tasks born in the window; every interval_s: the series."""
@@ -139,20 +143,20 @@ class Sampler:
                 self._rate(t, "server", name, totals[name])
         if self.sql_series:
             try:
-                snap = srv_counters.snapshot(self.server.flavor.name, self._conn, self.server_database())
-                for name, value in srv_counters.series_values(self.server.flavor.name, snap).items():
-                    if name in srv_counters.GAUGES:
+                snap = srv_counters.snapshot(self.server, self._conn, self.database)
+                for name, value in srv_counters.series_values(self.server.flavor, snap).items():
+                    if name in self.server.flavor.gauges:
                         self.series.append((t, "counter", name, value))
                     else:
                         self._rate(t, "counter", name, value)
-            except Exception:
-                pass  # a busy server may time out one sample; the window totals do not depend on it
+            except Exception as exc:  # kept: __exit__ fails the run with it
+                self.errors.append(f"counter sample at {t:.1f} s: {type(exc).__name__}: {exc}")
         for source, probe in self.probes.items():
             try:
                 for name, value in probe(self._conn).items():
                     self.series.append((t, source, name, float(value)))
-            except Exception:
-                pass
+            except Exception as exc:
+                self.errors.append(f"probe {source} at {t:.1f} s: {type(exc).__name__}: {exc}")
 
     def _rate(self, t: float, source: str, name: str, cumulative: float) -> None:
         """Store a per-second rate computed from a cumulative value."""
@@ -176,6 +180,8 @@ class Sampler:
             self.counters = srv_counters.deltas(self._before, after)
         finally:
             self._conn.close()
+        if self.errors and exc[0] is None:
+            raise SamplingError(f"{len(self.errors)} sample(s) failed; first: {self.errors[0]}")
 
     def totals(self) -> dict[str, float | None]:
         """Server resource use over the window; None where this host cannot see it."""

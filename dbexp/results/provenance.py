@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import dbexp
+from dbexp.paths import project_root
 
 
 def _read(path: str) -> str | None:
@@ -47,7 +48,7 @@ def _thp() -> str | None:
 
 
 def git_commit() -> str | None:
-    root = Path(__file__).resolve().parents[2]
+    root = project_root()
     sha = _cmd("git", "-C", str(root), "rev-parse", "HEAD")
     dirty = _cmd("git", "-C", str(root), "status", "--porcelain", "--untracked-files=no")
     return f"{sha}{'-dirty' if dirty else ''}" if sha else None

@@ -1,16 +1,38 @@
-"""The interface every server flavor implements (one module per flavor beside this one)."""
+"""The interface every server flavor implements (one module per flavor beside this one).
+
+Everything the lab or a chapter asks of a server is a method here, so that no code
+outside ``dbexp/servers/`` needs to know which server it holds (the shape of
+ann-benchmarks' ``BaseANN``). Methods take an open DB-API connection where they
+talk to the server; a flavor knows nothing of containers.
+"""
 
 from __future__ import annotations
 
 import abc
+import re
+import signal
+from pathlib import Path
 from typing import Any
+
+from dbexp.servers import sql
+
+# Log lines that say why a server did not start (MySQL "[ERROR]", PostgreSQL "FATAL:", ...).
+FAILURE_LINE = re.compile(r"\[ERROR\]|\bERROR\b|\bFATAL\b|\bPANIC\b")
 
 
 class Flavor(abc.ABC):
-    """How to run, reach and question one kind of server; knows nothing of containers."""
+    """How to run, reach and question one kind of server."""
 
     name: str
-    default_db: str  # the database sysbench and the experiments use
+    default_db = "sbtest"  # the database sysbench and the experiments use
+    ready_line: str  # the log line that says the server accepts connections
+    stop_signal = signal.SIGTERM  # a bare process's clean, fast shutdown
+    supports_bare = False  # can the same binary run as a host process (calibration's control)?
+    base_version: str  # the series versions of this flavor are compared against (relative QPS)
+    version_store: str  # "undo": newest version in place, older ones in undo; "heap": every version a tuple
+    counter_series: tuple[str, ...] = ()  # counters worth a per-second series
+    gauges: frozenset[str] = frozenset()  # of those, the ones that are levels, not cumulative counts
+    waits_cumulative = True  # waits(): cumulative counts (deltas over a window) or a sample of now
 
     def __init__(self, version: str):
         self.version = version  # the catalog's version (exact for offline builds)
@@ -36,6 +58,28 @@ class Flavor(abc.ABC):
     def normalize(name: str) -> str:
         return name.strip().lower().replace("-", "_")
 
+    def knows_option(self, name: str, known: set[str]) -> bool:
+        """Whether the server accepts setting ``name`` (normalized), given every option it lists."""
+        return name in known
+
+    def failure_lines(self, log: str) -> list[str]:
+        """The lines of a server's log that say why it stopped."""
+        return [line.strip() for line in log.splitlines() if FAILURE_LINE.search(line)]
+
+    def why_stopped(self, log: str) -> str:
+        """One line for a failed start: the first failure lines (the cause comes first; what follows
+        is mostly consequences) and the last, else the log's last lines."""
+        lines = self.failure_lines(log) or [ln.strip() for ln in log.splitlines() if ln.strip()][-3:]
+        if len(lines) > 4:
+            lines = lines[:3] + ["..."] + lines[-1:]
+        return " | ".join(lines) or "(no log)"
+
+    def bare_command(self, build, port: int, settings: dict[str, str], home: Path, data: Path,
+                     run: Path) -> list[str]:
+        """Initialize ``data`` and return the command that starts this build's binary from ``home``
+        as a host process (only where :attr:`supports_bare`)."""
+        raise NotImplementedError(f"{self.name} has no bare-process start")
+
     # --- talking to it ------------------------------------------------------------------------
     @abc.abstractmethod
     def connect(self, port: int, database: str | None = None, autocommit: bool = True) -> Any:
@@ -59,11 +103,69 @@ class Flavor(abc.ABC):
     def version_sql(self) -> str:
         return "SELECT VERSION()"
 
-    @staticmethod
-    def query(conn, sql: str, params=None) -> list[tuple]:
-        cur = conn.cursor()
-        try:
-            cur.execute(sql, params)
-            return list(cur.fetchall()) if cur.description else []
-        finally:
-            cur.close()
+    query = staticmethod(sql.query)
+
+    # --- what the lab asks of every server ------------------------------------------------------
+    @abc.abstractmethod
+    def settle(self, conn) -> None:
+        """Finish the background work a bulk load leaves behind before the first measured run."""
+
+    @abc.abstractmethod
+    def counters(self, conn, database: str) -> dict[tuple[str, str], float]:
+        """{(source, name): value} for every numeric counter the server exposes cheaply."""
+
+    @abc.abstractmethod
+    def observe_sessions(self, conn) -> dict[str, int]:
+        """The server's own count of open transactions with a write and of client sessions:
+        {"open_write_trx": n, "sessions": n}."""
+
+    # --- what chapters ask ----------------------------------------------------------------------
+    def snapshot_wait_settings(self) -> dict[str, str]:
+        """Start-up settings that make :meth:`snapshot_waits` observable."""
+        return {}
+
+    @abc.abstractmethod
+    def snapshot_waits(self, conn) -> dict[str, float]:
+        """Waits around taking a snapshot: cumulative counts and times (``waits_cumulative``), or
+        a sample of what client sessions wait on right now."""
+
+    @abc.abstractmethod
+    def relaxed_commit_settings(self) -> dict[str, str]:
+        """Settings that let thousands of small commits take seconds (durability off the path)."""
+
+    def prompt_gc_settings(self) -> dict[str, str]:
+        """Settings under which old versions are collected within seconds once no snapshot needs them."""
+        return {}
+
+    def table_options(self, fillfactor: int | None) -> str:
+        """The CREATE TABLE suffix for a heap fillfactor ('' where the engine has none)."""
+        return ""
+
+    @abc.abstractmethod
+    def analyze(self, conn, table: str) -> None:
+        """Fresh statistics (and, where it matters, a visibility map) for ``table``."""
+
+    def pin_index_access(self, conn) -> None:
+        """Make this session read single rows through the primary-key index, whatever the statistics say."""
+
+    @abc.abstractmethod
+    def begin_snapshot(self, conn) -> None:
+        """Begin a REPEATABLE READ transaction whose snapshot is kept until it ends (the caller's
+        first read takes it where the server takes it lazily)."""
+
+    @abc.abstractmethod
+    def garbage(self, conn, table: str) -> dict[str, float]:
+        """The engine's own measures of unreclaimed old versions."""
+
+    @abc.abstractmethod
+    def garbage_settled(self, g: dict[str, float]) -> bool:
+        """Whether earlier work's versions are gone, so that a new point's garbage is its own."""
+
+    @abc.abstractmethod
+    def reclaimed(self, g: dict[str, float], before: dict[str, float], peak: dict[str, float]) -> bool:
+        """After an old snapshot ended: has the collector removed what it kept? ``before``: the
+        garbage before the point started; ``peak``: right after the snapshot ended."""
+
+    def version_chain(self, conn_snapshot, conn, table: str, row_id: int) -> list[dict]:
+        """The physical versions of one row as stored (heap engines only)."""
+        raise NotImplementedError(f"{self.name} keeps old versions in undo, not as tuples on a page")

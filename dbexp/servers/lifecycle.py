@@ -6,7 +6,8 @@ import atexit
 import contextlib
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator
 
 from dbexp.catalog import Build, parse_spec
@@ -14,18 +15,11 @@ from dbexp.engine import LABEL, client
 from dbexp.errors import DbexpError
 from dbexp.servers.config import ServerConfig
 from dbexp.servers.flavor import Flavor
-from dbexp.servers.mariadb import MariaDB
-from dbexp.servers.mysql import MySQL
 from dbexp.servers.options import check_settings, known_options
-from dbexp.servers.postgres import Postgres
+from dbexp.servers.registry import flavor_for
 
-FLAVORS: dict[str, type[Flavor]] = {"mysql": MySQL, "postgres": Postgres, "mariadb": MariaDB}
 READY_TIMEOUT_S = 300
 _LIVE: dict[str, Any] = {}  # containers this process started and has not removed yet
-
-
-def flavor_for(build: Build) -> Flavor:
-    return FLAVORS[build.flavor](build.version)
 
 
 def free_port() -> int:
@@ -49,7 +43,8 @@ class Server:
     version_full: str = ""  # SELECT VERSION()
     started_at: float = 0.0
     ready_s: float = 0.0
-    extra: dict = field(default_factory=dict)
+    data_dir: str | None = None  # a bare process's data directory on this host (containers: None)
+    log_path: Path | None = None  # a bare process's log file
 
     @property
     def host(self) -> str:
@@ -90,16 +85,42 @@ class Server:
         self.container.reload()
         return self.container.attrs["State"]["Pid"] or None
 
-    def logs(self, tail: int = 30) -> str:
+    def logs(self, tail: int | None = 30) -> str:
+        """The server's log (its last ``tail`` lines; None: all of it)."""
         if self.container is not None:
-            return self.container.logs(tail=tail).decode("utf-8", "replace")
-        return self.extra.get("log_tail", lambda: "")()
+            return self.container.logs(tail="all" if tail is None else tail).decode("utf-8", "replace")
+        text = self.log_path.read_text(errors="replace") if self.log_path and self.log_path.exists() else ""
+        return text if tail is None else "\n".join(text.splitlines()[-tail:])
+
+    def why_stopped(self) -> str:
+        """The log lines that explain a failed start (ERROR, FATAL, ...), else the log's last lines."""
+        return self.flavor.why_stopped(self.logs(None))
 
     def stop(self) -> None:
         if self.container is not None:
             _remove(self.container)
-        if self.process is not None and "stop" in self.extra:
-            self.extra["stop"]()
+        if self.process is not None:
+            stop_process(self.process, self.flavor.stop_signal)
+
+
+def stop_process(proc, sig: int, timeout_s: float = 60) -> None:
+    """Stop a bare server process with its clean shutdown signal; kill its group if it hangs."""
+    import os
+    import subprocess
+
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+
+
+def detach(server: Server) -> None:
+    """Let a container outlive this process (``dbexp server start``): not removed at exit."""
+    if server.container is not None:
+        _LIVE.pop(server.container.id, None)
 
 
 def _remove(container) -> None:
@@ -122,10 +143,9 @@ def wait_ready(server: Server, timeout_s: float = READY_TIMEOUT_S) -> None:
         if server.container is not None:
             server.container.reload()
             if server.container.status in ("exited", "dead"):
-                raise DbexpError(f"{server.build.spec} exited while starting: "
-                                 f"{server.logs(8).strip().splitlines()[-1:] or '(no log)'}")
+                raise DbexpError(f"{server.build.spec} exited while starting: {server.why_stopped()}")
         elif server.process is not None and server.process.poll() is not None:
-            raise DbexpError(f"{server.build.spec} (bare) exited while starting: {server.logs(8)!r}")
+            raise DbexpError(f"{server.build.spec} (bare) exited while starting: {server.why_stopped()}")
         try:
             conn = server.connect()
             try:
@@ -139,7 +159,7 @@ def wait_ready(server: Server, timeout_s: float = READY_TIMEOUT_S) -> None:
             last = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             time.sleep(0.5)
     raise DbexpError(f"{server.build.spec} did not accept queries within {timeout_s:.0f} s "
-                     f"(last error: {last})")
+                     f"(last error: {last}; log: {server.why_stopped()})")
 
 
 def prepare_build(config: ServerConfig) -> tuple[Build, Flavor, Any]:

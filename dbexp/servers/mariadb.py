@@ -1,4 +1,4 @@
-"""MariaDB: the MySQL protocol and options, its own server binary and defaults."""
+"""MariaDB: the MySQL protocol, options and InnoDB questions; its own server binary and defaults."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from dbexp.servers.mysql import MySQL
 
 class MariaDB(MySQL):
     name = "mariadb"
+    supports_bare = False  # Debian's package is installed inside the image: there is no archive to unpack
+    base_version = "10.11"
 
     def version_args(self) -> list[str]:
         return []
@@ -17,3 +19,6 @@ class MariaDB(MySQL):
 
     def options_probe(self):
         return ["mariadbd"], None, ["--no-defaults", "--verbose", "--help"]
+
+    def snapshot_wait_settings(self) -> dict[str, str]:
+        return {**super().snapshot_wait_settings(), "performance_schema": "ON"}  # off by default in MariaDB

@@ -1,25 +1,39 @@
-"""MySQL: arguments, options, connections and settings."""
+"""MySQL (InnoDB): arguments, options, connections, settings, and what the chapters ask of it."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import time
+from pathlib import Path
+
 import pymysql
 
+from dbexp.catalog.versions import version_key
+from dbexp.errors import DbexpError
+from dbexp.servers import sql
 from dbexp.servers.flavor import Flavor
 
-
-def _vtuple(version: str) -> tuple[int, ...]:
-    out = []
-    for part in version.split("."):
-        digits = "".join(ch for ch in part if ch.isdigit())
-        out.append(int(digits or 0))
-    return tuple(out)
+# Prefixes MySQL accepts in front of an option name.
+OPTION_PREFIXES = ("loose_", "skip_", "enable_", "disable_", "maximum_")
+# Options of the image's my.cnf that name paths of the image; a bare process gets its own.
+PATH_OPTIONS = ("basedir", "datadir", "socket", "pid-file", "pid_file", "secure-file-priv", "secure_file_priv")
+SNAPSHOT_LATCHES = "wait/synch/mutex/innodb/trx_sys%"  # the mutexes around building a ReadView
 
 
 class MySQL(Flavor):
     name = "mysql"
-    default_db = "sbtest"
     server_binary = "mysqld"
+    ready_line = "ready for connections"
+    supports_bare = True
+    base_version = "5.7"
+    version_store = "undo"
+    counter_series = ("Questions", "Com_select", "Com_commit", "Innodb_rows_read", "Innodb_rows_updated",
+                      "Innodb_buffer_pool_reads", "Innodb_data_written", "Innodb_os_log_written",
+                      "Threads_running", "trx_rseg_history_len")
+    gauges = frozenset({"Threads_running", "Threads_connected", "trx_rseg_history_len"})
 
+    # --- starting ---------------------------------------------------------------------------
     def command(self, port: int, settings: dict[str, str]) -> list[str]:
         args = [self.server_binary, f"--port={port}", "--bind-address=127.0.0.1"]
         args += self.version_args()
@@ -28,7 +42,7 @@ class MySQL(Flavor):
 
     def version_args(self) -> list[str]:
         """Keep X Protocol off loopback-only hosts and give clients mysql_native_password."""
-        v = _vtuple(self.version)
+        v = version_key(self.version)
         if v >= (9,):
             return ["--mysqlx=OFF"]
         if v >= (8, 4):
@@ -41,7 +55,7 @@ class MySQL(Flavor):
         return {"MYSQL_ALLOW_EMPTY_PASSWORD": "yes", "MYSQL_ROOT_HOST": "%"}
 
     def options_probe(self):
-        return ["mysqld"], None, ["--no-defaults", "--verbose", "--help"]
+        return [self.server_binary], None, ["--no-defaults", "--verbose", "--help"]
 
     def parse_options(self, text: str) -> set[str]:
         names: set[str] = set()
@@ -57,6 +71,31 @@ class MySQL(Flavor):
                 names.add(self.normalize(stripped.split()[0]))
         return names
 
+    def knows_option(self, name: str, known: set[str]) -> bool:
+        if name in known or name.startswith("loose_"):  # mysqld itself ignores unknown loose- options
+            return True
+        return any(name.startswith(p) and name[len(p):] in known for p in OPTION_PREFIXES)
+
+    def bare_command(self, build, port, settings, home: Path, data: Path, run: Path) -> list[str]:
+        """The image's own my.cnf minus its paths, the same first-start account set-up (init-root.sql)."""
+        from dbexp.images.recipes import recipe_dir
+
+        recipe = recipe_dir(build.recipe)
+        lines = [line for line in (recipe / "my.cnf").read_text().splitlines()
+                 if not line.startswith("!include") and line.split("=")[0].strip() not in PATH_OPTIONS]
+        defaults = run / "my.cnf"
+        defaults.write_text("\n".join(lines) + "\n")
+        mysqld = str(home / "bin" / "mysqld")
+        base = [f"--defaults-file={defaults}", f"--basedir={home}", f"--datadir={data}", "--user=root",
+                f"--secure-file-priv={run}"]
+        proc = subprocess.run([mysqld] + base + ["--initialize-insecure", f"--log-error={run / 'init.err'}"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise DbexpError(f"bare mysqld --initialize-insecure failed: {(run / 'init.err').read_text()[-300:]}")
+        return [mysqld] + base + [f"--socket={run / 'mysqld.sock'}", f"--pid-file={run / 'mysqld.pid'}",
+                                  f"--init-file={recipe / 'init-root.sql'}"] + self.command(port, settings)[1:]
+
+    # --- talking to it ------------------------------------------------------------------------
     def connect(self, port: int, database: str | None = None, autocommit: bool = True):
         return pymysql.connect(host="127.0.0.1", port=port, user="root", password="",
                                database=database, autocommit=autocommit, connect_timeout=5,
@@ -74,3 +113,88 @@ class MySQL(Flavor):
 
     def connect_hint(self, port: int) -> str:
         return f"mysql -h 127.0.0.1 -P {port} -u root"
+
+    # --- what the lab asks ------------------------------------------------------------------------
+    def settle(self, conn, timeout_s: float = 30.0) -> None:
+        """Flush InnoDB's dirty pages (max dirty pct 0 until none is left, then restored)."""
+        old = self.query(conn, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0]
+        self.query(conn, "SET GLOBAL innodb_max_dirty_pages_pct = 0")
+        try:
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                dirty = self.query(conn, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")[0][1]
+                if int(dirty) == 0:
+                    break
+                time.sleep(0.2)
+        finally:
+            self.query(conn, f"SET GLOBAL innodb_max_dirty_pages_pct = {float(old)}")
+
+    def counters(self, conn, database: str) -> dict[tuple[str, str], float]:
+        out = sql.name_value_rows(conn, "SHOW GLOBAL STATUS", "status")
+        out.update(sql.name_value_rows(conn, "SELECT name, count FROM information_schema.innodb_metrics "
+                                             "WHERE status = 'enabled'", "innodb_metrics"))
+        return out
+
+    def observe_sessions(self, conn) -> dict[str, int]:
+        trx = self.query(conn, "SELECT COUNT(*) FROM information_schema.innodb_trx "
+                               "WHERE trx_state = 'RUNNING' AND trx_rows_modified > 0")[0][0]
+        sessions = self.query(conn, "SELECT COUNT(*) FROM information_schema.processlist")[0][0]
+        return {"open_write_trx": int(trx), "sessions": int(sessions)}
+
+    # --- what chapters ask ----------------------------------------------------------------------
+    def snapshot_wait_settings(self) -> dict[str, str]:
+        return {"performance-schema-instrument": f"{SNAPSHOT_LATCHES}=ON"}
+
+    def snapshot_waits(self, conn) -> dict[str, float]:
+        """Acquisitions of and time waited on the trx-sys mutexes (performance_schema, cumulative)."""
+        out = {}
+        for name, count, wait_ps in self.query(
+                conn, "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
+                      "performance_schema.events_waits_summary_global_by_event_name WHERE EVENT_NAME LIKE %s",
+                (SNAPSHOT_LATCHES,)):
+            short = name.rsplit("/", 1)[-1]
+            out[f"{short}.count"] = float(count)
+            out[f"{short}.wait_ns"] = float(wait_ps) / 1000.0
+        return out
+
+    def relaxed_commit_settings(self) -> dict[str, str]:
+        return {"innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0"}
+
+    def analyze(self, conn, table: str) -> None:
+        self.query(conn, f"ANALYZE TABLE {table}")
+
+    def begin_snapshot(self, conn) -> None:
+        self.query(conn, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        self.query(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+
+    def garbage(self, conn, table: str) -> dict[str, float]:
+        """The purge state from SHOW ENGINE INNODB STATUS, and the history list length from InnoDB's
+        metrics table (the status text prints the same counter)."""
+        state = innodb_purge_state(self.query(conn, "SHOW ENGINE INNODB STATUS")[0][2])
+        hll = self.query(conn, "SELECT `COUNT` FROM information_schema.INNODB_METRICS "
+                               "WHERE NAME = 'trx_rseg_history_len'")
+        if hll:
+            state["history_list_length"] = float(hll[0][0])
+        return state
+
+    def garbage_settled(self, g: dict[str, float]) -> bool:
+        return g["purge_lag_trx"] <= 2
+
+    def reclaimed(self, g, before, peak) -> bool:
+        """Purge has removed the versions of every transaction committed before the snapshot ended."""
+        return g["purge_done_no"] >= peak["trx_id_counter"]
+
+
+def innodb_purge_state(status: str) -> dict[str, float]:
+    """From SHOW ENGINE INNODB STATUS: the history list length (undo logs not yet freed, which
+    InnoDB truncates lazily, in batches) and the purge lag: transactions committed since the last
+    one whose old versions purge has removed ("Purge done for trx's n:o < N")."""
+
+    def num(pattern: str) -> float:
+        m = re.search(pattern, status)
+        return float(m.group(1)) if m else float("nan")
+
+    counter = num(r"Trx id counter (\d+)")
+    done = num(r"Purge done for trx's n:o < (\d+)")
+    return {"history_list_length": num(r"History list length (\d+)"), "trx_id_counter": counter,
+            "purge_done_no": done, "purge_lag_trx": max(0.0, counter - done)}

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from dbexp.errors import DbexpError
+from dbexp.paths import cache_dir as cache_root
 from dbexp.servers.flavor import Flavor
-
-# Prefixes MySQL accepts in front of an option name.
-_MYSQL_PREFIXES = ("loose_", "skip_", "enable_", "disable_", "maximum_")
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("DBEXP_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "dbexp")
-    path = Path(base) / "options"
+    path = cache_root() / "options"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -48,14 +43,7 @@ def check_settings(flavor: Flavor, settings: dict[str, str], known: set[str], ve
     """Raise a one-line error naming the first unknown option and the version."""
     for key in settings:
         name = flavor.normalize(key)
-        if flavor.name in ("mysql", "mariadb"):
-            if name.startswith("loose_"):
-                continue  # MySQL itself ignores unknown loose- options
-            for prefix in _MYSQL_PREFIXES:
-                if name.startswith(prefix) and name[len(prefix):] in known:
-                    name = name[len(prefix):]
-                    break
-        if name not in known:
+        if not flavor.knows_option(name, known):
             near = sorted(k for k in known if name[:6] and k.startswith(name[:6]))[:5]
             hint = f"; similar names: {', '.join(near)}" if near else ""
             raise DbexpError(f"{flavor.name} {version} does not know the option {key!r}{hint}")

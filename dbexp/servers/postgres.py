@@ -1,16 +1,36 @@
-"""PostgreSQL: arguments, settings, connections."""
+"""PostgreSQL: arguments, settings, connections, and what the chapters ask of it."""
 
 from __future__ import annotations
 
+import os
+import pwd
+import signal
+import subprocess
+from pathlib import Path
+
 import psycopg
 
+from dbexp.errors import DbexpError
+from dbexp.servers import sql
 from dbexp.servers.flavor import Flavor
+
+BARE_USER = "dbexp"  # PostgreSQL refuses to run as root
+STAT_VIEWS = ("pg_stat_bgwriter", "pg_stat_wal", "pg_stat_checkpointer")  # whichever this version has
 
 
 class Postgres(Flavor):
     name = "postgres"
-    default_db = "sbtest"
+    ready_line = "database system is ready to accept connections"
+    stop_signal = signal.SIGINT  # fast shutdown (SIGTERM would wait for clients)
+    supports_bare = True
+    base_version = "12"
+    version_store = "heap"
+    counter_series = ("xact_commit", "tup_returned", "tup_fetched", "tup_updated", "blks_read", "blks_hit",
+                      "numbackends", "wal_bytes", "buffers_alloc")
+    gauges = frozenset({"numbackends"})
+    waits_cumulative = False  # wait events are a state of each backend now, sampled
 
+    # --- starting ---------------------------------------------------------------------------
     def command(self, port: int, settings: dict[str, str]) -> list[str]:
         args = ["postgres", "-c", f"port={port}", "-c", "listen_addresses=127.0.0.1"]
         for k, v in settings.items():
@@ -30,6 +50,22 @@ class Postgres(Flavor):
     def normalize(name: str) -> str:
         return name.strip().lower()
 
+    def bare_command(self, build, port, settings, home: Path, data: Path, run: Path) -> list[str]:
+        """initdb as a non-root user with the image's locale where this host has it, then postgres."""
+        uid, gid = _ensure_user()
+        for path in (data, run):
+            os.chown(path, uid, gid)
+        os.chmod(data, 0o700)
+        env = dict(os.environ, LANG=_locale())
+        proc = subprocess.run(_as_user(uid, gid) + [str(home / "bin" / "initdb"), "-D", str(data), "-U", "postgres",
+                                                    "--auth=trust", "-E", "UTF8", "--no-sync"],
+                              capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            raise DbexpError(f"bare initdb failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
+        return (_as_user(uid, gid) + [str(home / "bin" / "postgres"), "-D", str(data), "-k", str(run)]
+                + self.command(port, settings)[1:])
+
+    # --- talking to it ------------------------------------------------------------------------
     def connect(self, port: int, database: str | None = None, autocommit: bool = True):
         return psycopg.connect(host="127.0.0.1", port=port, user="postgres",
                                dbname=database or "postgres", autocommit=autocommit, connect_timeout=5,
@@ -52,3 +88,112 @@ class Postgres(Flavor):
 
     def connect_hint(self, port: int) -> str:
         return f"psql -h 127.0.0.1 -p {port} -U postgres"
+
+    # --- what the lab asks ------------------------------------------------------------------------
+    def settle(self, conn) -> None:
+        """VACUUM (visibility map, hint bits) and a checkpoint, in the connection's database."""
+        self.query(conn, "VACUUM (ANALYZE)")
+        self.query(conn, "CHECKPOINT")
+
+    def counters(self, conn, database: str) -> dict[tuple[str, str], float]:
+        out = sql.column_rows(conn, "SELECT * FROM pg_stat_database WHERE datname = %s", "pg_stat_database",
+                              (database,), skip=("datid",))
+        present = {r[0] for r in self.query(conn, "SELECT viewname FROM pg_views WHERE viewname = ANY(%s)",
+                                            (list(STAT_VIEWS),))}
+        for view in STAT_VIEWS:
+            if view in present:
+                out.update(sql.column_rows(conn, f"SELECT * FROM {view}", view))
+        return out
+
+    def observe_sessions(self, conn) -> dict[str, int]:
+        trx = self.query(conn, "SELECT COUNT(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL "
+                               "AND state = 'idle in transaction'")[0][0]
+        sessions = self.query(conn, "SELECT COUNT(*) FROM pg_stat_activity "
+                                    "WHERE backend_type = 'client backend'")[0][0]
+        return {"open_write_trx": int(trx), "sessions": int(sessions)}
+
+    # --- what chapters ask ----------------------------------------------------------------------
+    def snapshot_waits(self, conn) -> dict[str, float]:
+        """What active client backends wait on now ('CPU': no wait event), as counts of backends."""
+        rows = self.query(conn, "SELECT COALESCE(wait_event_type || ':' || wait_event, 'CPU'), count(*) "
+                                "FROM pg_stat_activity WHERE state = 'active' AND backend_type = 'client backend' "
+                                "AND pid <> pg_backend_pid() GROUP BY 1")
+        return {name: float(n) for name, n in rows}
+
+    def relaxed_commit_settings(self) -> dict[str, str]:
+        return {"synchronous_commit": "off"}
+
+    def prompt_gc_settings(self) -> dict[str, str]:
+        # autovacuum reacts within a second, so reclaim time is not the default 60 s nap
+        return {"autovacuum_naptime": "1"}
+
+    def table_options(self, fillfactor: int | None) -> str:
+        return f" WITH (fillfactor = {fillfactor})" if fillfactor else ""
+
+    def analyze(self, conn, table: str) -> None:
+        self.query(conn, f"VACUUM (ANALYZE) {table}")
+
+    def pin_index_access(self, conn) -> None:
+        self.query(conn, "SET enable_seqscan = off")
+        self.query(conn, "SET enable_bitmapscan = off")
+
+    def begin_snapshot(self, conn) -> None:
+        self.query(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+
+    def garbage(self, conn, table: str) -> dict[str, float]:
+        self.query(conn, "SELECT pg_stat_clear_snapshot()")
+        row = self.query(conn, "SELECT n_dead_tup, n_live_tup, COALESCE(autovacuum_count, 0), "
+                               "pg_relation_size(relid) FROM pg_stat_user_tables WHERE relname = %s", (table,))
+        dead, live, av, size = row[0] if row else (0, 0, 0, 0)
+        return {"n_dead_tup": float(dead), "n_live_tup": float(live), "autovacuum_count": float(av),
+                "relation_bytes": float(size)}
+
+    def garbage_settled(self, g: dict[str, float]) -> bool:
+        return True  # dead tuples are counted per table, and each point's table is new
+
+    def reclaimed(self, g, before, peak) -> bool:
+        """Autovacuum has run on the table and no dead tuple is left."""
+        return g["n_dead_tup"] == 0 and g["autovacuum_count"] > before["autovacuum_count"]
+
+    def version_chain(self, conn_snapshot, conn, table: str, row_id: int) -> list[dict]:
+        """The heap tuples of one row on its page, followed from the version ``conn_snapshot`` sees
+        along t_ctid (pageinspect's heap_page_items)."""
+        ctid = self.query(conn_snapshot, f"SELECT ctid::text FROM {table} WHERE id = %s", (row_id,))[0][0]
+        block, lp = (int(x) for x in ctid.strip("()").split(","))
+        self.query(conn, "CREATE EXTENSION IF NOT EXISTS pageinspect")
+        rows = self.query(conn, "SELECT lp, lp_flags, t_xmin::text::bigint, t_xmax::text::bigint, t_ctid::text, "
+                                "t_infomask2 FROM heap_page_items(get_raw_page(%s, %s))", (table, block))
+        items = {r[0]: r for r in rows}
+        chain, seen, cur = [], set(), lp
+        while cur in items and cur not in seen:
+            seen.add(cur)
+            lp_, flags, xmin, xmax, tctid, infomask2 = items[cur]
+            nb, nl = (int(x) for x in (tctid or "(0,0)").strip("()").split(","))
+            chain.append({"lp": lp_, "lp_flags": flags, "t_xmin": xmin, "t_xmax": xmax, "ctid_block": nb,
+                          "ctid_lp": nl, "hot_updated": int(bool((infomask2 or 0) & 0x4000)),
+                          "heap_only": int(bool((infomask2 or 0) & 0x8000)), "block": block})
+            if nb != block or nl == cur:
+                break  # the chain leaves the page (not HOT) or ends
+            cur = nl
+        return chain
+
+
+def _ensure_user() -> tuple[int, int]:
+    try:
+        pw = pwd.getpwnam(BARE_USER)
+    except KeyError:
+        if os.geteuid() != 0:
+            raise DbexpError(f"bare PostgreSQL needs a non-root user {BARE_USER!r}; create it (useradd) first")
+        subprocess.run(["useradd", "--system", "--no-create-home", BARE_USER], check=True)
+        pw = pwd.getpwnam(BARE_USER)
+    return pw.pw_uid, pw.pw_gid
+
+
+def _as_user(uid: int, gid: int) -> list[str]:
+    return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--init-groups"]
+
+
+def _locale() -> str:
+    """The image's locale (en_US.utf8) where this host has it, else C.UTF-8."""
+    have = subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.split()
+    return "en_US.utf8" if "en_US.utf8" in have else "C.UTF-8"

@@ -107,12 +107,8 @@ def _allow_files(n: int) -> None:
 
 def observe(server) -> dict[str, int]:
     """Count active read-write transactions and client sessions, as the server reports them."""
-    if server.flavor.name in ("mysql", "mariadb"):
-        trx = server.query("SELECT COUNT(*) FROM information_schema.innodb_trx "
-                           "WHERE trx_state = 'RUNNING' AND trx_rows_modified > 0")[0][0]
-        sessions = server.query("SELECT COUNT(*) FROM information_schema.processlist")[0][0]
-    else:
-        trx = server.query("SELECT COUNT(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL "
-                           "AND state = 'idle in transaction'")[0][0]
-        sessions = server.query("SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")[0][0]
-    return {"open_write_trx": int(trx), "sessions": int(sessions)}
+    conn = server.connect()
+    try:
+        return server.flavor.observe_sessions(conn)
+    finally:
+        conn.close()

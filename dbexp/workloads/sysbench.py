@@ -182,29 +182,10 @@ def prepare(workload: Workload, server) -> dict[str, float]:
 
 
 def settle(server, database: str) -> None:
-    """Leave no background work from loading behind for the first measured run: PostgreSQL gets
-    VACUUM (visibility map, hint bits) and a checkpoint; InnoDB flushes its dirty pages."""
-    if server.flavor.name == "postgres":
-        conn = server.connect(database)
-        try:
-            server.flavor.query(conn, "VACUUM (ANALYZE)")
-            server.flavor.query(conn, "CHECKPOINT")
-        finally:
-            conn.close()
-        return
+    """Leave no background work from loading behind for the first measured run (the flavor's own
+    way: PostgreSQL vacuums and checkpoints, InnoDB flushes its dirty pages)."""
     conn = server.connect(database)
     try:
-        q = server.flavor.query
-        old = q(conn, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0]
-        q(conn, "SET GLOBAL innodb_max_dirty_pages_pct = 0")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            dirty = q(conn, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")[0][1]
-            if int(dirty) == 0:
-                break
-            time.sleep(0.2)
-        q(conn, f"SET GLOBAL innodb_max_dirty_pages_pct = {float(old)}")
+        server.flavor.settle(conn)
     finally:
         conn.close()
-
-

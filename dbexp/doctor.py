@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from dbexp.engine.docker_engine import LABEL, client, is_local
+from dbexp.engine import LABEL, client, is_local
 from dbexp.errors import DbexpError
 from dbexp.results.provenance import host_facts
 

@@ -1,0 +1,26 @@
+"""The sources the chapters quote, each with its original URL, defined once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Source:
+    url: str
+    title: str
+
+    def cite(self, text: str, where: str = "source") -> str:
+        """A paraphrased claim with a link to where it was made (HTML, for claims tables)."""
+        return f'{text} (<a href="{self.url}">{where}</a>)'
+
+
+BINWANG = Source("https://github.com/enhancedformysql/"
+                 "The-Art-of-Problem-Solving-in-Software-Engineering_How-to-Make-MySQL-Better",
+                 "The Art of Problem-Solving in Software Engineering: How to Make MySQL Better")
+KERNELMAKER_MVCC = Source("https://kernelmaker.github.io/mysql-vs-pg-mvcc", "MySQL vs PostgreSQL MVCC")
+PG14_NOTES = Source("https://www.postgresql.org/docs/release/14.0/", "PostgreSQL 14 release notes")
+CALLAGHAN_24 = Source("https://smalldatum.blogspot.com/2025/12/sysbench-for-mysql-56-through-95-on-2.html",
+                      "Sysbench for MySQL 5.6 through 9.5 on a 2-socket, 24-core server")
+CALLAGHAN_PG = Source("https://smalldatum.blogspot.com/2025/12/io-bound-sysbench-vs-postgres-on-48.html",
+                      "IO-bound sysbench vs Postgres on a 48-core server")

@@ -1,0 +1,57 @@
+"""Verdicts computed from the data, with their thresholds stated once (the methodology page
+quotes them): every claims table in the book takes its verdicts from here.
+
+A verdict is one of: "agrees", "disagrees", "not resolved (why)" where the data cannot decide,
+or "not measured at this scale" where the run lacks the servers or points the claim needs.
+"""
+
+from __future__ import annotations
+
+import math
+
+NEAR_BAND = 0.05  # "about equal": a ratio's whole interval within 1 +- 5%
+PAYS_RATIO = 1.5  # "this reader pays": its median latency over the other's above 1.5x
+NOT_MEASURED = "not measured at this scale"
+
+
+def _nan(*values) -> bool:
+    return any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values)
+
+
+def interval(lo: float, hi: float, expect: str, reference: float = 1.0) -> str:
+    """An interval against an expected direction relative to ``reference`` (1 for ratios, 0 for
+    slopes): expect "above", "below" or "near" (within NEAR_BAND of the reference)."""
+    if _nan(lo, hi):
+        return NOT_MEASURED
+    if expect == "above":
+        return "agrees" if lo > reference else ("disagrees" if hi < reference
+                                                else f"not resolved (the interval spans {reference:g})")
+    if expect == "below":
+        return "agrees" if hi < reference else ("disagrees" if lo > reference
+                                                else f"not resolved (the interval spans {reference:g})")
+    if expect == "near":
+        band = (reference * (1 - NEAR_BAND), reference * (1 + NEAR_BAND))
+        if band[0] <= lo and hi <= band[1]:
+            return "agrees"
+        if hi < band[0] or lo > band[1]:
+            return "disagrees"
+        return f"not resolved (the interval reaches beyond {reference:g} +- {NEAR_BAND:.0%})"
+    raise ValueError(f"bad expectation {expect!r}: valid are above, below or near")
+
+
+def ratio(r: float, expect: str, threshold: float = PAYS_RATIO) -> str:
+    """A point ratio against a threshold: expect "above" (r > threshold) or "below" (r < 1/threshold)."""
+    if _nan(r):
+        return NOT_MEASURED
+    big, small = r > threshold, r < 1 / threshold
+    if expect == "above":
+        return "agrees" if big else ("disagrees" if small else f"not resolved (within {threshold:g}x)")
+    if expect == "below":
+        return "agrees" if small else ("disagrees" if big else f"not resolved (within {threshold:g}x)")
+    raise ValueError(f"bad expectation {expect!r}: valid are above or below")
+
+
+def combine(verdicts) -> str:
+    """Several servers' verdicts on one claim, as one cell ('agrees / not resolved (...)')."""
+    found = sorted(set(verdicts))
+    return " / ".join(found) if found else NOT_MEASURED
