@@ -52,7 +52,7 @@ def test_unknown_option_is_rejected_before_the_run(spec, key):
 def test_a_valid_mysql_option_with_dashes_passes():
     from dbexp.images import ensure, resolve
     from dbexp.catalog import parse_spec
-    from dbexp.servers.lifecycle import flavor_for
+    from dbexp.servers.registry import flavor_for
     from dbexp.servers.options import check_settings, known_options
     build = resolve(parse_spec(MYSQL))
     image = ensure(build)
@@ -111,3 +111,20 @@ def test_bad_cli_input_is_one_line():
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("error: bad server spec 'oracle:19'")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("spec,setting,needle", [
+    ("mysql:8.0@offline", {"innodb_buffer_pool_size": "banana"}, r"\[ERROR\].*innodb[-_]buffer[-_]pool[-_]size"),
+    ("mariadb:10.11@offline", {"innodb_buffer_pool_size": "banana"}, r"\[ERROR\].*innodb[-_]buffer[-_]pool[-_]size"),
+    ("postgres:16@offline", {"shared_buffers": "banana"}, r"FATAL.*shared_buffers"),
+    ("postgres:16@offline", {"shared_buffers": "64GB"}, r"FATAL.*(shared memory|memory)"),
+])
+def test_a_server_that_exits_while_starting_says_why(spec, setting, needle):
+    """The log lines that explain (ERROR, FATAL) are in the one-line error, and nothing is left behind;
+    64GB of shared_buffers is larger than the container's 2g memory limit."""
+    from dbexp.servers import ServerConfig, start
+
+    with pytest.raises(DbexpError, match=needle) as err:
+        start(ServerConfig(spec, cpuset="1", memory="2g", settings=setting))
+    assert "exited while starting" in str(err.value) and "\n" not in str(err.value)
+    assert labelled_containers() == []
