@@ -139,10 +139,11 @@ def server_stop(names):
 
 @main.command()
 def clean():
-    """Remove every container the lab left behind (label dbexp)."""
+    """Remove every container the lab left behind (label dbexp) and end its orphaned load processes."""
     from dbexp.servers import clean as do_clean
+    from dbexp.workloads.children import end_orphans
 
-    click.echo(f"removed {do_clean()} container(s)")
+    click.echo(f"removed {do_clean()} container(s), ended {end_orphans()} orphaned load process(es)")
 
 
 @main.command()

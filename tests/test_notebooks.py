@@ -23,6 +23,46 @@ def _errors(path: Path) -> list[str]:
             for o in c.get("outputs", []) if o.output_type == "error"]
 
 
+VERDICTS = ("agrees", "disagrees", "not resolved", "not measured", "not testable")
+
+
+def _shows(path: Path) -> None:
+    """What a reader sees: every glued value is a number or non-empty text, every chart has rows,
+    and a claims table gives each claim a verdict."""
+    import json
+    import re
+
+    nb = nbformat.read(path, as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    glued = {o.metadata["scrapbook"]["name"]: o.data for o in outputs if "scrapbook" in o.get("metadata", {})}
+    assert glued or path.stem == "intro", f"{path.name} glues nothing"
+    for name, data in glued.items():
+        text = next((v for k, v in data.items() if k.endswith(("text/markdown", "text/plain"))), "")
+        if not k_markdown(data):
+            value = float(text)  # a number: it must parse
+            assert value == value, f"{name} is NaN"
+        else:
+            assert text.strip() or name == "missing_official", f"{name} is empty"
+    charts = [o.data["text/html"] for o in outputs if "vega" in o.get("data", {}).get("text/html", "")]
+    for html in charts:
+        datasets = re.findall(r'"datasets": (\{.*?\}), "\$schema"', html, re.S) or \
+            re.findall(r'"datasets": (\{.*\})\}', html, re.S)
+        assert datasets, "a chart without embedded data"
+        rows = json.loads(datasets[0])
+        assert rows and all(len(v) > 0 for v in rows.values()), "a chart with no rows"
+    tables = [o.data["text/html"] for o in outputs if "<th" in o.get("data", {}).get("text/html", "")
+              and ">verdict<" in o.get("data", {}).get("text/html", "")]
+    if path.stem != "intro":
+        assert tables, f"{path.name} has no claims table"
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", tables[-1], re.S)
+        verdicts = cells[2::3]
+        assert verdicts and all(any(w in v for w in VERDICTS) for v in verdicts), verdicts
+
+
+def k_markdown(data) -> bool:
+    return any(k.endswith("text/markdown") for k in data)
+
+
 def test_every_chapter_is_found():
     assert {"intro", "calibration"} <= set(CHAPTERS)
 
@@ -33,6 +73,7 @@ def test_chapter_executes_at_smoke_scale(name, tmp_path, monkeypatch):
     out = execute_chapter(name, {"scale": "smoke", "run": True, "publish": False}, root=REPO,
                           timeout_s=1200)
     assert out.exists() and _errors(out) == []
+    _shows(out)
 
 
 @pytest.mark.parametrize("name", [c for c in CHAPTERS if (REPO / "data" / c).is_dir()])
@@ -41,6 +82,7 @@ def test_chapter_renders_from_published_data(name, tmp_path, monkeypatch):
     out = execute_chapter(name, {"scale": "default", "run": False, "publish": False}, root=REPO,
                           timeout_s=600)
     assert _errors(out) == []
+    _shows(out)
 
 
 def test_readme_figures_come_from_the_published_data():

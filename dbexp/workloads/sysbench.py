@@ -13,6 +13,7 @@ from pathlib import Path
 
 from dbexp.errors import DbexpError, choices
 from dbexp.servers.config import check_cpuset
+from dbexp.workloads.children import child_options
 from dbexp.workloads.parse import SysbenchResult, parse_prepare, parse_run
 
 STANDARD = ("oltp_point_select", "oltp_read_only", "oltp_read_write", "oltp_write_only",
@@ -112,7 +113,7 @@ class Running:
         self._out = tempfile.TemporaryFile(mode="w+")
         self.started = time.monotonic()
         self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT, text=True,
-                                     start_new_session=True)
+                                     start_new_session=True, **child_options())
 
     def wait(self, timeout_s: float | None = None) -> Finished:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
@@ -169,9 +170,9 @@ def _last_error(text: str) -> str:
 def prepare(workload: Workload, server) -> dict[str, float]:
     """Create the dataset from scratch (cleanup, then prepare); returns rows and seconds taken."""
     server.ensure_database(workload.database)
-    subprocess.run(command(workload, server, "cleanup"), capture_output=True, text=True)
+    subprocess.run(command(workload, server, "cleanup"), capture_output=True, text=True, **child_options())
     started = time.monotonic()
-    proc = subprocess.run(command(workload, server, "prepare"), capture_output=True, text=True)
+    proc = subprocess.run(command(workload, server, "prepare"), capture_output=True, text=True, **child_options())
     if proc.returncode != 0:
         raise DbexpError(f"sysbench prepare for {workload.script} failed: {_last_error(proc.stdout + proc.stderr)}")
     out = parse_prepare(proc.stdout)
