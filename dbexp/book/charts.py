@@ -54,8 +54,9 @@ def legend(title: str | None = None, dashes: bool = False) -> alt.Legend:
     """A legend under the chart, with room for full server names: a legend at the right of two
     facets runs past the width of a book page and is cut off. ``dashes``: draw line strokes, for
     a strokeDash encoding."""
-    extra = {"symbolType": "stroke", "symbolStrokeWidth": 2, "symbolSize": 300} if dashes else {}
-    return alt.Legend(title=title, orient="bottom", columns=4, labelLimit=400, **extra)
+    extra = ({"symbolType": "stroke", "symbolStrokeWidth": 2, "symbolSize": 300, "symbolStrokeColor": "black"}
+             if dashes else {})  # the stroke colour: with a colour legend beside it, the samples are drawn blank
+    return alt.Legend(title=title, orient="bottom", columns=2 if dashes else 4, labelLimit=400, **extra)
 
 
 def lines(df: pd.DataFrame, x: str, y: str, color: str, title, x_title: str, y_title: str,
@@ -83,15 +84,16 @@ def dashed_lines(df: pd.DataFrame, x: str, y: str, color: str, dash: str, title,
                  facet: str | None = None, log_x: bool = False, log_y: bool = False, tooltip=(),
                  width: int = 480, height: int = 260) -> alt.Chart:
     """Lines coloured by ``color`` and dashed by ``dash`` (e.g. server and reader), with both legends
-    under the chart; ``facet``: one panel per value, two per row."""
+    under the chart; ``facet``: one panel per value, two per row. The points are a layer of their own:
+    on a line mark with points, the dash legend draws no line samples."""
     cols = [c for c in dict.fromkeys([x, y, color, dash, facet, *tooltip]) if c]
-    chart = alt.Chart(df[cols]).mark_line(point=True).encode(
+    base = alt.Chart().encode(
         x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Scale()),
         y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log") if log_y else alt.Scale(zero=False)),
-        color=alt.Color(f"{color}:N", legend=legend()),
-        strokeDash=alt.StrokeDash(f"{dash}:N", legend=legend(dash, dashes=True)),
-        tooltip=list(dict.fromkeys([color, dash, *tooltip, x, y])),
-    ).properties(width=width, height=height)
+        color=alt.Color(f"{color}:N", legend=legend()))
+    lines_ = base.mark_line().encode(strokeDash=alt.StrokeDash(f"{dash}:N", legend=legend(dash, dashes=True)))
+    points = base.mark_circle(size=30).encode(tooltip=list(dict.fromkeys([color, dash, *tooltip, x, y])))
+    chart = alt.layer(lines_, points, data=df[cols]).properties(width=width, height=height)
     if facet:
         chart = chart.facet(facet=alt.Facet(f"{facet}:N", title=None), columns=2)
     return chart.properties(title=title)
