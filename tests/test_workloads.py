@@ -69,3 +69,30 @@ def test_a_project_lua_script_runs(pg, pg_data):
     wl = Workload("point_select_isolation", threads=1, duration_s=2, table_size=5000)
     done = sysbench.run(wl, pg)
     assert done.result.queries > 0
+
+
+@pytest.mark.parametrize("spec", ["mariadb:10.11@offline"])
+def test_every_flavor_reads_its_counters_and_garbage(spec, my, pg):
+    """Each flavor's counters, sessions and version garbage, asked of a real server (MySQL and
+    PostgreSQL from the shared fixtures; MariaDB, whose InnoDB metrics table differs, started here)."""
+    from dbexp.servers import ServerConfig, running
+
+    with running(ServerConfig(spec, cpuset="1", memory="2g")) as mariadb:
+        for server in (my, pg, mariadb):
+            server.ensure_database(server.flavor.default_db)
+            conn = server.connect()
+            try:
+                snap = server.flavor.counters(conn, server.flavor.default_db)
+                sources = {src for src, _ in snap}
+                if server.flavor.version_store == "undo":
+                    assert {"status", "innodb_metrics"} <= sources, (server.build.spec, sources)
+                    assert ("innodb_metrics", "trx_rseg_history_len") in snap
+                    g = server.flavor.garbage(conn, "none")
+                    assert g["trx_id_counter"] >= g["purge_done_no"] and g["history_list_length"] >= 0
+                else:
+                    assert "pg_stat_database" in sources and ("pg_stat_bgwriter" in sources
+                                                              or "pg_stat_checkpointer" in sources)
+                seen = server.flavor.observe_sessions(conn)
+                assert seen["sessions"] >= 1 and seen["open_write_trx"] >= 0
+            finally:
+                conn.close()

@@ -9,6 +9,7 @@ class MariaDB(MySQL):
     name = "mariadb"
     supports_bare = False  # Debian's package is installed inside the image: there is no archive to unpack
     base_version = "10.11"
+    innodb_metrics_on = "enabled = 1"  # MariaDB's INNODB_METRICS has ENABLED, not MySQL's STATUS
 
     def version_args(self) -> list[str]:
         return []

@@ -32,6 +32,7 @@ class MySQL(Flavor):
                       "Innodb_buffer_pool_reads", "Innodb_data_written", "Innodb_os_log_written",
                       "Threads_running", "trx_rseg_history_len")
     gauges = frozenset({"Threads_running", "Threads_connected", "trx_rseg_history_len"})
+    innodb_metrics_on = "status = 'enabled'"  # which InnoDB metrics are being counted
 
     # --- starting ---------------------------------------------------------------------------
     def command(self, port: int, settings: dict[str, str]) -> list[str]:
@@ -132,7 +133,7 @@ class MySQL(Flavor):
     def counters(self, conn, database: str) -> dict[tuple[str, str], float]:
         out = sql.name_value_rows(conn, "SHOW GLOBAL STATUS", "status")
         out.update(sql.name_value_rows(conn, "SELECT name, count FROM information_schema.innodb_metrics "
-                                             "WHERE status = 'enabled'", "innodb_metrics"))
+                                             f"WHERE {self.innodb_metrics_on}", "innodb_metrics"))
         return out
 
     def observe_sessions(self, conn) -> dict[str, int]:
