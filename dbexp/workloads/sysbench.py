@@ -141,7 +141,7 @@ class Running:
                 os.killpg(self.proc.pid, 9)
                 os.waitpid(self.proc.pid, 0)
             except (ProcessLookupError, ChildProcessError):
-                pass
+                pass  # it had exited already: nothing is left to stop (not a measurement)
             self.proc.returncode = -9
 
 
