@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # Ryuk's image cannot be pulled here
+
+UNIT_DIR = Path(__file__).resolve().parent / "unit"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests under tests/unit/ need no server, no engine and no network: `pytest -m unit` (make unit)."""
+    for item in items:
+        if Path(str(item.path)).resolve().is_relative_to(UNIT_DIR):
+            item.add_marker(pytest.mark.unit)
+
 
 MYSQL = os.environ.get("DBEXP_TEST_MYSQL", "mysql:8.0@offline")
 POSTGRES = os.environ.get("DBEXP_TEST_POSTGRES", "postgres:16@offline")

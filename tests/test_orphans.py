@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import POSTGRES
+from conftest import POSTGRES, labelled_containers
 from dbexp.workloads.children import MARKER, orphans
 
 pytestmark = pytest.mark.docker
@@ -62,5 +62,4 @@ def test_sigkill_of_the_harness_leaves_no_load_running(tmp_path):
             harness.kill()
         proc = subprocess.run([dbexp, "clean"], capture_output=True, text=True)
     assert proc.returncode == 0 and "orphaned load process" in proc.stdout
-    from conftest import labelled_containers
     assert labelled_containers() == []
