@@ -18,8 +18,7 @@ import json
 import signal
 import sys
 import time
-from contextlib import ExitStack
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from typing import Any
 

@@ -1,12 +1,7 @@
-"""The server's own counters: snapshots taken over SQL (each flavor knows its views), turned into
-deltas over a window."""
+"""The server's own counters over a window: snapshots come from each flavor's ``counters()``;
+here they become deltas and per-second series."""
 
 from __future__ import annotations
-
-
-def snapshot(server, conn, database: str) -> dict[tuple[str, str], float]:
-    """{(source, name): value} for every numeric counter the server exposes cheaply."""
-    return server.flavor.counters(conn, database)
 
 
 def deltas(before: dict, after: dict) -> list[dict]:

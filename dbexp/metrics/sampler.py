@@ -23,6 +23,7 @@ from dbexp.metrics import diskstats
 from dbexp.metrics.cgroup import ContainerCgroup
 from dbexp.metrics.procfs import Tracker, descendants
 
+
 class SamplingError(DbexpError):
     """A sample taken inside the window failed: the run's series would have a silent gap."""
 
@@ -113,7 +114,7 @@ class Sampler:
         return self
 
     def _snapshot(self) -> dict:
-        snap = srv_counters.snapshot(self.server, self._conn, self.database)
+        snap = self.server.flavor.counters(self._conn, self.database)
         for source, read in self.extra_counters.items():
             snap.update({(source, name): float(v) for name, v in read(self._conn).items()})
         return snap
@@ -143,7 +144,7 @@ class Sampler:
                 self._rate(t, "server", name, totals[name])
         if self.sql_series:
             try:
-                snap = srv_counters.snapshot(self.server, self._conn, self.database)
+                snap = self.server.flavor.counters(self._conn, self.database)
                 for name, value in srv_counters.series_values(self.server.flavor, snap).items():
                     if name in self.server.flavor.gauges:
                         self.series.append((t, "counter", name, value))

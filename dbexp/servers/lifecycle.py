@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import socket
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,9 +107,6 @@ class Server:
 
 def stop_process(proc, sig: int, timeout_s: float = 60) -> None:
     """Stop a bare server process with its clean shutdown signal; kill its group if it hangs."""
-    import os
-    import subprocess
-
     if proc.poll() is None:
         proc.send_signal(sig)
         try:
