@@ -10,18 +10,12 @@ Every chapter notebook declares, in its cell tagged ``parameters``::
 
 from __future__ import annotations
 
-from dbexp.errors import DbexpError, choices
-from dbexp.experiments.chapter import SCALES
+from dbexp.errors import DbexpError
+from dbexp.experiments.chapter import SCALES  # noqa: F401  (re-exported by dbexp.book)
+from dbexp.experiments.chapter import check_scale as validate_scale
 
 # The parameters the book pipeline passes to every chapter, in this order.
 CHAPTER_PARAMETERS = ("scale", "run", "publish", "force")
-
-
-def validate_scale(scale: object) -> str:
-    """Return ``scale`` if it is one of SCALES, else raise a one-line DbexpError."""
-    if scale not in SCALES:
-        raise DbexpError(f"unknown scale {scale!r}; valid scales are {choices(SCALES)}")
-    return scale  # type: ignore[return-value]
 
 
 def chapter_parameters(scale: str, run: bool, publish: bool, force: bool = False) -> dict:

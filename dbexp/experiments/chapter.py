@@ -31,7 +31,8 @@ SCALES = ("smoke", "default", "full")
 OFFICIAL_ONLY = ("mysql:8.4", "mysql:9.5")  # versions no package registry ships
 
 
-def check_scale(scale: str) -> str:
+def check_scale(scale: object) -> str:
+    """Return ``scale`` if it is one of SCALES, else raise a one-line DbexpError."""
     if scale not in SCALES:
         raise DbexpError(f"unknown scale {scale!r}; valid scales are {choices(SCALES)}")
     return scale
