@@ -37,7 +37,7 @@ def repeats_strip(df: pd.DataFrame, x: str, y: str, color: str, column: str | No
 
 
 def ratio_ci(df: pd.DataFrame, y: str, title, x_title: str = "ratio of median QPS (A / B)") -> alt.Chart:
-    """Ratios with their bootstrap intervals against the line of no difference."""
+    """Ratios with their 95% intervals against the line of no difference."""
     base = alt.Chart(df)
     bars = base.mark_rule(strokeWidth=2).encode(
         y=alt.Y(f"{y}:N", title=None), x=alt.X("ci_low:Q", title=x_title, scale=alt.Scale(zero=False)),

@@ -108,28 +108,32 @@ def spread_table(res: Results) -> pd.DataFrame:
 
 
 def ratio_table(res: Results) -> pd.DataFrame:
+    """Each ratio per server: the geometric mean of its pair ratios (A / B of one repeat, measured
+    next to each other in ABBA order) with a t interval on the log pair ratios, and the effect
+    that interval excludes."""
     rows = []
     for part, (a, b, meaning) in RATIOS.items():
         df = res.wide[res.wide["part"] == part]
         for (flavor, version), g in df.groupby(["flavor", "version"]):
-            qa, qb = g[g["variant"] == a]["qps"], g[g["variant"] == b]["qps"]
-            ratio, lo, hi = stats.ratio_ci(qa, qb)
+            qa = g[g["variant"] == a].set_index("repeat")["qps"]
+            qb = g[g["variant"] == b].set_index("repeat")["qps"]
+            ratio, lo, hi, n = stats.pair_ratio_by(qa, qb)
             rows.append({"ratio": part, "meaning": meaning, "flavor": flavor, "version": version,
-                         "pairs": int(min(len(qa), len(qb))), "median_a": qa.median(), "median_b": qb.median(),
-                         "ratio_qps": ratio, "ci_low": lo, "ci_high": hi})
+                         "pairs": n, "median_a": qa.median(), "median_b": qb.median(),
+                         "ratio_qps": ratio, "ci_low": lo, "ci_high": hi,
+                         "excluded_pct": 100 * stats.excluded_effect(lo, hi)})
     return pd.DataFrame(rows)
 
 
 def version_ratio(res: Results, flavor: str, num: str, den: str, script: str = "oltp_point_select",
                   value: str = "qps") -> tuple[float, float, float]:
-    """median(value of num) / median(value of den) across repeats, with its bootstrap interval."""
+    """Geometric-mean ratio of value, num over den, with a Welch interval on the logs (the versions
+    ran one after the other, not in pairs)."""
     df = res.wide[(res.wide["part"] == "spread") & (res.wide["flavor"] == flavor) & (res.wide["script"] == script)]
     major = df["version"].str.split("-").str[0]
     a = df[major.str.startswith(num)][value]
     b = df[major.str.startswith(den)][value]
-    return stats.ratio_ci(a, b)
-
-
+    return stats.unpaired_ratio_ci(a, b)
 
 
 def _ratio_text(what: str, r: float, lo: float, hi: float, needs: str) -> str:
@@ -173,15 +177,15 @@ def claims(res: Results) -> pd.DataFrame:
 
 
 def relative_versions(res: Results, script: str = "oltp_point_select") -> pd.DataFrame:
-    """Each version's median QPS over its flavor's base (the oldest series we have: 5.7, 12, 10.11),
-    with a bootstrap interval."""
+    """Each version's QPS over its flavor's base (the oldest series we have: 5.7, 12, 10.11) as a
+    ratio of geometric means, with a Welch interval on the logs (versions are not paired)."""
     df = res.wide[(res.wide["part"] == "spread") & (res.wide["script"] == script)]
     rows = []
     for flavor, g in df.groupby("flavor"):
         versions = sorted(g["version"].unique(), key=version_key)
         base = next((v for v in versions if v.startswith(flavor_class(flavor).base_version)), versions[0])
         for v in versions:
-            r, lo, hi = stats.ratio_ci(g[g["version"] == v]["qps"], g[g["version"] == base]["qps"])
+            r, lo, hi = stats.unpaired_ratio_ci(g[g["version"] == v]["qps"], g[g["version"] == base]["qps"])
             rows.append({"flavor": flavor, "version": v, "base": base, "ratio_qps": r, "ci_low": lo,
                          "ci_high": hi, "pairs": int((g["version"] == v).sum()),
                          "label": f"{flavor} {v.split('-')[0]} / {base.split('-')[0]}"})

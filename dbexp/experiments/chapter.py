@@ -133,7 +133,7 @@ class Chapter(Experiment):
 
     Scale: type
     scales: dict[str, object]
-    order = "alternate"  # alternate: each repeat walks every point; grouped: a point's repeats together
+    order = "abba"  # abba: repeats walk the points forward, then backward; grouped: a point's repeats together
     add_official = False  # at default and full scale, add MySQL 8.4 and 9.x where their images can be pulled
 
     # --- what a chapter writes -------------------------------------------------------------

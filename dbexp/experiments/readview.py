@@ -95,7 +95,7 @@ class ReadView(Chapter):
     # between identical 3 s runs here) is spread over all H instead of tilting the slope, as it did when
     # all repeats of one H ran back to back. Holders are reopened when H changes: 1,024 sessions take
     # about 1 s on MySQL and 4 s on PostgreSQL here. The warm-up keeps the first point off a cold cache.
-    order = "alternate"
+    order = "abba"
     add_official = True
 
     def adjust(self, sc, scale, cpus, overrides):
@@ -165,14 +165,15 @@ def tidy(res: Results) -> pd.DataFrame:
 
 
 def relative_to_h0(res: Results) -> pd.DataFrame:
-    """Median QPS at each H over median QPS at H=0, per server, readers and variant (RC readers)."""
+    """QPS at each H over QPS at H=0 of the same repeat (measured in the same walk over H), per
+    server, readers and variant (RC readers): geometric mean of the pair ratios, t interval."""
     w = tidy(res)
     w = w[w["isolation"] == "rc"]
     rows = []
     for (name, r), g in w.groupby(["series_name", "readers"]):
-        base = g[g["holders"] == 0]["qps"]
+        base = g[g["holders"] == 0].groupby("repeat")["qps"].mean()
         for (h, mode), gh in g.groupby(["holders", "mode"]):
-            ratio, lo, hi = stats.ratio_ci(gh["qps"], base)
+            ratio, lo, hi, _ = stats.pair_ratio_by(gh.groupby("repeat")["qps"].mean(), base)
             rows.append({"server": name, "flavor": g["flavor"].iloc[0], "readers": r, "holders": h, "mode": mode, "relative_qps": ratio,
                          "ci_low": lo, "ci_high": hi, "qps": gh["qps"].median(),
                          "cpu_per_op_us": gh["cpu_per_op_us"].median(), "cs_per_op": gh["cs_per_op"].median(),
@@ -182,7 +183,7 @@ def relative_to_h0(res: Results) -> pd.DataFrame:
 
 def slopes(res: Results) -> pd.DataFrame:
     """Least-squares slope, over all repeats, of server CPU per query against active transactions
-    (RC readers), in nanoseconds per additional active transaction, with a bootstrap interval; and
+    (RC readers), in nanoseconds per additional active transaction, with an interval over whole repeats; and
     the change of QPS relative to H = 0, in percent per 100 active transactions.
 
     The fit uses H >= 1 where the sweep has H = 1: InnoDB reuses a read-only statement's view
@@ -195,9 +196,9 @@ def slopes(res: Results) -> pd.DataFrame:
         fit = g[g["holders"] >= 1] if (g["holders"] == 1).any() else g
         if fit["holders"].nunique() < 2:
             continue
-        s, lo, hi = stats.slope_ci(fit["holders"], fit["cpu_per_op_us"] * 1000.0)
+        s, lo, hi = stats.slope_ci(fit["holders"], fit["cpu_per_op_us"] * 1000.0, fit["repeat"])
         base = g[g["holders"] == 0]["qps"].median()
-        rel, rlo, rhi = stats.slope_ci(fit["holders"], fit["qps"] / base * 100 * 100)
+        rel, rlo, rhi = stats.slope_ci(fit["holders"], fit["qps"] / base * 100 * 100, fit["repeat"])
         cpu0 = g[g["holders"] == 0]["cpu_per_op_us"].median()
         cpu1 = g[g["holders"] == 1]["cpu_per_op_us"].median() if (g["holders"] == 1).any() else float("nan")
         rows.append({"server": name, "flavor": flavor, "readers": int(r), "fit over H": f">= {fit['holders'].min()}",
@@ -276,7 +277,7 @@ def _major(servers: pd.Series) -> pd.Series:
 
 
 def _pg14_idle(res: Results, readers) -> tuple[str, str]:
-    """QPS with H idle sessions relative to H = 0 (bootstrap interval) for PostgreSQL before and
+    """QPS with H idle sessions relative to H = 0 (paired interval) for PostgreSQL before and
     from 14 on; the claim agrees only if every interval before 14 lies below every one from 14 on."""
     rel = relative_to_h0(res)
     g = rel[(rel["mode"] == "idle") & (rel["flavor"] == Postgres.name)] if len(rel) else rel

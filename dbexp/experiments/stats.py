@@ -1,9 +1,11 @@
-"""Spread and ratios: coefficient of variation, relative QPS, bootstrap confidence intervals."""
+"""Spread, ratios and slopes: coefficient of variation, relative QPS, and intervals that follow the
+design (pair ratios for paired runs, Welch on logs for unpaired groups, whole repeats for slopes)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as t_dist
 
 
 def cv(values) -> float:
@@ -15,19 +17,78 @@ def cv(values) -> float:
     return float(v.std(ddof=1) / v.mean())
 
 
-def ratio_ci(a, b, n_boot: int = 10000, level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
-    """median(a) / median(b) with a percentile bootstrap interval (a and b resampled independently)."""
+def _t(level: float, df: int) -> float:
+    return float(t_dist.ppf(1 - (1 - level) / 2, df))
+
+
+def _mean_ci(d: np.ndarray, level: float) -> tuple[float, float, float]:
+    """Mean of d with its t interval (n - 1 degrees of freedom); no interval below two values."""
+    if len(d) == 0:
+        return (float("nan"),) * 3
+    m = float(d.mean())
+    if len(d) < 2:
+        return m, float("nan"), float("nan")
+    half = _t(level, len(d) - 1) * float(d.std(ddof=1)) / np.sqrt(len(d))
+    return m, float(m - half), float(m + half)
+
+
+def _logs(values) -> np.ndarray:
+    v = np.asarray(list(values), dtype=float)
+    if (v <= 0).any():
+        raise ValueError("ratios need positive values")
+    return np.log(v)
+
+
+def pair_ratio_ci(a, b, level: float = 0.95) -> tuple[float, float, float]:
+    """Geometric mean of the pair ratios a[i] / b[i], with a t interval on the log pair ratios.
+
+    For paired runs (A and B measured next to each other, ABBA order): each pair shares whatever
+    drifts slowly (the VM's neighbours, the page cache, thermal state), so the log pair ratio
+    removes it and its spread is the noise left between adjacent runs. The t interval (n - 1
+    degrees of freedom) assumes the pairs are independent and their log ratios roughly normal,
+    which a small number of pairs cannot check, but does not assume A and B vary alike. Pairs
+    where either value is missing are dropped."""
     a = np.asarray(list(a), dtype=float)
     b = np.asarray(list(b), dtype=float)
-    if len(a) == 0 or len(b) == 0:
+    if len(a) != len(b):
+        raise ValueError(f"pairs need as many A as B values ({len(a)} against {len(b)})")
+    ok = ~(np.isnan(a) | np.isnan(b))
+    m, lo, hi = _mean_ci(_logs(a[ok]) - _logs(b[ok]), level)
+    return float(np.exp(m)), float(np.exp(lo)), float(np.exp(hi))
+
+
+def pair_ratio_by(a: pd.Series, b: pd.Series, level: float = 0.95) -> tuple[float, float, float, int]:
+    """:func:`pair_ratio_ci` of two series indexed by what pairs them (the repeat index), over the
+    pairs both have; returns (ratio, low, high, pairs)."""
+    both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
+    return (*pair_ratio_ci(both["a"], both["b"], level), len(both))
+
+
+def unpaired_ratio_ci(a, b, level: float = 0.95) -> tuple[float, float, float]:
+    """Ratio of geometric means of a and b with a Welch t interval on the logs.
+
+    For groups that were not measured side by side (two versions measured one after the other):
+    nothing pairs them, so each group's own spread enters (Welch: unequal variances, the
+    Welch-Satterthwaite degrees of freedom)."""
+    la, lb = _logs([v for v in a if v == v]), _logs([v for v in b if v == v])
+    if len(la) == 0 or len(lb) == 0:
         return (float("nan"),) * 3
-    point = float(np.median(a) / np.median(b))
-    rng = np.random.default_rng(seed)
-    ra = np.median(rng.choice(a, size=(n_boot, len(a)), replace=True), axis=1)
-    rb = np.median(rng.choice(b, size=(n_boot, len(b)), replace=True), axis=1)
-    boots = ra / rb
-    lo, hi = np.quantile(boots, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return point, float(lo), float(hi)
+    m = float(la.mean() - lb.mean())
+    if len(la) < 2 or len(lb) < 2:
+        return float(np.exp(m)), float("nan"), float("nan")
+    va, vb = la.var(ddof=1) / len(la), lb.var(ddof=1) / len(lb)
+    se = np.sqrt(va + vb)
+    if se == 0:
+        return (float(np.exp(m)),) * 3
+    df = (va + vb) ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1))
+    half = _t(level, df) * se
+    return float(np.exp(m)), float(np.exp(m - half)), float(np.exp(m + half))
+
+
+def excluded_effect(lo: float, hi: float) -> float:
+    """The smallest X such that the interval [lo, hi] of a ratio lies within [1 - X, 1 + X]:
+    effects larger than X (as a fraction) are excluded by the data."""
+    return float(max(1 - lo, hi - 1))
 
 
 def spread(df: pd.DataFrame, by: list[str], value: str = "qps") -> pd.DataFrame:
@@ -47,21 +108,36 @@ def relative(df: pd.DataFrame, by: list[str], key: str, base, value: str = "qps"
     return out
 
 
-def slope_ci(x, y, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
-    """Least-squares slope of y on x with a bootstrap interval (pairs resampled within each x,
-    so every x keeps its repeats)."""
+def _ols_slope_ci(x: np.ndarray, y: np.ndarray, level: float) -> tuple[float, float, float]:
+    """Least-squares slope with its classic regression t interval (n - 2 degrees of freedom)."""
+    n = len(x)
+    slope, intercept = np.polyfit(x, y, 1)
+    if n < 3:
+        return float(slope), float("nan"), float("nan")
+    resid = y - (slope * x + intercept)
+    se = np.sqrt((resid ** 2).sum() / (n - 2) / ((x - x.mean()) ** 2).sum())
+    half = _t(level, n - 2) * se
+    return float(slope), float(slope - half), float(slope + half)
+
+
+def slope_ci(x, y, repeat=None, level: float = 0.95) -> tuple[float, float, float]:
+    """Slope of y on x, with an interval over whole repeats.
+
+    With ``repeat`` (the repeat index of each value) and at least two repeats that each span two
+    or more x: the least-squares slope of every repeat on its own, their mean, and a t interval
+    over those slopes (one value per repeat: a repeat's points share its drift, so they are not
+    independent of each other). Otherwise: one least-squares fit over every value with the
+    regression t interval, which treats each value as independent."""
     x = np.asarray(list(x), dtype=float)
     y = np.asarray(list(y), dtype=float)
     ok = ~np.isnan(y)
+    rep = None if repeat is None else np.asarray(list(repeat))[ok]
     x, y = x[ok], y[ok]
     if len(np.unique(x)) < 2:
         return (float("nan"),) * 3
-    point = float(np.polyfit(x, y, 1)[0])
-    rng = np.random.default_rng(seed)
-    groups = [np.flatnonzero(x == v) for v in np.unique(x)]
-    boots = []
-    for _ in range(n_boot):
-        idx = np.concatenate([rng.choice(g, size=len(g), replace=True) for g in groups])
-        boots.append(np.polyfit(x[idx], y[idx], 1)[0])
-    lo, hi = np.quantile(boots, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return point, float(lo), float(hi)
+    if rep is not None:
+        per_repeat = np.array([np.polyfit(x[rep == r], y[rep == r], 1)[0] for r in np.unique(rep)
+                               if len(np.unique(x[rep == r])) >= 2])
+        if len(per_repeat) >= 2:
+            return _mean_ci(per_repeat, level)
+    return _ols_slope_ci(x, y, level)

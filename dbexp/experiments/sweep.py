@@ -6,9 +6,15 @@ experiment object says how a point is measured (:class:`Experiment`).
 
 Points that share a *group* run against servers started together for that
 group (one instance per distinct server in it), each with its dataset freshly
-prepared; inside a group the order is repeat-major (A, B, A, B, ...), so points
-compared with each other alternate in time. A point already recorded ``ok`` for
-a repeat is skipped unless ``force`` is set.
+prepared; inside a group the order is repeat-major, so points compared with each
+other are measured next to each other. The default order is ABBA: each repeat walks
+the group's points forward, the next one backward (A B | B A | A B ...), so a pair
+(A and B of one repeat) is adjacent in time and a drift that is linear in time
+favours neither side on average. A point already recorded ``ok`` for a repeat is
+skipped unless ``force`` is set; a run measured again supersedes the older one.
+
+A run is ok only if it is clean: sysbench errors or reconnects fail it unless the
+experiment names them in ``tolerates`` (then they are stored and shown).
 """
 
 from __future__ import annotations
@@ -34,9 +40,11 @@ from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
 
 RUN_MODES = ("container", "bare")
+ORDERS = ("abba", "alternate", "grouped")
+UNCLEAN = ("errors", "reconnects")  # measurements that make a run failed unless tolerated
 # Part of every point's key: raise it when how a run is measured changes, so that a resumed
 # sweep measures again instead of mixing old and new methods.
-METHOD_VERSION = 3
+METHOD_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,7 @@ class Experiment:
     The default measures a point's sysbench workload inside a sampling window."""
 
     name = "bench"
+    tolerates: tuple[str, ...] = ()  # measurements ("errors", "reconnects") allowed to be non-zero
 
     def __init__(self, name: str | None = None):
         if name:
@@ -96,6 +105,12 @@ class Experiment:
 
     def measure(self, server, point: Point, state) -> Measured:
         return measure(server, point.workload, sample=point.sample)
+
+    def unclean(self, measured: Measured) -> str | None:
+        """Why a measured run is not clean (counts it does not tolerate), or None."""
+        bad = [f"{int(value)} {name}" for name in UNCLEAN if name not in self.tolerates
+               for value, _ in [measured.measurements.get(name, (None, ""))] if value]
+        return f"sysbench reported {' and '.join(bad)}" if bad else None
 
 
 def _sigterm_as_exit() -> None:
@@ -115,7 +130,7 @@ class Sweep:
     store: Store | None = None
     force: bool = False
     warmup_s: float = 0.0  # an unrecorded run before each group's first measurement
-    order: str = "alternate"  # alternate: A, B, A, B ... ; grouped: all repeats of a point together
+    order: str = "abba"  # abba: A B | B A | ...; alternate: A B | A B | ...; grouped: a point's repeats together
     sweep_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S"))
     run_ids: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -128,14 +143,17 @@ class Sweep:
         done = set() if self.force else self.store.done_keys(self.name)
         if self.order == "grouped":
             pairs = [(p, r) for p in self.points for r in range(self.repeats)]
+        elif self.order == "abba":
+            pairs = [(p, r) for r in range(self.repeats)
+                     for p in (self.points if r % 2 == 0 else self.points[::-1])]
         else:
             pairs = [(p, r) for r in range(self.repeats) for p in self.points]
         return [(p, r) for p, r in pairs if (p.key(self.name), r) not in done]
 
     def run(self, progress: bool = True) -> list[str]:
         """Run every pending (point, repeat); returns the ok run ids of all points (old and new)."""
-        if self.order not in ("alternate", "grouped"):
-            raise DbexpError(f"bad sweep order {self.order!r}: valid are alternate or grouped")
+        if self.order not in ORDERS:
+            raise DbexpError(f"bad sweep order {self.order!r}: valid are {', '.join(ORDERS)}")
         if self.repeats < 1:
             raise DbexpError(f"bad repeats {self.repeats!r}: expected 1 or more")
         self.store = self.store or Store()
@@ -198,8 +216,14 @@ class Sweep:
                                       self.sweep_id)
         try:
             measured = self.experiment.measure(server, point, state)
-            self.store.finish_run(run_id, provenance(server, point, dataset, measured.command),
-                                  measured.measurements, measured.counters, measured.series)
+            prov = provenance(server, point, dataset, measured.command)
+            why = self.experiment.unclean(measured)
+            if why:
+                self.store.fail_run(run_id, why, prov)
+                self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {why}")
+                return
+            self.store.finish_run(run_id, prov, measured.measurements, measured.counters, measured.series)
+            self.store.supersede(run_id)
             self.run_ids.append(run_id)
         except (KeyboardInterrupt, SystemExit):
             self.store.fail_run(run_id, "interrupted")

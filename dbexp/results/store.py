@@ -115,6 +115,16 @@ class Store:
             self.db.execute("ROLLBACK")
             raise
 
+    def supersede(self, run_id: str) -> int:
+        """Older ok runs of the same experiment, point and repeat as ``run_id`` become 'superseded'
+        (kept for the record, never read as results)."""
+        key = self.db.execute("SELECT experiment, point_key, repeat FROM runs WHERE run_id = ?",
+                              [run_id]).fetchone()
+        rows = self.db.execute(
+            "UPDATE runs SET status = 'superseded' WHERE status = 'ok' AND run_id <> ? AND experiment = ? "
+            "AND point_key = ? AND repeat = ? RETURNING run_id", [run_id, *key]).fetchall()
+        return len(rows)
+
     def _insert_df(self, table: str, df: pd.DataFrame) -> None:
         self.db.register("_incoming", df)
         try:

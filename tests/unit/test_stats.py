@@ -39,55 +39,70 @@ def test_cv_undefined_is_nan(values):
     assert math.isnan(stats.cv(values))
 
 
-# --- ratio_ci --------------------------------------------------------------------------------
-
-def test_ratio_ci_identical_samples():
-    a = [100.0, 101.0, 103.0, 104.0, 110.0]
-    point, lo, hi = stats.ratio_ci(a, list(a))
-    assert point == 1.0
-    assert lo <= 1.0 <= hi
+# --- pair_ratio_ci / unpaired_ratio_ci -----------------------------------------------------
+T2 = 4.302652729911275  # Student's t, 97.5th percentile, 2 degrees of freedom (tables: 4.303)
+T1 = 12.706204736174707  # ... 1 degree of freedom (tables: 12.706)
 
 
-def test_ratio_ci_a_twice_b():
-    b = [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]  # median 13
-    a = [2 * v for v in b]  # median 26
-    point, lo, hi = stats.ratio_ci(a, b)
-    assert point == 2.0
-    assert lo <= 2.0 <= hi
-    assert lo < hi  # the samples vary, so the interval has a width
-    # No resample can leave [min(a)/max(b), max(a)/min(b)] = [20/16, 32/10].
-    assert 20 / 16 <= lo and hi <= 32 / 10
+def test_pair_ratio_ci_by_hand():
+    # log pair ratios 0.01, 0.03, 0.02: mean 0.02, sample sd 0.01, n = 3
+    b = [100.0, 200.0, 50.0]
+    a = [v * math.exp(d) for v, d in zip(b, [0.01, 0.03, 0.02])]
+    point, lo, hi = stats.pair_ratio_ci(a, b)
+    half = T2 * 0.01 / math.sqrt(3)
+    assert point == pytest.approx(math.exp(0.02), rel=1e-12)
+    assert lo == pytest.approx(math.exp(0.02 - half), rel=1e-9)
+    assert hi == pytest.approx(math.exp(0.02 + half), rel=1e-9)
 
 
-def test_ratio_ci_constant_samples_have_no_width():
-    assert stats.ratio_ci([6.0, 6.0, 6.0], [3.0, 3.0]) == (2.0, 2.0, 2.0)
+def test_pair_ratio_ci_removes_what_the_pairs_share():
+    # B drifts from 100 to 200 across the pairs; A is always 10% above its own B: the pair
+    # ratios are all 1.1, so the interval has no width, where an unpaired one is wide.
+    b = [100.0, 150.0, 200.0, 120.0]
+    a = [1.1 * v for v in b]
+    assert stats.pair_ratio_ci(a, b) == pytest.approx((1.1, 1.1, 1.1), rel=1e-12)
+    point, lo, hi = stats.unpaired_ratio_ci(a, b)
+    assert point == pytest.approx(1.1, rel=1e-12)
+    assert lo < 0.85 and hi > 1.4
 
 
-def test_ratio_ci_is_a_ratio_of_medians():
-    # median(a) = (2 + 3) / 2 = 2.5 (the mean would be 26.5), median(b) = 5
-    point, _, _ = stats.ratio_ci([1.0, 2.0, 3.0, 100.0], [5.0, 5.0, 5.0])
-    assert point == 0.5
+def test_pair_ratio_ci_drops_incomplete_pairs_and_needs_two():
+    assert stats.pair_ratio_ci([2.0, float("nan"), 2.0], [1.0, 1.0, 1.0]) == pytest.approx((2.0, 2.0, 2.0))
+    point, lo, hi = stats.pair_ratio_ci([3.0], [1.5])
+    assert point == pytest.approx(2.0) and math.isnan(lo) and math.isnan(hi)
+    assert all_nan(stats.pair_ratio_ci([], []))
 
 
-def test_ratio_ci_deterministic_for_a_seed():
-    a = [31.0, 35.0, 29.0, 40.0, 33.0, 38.0]
-    b = [20.0, 22.0, 19.0, 25.0, 21.0]
-    assert stats.ratio_ci(a, b, seed=7) == stats.ratio_ci(a, b, seed=7)
-    # ... and the seed is what drives the resampling.
-    assert len({stats.ratio_ci(a, b, n_boot=500, seed=s) for s in range(5)}) > 1
+def test_pair_ratio_ci_needs_aligned_pairs():
+    with pytest.raises(ValueError, match="as many A as B"):
+        stats.pair_ratio_ci([1.0, 2.0], [1.0])
 
 
-def test_ratio_ci_level_nests_intervals():
-    a = [31.0, 35.0, 29.0, 40.0, 33.0, 38.0]
-    b = [20.0, 22.0, 19.0, 25.0, 21.0]
-    _, lo95, hi95 = stats.ratio_ci(a, b, level=0.95, seed=3)
-    _, lo50, hi50 = stats.ratio_ci(a, b, level=0.50, seed=3)
-    assert lo95 <= lo50 <= hi50 <= hi95
+def test_pair_ratio_ci_level_nests_intervals():
+    a, b = [101.0, 97.0, 104.0, 99.0, 102.0], [100.0, 100.0, 100.0, 100.0, 100.0]
+    _, lo90, hi90 = stats.pair_ratio_ci(a, b, level=0.90)
+    _, lo99, hi99 = stats.pair_ratio_ci(a, b, level=0.99)
+    assert lo99 < lo90 < hi90 < hi99
 
 
-@pytest.mark.parametrize("a, b", [([], [1.0, 2.0]), ([1.0, 2.0], []), ([], [])])
-def test_ratio_ci_empty_is_nan(a, b):
-    assert all_nan(stats.ratio_ci(a, b))
+def test_unpaired_ratio_ci_welch_by_hand():
+    # logs of a: 0.1, 0.3 (mean 0.2, variance 0.02); of b: 0.0, 0.2 (mean 0.1, variance 0.02)
+    # se = sqrt(0.02/2 + 0.02/2); Welch-Satterthwaite df = 0.02^2 / (0.01^2 + 0.01^2) = 2
+    a, b = [math.exp(0.1), math.exp(0.3)], [1.0, math.exp(0.2)]
+    point, lo, hi = stats.unpaired_ratio_ci(a, b)
+    half = T2 * math.sqrt(0.02)
+    assert point == pytest.approx(math.exp(0.1), rel=1e-12)
+    assert (lo, hi) == pytest.approx((math.exp(0.1 - half), math.exp(0.1 + half)), rel=1e-9)
+
+
+def test_unpaired_ratio_ci_constant_groups_and_empty():
+    assert stats.unpaired_ratio_ci([6.0, 6.0, 6.0], [3.0, 3.0]) == pytest.approx((2.0, 2.0, 2.0))
+    assert all_nan(stats.unpaired_ratio_ci([], [1.0]))
+
+
+def test_excluded_effect():
+    assert stats.excluded_effect(0.98, 1.01) == pytest.approx(0.02)
+    assert stats.excluded_effect(0.995, 1.03) == pytest.approx(0.03)
 
 
 # --- spread ----------------------------------------------------------------------------------
@@ -146,53 +161,59 @@ def test_relative_to_a_base_within_groups():
 # --- slope_ci --------------------------------------------------------------------------------
 
 def test_slope_ci_exact_line():
-    x = [1, 1, 2, 2, 3, 3, 4, 4]
-    y = [3 * v + 1 for v in x]
-    point, lo, hi = stats.slope_ci(x, y)
-    assert point == pytest.approx(3.0, abs=1e-9)
-    assert lo == pytest.approx(3.0, abs=1e-9)
-    assert hi == pytest.approx(3.0, abs=1e-9)
+    x = [0, 1, 2, 0, 1, 2]
+    y = [5 + 3 * v for v in x]
+    assert stats.slope_ci(x, y, repeat=[0, 0, 0, 1, 1, 1]) == pytest.approx((3.0, 3.0, 3.0))
 
 
-def test_slope_ci_one_point_per_x_has_no_width():
-    # Least squares through (0, 0), (1, 1), (2, 1): sum((x-1)(y-2/3)) / sum((x-1)**2) = 1 / 2.
-    # Resampling happens within each x, so with one point per x every resample is the data.
-    point, lo, hi = stats.slope_ci([0, 1, 2], [0, 1, 1])
-    assert (point, lo, hi) == pytest.approx((0.5, 0.5, 0.5), abs=1e-12)
+def test_slope_ci_over_whole_repeats_by_hand():
+    # repeat slopes 1.0, 1.2, 1.4: mean 1.2, sample sd 0.2, n = 3
+    x = [0, 1, 2] * 3
+    y = [0, 1, 2, 0, 1.2, 2.4, 1, 2.4, 3.8]
+    point, lo, hi = stats.slope_ci(x, y, repeat=[0] * 3 + [1] * 3 + [2] * 3)
+    half = T2 * 0.2 / math.sqrt(3)
+    assert point == pytest.approx(1.2)
+    assert (lo, hi) == pytest.approx((1.2 - half, 1.2 + half))
 
 
-def test_slope_ci_bootstrap_interval_by_hand():
-    # Two repeats at each of x = 0 (y: 0, 2) and x = 1 (y: 1, 3). With equal repeats the slope is
-    # mean(y | x=1) - mean(y | x=0) = 2 - 1 = 1. A resampled mean at x=0 is 0, 1 or 2 (prob 1/4,
-    # 1/2, 1/4), at x=1 1, 2 or 3, so a resampled slope lies in [-1, 3] and takes each end with
-    # probability 1/16 = 6.25% > 2.5%: the 95% interval is exactly [-1, 3].
-    point, lo, hi = stats.slope_ci([0, 0, 1, 1], [0, 2, 1, 3])
-    assert point == pytest.approx(1.0, abs=1e-12)
-    assert lo == pytest.approx(-1.0, abs=1e-12)
-    assert hi == pytest.approx(3.0, abs=1e-12)
+def test_slope_ci_repeats_are_the_unit_not_the_points():
+    # three repeats whose slopes are 1.0, 1.2 and 1.4 over five x each: read as fifteen independent
+    # points the interval is narrower than over the three repeats they came from (a repeat's
+    # points share its drift, so fifteen points are not fifteen independent measurements)
+    x = [0, 1, 2, 3, 4] * 3
+    y = [s * v for s in (1.0, 1.2, 1.4) for v in range(5)]
+    _, lo_r, hi_r = stats.slope_ci(x, y, repeat=[r for r in range(3) for _ in range(5)])
+    _, lo_p, hi_p = stats.slope_ci(x, y)
+    assert (lo_r, hi_r) == pytest.approx((1.2 - T2 * 0.2 / math.sqrt(3), 1.2 + T2 * 0.2 / math.sqrt(3)))
+    assert hi_r - lo_r > 2 * (hi_p - lo_p)
 
 
-@pytest.mark.parametrize("x, y", [([2, 2, 2], [1.0, 2.0, 3.0]), ([5], [1.0]), ([], [])],
-                         ids=["one distinct x", "one point", "empty"])
+def test_slope_ci_regression_interval_by_hand():
+    # y = 0, 1, 2.1 at x = 0, 1, 2: slope 1.05, residuals 1/60, -1/30, 1/60, Sxx = 2, df = 1
+    point, lo, hi = stats.slope_ci([0, 1, 2], [0, 1, 2.1])
+    se = math.sqrt((2 * (1 / 60) ** 2 + (1 / 30) ** 2) / 1 / 2)
+    assert point == pytest.approx(1.05)
+    assert (lo, hi) == pytest.approx((1.05 - T1 * se, 1.05 + T1 * se))
+
+
+def test_slope_ci_one_repeat_falls_back_to_the_regression():
+    assert stats.slope_ci([0, 1, 2], [0, 1, 2.1], repeat=[0, 0, 0]) == pytest.approx(
+        stats.slope_ci([0, 1, 2], [0, 1, 2.1]))
+
+
+@pytest.mark.parametrize("x, y", [([1, 1, 1], [1, 2, 3]), ([], [])], ids=["one x", "empty"])
 def test_slope_ci_needs_two_distinct_x(x, y):
     assert all_nan(stats.slope_ci(x, y))
 
 
 def test_slope_ci_drops_nan_y():
-    x = [1, 2, 3, 4, 5, 5]
-    y = [4.0, 7.0, 10.0, 13.0, math.nan, 16.0]
-    point, lo, hi = stats.slope_ci(x, y)
-    assert (point, lo, hi) == pytest.approx((3.0, 3.0, 3.0), abs=1e-9)
+    x = [0, 1, 2, 3]
+    y = [1.0, 3.0, float("nan"), 7.0]
+    assert stats.slope_ci(x, y)[0] == pytest.approx(2.0)
 
 
 def test_slope_ci_nan_y_can_leave_too_few_x():
-    assert all_nan(stats.slope_ci([1, 2, 2], [math.nan, 5.0, 6.0]))
-
-
-def test_slope_ci_deterministic_for_a_seed():
-    x = [1, 1, 1, 2, 2, 2, 4, 4, 4]
-    y = [10.0, 12.0, 11.0, 19.0, 22.0, 20.0, 41.0, 39.0, 44.0]
-    assert stats.slope_ci(x, y, n_boot=300, seed=1) == stats.slope_ci(x, y, n_boot=300, seed=1)
+    assert all_nan(stats.slope_ci([0, 1], [1.0, float("nan")]))
 
 
 def test_spread_cv_skips_a_missing_value_like_the_other_columns():

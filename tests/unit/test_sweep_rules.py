@@ -1,0 +1,67 @@
+"""How a sweep orders its runs (ABBA) and when a run counts as clean, without a server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from dbexp.errors import DbexpError
+from dbexp.experiments.measure import Measured
+from dbexp.experiments.sweep import Experiment, Point, Sweep
+from dbexp.servers.config import ServerConfig
+
+
+@dataclass(frozen=True)
+class P:
+    name: str
+
+
+def points(*names):
+    return [Point(ServerConfig("postgres:16@offline", "1"), P(n), group="g") for n in names]
+
+
+def order(sweep: Sweep) -> list[str]:
+    return [f"{p.params.name}{r}" for p, r in sweep.pending()]
+
+
+def test_abba_walks_forward_then_backward():
+    sweep = Sweep(Experiment("t"), points("A", "B"), repeats=4, force=True)
+    assert order(sweep) == ["A0", "B0", "B1", "A1", "A2", "B2", "B3", "A3"]
+
+
+def test_abba_with_more_points_is_a_serpentine():
+    sweep = Sweep(Experiment("t"), points("x", "y", "z"), repeats=2, force=True)
+    assert order(sweep) == ["x0", "y0", "z0", "z1", "y1", "x1"]
+
+
+def test_other_orders():
+    assert order(Sweep(Experiment("t"), points("A", "B"), 2, force=True, order="alternate")) == [
+        "A0", "B0", "A1", "B1"]
+    assert order(Sweep(Experiment("t"), points("A", "B"), 2, force=True, order="grouped")) == [
+        "A0", "A1", "B0", "B1"]
+
+
+def test_bad_order_is_one_line():
+    with pytest.raises(DbexpError, match="bad sweep order 'zigzag': valid are abba, alternate, grouped"):
+        Sweep(Experiment("t"), points("A"), 1, force=True, order="zigzag").run(progress=False)
+
+
+def measured(**values) -> Measured:
+    return Measured({k: (v, "count") for k, v in values.items()})
+
+
+def test_errors_and_reconnects_make_a_run_unclean():
+    e = Experiment("t")
+    assert e.unclean(measured(errors=0.0, reconnects=0.0, qps=10.0)) is None
+    assert e.unclean(measured(errors=3.0, reconnects=0.0)) == "sysbench reported 3 errors"
+    assert e.unclean(measured(errors=2.0, reconnects=1.0)) == "sysbench reported 2 errors and 1 reconnects"
+    assert e.unclean(measured(qps=10.0)) is None  # no sysbench in the run: nothing to count
+
+
+def test_a_tolerant_experiment_keeps_what_it_tolerates():
+    class Tolerant(Experiment):
+        tolerates = ("errors",)
+
+    assert Tolerant("t").unclean(measured(errors=5.0, reconnects=0.0)) is None
+    assert Tolerant("t").unclean(measured(errors=5.0, reconnects=2.0)) == "sysbench reported 2 reconnects"
