@@ -7,6 +7,7 @@ import shutil
 
 from dbexp.engine import LABEL, client, is_local
 from dbexp.errors import DbexpError
+from dbexp.images import pull
 from dbexp.results.provenance import host_facts
 
 
@@ -29,6 +30,12 @@ def report() -> list[tuple[str, str, bool]]:
         rows.append(("images", ", ".join(names) if names else "none built yet (dbexp images build)", True))
     except DbexpError as exc:
         rows.append(("engine", str(exc), False))
+    try:
+        mirror = pull.mirror()
+        rows.append(("registry", f"official images from mirror {mirror} ({pull.MIRROR_ENV})" if mirror
+                     else f"official images from Docker Hub (set {pull.MIRROR_ENV} to use a mirror)", True))
+    except DbexpError as exc:
+        rows.append(("registry", str(exc), False))
     facts = host_facts()
     rows.append(("this host", f"{facts['cpus']} CPUs ({facts['cpu_model']}), {facts['memory_gib']} GiB, "
                               f"{facts['os']}, kernel {facts['kernel']}", True))

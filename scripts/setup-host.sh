@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Install the host tools the lab drives: sysbench, debootstrap, Docker's engine, MySQL/PostgreSQL
-# clients, the libraries the offline MySQL binaries need for bare runs, and Chromium for the
-# chart check. Debian-like hosts with root only; elsewhere it says what is missing.
+# clients, the libraries the offline MySQL binaries need for bare runs, Chromium for the chart
+# check, perf for looking inside a running server, and a local registry (docker-registry, run by
+# tests/test_registry.py, which starts its own; on systemd hosts the package also starts a service on
+# port 5000). Debian-like hosts with root only;
+# elsewhere it says what is missing.
 set -euo pipefail
 
 need=()
@@ -14,6 +17,8 @@ have chromium || need+=(chromium)
 have taskset || need+=(util-linux)
 have mvn || need+=(maven)
 have npm || need+=(npm)
+have perf || need+=(linux-perf)
+have docker-registry || need+=(docker-registry)
 python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
 # libaio1 was renamed libaio1t64 in Debian 13 and Ubuntu 24.04
 if ! dpkg -s libaio1 >/dev/null 2>&1 && ! dpkg -s libaio1t64 >/dev/null 2>&1; then

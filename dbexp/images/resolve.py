@@ -28,7 +28,8 @@ def resolve(spec: Spec) -> Build:
         if ok:
             return build
         failed.setdefault(why, []).append(build.image)
-    tried = [f"official image{'s' if len(refs) > 1 else ''} {', '.join(refs)} could not be pulled ({why})"
+    tried = [f"official image{'s' if len(refs) > 1 else ''} {', '.join(refs)} could not be pulled"
+             f"{pull.origin()} ({why})"
              for why, refs in failed.items()]
     if offline:
         return offline[0]

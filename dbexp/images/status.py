@@ -20,7 +20,8 @@ def _official_row(build: Build, registry: tuple[bool, str] | None) -> tuple[str,
     assert registry is not None
     reachable, why = registry
     if reachable:
-        return "pullable", "", None
+        return "pullable", pull.origin().strip(), None  # "from mirror M (...)" where one is set
+    why += pull.origin()
     serves = _offline_for(build)
     if serves:
         return "not pullable here", f"offline {build.flavor} {', '.join(serves)} serves it ({why})", None
@@ -32,7 +33,8 @@ def list_rows() -> list[dict]:
 
     Offline status: present | stale (built, recipe or binaries changed since) | buildable.
     Official status: present | pullable | not pullable here | official-only, not pullable here.
-    One registry probe decides pullability for every official build.
+    One registry probe (of the mirror, where DBEXP_REGISTRY_MIRROR names one) decides pullability
+    for every official build.
     """
     registry: tuple[bool, str] | None = None
     rows = []
