@@ -129,3 +129,25 @@ def test_a_server_that_exits_while_starting_says_why(spec, setting, needle):
         start(ServerConfig(spec, cpuset="1", memory="2g", settings=setting))
     assert "exited while starting" in str(err.value) and "\n" not in str(err.value)
     assert {c.id for c in labelled_containers()} <= before
+
+
+def _expected_effective(settings: dict[str, str]) -> dict[str, str]:
+    """What effective_settings() should report for requested settings: a skip_ option (MySQL's
+    prefix for "off") as its option OFF, PostgreSQL's values without their unit."""
+    return {(k[len("skip_"):] if k.startswith("skip_") else k): ("OFF" if k.startswith("skip_") else v).lower()
+            for k, v in settings.items()}
+
+
+@pytest.mark.parametrize("spec", ["mysql:5.7@offline", MYSQL, "mariadb:10.11@offline", POSTGRES])
+def test_comparable_settings_are_accepted_and_effective(spec):
+    """Every comparable setting is accepted and in effect: one start per flavor family, 5.7 and 8.0
+    apart (their binlog defaults differ); PostgreSQL 12-18 take the same settings."""
+    from dbexp.servers import ServerConfig, running
+    from dbexp.servers.registry import flavor_of_spec
+
+    wanted = flavor_of_spec(spec).comparable_settings()
+    with running(ServerConfig(spec, cpuset="1", memory="2g", settings=wanted)) as srv:
+        effective = srv.effective_settings()
+    got = {k: effective.get(k, "(not reported)").split(" ")[0].lower() for k in _expected_effective(wanted)}
+    assert got == _expected_effective(wanted)
+    assert effective.get("data_checksums", "on") == "on"  # PostgreSQL's initdb option, every version

@@ -24,6 +24,7 @@ class Flavor(abc.ABC):
     """How to run, reach and question one kind of server."""
 
     name: str
+    title: str  # how the book names it in tables and headers ("PostgreSQL")
     default_db = "sbtest"  # the database sysbench and the experiments use
     ready_line: str  # the log line that says the server accepts connections
     stop_signal = signal.SIGTERM  # a bare process's clean, fast shutdown
@@ -33,6 +34,9 @@ class Flavor(abc.ABC):
     counter_series: tuple[str, ...] = ()  # counters worth a per-second series
     gauges: frozenset[str] = frozenset()  # of those, the ones that are levels, not cumulative counts
     waits_cumulative = True  # waits(): cumulative counts (deltas over a window) or a sample of now
+    # Effective settings (names as effective_settings() reports them, across this flavor's versions)
+    # that change what a run measures: the rows a drift table may show (dbexp.results.drift).
+    performance_settings: tuple[str, ...] = ()
 
     def __init__(self, version: str):
         self.version = version  # the catalog's version (exact for offline builds)
@@ -120,6 +124,13 @@ class Flavor(abc.ABC):
         {"open_write_trx": n, "sessions": n}."""
 
     # --- what chapters ask ----------------------------------------------------------------------
+    @abc.abstractmethod
+    def comparable_settings(self) -> dict[str, str]:
+        """Durability, logging and instrumentation settings every chapter sets explicitly, so that the
+        versions it compares differ only in what their defaults change elsewhere (which a drift table
+        shows). Keys are spelled as this flavor's other settings methods spell them, so that a chapter
+        studying one of them overrides it by merging its own after: ``{**comparable, **own}``."""
+
     def snapshot_wait_settings(self) -> dict[str, str]:
         """Start-up settings that make :meth:`snapshot_waits` observable."""
         return {}

@@ -7,6 +7,7 @@ from dbexp.servers.mysql import MySQL
 
 class MariaDB(MySQL):
     name = "mariadb"
+    title = "MariaDB"
     supports_bare = False  # Debian's package is installed inside the image: there is no archive to unpack
     base_version = "10.11"
     innodb_metrics_on = "enabled = 1"  # MariaDB's INNODB_METRICS has ENABLED, not MySQL's STATUS

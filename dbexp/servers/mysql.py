@@ -23,6 +23,7 @@ SNAPSHOT_LATCHES = "wait/synch/mutex/innodb/trx_sys%"  # the mutexes around buil
 
 class MySQL(Flavor):
     name = "mysql"
+    title = "MySQL"
     server_binary = "mysqld"
     ready_line = "ready for connections"
     supports_bare = True
@@ -33,6 +34,30 @@ class MySQL(Flavor):
                       "Threads_running", "trx_rseg_history_len")
     gauges = frozenset({"Threads_running", "Threads_connected", "trx_rseg_history_len"})
     innodb_metrics_on = "status = 'enabled'"  # which InnoDB metrics are being counted
+    performance_settings = (
+        # durability, logging, instrumentation
+        "log_bin", "sync_binlog", "binlog_format", "binlog_row_image", "log_slave_updates",
+        "innodb_flush_log_at_trx_commit", "innodb_flush_log_at_timeout", "innodb_flush_method",
+        "innodb_doublewrite", "innodb_checksum_algorithm", "performance_schema", "general_log",
+        "slow_query_log",
+        # memory and redo
+        "innodb_buffer_pool_size", "innodb_buffer_pool_instances", "innodb_page_size", "innodb_log_buffer_size",
+        "innodb_log_file_size", "innodb_log_files_in_group", "innodb_redo_log_capacity",
+        # flushing and I/O
+        "innodb_io_capacity", "innodb_io_capacity_max", "innodb_flush_neighbors", "innodb_max_dirty_pages_pct",
+        "innodb_max_dirty_pages_pct_lwm", "innodb_adaptive_flushing", "innodb_lru_scan_depth",
+        "innodb_page_cleaners", "innodb_read_io_threads", "innodb_write_io_threads", "innodb_use_native_aio",
+        # concurrency, purge, undo
+        "innodb_thread_concurrency", "innodb_spin_wait_delay", "innodb_sync_spin_loops",
+        "innodb_adaptive_hash_index", "innodb_autoinc_lock_mode", "innodb_change_buffering",
+        "innodb_deadlock_detect", "innodb_purge_threads", "innodb_undo_tablespaces", "innodb_undo_log_truncate",
+        "innodb_open_files", "innodb_stats_persistent", "thread_handling", "thread_cache_size", "back_log",
+        "max_connections", "table_open_cache", "table_open_cache_instances", "table_definition_cache",
+        # what statements see and use
+        "transaction_isolation", "tx_isolation", "character_set_server", "collation_server", "query_cache_type",
+        "query_cache_size", "sort_buffer_size", "join_buffer_size", "tmp_table_size", "max_heap_table_size",
+        "internal_tmp_mem_storage_engine",
+    )
 
     # --- starting ---------------------------------------------------------------------------
     def command(self, port: int, settings: dict[str, str]) -> list[str]:
@@ -143,6 +168,35 @@ class MySQL(Flavor):
         return {"open_write_trx": int(trx), "sessions": int(sessions)}
 
     # --- what chapters ask ----------------------------------------------------------------------
+    def comparable_settings(self) -> dict[str, str]:
+        return {
+            # No binary log. 8.0 turned it on by default (5.7 and MariaDB have it off): a second log
+            # written and fsynced at every commit. One spelling for every version: mysqld reads
+            # --skip-log-bin=ON as "no binlog" (5.7, 8.0, MariaDB). A chapter that studies it sets
+            # log_bin after these (the later option wins; server_id below lets 5.7 accept it).
+            "skip_log_bin": "ON",
+            # 8.0's default; 5.7's is 0, under which it refuses log_bin. Nothing else depends on it here.
+            "server_id": "1",
+            # The binlog fsynced at every commit (group) once a chapter turns it on: the default of
+            # 5.7.7+ and 8.0; MariaDB's is 0.
+            "sync_binlog": "1",
+            # Redo written and fsynced at every commit: every version's durable default.
+            # relaxed_commit_settings() overrides this key and sync_binlog.
+            "innodb_flush_log_at_trx_commit": "1",
+            # Data files written through the page cache and fsynced: 8.0's default and what 5.7 does
+            # when unset (it reports ''); MariaDB 10.6+ and MySQL 8.4+ default to O_DIRECT. fsync works
+            # on any filesystem, a bare run's tmpfs data directory included.
+            "innodb_flush_method": "fsync",
+            # Torn-page protection: on in every version; stated so that no version's change goes unseen.
+            "innodb_doublewrite": "ON",
+            # The same instrumentation cost everywhere: MySQL's default is on, MariaDB's off; the
+            # waits chapters read it.
+            "performance_schema": "ON",
+            # No statement logs (every version's default): the general log writes every query.
+            "general_log": "OFF",
+            "slow_query_log": "OFF",
+        }
+
     def snapshot_wait_settings(self) -> dict[str, str]:
         return {"performance-schema-instrument": f"{SNAPSHOT_LATCHES}=ON"}
 

@@ -16,10 +16,14 @@ from dbexp.servers.flavor import Flavor
 
 BARE_USER = "dbexp"  # PostgreSQL refuses to run as root
 STAT_VIEWS = ("pg_stat_bgwriter", "pg_stat_wal", "pg_stat_checkpointer")  # whichever this version has
+# Page checksums in every data directory: initdb's default from 18 on, off before; InnoDB always
+# checksums its pages. An initdb option, not a setting: every PostgreSQL server gets it.
+INITDB_ARGS = ("--data-checksums",)
 
 
 class Postgres(Flavor):
     name = "postgres"
+    title = "PostgreSQL"
     ready_line = "database system is ready to accept connections"
     stop_signal = signal.SIGINT  # fast shutdown (SIGTERM would wait for clients)
     supports_bare = True
@@ -29,6 +33,31 @@ class Postgres(Flavor):
                       "numbackends", "wal_bytes", "buffers_alloc")
     gauges = frozenset({"numbackends"})
     waits_cumulative = False  # wait events are a state of each backend now, sampled
+    performance_settings = (
+        # durability, WAL, logging, instrumentation
+        "fsync", "synchronous_commit", "full_page_writes", "wal_level", "wal_sync_method", "wal_compression",
+        "wal_log_hints", "data_checksums", "commit_delay", "commit_siblings", "wal_buffers", "wal_writer_delay",
+        "wal_writer_flush_after", "wal_segment_size", "max_wal_size", "min_wal_size", "checkpoint_timeout",
+        "checkpoint_completion_target", "checkpoint_flush_after", "log_checkpoints", "log_autovacuum_min_duration",
+        "log_min_duration_statement", "log_statement", "track_io_timing", "track_wal_io_timing",
+        "track_commit_timestamp", "track_activities", "track_counts", "compute_query_id", "shared_preload_libraries",
+        # memory
+        "shared_buffers", "huge_pages", "work_mem", "hash_mem_multiplier", "maintenance_work_mem", "temp_buffers",
+        "effective_cache_size", "block_size",
+        # I/O and background writing
+        "io_method", "io_workers", "io_combine_limit", "effective_io_concurrency", "maintenance_io_concurrency",
+        "bgwriter_delay", "bgwriter_lru_maxpages", "bgwriter_lru_multiplier", "bgwriter_flush_after",
+        "backend_flush_after",
+        # planning and execution
+        "jit", "jit_above_cost", "plan_cache_mode", "random_page_cost", "seq_page_cost",
+        "default_statistics_target", "max_parallel_workers_per_gather", "max_worker_processes",
+        # vacuum
+        "autovacuum", "autovacuum_naptime", "autovacuum_max_workers", "autovacuum_vacuum_scale_factor",
+        "autovacuum_vacuum_insert_scale_factor", "autovacuum_vacuum_cost_delay", "autovacuum_vacuum_cost_limit",
+        "vacuum_cost_page_miss", "vacuum_buffer_usage_limit",
+        # sessions and isolation
+        "max_connections", "default_transaction_isolation",
+    )
 
     # --- starting ---------------------------------------------------------------------------
     def command(self, port: int, settings: dict[str, str]) -> list[str]:
@@ -38,7 +67,8 @@ class Postgres(Flavor):
         return args
 
     def environment(self) -> dict[str, str]:
-        return {"POSTGRES_HOST_AUTH_METHOD": "trust", "POSTGRES_PASSWORD": ""}
+        return {"POSTGRES_HOST_AUTH_METHOD": "trust", "POSTGRES_PASSWORD": "",
+                "POSTGRES_INITDB_ARGS": " ".join(INITDB_ARGS)}
 
     def options_probe(self):
         return ["postgres"], "postgres", ["--describe-config"]
@@ -58,7 +88,7 @@ class Postgres(Flavor):
         os.chmod(data, 0o700)
         env = dict(os.environ, LANG=_locale())
         proc = subprocess.run(_as_user(uid, gid) + [str(home / "bin" / "initdb"), "-D", str(data), "-U", "postgres",
-                                                    "--auth=trust", "-E", "UTF8", "--no-sync"],
+                                                    "--auth=trust", "-E", "UTF8", "--no-sync", *INITDB_ARGS],
                               capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             raise DbexpError(f"bare initdb failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
@@ -113,6 +143,35 @@ class Postgres(Flavor):
         return {"open_write_trx": int(trx), "sessions": int(sessions)}
 
     # --- what chapters ask ----------------------------------------------------------------------
+    def comparable_settings(self) -> dict[str, str]:
+        return {
+            # Data and WAL reach the disk, and a commit waits for its WAL flush: every version's
+            # durable default. relaxed_commit_settings() overrides synchronous_commit.
+            "fsync": "on",
+            "synchronous_commit": "on",
+            # Torn-page protection (InnoDB's doublewrite counterpart): the default.
+            "full_page_writes": "on",
+            # The default since 10, what a server that may have a standby runs with. minimal would
+            # need max_wal_senders=0 and skip WAL for bulk loads in the same transaction.
+            "wal_level": "replica",
+            # How a commit flushes WAL: Linux's default in every version, named.
+            "wal_sync_method": "fdatasync",
+            # WAL full-page images uncompressed: the default; 15 made it an enum, where off still holds.
+            "wal_compression": "off",
+            # No wait for other commits to share a flush (commit_delay 0 is the default).
+            "commit_delay": "0",
+            # Instrumentation off by default and kept off: timing every read costs a clock call,
+            # a commit timestamp costs WAL at every commit.
+            "track_io_timing": "off",
+            "track_commit_timestamp": "off",
+            # One log line per checkpoint: the default from 15 on (off before); the log then says
+            # when a checkpoint fell into a run.
+            "log_checkpoints": "on",
+            # No autovacuum log lines (the default before 15; 15+ log runs over 10 min): chapters read
+            # autovacuum from the statistics views.
+            "log_autovacuum_min_duration": "-1",
+        }
+
     def snapshot_waits(self, conn) -> dict[str, float]:
         """What active client backends wait on now ('CPU': no wait event), as counts of backends."""
         rows = self.query(conn, "SELECT COALESCE(wait_event_type || ':' || wait_event, 'CPU'), count(*) "
