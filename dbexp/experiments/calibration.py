@@ -2,10 +2,12 @@
 
 Part 1, spread: every offline server, oltp_point_select and oltp_read_write at one
 fixed configuration, repeated: median and coefficient of variation.
-Part 2, three ratios, each measured side by side with A and B alternating:
+Part 2, three ratios, each measured side by side in ABBA pairs of short runs:
   harness   the harness (sampling on) / the same sysbench command alone, as typed by hand
   container the server in a container / the same binary as a bare process, pinned alike
   pinning   server and client pinned / neither pinned
+Part 3, the harness ratio again with 10, 100 and 1,000 idle sessions held open on a
+PostgreSQL server (a process each): does the sampler's cost grow with the server?
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from dbexp.catalog import OFFLINE
 from dbexp.catalog.versions import version_key
 from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
+from dbexp.experiments.measure import Measured
 from dbexp.experiments.sources import CALLAGHAN_24, CALLAGHAN_PG
 from dbexp.experiments.sweep import Point
 from dbexp.results.provenance import hardware_label
-from dbexp.servers.config import ServerConfig
 from dbexp.servers.mysql import MySQL
 from dbexp.servers.postgres import Postgres
 from dbexp.servers.registry import flavor_class
+from dbexp.workloads.sessions import HolderPool
 from dbexp.workloads.sysbench import Workload
 
 ALL_OFFLINE = [f"{b.flavor}:{b.version}@offline" for b in OFFLINE]
@@ -33,6 +36,7 @@ RATIOS = {  # name: (label of A, label of B, what it answers)
     "harness": ("harness", "hand", "harness (sampling on) / the same sysbench command by hand"),
     "container": ("container", "bare", "server in a container / same binary as a bare process"),
     "pinning": ("pinned", "unpinned", "server and client pinned / neither pinned"),
+    "sessions": ("harness", "hand", "harness / by hand, with N idle server sessions (a process each on PostgreSQL)"),
 }
 
 
@@ -46,12 +50,16 @@ class Scale:
     table_size: int
     threads: int = 4
     warmup_s: int = 5  # one unrecorded run after each server's dataset is prepared
+    ratio_duration_s: int = 4  # the ratios' runs: short, so that many pairs fit and a pair is close in time
+    sessions_server: str = "postgres:16@offline"  # the sampler's cost against the server's process count
+    session_counts: tuple[int, ...] = (10, 100, 1000)
 
 
 @dataclass(frozen=True)
 class CalibrationPoint:
     part: str  # spread, or the name of a ratio (RATIOS)
     variant: str | None = None  # A or B of a ratio
+    sessions: int = 0  # idle sessions held open on the server during the run
 
 
 class Calibration(Chapter):
@@ -59,34 +67,58 @@ class Calibration(Chapter):
     Scale = Scale
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000,
-                       warmup_s=1),
-        "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 5, 10, 100000),
+                       warmup_s=1, ratio_duration_s=2, session_counts=(10, 100)),
+        "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 12, 6, 100000),
         "full": Scale(tuple(ALL_OFFLINE), ("mysql:5.7@offline", "mysql:8.0@offline", "postgres:12@offline",
-                                           "postgres:16@offline", "postgres:18@offline"), 10, 10, 30, 1000000),
+                                           "postgres:16@offline", "postgres:18@offline"), 10, 30, 30, 1000000,
+                      ratio_duration_s=10),
     }
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
-        """Part 1, the spread: repeats of every server and workload. Part 2, the ratios: A/B pairs."""
-        def wl(script: str, pinned: bool = True) -> Workload:
-            return Workload(script, sc.threads, sc.duration_s, 1, sc.table_size,
+        """Part 1, the spread: repeats of every server and workload. Part 2, the ratios, and part 3, the
+        harness with N sessions held: A/B pairs (a repeat of a group is one pair, ABBA order)."""
+        def wl(script: str, duration_s: int, pinned: bool = True) -> Workload:
+            return Workload(script, sc.threads, duration_s, 1, sc.table_size,
                             cpuset=cpus.client if pinned else None)
 
-        spread = [Point(ServerConfig(spec, cpus.server), CalibrationPoint("spread"), wl(script),
+        spread = [Point(self.server_config(spec, cpus.server), CalibrationPoint("spread"), wl(script, sc.duration_s),
                         group=f"spread {spec}") for spec in sc.servers for script in WORKLOADS]
         ratios: list[Point] = []
         for spec in sc.ratio_servers:
-            pinned = ServerConfig(spec, cpus.server)
-            ps = wl("oltp_point_select")
+            pinned = self.server_config(spec, cpus.server)
+            ps = wl("oltp_point_select", sc.ratio_duration_s)
             ratios += [
                 Point(pinned, CalibrationPoint("harness", "harness"), ps, f"harness {spec}", sample=True),
                 Point(pinned, CalibrationPoint("harness", "hand"), ps, f"harness {spec}", sample=False),
                 Point(pinned, CalibrationPoint("container", "container"), ps, f"container {spec}"),
                 Point(pinned, CalibrationPoint("container", "bare"), ps, f"container {spec}", server_mode="bare"),
                 Point(pinned, CalibrationPoint("pinning", "pinned"), ps, f"pinning {spec}"),
-                Point(ServerConfig(spec, None), CalibrationPoint("pinning", "unpinned"),
-                      wl("oltp_point_select", pinned=False), f"pinning {spec}"),
+                Point(self.server_config(spec, None), CalibrationPoint("pinning", "unpinned"),
+                      wl("oltp_point_select", sc.ratio_duration_s, pinned=False), f"pinning {spec}"),
             ]
-        return [Part(spread, sc.repeats), Part(ratios, sc.ratio_pairs)]
+        held = self.server_config(sc.sessions_server, cpus.server,
+                                  {"max_connections": str(max(sc.session_counts, default=0) + 100)})
+        ps = wl("oltp_point_select", sc.ratio_duration_s)
+        sessions = [Point(held, CalibrationPoint("sessions", variant, n), ps, f"sessions {sc.sessions_server}",
+                          sample=variant == "harness")
+                    for n in sorted(sc.session_counts) for variant in ("harness", "hand")]
+        return [Part(spread, sc.repeats), Part(ratios, sc.ratio_pairs), Part(sessions, sc.ratio_pairs)]
+
+    def session(self, server) -> HolderPool:
+        return HolderPool(server)
+
+    def measure(self, server, point: Point, pool: HolderPool) -> Measured:
+        """The default sysbench measurement; with N sessions asked for, they are held open first
+        (kept across the points that ask for the same N) and the server must see them all."""
+        n = point.params.sessions
+        if not n:
+            return super().measure(server, point, pool)
+        seen = pool.hold(n, "idle").observed()
+        if seen["sessions"] < n:
+            raise RuntimeError(f"asked for {n} idle sessions, the server sees {seen['sessions']}")
+        got = super().measure(server, point, pool)
+        got.measurements["observed_sessions"] = (float(seen["sessions"]), "count")
+        return got
 
     def claims(self, res: Results) -> pd.DataFrame:
         return claims(res)
@@ -107,21 +139,50 @@ def spread_table(res: Results) -> pd.DataFrame:
     return out.merge(per_op, on=["flavor", "version", "script"])
 
 
-def ratio_table(res: Results) -> pd.DataFrame:
-    """Each ratio per server: the geometric mean of its pair ratios (A / B of one repeat, measured
-    next to each other in ABBA order) with a t interval on the log pair ratios, and the effect
-    that interval excludes."""
+def _sessions(df: pd.DataFrame) -> pd.Series:
+    """Idle sessions held during each run (0 where the run held none, or predates the column)."""
+    return df["sessions"].fillna(0).astype(int) if "sessions" in df else pd.Series(0, index=df.index)
+
+
+def ratio_table(res: Results, value: str = "qps") -> pd.DataFrame:
+    """Each ratio per server (and per number of held sessions): the geometric mean of its pair
+    ratios (A / B of one repeat, measured next to each other in ABBA order) with a t interval on
+    the log pair ratios, and the effect that interval excludes."""
     rows = []
     for part, (a, b, meaning) in RATIOS.items():
         df = res.wide[res.wide["part"] == part]
-        for (flavor, version), g in df.groupby(["flavor", "version"]):
-            qa = g[g["variant"] == a].set_index("repeat")["qps"]
-            qb = g[g["variant"] == b].set_index("repeat")["qps"]
-            ratio, lo, hi, n = stats.pair_ratio_by(qa, qb)
+        for (flavor, version, n), g in df.groupby([df["flavor"], df["version"], _sessions(df)]):
+            qa = g[g["variant"] == a].set_index("repeat")[value]
+            qb = g[g["variant"] == b].set_index("repeat")[value]
+            ratio, lo, hi, pairs = stats.pair_ratio_by(qa, qb)
             rows.append({"ratio": part, "meaning": meaning, "flavor": flavor, "version": version,
-                         "pairs": n, "median_a": qa.median(), "median_b": qb.median(),
+                         "sessions": n, "pairs": pairs, "median_a": qa.median(), "median_b": qb.median(),
                          "ratio_qps": ratio, "ci_low": lo, "ci_high": hi,
+                         "half_width_pct": 100 * (hi - lo) / 2 / ratio,
                          "excluded_pct": 100 * stats.excluded_effect(lo, hi)})
+    return pd.DataFrame(rows)
+
+
+def sampler_cost(res: Results) -> pd.DataFrame:
+    """Part 3: the harness's cost as the server's process count grows: QPS and sysbench's CPU per
+    query, harness / by hand (pair ratios), with the server's threads and the sampler's own CPU."""
+    df = res.wide[res.wide["part"] == "sessions"]
+    if df.empty:
+        return pd.DataFrame()
+    qps = ratio_table(res)
+    cpu = ratio_table(res, "client_cpu_per_op_us")
+    rows = []
+    for n, g in df.groupby(_sessions(df)):
+        q = qps[(qps["ratio"] == "sessions") & (qps["sessions"] == n)].iloc[0]
+        c = cpu[(cpu["ratio"] == "sessions") & (cpu["sessions"] == n)].iloc[0]
+        harness = g[g["variant"] == "harness"]
+        row = {"idle sessions": n, "server": f"{q['flavor']} {q['version']}", "pairs": q["pairs"],
+               "server threads": harness["server_threads"].median() if "server_threads" in harness else None,
+               "QPS harness / hand": q["ratio_qps"], "QPS low": q["ci_low"], "QPS high": q["ci_high"],
+               "sysbench cpu/query harness / hand": c["ratio_qps"], "cpu low": c["ci_low"], "cpu high": c["ci_high"]}
+        if "sampler_cpu_s" in harness:
+            row["sampler CPU (% of a CPU)"] = 100 * (harness["sampler_cpu_s"] / harness["total_time_s"]).median()
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -192,21 +253,32 @@ def relative_versions(res: Results, script: str = "oltp_point_select") -> pd.Dat
     return pd.DataFrame(rows)
 
 
+def _server(r) -> str:
+    return f"{r['flavor']} {r['version']}" + (f", {int(r['sessions'])} sessions" if r.get("sessions") else "")
+
+
+def _durations(res: Results, spread: bool) -> str:
+    w = res.wide[(res.wide["part"] == "spread") == spread]
+    return "/".join(f"{d:g}" for d in sorted(w["workload"].map(lambda x: x["duration_s"]).unique()))
+
+
 def readme_block(res: Results) -> str:
     """The calibration figures as Markdown, for README.md (regenerated on publish)."""
     sp = spread_table(res)
     rt = ratio_table(res)
     w = res.wide
     lines = [f"Measured {pd.to_datetime(w['started_at']).min():%Y-%m-%d} on "
-             f"{hardware_label(res.host)}; "
-             f"{int(sp['n'].max())} repeats of {int(w['workload'].map(lambda x: x['duration_s']).max())} s, "
-             f"{int(w['threads'].max())} client threads, server on CPU 1, sysbench on CPU 0.", "",
-             "| ratio (A / B, median QPS, oltp_point_select) | server | pairs | ratio | 95% CI |",
-             "| --- | --- | --- | --- | --- |"]
+             f"{hardware_label(res.host)}; {int(w['threads'].max())} client threads, server on CPU 1, "
+             f"sysbench on CPU 0. Ratios: pairs of {_durations(res, False)} s runs in ABBA order, the "
+             "geometric mean of the pair ratios with a 95% t interval on their logs.", "",
+             "| ratio (A / B, QPS, oltp_point_select) | server | pairs | ratio | 95% CI | reading |",
+             "| --- | --- | --- | --- | --- | --- |"]
     for _, r in rt.iterrows():
-        lines.append(f"| {r['ratio']}: {r['meaning']} | {r['flavor']} {r['version']} | {r['pairs']} | "
-                     f"{r['ratio_qps']:.3f} | [{r['ci_low']:.3f}, {r['ci_high']:.3f}] |")
-    lines += ["", "| server | workload | median QPS | CV |", "| --- | --- | --- | --- |"]
+        lines.append(f"| {r['ratio']}: {r['meaning']} | {_server(r)} | {r['pairs']} | "
+                     f"{r['ratio_qps']:.3f} | [{r['ci_low']:.3f}, {r['ci_high']:.3f}] | "
+                     f"{verdicts.effect(r['ci_low'], r['ci_high'])} |")
+    lines += ["", f"Spread: {int(sp['n'].max())} repeats of {_durations(res, True)} s per server and workload.", "",
+              "| server | workload | median QPS | CV |", "| --- | --- | --- | --- |"]
     for _, r in sp.iterrows():
         lines.append(f"| {r['flavor']} {r['version']} | {r['script']} | {r['median']:,.0f} | {r['cv']:.1%} |")
     return "\n".join(lines) + "\n"
@@ -220,17 +292,11 @@ def ratio_reading(res: Results) -> str:
         g = rt[rt["ratio"] == part]
         if g.empty:
             continue
-        cells = "; ".join(f"{r['flavor']} {r['version']}: {r['ratio_qps']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        cells = "; ".join(f"{_server(r)}: {r['ratio_qps']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}], "
+                          f"{verdicts.effect(r['ci_low'], r['ci_high']).replace('A is', a).replace('than B', 'than ' + b)}"
                           for _, r in g.iterrows())
-        spans = (g["ci_low"] <= 1) & (g["ci_high"] >= 1)
-        if spans.all():
-            verdict = (f"every interval contains 1: with {int(g['pairs'].min())} pairs the lab cannot tell "
-                       f"{a} from {b}")
-        elif (g["ci_high"] < 1).all():
-            verdict = f"{a} is slower than {b} on every server measured"
-        elif (g["ci_low"] > 1).all():
-            verdict = f"{a} is faster than {b} on every server measured"
-        else:
-            verdict = "the servers disagree: some intervals contain 1, some do not"
-        out.append(f"- **{part}** ({a} / {b}): {cells}. {verdict[0].upper() + verdict[1:]}.")
+        worst = g["half_width_pct"].max()
+        out.append(f"- **{part}** ({a} / {b}, {int(g['pairs'].min())} pairs): {cells}. The widest interval's "
+                   f"half-width is {worst:.1f}% of its ratio" + (" (within the 3% the lab aims for)." if worst <= 3
+                                                                 else " (wider than the 3% the lab aims for)."))
     return "\n".join(out)

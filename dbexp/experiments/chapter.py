@@ -26,6 +26,8 @@ from dbexp.results.export import export as export_runs
 from dbexp.results.export import load as load_published
 from dbexp.results.readme import write_block
 from dbexp.results.store import Store, with_measurements
+from dbexp.servers.config import ServerConfig
+from dbexp.servers.registry import flavor_of_spec
 
 SCALES = ("smoke", "default", "full")
 OFFICIAL_ONLY = ("mysql:8.4", "mysql:9.5")  # versions no package registry ships
@@ -152,6 +154,13 @@ class Chapter(Experiment):
         return sc
 
     # --- done once for all chapters -----------------------------------------------------------
+    @staticmethod
+    def server_config(spec: str, cpuset: str | None, settings: dict[str, str] | None = None) -> ServerConfig:
+        """A server as chapters start it: the flavor's comparable baseline (durability, logging,
+        instrumentation; the same for every version compared), then the chapter's own settings,
+        which win where a chapter studies one of them."""
+        return ServerConfig(spec, cpuset, settings={**flavor_of_spec(spec).comparable_settings(), **(settings or {})})
+
     def scale(self, scale: str, **overrides):
         """The named scale with the overrides that are not None applied."""
         base = self.scales[check_scale(scale)]

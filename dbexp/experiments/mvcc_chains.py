@@ -22,7 +22,7 @@ from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
 from dbexp.experiments.measure import Measured
 from dbexp.experiments.sources import KERNELMAKER_MVCC
 from dbexp.experiments.sweep import Point
-from dbexp.servers.config import ServerConfig, cpus_of
+from dbexp.servers.config import cpus_of
 from dbexp.servers.registry import flavor_class, flavor_of_spec
 from dbexp.workloads import version_chains as vc
 
@@ -108,7 +108,7 @@ class MvccChains(Chapter):
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
         out = []
         for spec in sc.servers:
-            cfg = ServerConfig(spec, cpus.server, settings=settings_for(spec))
+            cfg = self.server_config(spec, cpus.server, settings_for(spec))
             heap = flavor_of_spec(spec).version_store == "heap"
             for column in sc.columns:
                 for ff in (sc.fillfactors if heap else (None,)):

@@ -23,7 +23,7 @@ from dbexp.servers.mariadb import MariaDB
 from dbexp.servers.mysql import MySQL
 from dbexp.servers.postgres import Postgres
 from dbexp.servers.registry import flavor_of_spec
-from dbexp.workloads.sessions import HeldSessions
+from dbexp.workloads.sessions import HolderPool
 from dbexp.workloads.sysbench import Workload
 
 TRX_STMTS_CONTROL = 100
@@ -55,32 +55,7 @@ DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mariadb:10.11@offl
 
 def server_config(spec: str, max_h: int, server_cpus: str) -> ServerConfig:
     settings = {"max_connections": str(max_h + 100), **flavor_of_spec(spec).snapshot_wait_settings()}
-    return ServerConfig(spec, server_cpus, settings=settings)
-
-
-class HolderPool:
-    """The holders of one server, kept open across consecutive points with the same H and mode."""
-
-    def __init__(self, server):
-        self.server = server
-        self.held: HeldSessions | None = None
-
-    def hold(self, h: int, mode: str) -> HeldSessions:
-        if self.held is None or (self.held.n, self.held.mode) != (h, mode):
-            self.close()
-            self.held = HeldSessions(self.server, h, mode).open()
-        return self.held
-
-    def close(self) -> None:
-        if self.held is not None:
-            self.held.close()
-            self.held = None
-
-    def __enter__(self) -> "HolderPool":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+    return Chapter.server_config(spec, server_cpus, settings)
 
 
 class ReadView(Chapter):
@@ -91,9 +66,9 @@ class ReadView(Chapter):
         "default": Scale(DEFAULT_SERVERS, (0, 1, 16, 64, 256, 1024), (2,), (1,), 3, 2),
         "full": Scale(DEFAULT_SERVERS, (0, 1, 16, 64, 256, 1024), (1, 2, 4), (), 5, 10, 100000, warmup_s=20),
     }
-    # "alternate": each repeat walks every H, so a slow drift of this VM (run-to-run spread of 10 to 25%
-    # between identical 3 s runs here) is spread over all H instead of tilting the slope, as it did when
-    # all repeats of one H ran back to back. Holders are reopened when H changes: 1,024 sessions take
+    # "abba": each repeat walks every H, forward in one repeat and backward in the next, so a slow drift
+    # of this VM (run-to-run spread of 10 to 25% between identical 3 s runs here) is spread over all H
+    # instead of tilting the slope, as it did when all repeats of one H ran back to back. Holders are reopened when H changes: 1,024 sessions take
     # about 1 s on MySQL and 4 s on PostgreSQL here. The warm-up keeps the first point off a cold cache.
     order = "abba"
     add_official = True

@@ -216,6 +216,8 @@ class Sweep:
                                       self.sweep_id)
         try:
             measured = self.experiment.measure(server, point, state)
+            if "settle_timed_out" in dataset:  # the dataset's load did not settle: shown with the run
+                measured.measurements.setdefault("settle_timed_out", (dataset["settle_timed_out"], "bool"))
             prov = provenance(server, point, dataset, measured.command)
             why = self.experiment.unclean(measured)
             if why:

@@ -39,6 +39,18 @@ def interval(lo: float, hi: float, expect: str, reference: float = 1.0) -> str:
     raise ValueError(f"bad expectation {expect!r}: valid are above, below or near")
 
 
+def effect(lo: float, hi: float) -> str:
+    """What a ratio's 95% interval says in words: the effect it excludes when it contains 1,
+    else the range of the difference."""
+    if _nan(lo, hi):
+        return NOT_MEASURED
+    if lo <= 1 <= hi:
+        return f"no difference resolved: effects larger than {100 * max(1 - lo, hi - 1):.1f}% are excluded"
+    if hi < 1:
+        return f"A is {100 * (1 - hi):.1f} to {100 * (1 - lo):.1f}% slower than B"
+    return f"A is {100 * (lo - 1):.1f} to {100 * (hi - 1):.1f}% faster than B"
+
+
 def ratio(r: float, expect: str, threshold: float = PAYS_RATIO) -> str:
     """A point ratio against a threshold: expect "above" (r > threshold) or "below" (r < 1/threshold)."""
     if _nan(r):

@@ -111,8 +111,9 @@ class Flavor(abc.ABC):
 
     # --- what the lab asks of every server ------------------------------------------------------
     @abc.abstractmethod
-    def settle(self, conn) -> None:
-        """Finish the background work a bulk load leaves behind before the first measured run."""
+    def settle(self, conn) -> bool:
+        """Finish the background work a bulk load leaves behind before the first measured run;
+        False if it gave up before the work was done (the runs on that dataset record it)."""
 
     @abc.abstractmethod
     def counters(self, conn, database: str) -> dict[tuple[str, str], float]:

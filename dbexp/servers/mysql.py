@@ -141,8 +141,9 @@ class MySQL(Flavor):
         return f"mysql -h 127.0.0.1 -P {port} -u root"
 
     # --- what the lab asks ------------------------------------------------------------------------
-    def settle(self, conn, timeout_s: float = 30.0) -> None:
-        """Flush InnoDB's dirty pages (max dirty pct 0 until none is left, then restored)."""
+    def settle(self, conn, timeout_s: float = 30.0) -> bool:
+        """Flush InnoDB's dirty pages (max dirty pct 0 until none is left, then restored); False if
+        some were still dirty after ``timeout_s``."""
         old = self.query(conn, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0]
         self.query(conn, "SET GLOBAL innodb_max_dirty_pages_pct = 0")
         try:
@@ -150,8 +151,9 @@ class MySQL(Flavor):
             while time.monotonic() < deadline:
                 dirty = self.query(conn, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")[0][1]
                 if int(dirty) == 0:
-                    break
+                    return True
                 time.sleep(0.2)
+            return False
         finally:
             self.query(conn, f"SET GLOBAL innodb_max_dirty_pages_pct = {float(old)}")
 

@@ -120,10 +120,12 @@ class Postgres(Flavor):
         return f"psql -h 127.0.0.1 -p {port} -U postgres"
 
     # --- what the lab asks ------------------------------------------------------------------------
-    def settle(self, conn) -> None:
-        """VACUUM (visibility map, hint bits) and a checkpoint, in the connection's database."""
+    def settle(self, conn) -> bool:
+        """VACUUM (visibility map, hint bits) and a checkpoint, in the connection's database (both
+        finish before they return: never timed out)."""
         self.query(conn, "VACUUM (ANALYZE)")
         self.query(conn, "CHECKPOINT")
+        return True
 
     def counters(self, conn, database: str) -> dict[tuple[str, str], float]:
         out = sql.column_rows(conn, "SELECT * FROM pg_stat_database WHERE datname = %s", "pg_stat_database",

@@ -112,3 +112,28 @@ def observe(server) -> dict[str, int]:
         return server.flavor.observe_sessions(conn)
     finally:
         conn.close()
+
+
+class HolderPool:
+    """The held sessions of one server, kept open across consecutive points with the same number and mode."""
+
+    def __init__(self, server):
+        self.server = server
+        self.held: HeldSessions | None = None
+
+    def hold(self, h: int, mode: str) -> HeldSessions:
+        if self.held is None or (self.held.n, self.held.mode) != (h, mode):
+            self.close()
+            self.held = HeldSessions(self.server, h, mode).open()
+        return self.held
+
+    def close(self) -> None:
+        if self.held is not None:
+            self.held.close()
+            self.held = None
+
+    def __enter__(self) -> "HolderPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -177,16 +177,17 @@ def prepare(workload: Workload, server) -> dict[str, float]:
         raise DbexpError(f"sysbench prepare for {workload.script} failed: {_last_error(proc.stdout + proc.stderr)}")
     out = parse_prepare(proc.stdout)
     out["prepare_s"] = time.monotonic() - started
-    settle(server, workload.database)
+    out["settle_timed_out"] = float(not settle(server, workload.database))
     out["settle_s"] = time.monotonic() - started - out["prepare_s"]
     return out
 
 
-def settle(server, database: str) -> None:
+def settle(server, database: str) -> bool:
     """Leave no background work from loading behind for the first measured run (the flavor's own
-    way: PostgreSQL vacuums and checkpoints, InnoDB flushes its dirty pages)."""
+    way: PostgreSQL vacuums and checkpoints, InnoDB flushes its dirty pages); False if the flavor
+    gave up waiting."""
     conn = server.connect(database)
     try:
-        server.flavor.settle(conn)
+        return bool(server.flavor.settle(conn))
     finally:
         conn.close()
