@@ -7,6 +7,8 @@ from dataclasses import replace
 import pytest
 
 from dbexp.experiments.measure import measure
+from dbexp.metrics import perfstat
+from dbexp.metrics.sampler import Sampler
 from dbexp.workloads import Workload, sysbench
 from dbexp.workloads.parse import parse_run
 
@@ -41,6 +43,65 @@ def test_write_workload_metrics_are_plausible(pg, pg_data):
     assert m["cs_per_op"][0] > 0  # commits wait for the WAL flush
     assert m["wkb_per_op"][0] > 0  # ... and the WAL reaches the disk
     assert m["client_cpu_per_op_us"][0] > 0
+    assert 0 <= m["steal_server_pct"][0] <= 100 and 0 <= m["steal_client_pct"][0] <= 100
+
+
+def perf_counts_here() -> bool:
+    import subprocess
+    if perfstat.perf_binary() is None:
+        return False
+    return subprocess.run(["perf", "stat", "-C", "0", "-x,", "-e", "sched:sched_switch", "--", "true"],
+                          capture_output=True).returncode == 0
+
+
+def test_context_switches_come_from_perf_on_the_server_cpus(pg, pg_data):
+    """Server on CPU 1, sysbench on CPU 0: perf counts the server's CPU; each PostgreSQL point select
+    blocks its backend on the socket about once (the sysbench backends are born and gone inside the
+    window, so the per-thread counters read at the edges miss them)."""
+    if not perf_counts_here():
+        pytest.skip("perf cannot count sched:sched_switch here (apt-get install linux-perf; root)")
+    wl = replace(pg_data, script="oltp_point_select", threads=2)
+    with Sampler(pg, cpus=wl.cpuset, cs_split=True) as s:
+        done = sysbench.run(wl, pg)
+    t = s.totals()
+    assert s.cs_source == "perf" and t["cs_source"] == 1.0 and s.notes == []
+    assert 0.5 < (t["vcs"] + t["ivcs"]) / done.result.queries < 3
+    assert t["cs"] == t["cs_all"] >= t["vcs"] + t["ivcs"]  # idle's switches count in cs_all only
+    assert t["vcs_edge"] + t["ivcs_edge"] < 0.1 * (t["vcs"] + t["ivcs"])
+    names = {(src, name) for _, src, name, _ in s.series}
+    assert {("server", "cs_all/s"), ("server", "vcs/s"), ("server", "ivcs/s"), ("cpu", "steal_server_pct"),
+            ("cpu", "steal_client_pct"), ("server", "cpu_s/s")} <= names
+    assert t["sampler_cpu_s"] < 0.05 * t["elapsed_s"]
+    m = measure(pg, wl).measurements  # without the split: cs only
+    assert m["cs_from_perf"] == (1.0, "bool") and 0.5 < m["cs_per_op"][0] < 3 and m["vcs_per_op"][0] is None
+
+
+def test_without_perf_the_edges_count_and_say_so(pg, pg_data, monkeypatch):
+    monkeypatch.setattr(perfstat, "perf_binary", lambda: None)
+    wl = replace(pg_data, script="oltp_point_select", threads=1, duration_s=2)
+    with Sampler(pg, cpus=wl.cpuset) as s:
+        sysbench.run(wl, pg)
+    t = s.totals()
+    assert s.cs_source == "edge" and t["cs_source"] == 0.0
+    assert "perf is not installed" in s.notes[0]
+    assert t["vcs"] == t["vcs_edge"] and t["cs"] == t["vcs_edge"] + t["ivcs_edge"] and "cs_all" not in t
+    m = measure(pg, wl).measurements
+    assert m["cs_from_perf"] == (0.0, "bool") and m["vcs_per_op"][0] is not None
+
+
+def test_the_sampler_cost_does_not_grow_with_server_processes(engine):
+    """The issue: polling /proc per process made the sampler's cost grow with PostgreSQL's backends.
+    With 500 idle sessions held (a process each) it stays a small share of one client CPU."""
+    from dbexp.servers import ServerConfig, running
+    from dbexp.workloads.sessions import HeldSessions
+
+    with running(ServerConfig("postgres:16@offline", "1", memory="2g", settings={"max_connections": "600"})) as srv:
+        wl = Workload("oltp_point_select", threads=2, duration_s=4, table_size=1000)
+        sysbench.prepare(wl, srv)
+        with HeldSessions(srv, 500, "idle"):
+            m = measure(srv, wl).measurements
+    assert m["server_processes"][0] >= 500
+    assert m["sampler_cpu_pct"][0] < 2.0, m["sampler_cpu_pct"]
 
 
 def test_mysql_write_workload_metrics(my):
@@ -49,6 +110,9 @@ def test_mysql_write_workload_metrics(my):
     got = measure(my, wl)
     m = got.measurements
     assert m["cs_per_op"][0] > 0 and m["wkb_per_op"][0] > 0 and m["cpu_per_op_us"][0] > 0
+    assert m["cs_from_perf"][0] == float(perf_counts_here())
+    unsampled = measure(my, wl, sample=False).measurements  # steal is recorded by hand too
+    assert "steal_server_pct" in unsampled and "cs_per_op" not in unsampled
     deltas = {(c["source"], c["name"]): c["delta"] for c in got.counters}
     assert deltas[("status", "Com_commit")] > 0 or deltas[("status", "Com_update")] > 0
     names = {(src, name) for _, src, name, _ in got.series}

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dbexp.metrics.sampler import Sampler
+from dbexp.engine import is_local
+from dbexp.metrics import cpustat
+from dbexp.metrics.sampler import Sampler, cpu_sets
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
 
@@ -35,18 +37,32 @@ def summarize(done: sysbench.Finished, totals: dict | None) -> dict[str, tuple[f
     out["client_cpu_s"] = (done.client_cpu_s, "s")
     out["client_cpu_per_op_us"] = (per_op(done.client_cpu_s, ops, 1e6), "us")
     out["client_cs_per_op"] = (per_op(done.client_cs, ops), "count")
-    if totals:
+    totals = totals or {}
+    for who in ("server", "client"):  # /proc/stat over the window: steal is the VM's noise, not the lab's
+        if f"steal_{who}_pct" in totals:
+            out[f"steal_{who}_s"] = (totals[f"steal_{who}_s"], "s")
+            out[f"steal_{who}_pct"] = (totals[f"steal_{who}_pct"], "%")
+            out[f"{who}_busy_pct"] = (totals[f"{who}_busy_pct"], "%")
+    if "sampler_cpu_s" in totals:  # the sampler's own cost: inside the window, and at its edges
+        out["sampler_cpu_s"] = (totals["sampler_cpu_s"], "s")
+        out["sampler_cpu_pct"] = (per_op(totals["sampler_cpu_s"], totals.get("elapsed_s"), 100.0), "%")
+        out["sampler_edge_cpu_s"] = (totals.get("sampler_edge_cpu_s"), "s")
+    if "cpu_s_procfs" in totals:  # this host runs the server: its process set was read
         out["server_cpu_s"] = (totals.get("cpu_s"), "s")
         out["cpu_per_op_us"] = (per_op(totals.get("cpu_s"), ops, 1e6), "us")
-        cs = None if totals.get("vcs") is None else totals["vcs"] + totals["ivcs"]
-        out["cs_per_op"] = (per_op(cs, ops), "count")
+        # perf: every switch on the server's CPUs (idle's too, as vmstat); else the server's threads
+        # alive at the window's edges (cs_from_perf says which; the split only where it was counted)
+        out["cs_per_op"] = (per_op(totals.get("cs"), ops), "count")
         out["vcs_per_op"] = (per_op(totals.get("vcs"), ops), "count")
         out["ivcs_per_op"] = (per_op(totals.get("ivcs"), ops), "count")
+        out["cs_from_perf"] = (totals.get("cs_source"), "bool")
+        out["server_cpu_migrations"] = (totals.get("migrations"), "count")
         out["rkb_per_op"] = (per_op(totals.get("disk_rbytes"), ops, 1 / 1024), "KiB")
         out["wkb_per_op"] = (per_op(totals.get("disk_wbytes"), ops, 1 / 1024), "KiB")
         out["reads_per_op"] = (per_op(totals.get("disk_reads"), ops), "count")
         out["writes_per_op"] = (per_op(totals.get("disk_writes"), ops), "count")
         out["wchar_kb_per_op"] = (per_op(totals.get("wchar"), ops, 1 / 1024), "KiB")
+        out["server_processes"] = (totals.get("processes"), "count")
         out["server_threads"] = (totals.get("threads"), "count")
         out["server_threads_new"] = (totals.get("threads_new"), "count")
         out["cpu_from_cgroup"] = (totals.get("cpu_source"), "bool")
@@ -66,9 +82,12 @@ def measure(server, workload: Workload, *, sample: bool = True, probes=None, ext
             sql_series: bool = True) -> Measured:
     """Run ``workload`` against ``server``; sample the server unless ``sample`` is False
     (the "by hand" control: the same sysbench command with nothing else running)."""
-    if not sample:
+    if not sample:  # only /proc/stat at the edges, for the run's steal
+        sets = cpu_sets(workload.cpuset, server.config.cpuset, server.kind == "bare" or is_local())
+        before = cpustat.read()
         done = sysbench.run(workload, server)
-        return Measured(summarize(done, None), [], sysbench_series(done), " ".join(done.cmd))
+        steal = cpustat.shares(before, cpustat.read(), sets)
+        return Measured(summarize(done, steal), [], sysbench_series(done), " ".join(done.cmd))
     with Sampler(server, probes=probes, extra_counters=extra_counters, sql_series=sql_series,
                  cpus=workload.cpuset) as sampler:
         done = sysbench.run(workload, server)

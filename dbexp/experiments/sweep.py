@@ -44,7 +44,7 @@ ORDERS = ("abba", "alternate", "grouped")
 UNCLEAN = ("errors", "reconnects")  # measurements that make a run failed unless tolerated
 # Part of every point's key: raise it when how a run is measured changes, so that a resumed
 # sweep measures again instead of mixing old and new methods.
-METHOD_VERSION = 4
+METHOD_VERSION = 5  # 5: context switches counted by perf on the server's CPUs, processes read at the edges
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,26 @@
-"""Read CPU time, context switches and I/O bytes of a set of processes from /proc.
+"""Read CPU time, context switches and I/O bytes of a set of processes from /proc, at the two
+edges of a window only: nothing here is polled while the workload runs.
 
-Counts are tracked per process (CPU, logical I/O: the kernel folds exited threads into
-their process) and per thread (context switches exist only per thread). A process
-or thread first seen after the baseline was born inside the window, so its
-baseline is zero; one that exits between two samples loses what it did since the
-last sample, which is why the sampler polls every second.
+CPU time and logical I/O survive exits: the kernel folds an exited thread into its process, and
+a reaped child into its parent's ``cutime``/``cstime`` and I/O counters (/proc/PID/io of the
+parent grows by the child's). So the sum over the process set at the end minus the sum at the
+start is the window's total, a backend born and gone inside the window included, provided every
+process that exits is reaped by one in the set (a PostgreSQL backend by the postmaster; in a
+container, orphans by its first process). One that left the set otherwise (reaped by a process
+outside it) would take its whole count since it started out of the sum.
+
+Context switches exist only per thread and are not folded into anything /proc shows: a thread
+alive at both edges counts fully, one born inside the window and alive at the end counts from
+zero, one that exits inside the window loses its switches (all of them if it was also born
+inside it, as a PostgreSQL backend of a sysbench connection is). That is why the sampler counts
+switches on the server's CPUs with perf (dbexp.metrics.perfstat) and uses these only where perf
+cannot be used, saying so. Thread counts likewise see the threads present at either edge only.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -23,13 +34,22 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat after the command name (field 3, state, is [0])."""
+    text = _read(PROC / str(pid) / "stat")
+    return None if text is None else text[text.rindex(")") + 2:].split()
+
+
 def cpu_seconds(pid: int) -> float | None:
     """utime + stime of a process, exited threads included."""
-    text = _read(PROC / str(pid) / "stat")
-    if text is None:
-        return None
-    fields = text[text.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    f = _stat_fields(pid)
+    return None if f is None else (int(f[11]) + int(f[12])) / CLK_TCK
+
+
+def cpu_seconds_with_children(pid: int) -> float | None:
+    """utime + stime + cutime + cstime: the process's CPU and that of the children it reaped."""
+    f = _stat_fields(pid)
+    return None if f is None else sum(int(v) for v in f[11:15]) / CLK_TCK
 
 
 def io_bytes(pid: int) -> tuple[int, int] | None:
@@ -48,11 +68,10 @@ def descendants(root: int) -> list[int]:
     for entry in os.listdir(PROC):
         if not entry.isdigit():
             continue
-        text = _read(PROC / entry / "stat")
-        if text is None:
+        f = _stat_fields(int(entry))
+        if f is None:
             continue
-        ppid = int(text[text.rindex(")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
+        children.setdefault(int(f[1]), []).append(int(entry))
     out, todo = [], [root]
     while todo:
         pid = todo.pop()
@@ -90,68 +109,44 @@ def _switches(pid: int, tid: int) -> tuple[int, int] | None:
     return vol, invol
 
 
-class Tracker:
-    """Accumulates deltas over a window for a changing set of processes.
+@dataclass
+class Snapshot:
+    """A process set read at one edge of a window."""
 
-    Processes and threads present at the baseline are read at the baseline and at the
-    end (and by full samples); those born inside the window are also read by cheap
-    ``only_new`` samples, taken often, so that one exiting at the end of the run (a
-    PostgreSQL backend when sysbench disconnects) loses at most one short interval.
-    """
+    cpu: dict[int, float] = field(default_factory=dict)  # pid -> s, reaped children included
+    io: dict[int, tuple[int, int]] = field(default_factory=dict)  # pid -> (rchar, wchar), the same
+    switches: dict[int, tuple[int, int]] = field(default_factory=dict)  # tid -> (voluntary, involuntary)
 
-    def __init__(self):
-        self.first: dict[tuple, float] = {}
-        self.last: dict[tuple, float] = {}
-        self.baseline_taken = False
-        self.old_pids: set[int] = set()
-        self.old_tids: set[int] = set()
 
-    def _see(self, key: tuple, value: float) -> None:
-        if key not in self.first:
-            self.first[key] = value if not self.baseline_taken else 0.0
-        self.last[key] = value
-
-    def _process(self, pid: int, tids=None) -> None:
-        cpu = cpu_seconds(pid)
+def snapshot(pids: list[int], threads: bool = True) -> Snapshot:
+    """Read every process of ``pids`` (and, with ``threads``, each of its threads' switches);
+    processes gone meanwhile are left out."""
+    snap = Snapshot()
+    for pid in pids:
+        cpu = cpu_seconds_with_children(pid)
         if cpu is None:
-            return
-        self._see(("cpu", pid), cpu)
+            continue
+        snap.cpu[pid] = cpu
         io = io_bytes(pid)
         if io is not None:
-            self._see(("rchar", pid), io[0])
-            self._see(("wchar", pid), io[1])
-        for tid in (thread_ids(pid) if tids is None else tids):
+            snap.io[pid] = io
+        for tid in (thread_ids(pid) if threads else ()):
             sw = _switches(pid, tid)
             if sw is not None:
-                self._see(("vcs", tid), sw[0])
-                self._see(("ivcs", tid), sw[1])
+                snap.switches[tid] = sw
+    return snap
 
-    def sample(self, pids: list[int], only_new: bool = False) -> None:
-        if not only_new or not self.baseline_taken:
-            for pid in pids:
-                self._process(pid)
-        else:
-            for pid in pids:
-                if pid not in self.old_pids:
-                    self._process(pid)
-                else:  # an old process: only its threads born in the window
-                    new = [t for t in thread_ids(pid) if t not in self.old_tids]
-                    for tid in new:
-                        sw = _switches(pid, tid)
-                        if sw is not None:
-                            self._see(("vcs", tid), sw[0])
-                            self._see(("ivcs", tid), sw[1])
-        if not self.baseline_taken:
-            self.old_pids = {k[1] for k in self.first if k[0] == "cpu"}
-            self.old_tids = {k[1] for k in self.first if k[0] == "vcs"}
-            self.baseline_taken = True
 
-    def totals(self) -> dict[str, float]:
-        out = {"cpu_s": 0.0, "rchar": 0.0, "wchar": 0.0, "vcs": 0.0, "ivcs": 0.0}
-        names = {"cpu": "cpu_s", "rchar": "rchar", "wchar": "wchar", "vcs": "vcs", "ivcs": "ivcs"}
-        for key, last in self.last.items():
-            out[names[key[0]]] += max(0.0, last - self.first[key])
-        out["processes"] = float(len({k[1] for k in self.last if k[0] == "cpu"}))
-        out["threads"] = float(len({k[1] for k in self.last if k[0] == "vcs"}))
-        out["threads_new"] = float(len({k[1] for k in self.last if k[0] == "vcs"} - self.old_tids))
-        return out
+def window(start: Snapshot, end: Snapshot) -> dict[str, float]:
+    """What the process set did between two snapshots (see the module's notes on exits)."""
+    out = {"cpu_s": sum(end.cpu.values()) - sum(start.cpu.values())}
+    for i, name in enumerate(("rchar", "wchar")):
+        out[name] = float(sum(v[i] for v in end.io.values()) - sum(v[i] for v in start.io.values()))
+    for i, name in enumerate(("vcs", "ivcs")):
+        out[name] = float(sum(max(0, sw[i] - start.switches.get(tid, (0, 0))[i])
+                              for tid, sw in end.switches.items()))
+    out["processes"] = float(len(start.cpu.keys() | end.cpu.keys()))
+    out["threads"] = float(len(start.switches.keys() | end.switches.keys()))
+    out["threads_new"] = float(len(end.switches.keys() - start.switches.keys()))
+    out["threads_gone"] = float(len(start.switches.keys() - end.switches.keys()))
+    return out

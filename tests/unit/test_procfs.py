@@ -1,4 +1,6 @@
-"""dbexp/metrics/procfs.py against real processes and threads of this test (no server).
+"""dbexp/metrics/procfs.py against real processes and threads of this test (no server): the
+process set read at two edges, and what that keeps or loses of processes and threads that start
+or exit in between.
 
 The child burns CPU time measured by its own clock (time.process_time), so the expected
 amount does not depend on how busy the machine is; /proc reports it in clock ticks.
@@ -97,88 +99,93 @@ def zero_totals(totals: dict) -> bool:
     return all(v == 0.0 for v in totals.values())
 
 
-def test_cpu_of_a_process_tracked_from_baseline_to_end():
+def window(pids_start: list[int], action, pids_end: list[int] | None = None) -> dict:
+    """procfs.window over ``action()``: the process set read before and after it."""
+    start = procfs.snapshot(pids_start)
+    action()
+    return procfs.window(start, procfs.snapshot(pids_start if pids_end is None else pids_end))
+
+
+def test_cpu_of_a_process_between_the_edges():
     with Child() as child:
-        t = procfs.Tracker()
-        t.sample([child.pid])  # baseline: python's start-up is before it
-        child.do("burn")
-        t.sample([child.pid])
-        totals = t.totals()
+        totals = window([child.pid], lambda: child.do("burn"))  # python's start-up is before the start
     # BURN_S of CPU by the child's own clock; /proc truncates each reading to a tick.
     assert BURN_S - 2 * TICK_S <= totals["cpu_s"] <= BURN_S + 0.1
     assert totals["processes"] == 1
     assert totals["threads"] == 1
-    assert totals["threads_new"] == 0
+    assert totals["threads_new"] == 0 and totals["threads_gone"] == 0
 
 
 def test_logical_io_of_a_process():
     with Child() as child:
-        t = procfs.Tracker()
-        t.sample([child.pid])
-        child.do("write")
-        t.sample([child.pid])
-        totals = t.totals()
+        totals = window([child.pid], lambda: child.do("write"))
     # WRITE_BYTES to /dev/null plus "done\n" to the pipe; rchar: the command line read from stdin.
     assert WRITE_BYTES <= totals["wchar"] <= WRITE_BYTES + 100
     assert 0 < totals["rchar"] < 1000
 
 
-def test_processes_counts_each_tracked_process_once():
+def test_processes_counts_each_process_once():
     with Child() as a, Child() as b:
-        t = procfs.Tracker()
         pids = [os.getpid(), a.pid, b.pid]
-        t.sample(pids)
-        t.sample(pids, only_new=True)
-        t.sample(pids)
-        assert t.totals()["processes"] == 3
+        assert window(pids, lambda: None)["processes"] == 3
 
 
 def test_process_born_in_the_window_counts_from_zero():
     me = os.getpid()
-    t = procfs.Tracker()
-    t.sample([me])
+    start = procfs.snapshot([me])
     with Child("burn") as child:  # burns before it says ready
-        t.sample([me, child.pid])
-        totals = t.totals()
+        totals = procfs.window(start, procfs.snapshot([me, child.pid]))
     # All of the child's CPU counts (start-up included), not just since it was first seen.
     assert totals["cpu_s"] >= BURN_S - 2 * TICK_S
     assert totals["processes"] == 2
+    assert totals["threads_new"] == 1
 
 
-def test_process_exiting_in_the_window_keeps_what_was_sampled():
+def test_process_exiting_in_the_window_counts_through_its_parent():
+    """A child that exits and is reaped: its CPU and I/O move into this process's counts for
+    reaped children (cutime, cstime, /proc/PID/io), so the set's sum keeps them."""
+    me = os.getpid()
     with Child() as child:
-        t = procfs.Tracker()
-        t.sample([child.pid])
+        start = procfs.snapshot([me, child.pid])
         child.do("burn")
-        t.sample([child.pid], only_new=True)  # an old process: only new threads are read
-        t.sample([child.pid])
-        child.exit()
-        t.sample([child.pid])  # gone and reaped: its last reading stands
-        totals = t.totals()
-    assert BURN_S - 2 * TICK_S <= totals["cpu_s"] <= BURN_S + 0.1
-    assert totals["processes"] == 1
+        child.do("write")
+        child.exit()  # reaped by this process
+        assert procfs.cpu_seconds(child.pid) is None
+        totals = procfs.window(start, procfs.snapshot([me, child.pid]))
+    assert BURN_S - 2 * TICK_S <= totals["cpu_s"] <= BURN_S + 0.2
+    assert totals["wchar"] >= WRITE_BYTES
+    assert totals["processes"] == 2
+    assert totals["threads_gone"] == 1
 
 
-def test_process_gone_before_the_baseline_contributes_nothing():
+def test_process_born_and_gone_inside_the_window_counts():
+    """A PostgreSQL backend of a sysbench connection: started and reaped between the edges."""
+    me = os.getpid()
+
+    def born_and_gone():
+        with Child("burn") as child:
+            child.do("write")
+
+    totals = window([me], born_and_gone)
+    assert BURN_S - 2 * TICK_S <= totals["cpu_s"] <= BURN_S + 0.2
+    assert totals["wchar"] >= WRITE_BYTES
+    assert totals["processes"] == 1  # seen at neither edge
+    assert totals["threads_new"] == 0
+
+
+def test_process_gone_before_the_start_contributes_nothing():
     dead = subprocess.Popen([sys.executable, "-I", "-S", "-c", "pass"])
     dead.wait()  # exited and reaped: no /proc entry left
-    t = procfs.Tracker()
-    t.sample([dead.pid])
-    t.sample([dead.pid])
-    assert zero_totals(t.totals())
-    assert t.totals()["processes"] == 0
-
-    t = procfs.Tracker()
-    t.sample([os.getpid(), dead.pid, pid_max()])
-    t.sample([os.getpid(), dead.pid, pid_max()])
-    assert t.totals()["processes"] == 1
+    totals = window([dead.pid], lambda: None)
+    assert zero_totals(totals)
+    assert window([os.getpid(), dead.pid, pid_max()], lambda: None)["processes"] == 1
 
 
-def _thread_born_in_window(sample_while_alive: bool) -> tuple[dict, int]:
+def _thread_in_window(exit_before_end: bool) -> tuple[dict, int]:
+    """A thread started after the start snapshot that switches 5 times, gone or alive at the end."""
     me = os.getpid()
     before = len(procfs.thread_ids(me))
-    t = procfs.Tracker()
-    t.sample([me])
+    start = procfs.snapshot([me])
     slept, release = threading.Event(), threading.Event()
     tids = []
 
@@ -193,8 +200,8 @@ def _thread_born_in_window(sample_while_alive: bool) -> tuple[dict, int]:
     thread.start()
     try:
         assert slept.wait(5)
-        if sample_while_alive:
-            t.sample([me], only_new=True)
+        if not exit_before_end:
+            return procfs.window(start, procfs.snapshot([me])), before
     finally:
         release.set()
         thread.join()
@@ -203,22 +210,32 @@ def _thread_born_in_window(sample_while_alive: bool) -> tuple[dict, int]:
     while tids[0] in procfs.thread_ids(me) and time.monotonic() < deadline:
         time.sleep(0.001)
     assert tids[0] not in procfs.thread_ids(me)
-    t.sample([me])
-    return t.totals(), before
+    return procfs.window(start, procfs.snapshot([me])), before
 
 
-def test_thread_born_in_the_window_counts_in_threads_new():
-    totals, before = _thread_born_in_window(sample_while_alive=True)
+def test_thread_born_in_the_window_counts_from_zero():
+    totals, before = _thread_in_window(exit_before_end=False)
     assert totals["threads_new"] == 1
     assert totals["threads"] == before + 1
     assert totals["vcs"] >= 5  # the new thread's switches count from zero
     assert totals["processes"] == 1
 
 
-def test_thread_born_and_gone_between_samples_is_not_seen():
-    totals, before = _thread_born_in_window(sample_while_alive=False)
+def test_thread_born_and_gone_inside_the_window_is_not_seen():
+    """Its switches are lost: what the sampler's perf source is for."""
+    totals, before = _thread_in_window(exit_before_end=True)
     assert totals["threads_new"] == 0
     assert totals["threads"] == before
+
+
+def test_switches_of_threads_alive_at_both_edges():
+    def sleeps():
+        for _ in range(20):
+            time.sleep(0.001)
+
+    totals = window([os.getpid()], sleeps)
+    assert totals["vcs"] >= 20
+    assert totals["threads_gone"] == 0
 
 
 def test_cpus_allowed_matches_sched_getaffinity():
@@ -244,6 +261,7 @@ def test_no_such_process():
     pid = pid_max()
     assert procfs.cpus_allowed(pid) is None
     assert procfs.cpu_seconds(pid) is None
+    assert procfs.cpu_seconds_with_children(pid) is None
     assert procfs.io_bytes(pid) is None
     assert procfs.thread_ids(pid) == []
 
