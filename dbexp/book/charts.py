@@ -97,3 +97,19 @@ def dashed_lines(df: pd.DataFrame, x: str, y: str, color: str, dash: str, title,
     if facet:
         chart = chart.facet(facet=alt.Facet(f"{facet}:N", title=None), columns=2)
     return chart.properties(title=title)
+
+
+def beside_published(res, value: str = "qps") -> None:
+    """Display this run beside the published one: a sentence naming both machines, then per matched
+    point the ratio this run / published with its interval (nothing more when there is no match)."""
+    from IPython.display import Markdown, display
+
+    from dbexp.experiments import compare
+
+    table = compare.beside_published(res, value)
+    display(Markdown(compare.beside_sentence(res, table)))
+    if len(table):
+        title = alt.TitleParams(f"{value}: this run / the published run, per point (1 = the same)", subtitle=[
+            f"this run: {table['this'].iloc[0]}", f"published: {table['published'].iloc[0]}"], anchor="start")
+        display(ratio_ci(table, "label", title, x_title=f"{value} here / {value} published (geometric means, "
+                                                         "Welch 95% interval)"))

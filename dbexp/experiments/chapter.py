@@ -226,3 +226,28 @@ def missing_official(res: Results) -> str:
         return ""
     return (f"{' and '.join(absent)} are missing from these results: no package registry ships them, and "
             "their official images could not be pulled where these results were measured.")
+
+
+def run_notes(res: Results) -> str:
+    """Sentences on what could bend these runs, from the runs themselves: the CPU steal the VM
+    suffered, datasets whose settle step timed out, and sysbench errors a chapter tolerated."""
+    w = res.wide
+    if w.empty:
+        return ""
+    out = []
+    if "steal_server_pct" in w and w["steal_server_pct"].notna().any():
+        s, c = w["steal_server_pct"], w.get("steal_client_pct", pd.Series(dtype=float))
+        worst = w.loc[s.idxmax()]
+        out.append(f"CPU steal (time the hypervisor ran something else on this VM's CPUs) was recorded for every "
+                   f"run: median {s.median():.2f}% of the server's CPUs and {c.median():.2f}% of the client's; "
+                   f"the worst run lost {s.max():.2f}% ({worst['series_name']}).")
+    else:
+        out.append("CPU steal was not recorded for these runs (they predate it).")
+    if "settle_timed_out" in w and (w["settle_timed_out"] > 0).any():
+        n = int((w["settle_timed_out"] > 0).sum())
+        out.append(f"{n} run{'s' if n != 1 else ''} used a dataset whose settle step timed out "
+                   "(background work from loading may have overlapped them).")
+    if "errors" in w and (w["errors"] > 0).any():
+        out.append(f"sysbench reported {int(w['errors'].sum())} errors that this chapter tolerates, in "
+                   f"{int((w['errors'] > 0).sum())} runs.")
+    return " ".join(out)

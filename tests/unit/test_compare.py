@@ -1,0 +1,41 @@
+"""This run beside the published one (experiments/compare.py), on the published calibration data."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from dbexp.experiments import compare
+from dbexp.experiments.chapter import published
+
+
+@pytest.fixture(scope="module")
+def pub():
+    return published("calibration")
+
+
+def test_the_published_run_is_not_compared_with_itself(pub):
+    assert compare.beside_published(pub).empty
+    assert compare.beside_sentence(pub, compare.beside_published(pub)).startswith("This page shows the published run")
+
+
+def test_identical_runs_match_point_by_point_with_ratio_one(pub):
+    mine = dataclasses.replace(pub, source="this run")
+    table = compare.beside_published(mine)
+    points = pub.wide.groupby(pub.wide["point"].map(str)).ngroups
+    assert len(table) == points  # every point found its counterpart, and only one
+    assert table["ratio_qps"].round(12).eq(1.0).all()
+    assert (table["ci_low"] <= 1).all() and (table["ci_high"] >= 1).all()
+    assert table["label"].is_unique
+    sentence = compare.beside_sentence(mine, table)
+    assert f"{len(table)} points measured on both" in sentence and "CPUs" in sentence
+
+
+def test_a_run_at_another_scale_matches_nothing(pub):
+    other = pub.wide.copy()
+    other["point"] = [dict(p, workload=dict(p["workload"] or {}, table_size=1)) if isinstance(p, dict) else p
+                      for p in other["point"]]
+    mine = dataclasses.replace(pub, source="this run", wide=other)
+    assert compare.beside_published(mine).empty
+    assert compare.beside_sentence(mine, compare.beside_published(mine)).startswith("No point of this run")
