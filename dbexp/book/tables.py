@@ -32,7 +32,7 @@ def baseline_note(wide: pd.DataFrame) -> str:
     def has_baseline(row) -> bool:
         asked = row["config_requested"] if isinstance(row["config_requested"], dict) else {}
         wanted = flavor_class(row["flavor"])(str(row["version"])).comparable_settings()
-        return all(str(asked.get(k)) == str(v) for k, v in wanted.items())
+        return all(k in asked for k in wanted)  # present: a chapter studying one sets its own value
 
     if wide.empty:
         return ""

@@ -155,8 +155,9 @@ def ratio_table(res: Results, value: str = "qps") -> pd.DataFrame:
     for part, (a, b, meaning) in RATIOS.items():
         df = res.wide[res.wide["part"] == part]
         for (flavor, version, n), g in df.groupby([df["flavor"], df["version"], _sessions(df)]):
-            qa = g[g["variant"] == a].set_index("repeat")[value]
-            qb = g[g["variant"] == b].set_index("repeat")[value]
+            # a pair: the A and B of one repeat of one sweep (a resumed sweep's runs pair only with each other)
+            qa = g[g["variant"] == a].set_index(["sweep_id", "repeat"])[value]
+            qb = g[g["variant"] == b].set_index(["sweep_id", "repeat"])[value]
             ratio, lo, hi, pairs = stats.pair_ratio_by(qa, qb)
             rows.append({"ratio": part, "meaning": meaning, "flavor": flavor, "version": version,
                          "sessions": n, "pairs": pairs, "median_a": qa.median(), "median_b": qb.median(),
@@ -320,6 +321,8 @@ def sampler_cost_sentence(res: Results) -> str:
     top = cost.iloc[-1]
     loss = 100 * (1 - top["QPS harness / hand"])
     worst = 100 * (1 - top["QPS low"])
+    if worst != worst:
+        return f"QPS with the harness over QPS by hand: {'; '.join(parts)} (too few pairs for an interval)."
     text = (f"QPS with the harness over QPS by hand: {'; '.join(parts)}. At {int(top['idle sessions']):,} sessions "
             f"the point estimate is a {'loss' if loss >= 0 else 'gain'} of {abs(loss):.1f}% and the interval "
             f"excludes a cost larger than {max(worst, 0):.1f}%")

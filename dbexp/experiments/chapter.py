@@ -235,14 +235,22 @@ def run_notes(res: Results) -> str:
     if w.empty:
         return ""
     out = []
-    if "steal_server_pct" in w and w["steal_server_pct"].notna().any():
-        s, c = w["steal_server_pct"], w.get("steal_client_pct", pd.Series(dtype=float))
-        worst = w.loc[s.idxmax()]
-        out.append(f"CPU steal (time the hypervisor ran something else on this VM's CPUs) was recorded for every "
-                   f"run: median {s.median():.2f}% of the server's CPUs and {c.median():.2f}% of the client's; "
-                   f"the worst run lost {s.max():.2f}% ({worst['series_name']}).")
+    if "steal_client_pct" in w and w["steal_client_pct"].notna().any():
+        c = w["steal_client_pct"]
+        s = w["steal_server_pct"] if "steal_server_pct" in w else pd.Series(float("nan"), index=w.index)
+        where = (f"median {s.median():.2f}% of the server's CPUs and {c.median():.2f}% of the client's"
+                 if s.notna().any() else f"median {c.median():.2f}% of the client's CPUs")
+        worst = w.loc[s.idxmax()] if s.notna().any() else w.loc[c.idxmax()]
+        out.append(f"CPU steal (time the hypervisor ran something else on this VM's CPUs) was recorded for "
+                   f"{int(c.notna().sum())} of {len(w)} runs: {where}; the worst run lost "
+                   f"{max(s.max(), c.max()):.2f}% ({worst['series_name']}).")
     else:
         out.append("CPU steal was not recorded for these runs (they predate it).")
+    if "cs_from_perf" in w and (w["cs_from_perf"] == 0).any():
+        n = int((w["cs_from_perf"] == 0).sum())
+        out.append(f"{n} run{'s' if n != 1 else ''} counted context switches from the server threads' own counters "
+                   "at the window's edges instead of perf on the server's CPUs (unpinned, or perf could not be "
+                   "used): those miss threads that exit inside the window, so their cs/o is not comparable.")
     if "settle_timed_out" in w and (w["settle_timed_out"] > 0).any():
         n = int((w["settle_timed_out"] > 0).sum())
         out.append(f"{n} run{'s' if n != 1 else ''} used a dataset whose settle step timed out "

@@ -53,6 +53,8 @@ def beside_published(res, value: str = "qps", root=None) -> pd.DataFrame:
         pub = published(res.experiment, root)
     except DbexpError:
         return pd.DataFrame()  # nothing published for this chapter yet
+    if set(res.wide["run_id"]) & set(pub.wide["run_id"]):
+        return pd.DataFrame()  # this run was just published: it is the published run
     mine, theirs = _keyed(res.wide), _keyed(pub.wide)
     rows = []
     for match, g in mine.groupby("match", sort=False):
@@ -65,9 +67,19 @@ def beside_published(res, value: str = "qps", root=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _is_published(res) -> bool:
+    """True when ``res``'s runs are the ones in data/ (a run that was just published)."""
+    from dbexp.experiments.chapter import published
+
+    try:
+        return bool(set(res.wide["run_id"]) & set(published(res.experiment).wide["run_id"]))
+    except DbexpError:
+        return False
+
+
 def beside_sentence(res, table: pd.DataFrame) -> str:
     """A sentence naming both machines and how many points agree within 5%, from the table."""
-    if res.source != "this run":
+    if res.source != "this run" or _is_published(res):
         return ("This page shows the published run. Rerun the chapter on your machine (see its parameters) "
                 "and this section shows your results beside it, point by point.")
     if table.empty:

@@ -63,12 +63,13 @@ class ReadView(Chapter):
     Scale = Scale
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (0, 64), (2,), (), 1, 2, warmup_s=1),
-        "default": Scale(DEFAULT_SERVERS, (0, 1, 16, 64, 256, 1024), (2,), (1,), 3, 2),
-        "full": Scale(DEFAULT_SERVERS, (0, 1, 16, 64, 256, 1024), (1, 2, 4), (), 5, 10, 100000, warmup_s=20),
+        "default": Scale(DEFAULT_SERVERS, (0, 1, 16, 64, 256, 1024), (2,), (1,), 4, 2),
+        "full": Scale(DEFAULT_SERVERS, (0, 1, 16, 64, 256, 1024), (1, 2, 4), (), 6, 10, 100000, warmup_s=20),
     }
     # "abba": each repeat walks every H, forward in one repeat and backward in the next, so a slow drift
     # of this VM (run-to-run spread of 10 to 25% between identical 3 s runs here) is spread over all H
-    # instead of tilting the slope, as it did when all repeats of one H ran back to back. Holders are reopened when H changes: 1,024 sessions take
+    # instead of tilting the slope, as it did when all repeats of one H ran back to back. An even number
+    # of repeats, so that forward and backward walks are as many and a linear drift cancels. Holders are reopened when H changes: 1,024 sessions take
     # about 1 s on MySQL and 4 s on PostgreSQL here. The warm-up keeps the first point off a cold cache.
     order = "abba"
     add_official = True
@@ -146,9 +147,9 @@ def relative_to_h0(res: Results) -> pd.DataFrame:
     w = w[w["isolation"] == "rc"]
     rows = []
     for (name, r), g in w.groupby(["series_name", "readers"]):
-        base = g[g["holders"] == 0].groupby("repeat")["qps"].mean()
+        base = g[g["holders"] == 0].groupby(["sweep_id", "repeat"])["qps"].mean()
         for (h, mode), gh in g.groupby(["holders", "mode"]):
-            ratio, lo, hi, _ = stats.pair_ratio_by(gh.groupby("repeat")["qps"].mean(), base)
+            ratio, lo, hi, _ = stats.pair_ratio_by(gh.groupby(["sweep_id", "repeat"])["qps"].mean(), base)
             rows.append({"server": name, "flavor": g["flavor"].iloc[0], "readers": r, "holders": h, "mode": mode, "relative_qps": ratio,
                          "ci_low": lo, "ci_high": hi, "qps": gh["qps"].median(),
                          "cpu_per_op_us": gh["cpu_per_op_us"].median(), "cs_per_op": gh["cs_per_op"].median(),

@@ -10,7 +10,7 @@ prepared; inside a group the order is repeat-major, so points compared with each
 other are measured next to each other. The default order is ABBA: each repeat walks
 the group's points forward, the next one backward (A B | B A | A B ...), so a pair
 (A and B of one repeat) is adjacent in time and a drift that is linear in time
-favours neither side on average. A point already recorded ``ok`` for a repeat is
+favours neither side over an even number of repeats. A point already recorded ``ok`` for a repeat is
 skipped unless ``force`` is set; a run measured again supersedes the older one.
 
 A run is ok only if it is clean: sysbench errors or reconnects fail it unless the

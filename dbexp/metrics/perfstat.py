@@ -165,6 +165,9 @@ class PerfStat:
             answer = os.read(ack_r, 64) if ready else b""
         except OSError:
             answer = b""
+        except BaseException:  # interrupted while waiting: perf must not outlive the window
+            self._kill()
+            raise
         finally:
             os.close(ctl_w)
             os.close(ack_r)

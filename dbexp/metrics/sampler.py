@@ -173,16 +173,16 @@ class Sampler:
                 self._procs0 = procfs.snapshot(self._pids())
                 self._start_perf()
             self._stat0 = self._stat_prev = cpustat.read()
+            self._t0 = time.monotonic()
+            self._cpu0 = self._cpu()
+            self._prev = {f"server.{n}": 0.0 for n in RATE_NAMES}
+            for name, value in srv_counters.series_values(self.server.flavor, self._before).items():
+                self._prev[f"counter.{name}"] = value
         except BaseException:
             if self._perf is not None:
                 self._perf.close()
             self._conn.close()
             raise
-        self._t0 = time.monotonic()
-        self._cpu0 = self._cpu()
-        self._prev = {f"server.{n}": 0.0 for n in RATE_NAMES}
-        for name, value in srv_counters.series_values(self.server.flavor, self._before).items():
-            self._prev[f"counter.{name}"] = value
         self._edge_cpu_s += time.thread_time() - cpu_t
         self._thread = threading.Thread(target=self._loop, name="dbexp-sampler", daemon=True)
         self._thread.start()
@@ -203,6 +203,9 @@ class Sampler:
             while not self._stop.wait(max(0.0, next_t - (time.monotonic() - self._t0))):
                 next_t += self.interval_s
                 self._sample_once()
+        except Exception as exc:  # kept: __exit__ fails the run with it (a dead thread is a silent gap)
+            self.errors.append(f"sampler stopped at {time.monotonic() - self._t0:.1f} s: "
+                               f"{type(exc).__name__}: {exc}")
         finally:
             self._loop_cpu_s = time.thread_time()
 
