@@ -10,8 +10,9 @@ prepared; inside a group the order is repeat-major, so points compared with each
 other are measured next to each other. The default order is ABBA: each repeat walks
 the group's points forward, the next one backward (A B | B A | A B ...), so a pair
 (A and B of one repeat) is adjacent in time and a drift that is linear in time
-favours neither side over an even number of repeats. A point already recorded ``ok`` for a repeat is
-skipped unless ``force`` is set; a run measured again supersedes the older one.
+favours neither side over an even number of repeats. A repeat of a group already
+recorded ``ok`` in full is skipped unless ``force`` is set; one with any run missing
+is measured again in full, and a run measured again supersedes the older one.
 
 A run is ok only if it is clean: sysbench errors or reconnects fail it unless the
 experiment names them in ``tolerates`` (then they are stored and shown).
@@ -148,7 +149,13 @@ class Sweep:
                      for p in (self.points if r % 2 == 0 else self.points[::-1])]
         else:
             pairs = [(p, r) for r in range(self.repeats) for p in self.points]
-        return [(p, r) for p, r in pairs if (p.key(self.name), r) not in done]
+        missing = {(p.group or p.server.spec, r) for p, r in pairs if (p.key(self.name), r) not in done}
+        if self.order == "grouped":
+            return [(p, r) for p, r in pairs if (p.key(self.name), r) not in done]
+        # a repeat of a group is one unit: if any of its runs is missing, all of it is measured again,
+        # so that the runs compared with each other are always neighbours in time (a resumed half of a
+        # pair would otherwise be paired with a partner measured hours before, on another server start)
+        return [(p, r) for p, r in pairs if (p.group or p.server.spec, r) in missing]
 
     def run(self, progress: bool = True) -> list[str]:
         """Run every pending (point, repeat); returns the ok run ids of all points (old and new)."""

@@ -46,11 +46,15 @@ class HeldSessions:
             conn.close()
 
     def open(self) -> "HeldSessions":
-        _allow_files(2 * self.n + 256)  # a socket per session (Debian's soft limit is 1024)
         if self.mode == "active":
             self._create_table()
+        return self._add(self.n)
+
+    def _add(self, n: int) -> "HeldSessions":
+        """Open sessions until ``n`` are held (active ones update rows len(conns) .. n - 1)."""
+        _allow_files(2 * n + 256)  # a socket per session (Debian's soft limit is 1024)
         try:
-            for i in range(self.n):
+            for i in range(len(self.conns), n):
                 conn = self.server.connect(self.database, autocommit=False)
                 self.conns.append(conn)
                 cur = conn.cursor()
@@ -63,8 +67,31 @@ class HeldSessions:
                 cur.close()
         except Exception as exc:
             self.close()
-            raise DbexpError(f"could not open {self.n} {self.mode} sessions on {self.server.build.spec} "
+            raise DbexpError(f"could not open {n} {self.mode} sessions on {self.server.build.spec} "
                              f"(opened {len(self.conns)}): {str(exc).splitlines()[0]}") from exc
+        self.n = n
+        return self
+
+    def resize(self, n: int, settle_s: float = 10.0) -> "HeldSessions":
+        """Idle sessions only: close the surplus or open the missing ones, keeping the rest, then wait
+        until the server no longer lists the closed ones (their backends exiting would otherwise
+        overlap the next measurement)."""
+        if self.mode != "idle":
+            raise DbexpError(f"only idle sessions can be resized, not {self.mode}")
+        if n < 0:
+            raise DbexpError(f"bad number of holders {n!r}: expected 0 or more")
+        if n >= len(self.conns):
+            return self._add(n)
+        surplus, self.conns = self.conns[n:], self.conns[:n]
+        for conn in surplus:
+            with contextlib.suppress(Exception):
+                conn.close()
+        self.n = n
+        import time
+
+        deadline = time.monotonic() + settle_s
+        while observe(self.server)["sessions"] > n + 1 and time.monotonic() < deadline:  # + the observer's own
+            time.sleep(0.1)
         return self
 
     def close(self) -> None:
@@ -122,6 +149,8 @@ class HolderPool:
         self.held: HeldSessions | None = None
 
     def hold(self, h: int, mode: str) -> HeldSessions:
+        if self.held is not None and self.held.mode == mode == "idle" and self.held.n != h:
+            return self.held.resize(h)  # keep the sessions both counts share
         if self.held is None or (self.held.n, self.held.mode) != (h, mode):
             self.close()
             self.held = HeldSessions(self.server, h, mode).open()

@@ -65,3 +65,19 @@ def test_a_tolerant_experiment_keeps_what_it_tolerates():
 
     assert Tolerant("t").unclean(measured(errors=5.0, reconnects=0.0)) is None
     assert Tolerant("t").unclean(measured(errors=5.0, reconnects=2.0)) == "sysbench reported 2 reconnects"
+
+
+def test_a_resumed_repeat_is_measured_again_whole(tmp_path):
+    """Pairs stay neighbours in time: a repeat of a group with a missing run is measured again in full."""
+    from dbexp.results.store import Store
+
+    store = Store(tmp_path / "r.duckdb")
+    try:
+        sweep = Sweep(Experiment("t"), points("A", "B"), repeats=3, store=store)
+        for p, r in sweep.pending():
+            if (p.params.name, r) != ("B", 1):  # every run but B of repeat 1 is recorded ok
+                run_id = store.begin_run("t", p.key("t"), p.describe(), r)
+                store.db.execute("UPDATE runs SET status = 'ok' WHERE run_id = ?", [run_id])
+        assert order(sweep) == ["B1", "A1"]  # A of repeat 1 again too, in the repeat's own order
+    finally:
+        store.close()
