@@ -40,7 +40,8 @@ def ratio_ci(df: pd.DataFrame, y: str, title, x_title: str = "ratio of median QP
     """Ratios with their 95% intervals against the line of no difference."""
     base = alt.Chart(df)
     bars = base.mark_rule(strokeWidth=2).encode(
-        y=alt.Y(f"{y}:N", title=None), x=alt.X("ci_low:Q", title=x_title, scale=alt.Scale(zero=False)),
+        y=alt.Y(f"{y}:N", title=None, axis=alt.Axis(labelLimit=320)),
+        x=alt.X("ci_low:Q", title=x_title, scale=alt.Scale(zero=False)),
         x2="ci_high:Q")
     points = base.mark_point(filled=True, size=70).encode(
         y=f"{y}:N", x="ratio_qps:Q", tooltip=[y, alt.Tooltip("ratio_qps:Q", format=".3f"),

@@ -322,8 +322,8 @@ def sampler_cost_sentence(res: Results) -> str:
     loss = 100 * (1 - top["QPS harness / hand"])
     worst = 100 * (1 - top["QPS low"])
     if worst != worst:
-        return f"QPS with the harness over QPS by hand: {'; '.join(parts)} (too few pairs for an interval)."
-    text = (f"QPS with the harness over QPS by hand: {'; '.join(parts)}. At {int(top['idle sessions']):,} sessions "
+        return f"On {top['server']}, QPS with the harness over QPS by hand: {'; '.join(parts)} (too few pairs for an interval)."
+    text = (f"On {top['server']}, QPS with the harness over QPS by hand: {'; '.join(parts)}. At {int(top['idle sessions']):,} sessions "
             f"the point estimate is a {'loss' if loss >= 0 else 'gain'} of {abs(loss):.1f}% and the interval "
             f"excludes a cost larger than {max(worst, 0):.1f}%")
     text += (" (the lab's aim is at most 1%: met)." if worst <= 1 else
