@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -88,32 +89,31 @@ def test_failed_runs_are_kept_apart(store):
 
 
 class Interrupted(Experiment):
-    """sysbench (ignoring errors, as a tolerant workload would) while another session interrupts its
-    queries with KILL QUERY: the run completes with errors counted (a reconnect would be counted
-    too, but sysbench 1.0.20 crashes on one)."""
+    """sysbench (ignoring errors, as a tolerant workload would) while another session holds its table
+    locked for two seconds: with lock_wait_timeout at 1 s, every reader's statement then fails with a
+    lock wait timeout, which sysbench counts as an error and retries (a reconnect would be counted too,
+    but sysbench 1.0.20 crashes on one)."""
 
     def measure(self, server, point, state) -> Measured:
-        stop = threading.Event()
+        conn = server.connect(point.workload.database)
+        server.flavor.query(conn, "SET GLOBAL lock_wait_timeout = 1")  # sysbench's sessions start after this
+        locked = threading.Event()
 
-        def interrupt():
-            conn = server.connect(point.workload.database)
-            try:
-                while not stop.wait(0.01):
-                    # sysbench's point selects only: the sampler's own connection must not be hit
-                    rows = server.flavor.query(conn, "SELECT id FROM information_schema.processlist "
-                                                     "WHERE info LIKE 'SELECT c FROM sbtest%'")
-                    for (thread_id,) in rows:
-                        server.flavor.query(conn, f"KILL QUERY {thread_id}")
-            finally:
-                conn.close()
+        def lock():
+            time.sleep(0.5)
+            server.flavor.query(conn, "LOCK TABLES sbtest1 WRITE")
+            locked.set()
+            time.sleep(2.0)
+            server.flavor.query(conn, "UNLOCK TABLES")
 
-        killer = threading.Thread(target=interrupt)
-        killer.start()
+        locker = threading.Thread(target=lock)
+        locker.start()
         try:
             return super().measure(server, point, state)
         finally:
-            stop.set()
-            killer.join()
+            locker.join()
+            conn.close()
+            assert locked.is_set()
 
 
 def test_a_run_with_errors_is_failed_unless_tolerated(store):
