@@ -107,8 +107,8 @@ def beside_published(res, value: str = "qps") -> None:
 
     from dbexp.experiments import compare
 
-    table = compare.beside_published(res, value)
-    display(Markdown(compare.beside_sentence(res, table)))
+    table, sentence = compare.beside_published(res, value)
+    display(Markdown(sentence))
     if len(table):
         title = alt.TitleParams(f"{value}: this run / the published run, per point (1 = the same)", subtitle=[
             f"this run: {table['this'].iloc[0]}", f"published: {table['published'].iloc[0]}"], anchor="start")

@@ -40,21 +40,29 @@ def _keyed(wide: pd.DataFrame) -> pd.DataFrame:
     return wide.assign(match=[k for k, _ in keys], label=[lbl for _, lbl in keys])
 
 
-def beside_published(res, value: str = "qps", root=None) -> pd.DataFrame:
-    """Per point measured both in ``res`` (a run on this machine) and in the published data/: this
-    run's value over the published one's, with its interval; empty when ``res`` is the published
-    run or nothing matches. Columns: label, ratio_qps, ci_low, ci_high, pairs (runs here), this,
-    published (the machines, named)."""
+PUBLISHED_PAGE = ("This page shows the published run. Rerun the chapter on your machine (see its parameters) "
+                  "and this section shows your results beside it, point by point.")
+NO_MATCH = ("No point of this run matches a published one (same servers, parameters and workload, scale "
+            "included), so there is nothing to set beside it.")
+
+
+def beside_published(res, value: str = "qps", root=None) -> tuple[pd.DataFrame, str]:
+    """This run beside the published data/, point by point, and a sentence saying what it shows.
+
+    The table has a row per point measured in both: this run's ``value`` over the published one's,
+    with its interval (columns label, ratio_qps, ci_low, ci_high, pairs: runs here, this and
+    published: the machines, named). It is empty when ``res`` is the published run (loaded from
+    data/, or just published there) or when nothing matches."""
     from dbexp.experiments.chapter import published
 
     if res.source != "this run" or res.wide.empty:
-        return pd.DataFrame()
+        return pd.DataFrame(), PUBLISHED_PAGE
     try:
         pub = published(res.experiment, root)
     except DbexpError:
-        return pd.DataFrame()  # nothing published for this chapter yet
+        return pd.DataFrame(), NO_MATCH  # nothing published for this chapter yet
     if set(res.wide["run_id"]) & set(pub.wide["run_id"]):
-        return pd.DataFrame()  # this run was just published: it is the published run
+        return pd.DataFrame(), PUBLISHED_PAGE  # this run was just published: it is the published run
     mine, theirs = _keyed(res.wide), _keyed(pub.wide)
     rows = []
     for match, g in mine.groupby("match", sort=False):
@@ -64,28 +72,10 @@ def beside_published(res, value: str = "qps", root=None) -> pd.DataFrame:
         r, lo, hi = stats.unpaired_ratio_ci(g[value].dropna(), other[value].dropna())
         rows.append({"label": g["label"].iloc[0], "ratio_qps": r, "ci_low": lo, "ci_high": hi,
                      "pairs": len(g), "this": hardware_label(res.host), "published": hardware_label(pub.host)})
-    return pd.DataFrame(rows)
-
-
-def _is_published(res) -> bool:
-    """True when ``res``'s runs are the ones in data/ (a run that was just published)."""
-    from dbexp.experiments.chapter import published
-
-    try:
-        return bool(set(res.wide["run_id"]) & set(published(res.experiment).wide["run_id"]))
-    except DbexpError:
-        return False
-
-
-def beside_sentence(res, table: pd.DataFrame) -> str:
-    """A sentence naming both machines and how many points agree within 5%, from the table."""
-    if res.source != "this run" or _is_published(res):
-        return ("This page shows the published run. Rerun the chapter on your machine (see its parameters) "
-                "and this section shows your results beside it, point by point.")
+    table = pd.DataFrame(rows)
     if table.empty:
-        return ("No point of this run matches a published one (same servers, parameters and workload, "
-                "scale included), so there is nothing to set beside it.")
+        return table, NO_MATCH
     near = ((table["ci_low"] >= 0.95) & (table["ci_high"] <= 1.05)).sum()
-    return (f"This run on {table['this'].iloc[0]} beside the published one on {table['published'].iloc[0]}: "
-            f"{len(table)} points measured on both; on {near} of them the whole interval lies within 5% of "
-            "the published value.")
+    return table, (f"This run on {table['this'].iloc[0]} beside the published one on "
+                   f"{table['published'].iloc[0]}: {len(table)} points measured on both; on {near} of them the "
+                   "whole interval lies within 5% of the published value.")

@@ -82,6 +82,11 @@ class Point:
         blob = json.dumps([experiment, METHOD_VERSION, self.describe()], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
+    @property
+    def group_name(self) -> str:
+        """The group it runs in: its own, else one per server spec."""
+        return self.group or self.server.spec
+
     def server_key(self) -> tuple:
         return (self.server.key(), self.server_mode)
 
@@ -149,13 +154,14 @@ class Sweep:
                      for p in (self.points if r % 2 == 0 else self.points[::-1])]
         else:
             pairs = [(p, r) for r in range(self.repeats) for p in self.points]
-        missing = {(p.group or p.server.spec, r) for p, r in pairs if (p.key(self.name), r) not in done}
+        todo = [(p, r) for p, r in pairs if (p.key(self.name), r) not in done]
         if self.order == "grouped":
-            return [(p, r) for p, r in pairs if (p.key(self.name), r) not in done]
+            return todo
         # a repeat of a group is one unit: if any of its runs is missing, all of it is measured again,
         # so that the runs compared with each other are always neighbours in time (a resumed half of a
         # pair would otherwise be paired with a partner measured hours before, on another server start)
-        return [(p, r) for p, r in pairs if (p.group or p.server.spec, r) in missing]
+        missing = {(p.group_name, r) for p, r in todo}
+        return [(p, r) for p, r in pairs if (p.group_name, r) in missing]
 
     def run(self, progress: bool = True) -> list[str]:
         """Run every pending (point, repeat); returns the ok run ids of all points (old and new)."""
@@ -169,7 +175,7 @@ class Sweep:
         todo = self.pending()
         groups: dict[str, list[tuple[Point, int]]] = {}
         for p, r in todo:
-            groups.setdefault(p.group or p.server.spec, []).append((p, r))
+            groups.setdefault(p.group_name, []).append((p, r))
         bar = tqdm(total=len(todo), desc=self.name, unit="run", disable=not progress or not todo,
                    file=sys.stderr)
         try:

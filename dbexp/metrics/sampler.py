@@ -70,12 +70,11 @@ def cpu_sets(client_cpus: str | None, server_cpus: str | None, server_here: bool
 class Sampler:
     def __init__(self, server, interval_s: float = 1.0, probes: dict[str, Probe] | None = None,
                  sql_series: bool = True, extra_counters: dict[str, Probe] | None = None,
-                 new_task_interval_s: float = 0.1, cpus: str | None = None, database: str | None = None,
+                 cpus: str | None = None, database: str | None = None,
                  cs_split: bool = False):
         self.server = server
         self.database = database or server.flavor.default_db  # whose per-database counters are read
         self.interval_s = interval_s
-        self.new_task_interval_s = new_task_interval_s  # unused: nothing is polled between samples
         self.cpus = cpus  # the client's CPUs: the sampling thread and perf run here, away from the server
         self.probes = probes or {}  # sampled every interval into the series
         self.extra_counters = extra_counters or {}  # read at both ends into the counter deltas
@@ -102,6 +101,7 @@ class Sampler:
         self._disk_end: dict[str, float] | None = None
         self._procs0 = self._procs_end = None
         self._stat0 = self._stat_prev = self._stat_end = None
+        self._cpu_sets: dict[str, list[int]] = {}
         self._perf: PerfStat | None = None
         self._perf_counts = None
         self._edge_cpu_s = 0.0  # the sampler's own CPU time at the edges (outside the workload)
@@ -172,6 +172,7 @@ class Sampler:
                 self.server_cpus = self._find_server_cpus()
                 self._procs0 = procfs.snapshot(self._pids())
                 self._start_perf()
+            self._cpu_sets = cpu_sets(self.cpus, self.server_cpus, self.local)  # whose busy and steal time
             self._stat0 = self._stat_prev = cpustat.read()
             self._t0 = time.monotonic()
             self._cpu0 = self._cpu()
@@ -242,7 +243,7 @@ class Sampler:
                 self.errors.append(f"probe {source} at {t:.1f} s: {type(exc).__name__}: {exc}")
 
     def _cpu_rows(self, t: float, before, after) -> None:
-        for name, value in cpustat.shares(before, after, cpu_sets(self.cpus, self.server_cpus, self.local)).items():
+        for name, value in cpustat.shares(before, after, self._cpu_sets).items():
             if name.endswith("_pct") and value is not None:
                 self.series.append((t, "cpu", name, value))
 
@@ -294,7 +295,7 @@ class Sampler:
         """Server resource use over the window; None (or absent) where this host cannot see it."""
         out: dict[str, float | None] = {}
         if self._stat0 is not None and self._stat_end is not None:
-            out.update(cpustat.shares(self._stat0, self._stat_end, cpu_sets(self.cpus, self.server_cpus, self.local)))
+            out.update(cpustat.shares(self._stat0, self._stat_end, self._cpu_sets))
         perf = self._perf_counts
         out["sampler_cpu_s"] = self._loop_cpu_s + (perf.cpu_s - perf.startup_cpu_s if perf else 0.0)
         out["sampler_edge_cpu_s"] = self._edge_cpu_s + (perf.startup_cpu_s if perf else 0.0)

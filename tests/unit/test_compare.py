@@ -16,26 +16,27 @@ def pub():
 
 
 def test_the_published_run_is_not_compared_with_itself(pub):
-    assert compare.beside_published(pub).empty
-    assert compare.beside_sentence(pub, compare.beside_published(pub)).startswith("This page shows the published run")
+    table, sentence = compare.beside_published(pub)
+    assert table.empty
+    assert sentence.startswith("This page shows the published run")
 
 
 def test_a_run_that_was_just_published_is_not_compared_with_itself(pub):
     mine = dataclasses.replace(pub, source="this run")  # run=True, publish=True: its runs are data/'s
-    assert compare.beside_published(mine).empty
-    assert compare.beside_sentence(mine, compare.beside_published(mine)).startswith("This page shows the published run")
+    table, sentence = compare.beside_published(mine)
+    assert table.empty
+    assert sentence.startswith("This page shows the published run")
 
 
 def test_identical_runs_match_point_by_point_with_ratio_one(pub):
     # the same values under other run ids: another run of exactly the published points
     mine = dataclasses.replace(pub, source="this run", wide=pub.wide.assign(run_id="x" + pub.wide["run_id"]))
-    table = compare.beside_published(mine)
+    table, sentence = compare.beside_published(mine)
     points = pub.wide.groupby(pub.wide["point"].map(str)).ngroups
     assert len(table) == points  # every point found its counterpart, and only one
     assert table["ratio_qps"].round(12).eq(1.0).all()
     assert (table["ci_low"] <= 1).all() and (table["ci_high"] >= 1).all()
     assert table["label"].is_unique
-    sentence = compare.beside_sentence(mine, table)
     assert f"{len(table)} points measured on both" in sentence and "CPUs" in sentence
 
 
@@ -44,5 +45,6 @@ def test_a_run_at_another_scale_matches_nothing(pub):
     other["point"] = [dict(p, workload=dict(p["workload"] or {}, table_size=1)) if isinstance(p, dict) else p
                       for p in other["point"]]
     mine = dataclasses.replace(pub, source="this run", wide=other.assign(run_id="x" + other["run_id"]))
-    assert compare.beside_published(mine).empty
-    assert compare.beside_sentence(mine, compare.beside_published(mine)).startswith("No point of this run")
+    table, sentence = compare.beside_published(mine)
+    assert table.empty
+    assert sentence.startswith("No point of this run")
