@@ -41,7 +41,7 @@ from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
 
 RUN_MODES = ("container", "bare")
-ORDERS = ("abba", "alternate", "grouped")
+ORDERS = ("abba", "alternate", "grouped", "shuffled")
 UNCLEAN = ("errors", "reconnects")  # measurements that make a run failed unless tolerated
 # Part of every point's key: raise it when how a run is measured changes, so that a resumed
 # sweep measures again instead of mixing old and new methods.
@@ -56,6 +56,7 @@ class Point:
     group: str = ""  # points of one group share server instances and alternate
     server_mode: str = "container"  # container | bare (same binary, host process)
     sample: bool = True  # False: sysbench alone, as typed by hand
+    block: str = ""  # order "shuffled": points of one block stay together, blocks in a random order per repeat
 
     def __post_init__(self):
         if self.server_mode not in RUN_MODES:
@@ -136,7 +137,10 @@ class Sweep:
     store: Store | None = None
     force: bool = False
     warmup_s: float = 0.0  # an unrecorded run before each group's first measurement
-    order: str = "abba"  # abba: A B | B A | ...; alternate: A B | A B | ...; grouped: a point's repeats together
+    # abba: A B | B A | ...; alternate: A B | A B | ...; grouped: a point's repeats together;
+    # shuffled: each repeat walks the points' blocks in its own random order (seeded by the experiment's
+    # name and the repeat, so a resumed sweep walks the same), inside a block forward or backward as abba
+    order: str = "abba"
     sweep_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S"))
     run_ids: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -152,6 +156,8 @@ class Sweep:
         elif self.order == "abba":
             pairs = [(p, r) for r in range(self.repeats)
                      for p in (self.points if r % 2 == 0 else self.points[::-1])]
+        elif self.order == "shuffled":
+            pairs = [(p, r) for r in range(self.repeats) for p in shuffled(self.points, self.name, r)]
         else:
             pairs = [(p, r) for r in range(self.repeats) for p in self.points]
         todo = [(p, r) for p, r in pairs if (p.key(self.name), r) not in done]
@@ -247,6 +253,25 @@ class Sweep:
             msg = f"{point.server.spec} {point.what()} repeat {repeat}: {exc}"
             self.store.fail_run(run_id, str(exc) or type(exc).__name__)
             self.failures.append(msg)
+
+
+def shuffled(points: list[Point], seed: str, repeat: int) -> list[Point]:
+    """One repeat's walk in order "shuffled": each group's blocks (consecutive points of one
+    ``block``) in a random order drawn from (seed, repeat), a block's points forward in even
+    repeats and backward in odd ones; the groups keep their order."""
+    import random
+
+    rng = random.Random(f"{seed}:{repeat}")
+    out: list[Point] = []
+    groups: dict[str, dict[str, list[Point]]] = {}
+    for p in points:
+        groups.setdefault(p.group_name, {}).setdefault(p.block or str(id(p)), []).append(p)
+    for blocks in groups.values():
+        keys = list(blocks)
+        rng.shuffle(keys)
+        for k in keys:
+            out += blocks[k] if repeat % 2 == 0 else blocks[k][::-1]
+    return out
 
 
 def _warmup(workload: Workload, seconds: float) -> Workload:

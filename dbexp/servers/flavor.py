@@ -132,6 +132,31 @@ class Flavor(abc.ABC):
         shows). Keys are spelled as this flavor's other settings methods spell them, so that a chapter
         studying one of them overrides it by merging its own after: ``{**comparable, **own}``."""
 
+    # --- where a mechanism runs: for uprobes (dbexp.metrics.uprobe) ------------------------------
+    executables: tuple[str, ...] = ()  # the server's executable names, as in /proc/<pid>/exe
+    snapshot_symbol: str | None = None  # the exported function that builds a snapshot (None: none exported)
+
+    # --- prepared transactions: write transactions held open without a session each -----------
+    prepared_one_per_session = True  # a session can hold only one until it ends (XA before 8.0.29)
+
+    def prepared_settings(self, n: int) -> dict[str, str]:
+        """Start-up settings that allow ``n`` prepared transactions at once."""
+        return {}
+
+    @abc.abstractmethod
+    def prepare_transaction(self, conn, xid: str, statement: str) -> None:
+        """Run ``statement`` in a new transaction named ``xid`` and leave it prepared (two-phase
+        commit's first phase): it stays open, a read-write transaction every snapshot must list,
+        after the session that prepared it has gone."""
+
+    @abc.abstractmethod
+    def rollback_prepared(self, conn, xid: str) -> None:
+        """End the prepared transaction ``xid`` (from any session)."""
+
+    @abc.abstractmethod
+    def prepared_xids(self, conn) -> list[str]:
+        """The names of the prepared transactions the server holds."""
+
     def snapshot_wait_settings(self) -> dict[str, str]:
         """Start-up settings that make :meth:`snapshot_waits` observable."""
         return {}

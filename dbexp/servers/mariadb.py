@@ -11,6 +11,9 @@ class MariaDB(MySQL):
     supports_bare = False  # Debian's package is installed inside the image: there is no archive to unpack
     base_version = "10.11"
     innodb_metrics_on = "enabled = 1"  # MariaDB's INNODB_METRICS has ENABLED, not MySQL's STATUS
+    executables = ("mariadbd", "mysqld")
+    # Debian's mariadbd exports no ReadView function (ReadView::open is internal): time it another way
+    snapshot_symbol = None
 
     def version_args(self) -> list[str]:
         return []

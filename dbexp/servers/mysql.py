@@ -169,6 +169,22 @@ class MySQL(Flavor):
         sessions = self.query(conn, "SELECT COUNT(*) FROM information_schema.processlist")[0][0]
         return {"open_write_trx": int(trx), "sessions": int(sessions)}
 
+    executables = ("mysqld",)
+    # MVCC::view_open(ReadView*&, trx_t*): opens (or reopens) a statement's or transaction's view,
+    # copying the ids of the active read-write transactions (the same mangled name in 5.7 and 8.0)
+    snapshot_symbol = "_ZN4MVCC9view_openERP8ReadViewP5trx_t"
+
+    def prepare_transaction(self, conn, xid: str, statement: str) -> None:
+        for stmt in (f"XA START '{xid}'", statement, f"XA END '{xid}'", f"XA PREPARE '{xid}'"):
+            self.query(conn, stmt)
+
+    def rollback_prepared(self, conn, xid: str) -> None:
+        self.query(conn, f"XA ROLLBACK '{xid}'")
+
+    def prepared_xids(self, conn) -> list[str]:
+        # formatID, gtrid_length, bqual_length, data (the gtrid, as bytes in 8.0)
+        return [d.decode() if isinstance(d, bytes) else str(d) for *_, d in self.query(conn, "XA RECOVER")]
+
     # --- what chapters ask ----------------------------------------------------------------------
     def comparable_settings(self) -> dict[str, str]:
         return {

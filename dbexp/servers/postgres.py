@@ -144,6 +144,23 @@ class Postgres(Flavor):
                                     "WHERE backend_type = 'client backend'")[0][0]
         return {"open_write_trx": int(trx), "sessions": int(sessions)}
 
+    executables = ("postgres",)
+    snapshot_symbol = "GetSnapshotData"  # every snapshot a backend takes (or, 14+, reuses)
+    prepared_one_per_session = False  # after PREPARE TRANSACTION the session is free again
+
+    def prepared_settings(self, n: int) -> dict[str, str]:
+        return {"max_prepared_transactions": str(n + 10)}  # 0 by default: none allowed
+
+    def prepare_transaction(self, conn, xid: str, statement: str) -> None:
+        for stmt in ("BEGIN", statement, f"PREPARE TRANSACTION '{xid}'"):
+            self.query(conn, stmt)
+
+    def rollback_prepared(self, conn, xid: str) -> None:
+        self.query(conn, f"ROLLBACK PREPARED '{xid}'")
+
+    def prepared_xids(self, conn) -> list[str]:
+        return [r[0] for r in self.query(conn, "SELECT gid FROM pg_prepared_xacts")]
+
     # --- what chapters ask ----------------------------------------------------------------------
     def comparable_settings(self) -> dict[str, str]:
         return {

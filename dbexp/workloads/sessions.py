@@ -142,11 +142,25 @@ def observe(server) -> dict[str, int]:
 
 
 class HolderPool:
-    """The held sessions of one server, kept open across consecutive points with the same number and mode."""
+    """The held sessions of one server, kept open across consecutive points with the same number and
+    mode, and its prepared transactions (dbexp.workloads.prepared), resized in place."""
 
     def __init__(self, server):
         self.server = server
         self.held: HeldSessions | None = None
+        self.prepared = None
+
+    def hold_prepared(self, n: int):
+        from dbexp.workloads.prepared import PreparedHolders
+
+        if self.prepared is None:
+            if not n:
+                return None
+            self.prepared = PreparedHolders(self.server)
+        return self.prepared.resize(n)
+
+    def prepared_count(self) -> int:
+        return self.prepared.observed() if self.prepared is not None else 0
 
     def hold(self, h: int, mode: str) -> HeldSessions:
         if self.held is not None and self.held.mode == mode == "idle" and self.held.n != h:
@@ -157,9 +171,14 @@ class HolderPool:
         return self.held
 
     def close(self) -> None:
-        if self.held is not None:
-            self.held.close()
-            self.held = None
+        try:
+            if self.prepared is not None:
+                self.prepared.close()
+                self.prepared = None
+        finally:
+            if self.held is not None:
+                self.held.close()
+                self.held = None
 
     def __enter__(self) -> "HolderPool":
         return self

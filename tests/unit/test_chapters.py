@@ -32,9 +32,9 @@ def test_every_claim_has_a_verdict_computed_from_published_data(chapter: Chapter
 
 def test_published_readview_slopes_and_mvcc_tables_have_numbers():
     rv = readview.CHAPTER.run("default", run=False, root=REPO)
-    sl = readview.slopes(rv)
-    assert len(sl) >= 2 and sl["ns cpu/o per active trx"].notna().all()
-    assert (sl["ci_low"] <= sl["ns cpu/o per active trx"]).all()
+    for sl in (readview.view_slopes(rv), readview.cpu_slopes(rv)):
+        assert len(sl) >= 2 and sl["slope"].notna().all()
+        assert (sl["low"] <= sl["slope"]).all() and (sl["slope"] <= sl["high"]).all()
     mv = mvcc_chains.CHAPTER.run("default", run=False, root=REPO)
     t = mvcc_chains.at_largest_v(mv)
     assert t["old_p50_us"].notna().all() and (t["versions"] == t["versions"].max()).all()
@@ -50,6 +50,23 @@ def test_overrides_as_papermill_passes_them():
         readview.CHAPTER.scale("huge")
     with pytest.raises(DbexpError, match="bad value for repeats"):
         readview.CHAPTER.scale("smoke", repeats="three")
+
+
+def test_readview_design_blocks_by_h_and_probes_where_a_symbol_is_exported():
+    from dbexp.experiments.chapter import Cpus
+
+    sc = readview.CHAPTER.scale("default")
+    points = [p for part in readview.CHAPTER.design(sc, Cpus("1", "0")) for p in part.points]
+    assert readview.CHAPTER.order == "shuffled"
+    assert {p.block for p in points} == {f"H={h}" for h in sc.holders}
+    maria = [p for p in points if p.server.spec.startswith("mariadb")]
+    assert maria and not any(p.params.probe for p in maria)
+    pg = [p for p in points if p.server.spec.startswith("postgres")]
+    assert {p.params.mode for p in pg} == {"none", "prepared", "idle"}
+    assert pg[0].server.settings["max_prepared_transactions"] == str(max(sc.holders) + 10)
+    latch = [p for p in points if p.params.trx_stmts]
+    assert latch and all(p.server.spec.startswith(("mysql", "mariadb")) for p in latch)
+    assert len({p.key("readview") for p in points}) == len(points)
 
 
 def test_design_gives_typed_points():

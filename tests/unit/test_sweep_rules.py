@@ -42,8 +42,23 @@ def test_other_orders():
         "A0", "A1", "B0", "B1"]
 
 
+def test_shuffled_keeps_blocks_together_and_walks_each_repeat_its_own_way():
+    pts = [Point(ServerConfig("postgres:16@offline", "1"), P(f"{h}{v}"), group="g", block=str(h))
+           for h in (0, 1, 2, 3, 4) for v in "ab"]
+    sweep = Sweep(Experiment("t"), pts, repeats=4, force=True, order="shuffled")
+    walks = [[name for name in order(sweep) if name.endswith(str(r))] for r in range(4)]
+    for r, walk in enumerate(walks):
+        blocks = [name[0] for name in walk]
+        assert blocks[::2] == blocks[1::2]  # a block's two points are neighbours
+        assert sorted(blocks[::2]) == list("01234")
+        inside = [name[1] for name in walk[:2]]
+        assert inside == (["a", "b"] if r % 2 == 0 else ["b", "a"])
+    assert len({tuple(n[0] for n in w) for w in walks}) > 1  # not one order for every repeat
+    assert order(sweep) == order(Sweep(Experiment("t"), pts, repeats=4, force=True, order="shuffled"))
+
+
 def test_bad_order_is_one_line():
-    with pytest.raises(DbexpError, match="bad sweep order 'zigzag': valid are abba, alternate, grouped"):
+    with pytest.raises(DbexpError, match="bad sweep order 'zigzag': valid are abba, alternate, grouped, shuffled"):
         Sweep(Experiment("t"), points("A"), 1, force=True, order="zigzag").run(progress=False)
 
 

@@ -1,0 +1,204 @@
+"""Time one function where it runs, inside a running server: a bpftrace uprobe/uretprobe pair.
+
+bpftrace attaches to the server's own binary (reached through ``/proc/<pid>/root``, so a
+binary inside a container works too), takes a timestamp when a thread enters the
+function and another when it returns, and keeps the number of calls, their summed
+duration and a log2 histogram. Nothing in the server is patched.
+
+A call during which its thread was switched out (preempted by another thread on the server's CPU,
+or blocked) is counted apart: its wall time includes whatever ran meanwhile, milliseconds of other
+threads' work on a busy CPU, which would swamp a mean of microseconds. The share of such calls is
+kept, so a reader sees what was set aside.
+
+What it costs: each call takes two traps into the kernel (about a microsecond each on
+this lab's VM), so the server does less work per second while probed. The time of a call
+includes part of that overhead, the same at every point, so differences between points
+(a slope) are the function's own; a probe run is kept apart from the throughput runs and
+its cost is measured as their QPS ratio. bpftrace is started with a handshake (it prints
+``ready`` from BEGIN, which runs once every probe is attached) and stopped with SIGINT,
+after which it prints its maps as JSON lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from dbexp.errors import DbexpError
+from dbexp.metrics import procfs
+from dbexp.workloads.children import child_options
+
+SCRIPT = """
+uprobe:{path}:{symbol} {{ @start[tid] = nsecs; @switched[tid] = 0; }}
+tracepoint:sched:sched_switch /@start[args->prev_pid]/ {{ @switched[args->prev_pid] = 1; }}
+uretprobe:{path}:{symbol} /@start[tid]/ {{
+  $d = nsecs - @start[tid]; delete(@start[tid]);
+  if (@switched[tid]) {{ @out_calls = count(); @out_ns = sum($d); }}
+  else {{ @calls = count(); @ns = sum($d); @hist = hist($d); }}
+  delete(@switched[tid]);
+}}
+BEGIN {{ printf("ready\\n"); }}
+END {{ clear(@start); clear(@switched); }}
+"""
+
+
+PROBES = 5  # what SCRIPT attaches: uprobe, tracepoint, uretprobe, BEGIN, END
+
+
+class UprobeError(DbexpError):
+    """bpftrace is missing, could not attach, or stopped without printing its counts."""
+
+
+@dataclass
+class Timed:
+    calls: int = 0  # calls that ran without being switched out
+    total_ns: int = 0
+    switched_calls: int = 0  # calls during which the thread was switched out (timed apart)
+    switched_ns: int = 0
+    hist: list[tuple[int, int, int]] = field(default_factory=list)  # (low ns, high ns, calls)
+
+    @property
+    def mean_ns(self) -> float | None:
+        return self.total_ns / self.calls if self.calls else None
+
+    @property
+    def switched_share(self) -> float | None:
+        total = self.calls + self.switched_calls
+        return self.switched_calls / total if total else None
+
+    def quantile_ns(self, q: float) -> float | None:
+        """A quantile from the log2 histogram: the geometric middle of the bucket it falls in."""
+        if not self.calls:
+            return None
+        seen = 0
+        for lo, hi, n in self.hist:
+            seen += n
+            if seen >= q * self.calls:
+                return float(((max(lo, 1)) * max(hi, 1)) ** 0.5)
+        return float(self.hist[-1][1]) if self.hist else None
+
+
+def bpftrace_binary() -> str | None:
+    return shutil.which("bpftrace")
+
+
+def server_binary(pid: int, names: tuple[str, ...]) -> str:
+    """The path, as this host reaches it, of the server executable among ``pid`` and its
+    descendants whose name is one of ``names`` (an entrypoint may start the server as a child)."""
+    for p in procfs.descendants(pid):
+        try:
+            exe = os.readlink(f"/proc/{p}/exe")
+        except OSError:
+            continue
+        if os.path.basename(exe) in names:
+            return f"/proc/{p}/root{exe}"
+    raise UprobeError(f"no {' or '.join(names)} process under pid {pid}")
+
+
+def script(path: str, symbol: str) -> str:
+    return SCRIPT.format(path=path, symbol=symbol)
+
+
+def attached_probes(lines: list[str]) -> int | None:
+    """The number bpftrace reports attaching (its first JSON line), or None if it said nothing."""
+    for line in lines:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if msg.get("type") == "attached_probes":
+            return int(msg["data"]["probes"])
+    return None
+
+
+def parse(lines: list[str]) -> Timed:
+    """bpftrace's ``-f json`` lines after SIGINT -> Timed (no line for a map: zero calls)."""
+    out = Timed()
+    for line in lines:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        data = msg.get("data")
+        if msg.get("type") == "map" and isinstance(data, dict):
+            out.calls = int(data.get("@calls", out.calls))
+            out.total_ns = int(data.get("@ns", out.total_ns))
+            out.switched_calls = int(data.get("@out_calls", out.switched_calls))
+            out.switched_ns = int(data.get("@out_ns", out.switched_ns))
+        elif msg.get("type") == "hist" and isinstance(data, dict) and "@hist" in data:
+            out.hist = [(int(b.get("min", 0)), int(b.get("max", b.get("min", 0))), int(b["count"]))
+                        for b in data["@hist"]]
+    return out
+
+
+class UprobeTimer:
+    """``with UprobeTimer(path, symbol) as t: ...`` then ``t.result``: every call in the block timed."""
+
+    def __init__(self, path: str, symbol: str, pin: str | None = None, attach_timeout_s: float = 60.0):
+        self.path, self.symbol, self.pin = path, symbol, pin
+        self.attach_timeout_s = attach_timeout_s
+        self.proc: subprocess.Popen | None = None
+        self.result: Timed | None = None
+        self._lines: list[str] = []
+
+    def command(self) -> list[str]:
+        exe = bpftrace_binary()
+        if exe is None:
+            raise UprobeError("bpftrace is not installed: run `make host` (Debian package bpftrace)")
+        cmd = ["taskset", "-c", self.pin] if self.pin else []
+        if os.geteuid() != 0:  # uprobes need root: through sudo where it asks no password (CI runners)
+            cmd += ["sudo", "-n"]
+        return cmd + [exe, "-f", "json", "-e", script(self.path, self.symbol)]
+
+    def __enter__(self) -> "UprobeTimer":
+        self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, bufsize=1, **child_options())
+        deadline = time.monotonic() + self.attach_timeout_s
+        poller = select.poll()
+        poller.register(self.proc.stdout, select.POLLIN)
+        while time.monotonic() < deadline:
+            if poller.poll(200):
+                line = self.proc.stdout.readline()
+                if not line:
+                    break  # bpftrace exited
+                if '"ready' in line:
+                    attached = attached_probes(self._lines)
+                    if attached == PROBES:
+                        return self
+                    self._kill()  # bpftrace skips a uprobe whose symbol it cannot find, and says nothing
+                    raise UprobeError(f"bpftrace did not attach to {self.symbol} in {self.path}: {attached} of "
+                                      f"{PROBES} probes attached (is the function exported by that binary?)")
+                self._lines.append(line)
+            elif self.proc.poll() is not None:
+                break
+        err = self._kill()
+        raise UprobeError(f"bpftrace did not attach to {self.symbol} in {self.path}: {err or 'timed out'}")
+
+    def _kill(self) -> str:
+        if self.proc is None:
+            return ""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        _, err = self.proc.communicate()
+        return " ".join((err or "").split())[-300:]
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is None:
+            return
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            out, err = self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._kill()
+            if exc[0] is None:
+                raise UprobeError(f"bpftrace did not stop within 30 s ({self.symbol})") from None
+            return
+        self.result = parse(self._lines + out.splitlines())
+        if self.proc.returncode != 0 and exc[0] is None:
+            raise UprobeError(f"bpftrace exited with {self.proc.returncode}: {' '.join(err.split())[-300:]}")

@@ -1,0 +1,121 @@
+"""Write transactions held open without a session each: prepared transactions (two-phase commit).
+
+A session holding an open write transaction costs a connection (and, on PostgreSQL, a
+process), which caps how many a lab can hold at about a thousand. A *prepared*
+transaction (MySQL and MariaDB ``XA PREPARE``, PostgreSQL ``PREPARE TRANSACTION``)
+stays open after its session has gone, and every snapshot still lists it: it is in
+InnoDB's list of read-write transactions copied into each ReadView, and in
+PostgreSQL's proc array (as a dummy process) scanned by every ``GetSnapshotData``.
+So H can reach ten thousand and more with no session at all, and the per-session
+cost (PostgreSQL before 14) is kept apart from the per-transaction one.
+
+Each holder inserts its own row into ``prepared_holders`` (no two touch one row, so
+nobody waits on a lock). The set is resized in place: growing prepares the missing
+ones, shrinking rolls back the newest.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from dbexp.errors import DbexpError
+
+TABLE = "prepared_holders"
+PREFIX = "dbexp_h"
+
+
+class PreparedHolders:
+    def __init__(self, server, database: str = "sbtest", workers: int = 4):
+        self.server = server
+        self.database = database
+        self.workers = workers  # parallel connections where each needs its own (one CPU of server work)
+        self.xids: list[str] = []
+        self._next = 0
+        self._table = False
+
+    @property
+    def n(self) -> int:
+        return len(self.xids)
+
+    def _query(self, sql: str) -> list[tuple]:
+        return self.server.query(sql, database=self.database)
+
+    def _ensure_table(self) -> None:
+        if not self._table:
+            self._query(f"DROP TABLE IF EXISTS {TABLE}")
+            self._query(f"CREATE TABLE {TABLE} (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)")
+            self._table = True
+
+    def _prepare(self, conn, i: int) -> str:
+        xid = f"{PREFIX}{i}"
+        self.server.flavor.prepare_transaction(conn, xid, f"INSERT INTO {TABLE} (id, v) VALUES ({i}, 0)")
+        return xid
+
+    def _prepare_one_session(self, i: int) -> str:
+        conn = self.server.connect(self.database)
+        try:
+            return self._prepare(conn, i)
+        finally:
+            conn.close()
+
+    def resize(self, n: int) -> "PreparedHolders":
+        """Hold exactly ``n`` prepared transactions; the server must list them all."""
+        if n < 0:
+            raise DbexpError(f"bad number of prepared transactions {n!r}: expected 0 or more")
+        flavor = self.server.flavor
+        if n > self.n:
+            self._ensure_table()
+            ids = list(range(self._next, self._next + n - self.n))
+            self._next += len(ids)
+            try:
+                if flavor.prepared_one_per_session:
+                    with ThreadPoolExecutor(self.workers) as pool:
+                        self.xids += list(pool.map(self._prepare_one_session, ids))
+                else:
+                    conn = self.server.connect(self.database)
+                    try:
+                        for i in ids:
+                            self.xids.append(self._prepare(conn, i))
+                    finally:
+                        conn.close()
+            except Exception as exc:
+                raise DbexpError(f"could not prepare {n} transactions on {self.server.build.spec} "
+                                 f"(holding {self.n}): {str(exc).splitlines()[0]}") from exc
+        elif n < self.n:
+            conn = self.server.connect(self.database)
+            try:
+                while self.n > n:
+                    flavor.rollback_prepared(conn, self.xids[-1])
+                    self.xids.pop()
+            finally:
+                conn.close()
+        seen = self.observed()
+        if seen != n:
+            raise DbexpError(f"asked for {n} prepared transactions on {self.server.build.spec}, "
+                             f"the server lists {seen}")
+        return self
+
+    def observed(self, settle_s: float = 5.0) -> int:
+        """How many of ours the server lists (a disconnecting XA session may take a moment)."""
+        deadline = time.monotonic() + settle_s
+        while True:
+            conn = self.server.connect(self.database)
+            try:
+                seen = sum(1 for x in self.server.flavor.prepared_xids(conn) if x.startswith(PREFIX))
+            finally:
+                conn.close()
+            if seen == self.n or time.monotonic() > deadline:
+                return seen
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        """Roll every one back (a server stopped with prepared transactions keeps them)."""
+        if self.xids:
+            self.resize(0)
+
+    def __enter__(self) -> "PreparedHolders":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

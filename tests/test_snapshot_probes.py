@@ -1,0 +1,66 @@
+"""Open transactions without a session (prepared) and the view-building function timed by bpftrace,
+against real servers."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbexp.metrics import uprobe
+from dbexp.workloads import Workload, sysbench
+from dbexp.workloads.prepared import PreparedHolders
+from conftest import MYSQL, POSTGRES
+
+pytestmark = pytest.mark.docker
+
+READERS = Workload("point_select_isolation", threads=2, duration_s=2, table_size=2000,
+                   options=(("isolation", "rc"), ("writer", "on")))
+
+
+@pytest.fixture(scope="module", params=[MYSQL, POSTGRES], ids=["mysql", "postgres"])
+def server(request, engine):
+    from dbexp.servers import ServerConfig, running
+    from dbexp.servers.registry import flavor_of_spec
+
+    settings = flavor_of_spec(request.param).prepared_settings(200)
+    with running(ServerConfig(request.param, cpuset="1", memory="2g", settings=settings)) as srv:
+        sysbench.prepare(READERS, srv)
+        yield srv
+
+
+def test_prepared_transactions_stay_open_without_their_sessions(server):
+    with PreparedHolders(server) as held:
+        held.resize(120)
+        assert held.observed() == 120
+        conn = server.connect()
+        try:
+            listed = server.flavor.prepared_xids(conn)
+        finally:
+            conn.close()
+        assert sum(x.startswith("dbexp_h") for x in listed) == 120
+        held.resize(30)  # the newest rolled back, the rest kept
+        assert held.observed() == 30 and held.xids[-1] == "dbexp_h29"
+        if server.flavor.name == "postgres":  # every snapshot lists them: they hold back the xmin horizon
+            n = server.query("SELECT count(*) FROM pg_prepared_xacts")[0][0]
+            assert n == 30
+    assert held.observed() == 0
+
+
+def test_the_view_function_is_timed_where_it_runs(server):
+    if uprobe.bpftrace_binary() is None:
+        pytest.fail("bpftrace is missing: `make host` installs it")
+    path = uprobe.server_binary(server.main_pid(), server.flavor.executables)
+    with uprobe.UprobeTimer(path, server.flavor.snapshot_symbol, pin="0") as timer:
+        done = sysbench.run(READERS, server)
+    t = timer.result
+    reads = done.result.summary()["reads"]
+    assert t.calls + t.switched_calls >= reads * 0.9, (t.calls, reads)  # at least one view per point select
+    assert 0 <= t.switched_share < 0.5  # a call rarely spans a context switch
+    assert 50 < t.mean_ns < 1_000_000
+    assert sum(n for _, _, n in t.hist) == t.calls
+    assert t.quantile_ns(0.5) <= t.quantile_ns(0.9)
+
+
+def test_a_missing_symbol_says_which():
+    with pytest.raises(uprobe.UprobeError, match="did not attach to no_such_function"):
+        with uprobe.UprobeTimer("/bin/true", "no_such_function", attach_timeout_s=20):
+            pass
