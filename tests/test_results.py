@@ -142,6 +142,18 @@ def test_interrupted_runs_become_failed(store):
     assert row["status"] == "failed" and row["error"].startswith("interrupted")
 
 
+def test_discarded_runs_keep_their_data_and_reason_and_are_measured_again(store):
+    done = store.begin_run("t_disc", "k", {}, 0)
+    store.finish_run(done, {}, {"qps": (1.0, "1/s")}, [], [])
+    assert ("k", 0) in store.done_keys("t_disc")
+    assert store.discard([done], "other work ran on the host") == 1
+    row = store.runs("t_disc", status=None).iloc[0]
+    assert row["status"] == "discarded" and row["error"] == "other work ran on the host"
+    assert store.done_keys("t_disc") == set() and store.runs("t_disc").empty
+    assert len(store.table("measurements", [done])) == 1  # kept for the record
+    assert store.discard([], "nothing") == 0
+
+
 def test_export_and_load_round_trip(store, tmp_path):
     from dbexp.results import export, load
     ids = Sweep(Experiment("t_exp"), [_point()], repeats=1, store=store).run(progress=False)

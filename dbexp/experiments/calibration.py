@@ -71,7 +71,7 @@ class Calibration(Chapter):
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000,
                        warmup_s=1, ratio_duration_s=2, session_counts=(10, 100)),
-        "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 12, 6, 100000),
+        "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 24, 6, 100000),
         "full": Scale(tuple(ALL_OFFLINE), ("mysql:5.7@offline", "mysql:8.0@offline", "postgres:12@offline",
                                            "postgres:16@offline", "postgres:18@offline"), 10, 30, 30, 1000000,
                       ratio_duration_s=10),

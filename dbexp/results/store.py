@@ -125,6 +125,18 @@ class Store:
             "AND point_key = ? AND repeat = ? RETURNING run_id", [run_id, *key]).fetchall()
         return len(rows)
 
+    def discard(self, run_ids, why: str) -> int:
+        """Ok runs that must not be read as results for a reason found after they ran (other work on
+        the machine during them, say) become 'discarded', with the reason; their data are kept, and a
+        resumed sweep measures those points again."""
+        ids = list(run_ids)
+        if not ids:
+            return 0
+        rows = self.db.execute(
+            f"UPDATE runs SET status = 'discarded', error = ? WHERE status = 'ok' AND run_id IN "
+            f"({', '.join('?' for _ in ids)}) RETURNING run_id", [why[:2000], *ids]).fetchall()
+        return len(rows)
+
     def _insert_df(self, table: str, df: pd.DataFrame) -> None:
         self.db.register("_incoming", df)
         try:
