@@ -6,7 +6,7 @@ SCALE  ?= smoke
 # e.g. BOOKFLAGS="--render-only" or BOOKFLAGS="--publish"
 BOOKFLAGS ?=
 
-.PHONY: setup host engine images book test unit clean
+.PHONY: setup host engine images book test unit clean lint-ci
 
 # Host tools first: on a bare Debian even python3-venv may be missing.
 host:
@@ -36,6 +36,20 @@ test: engine
 # The tests that need no server, no engine and no network (statistics, verdicts, parsers, layout): seconds.
 unit: $(BIN)/dbexp
 	$(BIN)/python -m pytest -ra -m unit $(PYTEST_ARGS)
+
+# The GitHub Actions workflow (.github/workflows/), checked by actionlint and against GitHub's
+# workflow schema (check-jsonschema, in a venv of its own). Installs both on first use: actionlint
+# with `go install` (Go from PATH or /usr/local/go), check-jsonschema from PyPI.
+ACTIONLINT_VERSION ?= v1.7.12
+GO ?= $(shell command -v go || echo /usr/local/go/bin/go)
+GOBIN_DIR := $(shell $(GO) env GOPATH 2>/dev/null || echo $(HOME)/go)/bin
+LINT_VENV ?= .venv-lint
+lint-ci:
+	@test -x $(GOBIN_DIR)/actionlint || $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	$(GOBIN_DIR)/actionlint .github/workflows/*.yml
+	@test -x $(LINT_VENV)/bin/check-jsonschema || { $(PYTHON) -m venv $(LINT_VENV) && \
+		$(LINT_VENV)/bin/pip install -q check-jsonschema; }
+	$(LINT_VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 
 clean:
 	-$(BIN)/dbexp clean

@@ -159,16 +159,17 @@ def test_book_builds_and_chart_draws_offline(book: Path, tmp_path: Path):
     assert "dbexp-vega.js" in html
     assert len(re.findall(r'<div id="altair-viz-', html)) == 1
 
-    # Every chapter received scale, run and publish; the defaults cell is removed.
+    # Every chapter received scale, run and publish; both parameters cells are removed from the page.
     executed = nbformat.read(book / "book" / "throughput.ipynb", as_version=4)
     injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1
     assert 'scale = "smoke"' in injected[0].source and "run = False" in injected[0].source
     assert "publish = False" in injected[0].source
-    assert "hide-input" in injected[0].metadata["tags"]
+    assert "remove-cell" in injected[0].metadata["tags"]
     defaults = [c for c in executed.cells if "parameters" in c.metadata.get("tags", [])]
     assert "remove-cell" in defaults[0].metadata["tags"]
     assert "scale=smoke run=False publish=False" in html
+    assert 'scale = "smoke"' not in html  # neither parameters cell is on the page
 
     if not HAVE_CHROMIUM:
         pytest.skip("no chromium: the offline drawing check needs Debian's chromium")

@@ -5,8 +5,12 @@
     execute.py  one chapter: papermill, parameter check, no traceback left behind
     build.py    all chapters, then `jupyter-book build -W`
     vega.py     Altair charts offline (a Sphinx extension + enable_offline())
+    style.py    the book's style sheet (a Sphinx extension): tables fit the page
     check.py    headless Chromium: did every chart draw, with no network?
-    charts.py   chart helpers for the notebooks (written by the lead)
+    charts.py   chart helpers for the notebooks: legends with line samples, panels and servers
+                in a deliberate order, ticks at measured values
+    tables.py   tables with human headers and units, shortened, the rest downloadable
+    downloads.py  the data behind a chart or table: its rows as CSV, the published Parquet
 
 Everything here raises dbexp.errors.DbexpError (one line) for people's mistakes.
 """

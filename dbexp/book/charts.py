@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import altair as alt
 import pandas as pd
 
@@ -25,11 +27,12 @@ def repeats_strip(df: pd.DataFrame, x: str, y: str, color: str, column: str | No
     """Every repeat as a dot and the median as a tick: the spread is the point."""
     cols = [c for c in dict.fromkeys([x, y, color, column, "repeat"]) if c]
     base = alt.Chart(df[cols])  # only what is drawn: the page embeds the chart's data
+    order = server_order(df[x].unique())  # servers by flavor, then version
     dots = base.mark_circle(size=45, opacity=0.6).encode(
-        x=alt.X(f"{x}:N", title=None, sort=None), y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(zero=False)),
+        x=alt.X(f"{x}:N", title=None, sort=order), y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(zero=False)),
         color=alt.Color(f"{color}:N", legend=None), tooltip=[x, y, "repeat"])
     ticks = base.mark_tick(color="black", thickness=2, size=18).encode(
-        x=alt.X(f"{x}:N", sort=None), y=alt.Y(f"median({y}):Q"))
+        x=alt.X(f"{x}:N", sort=order), y=alt.Y(f"median({y}):Q"))
     layered = alt.layer(dots, ticks)
     if column:
         layered = layered.facet(column=alt.Column(f"{column}:N", title=None)).resolve_scale(y="independent")
@@ -39,65 +42,177 @@ def repeats_strip(df: pd.DataFrame, x: str, y: str, color: str, column: str | No
 def ratio_ci(df: pd.DataFrame, y: str, title, x_title: str = "ratio of median QPS (A / B)") -> alt.Chart:
     """Ratios with their 95% intervals against the line of no difference."""
     base = alt.Chart(df)
+    order = server_order(df[y].unique())  # "mysql 8.0.15 / 5.7.22": flavor, then version numbers
     bars = base.mark_rule(strokeWidth=2).encode(
-        y=alt.Y(f"{y}:N", title=None, axis=alt.Axis(labelLimit=320)),
+        y=alt.Y(f"{y}:N", title=None, axis=alt.Axis(labelLimit=320), sort=order),
         x=alt.X("ci_low:Q", title=x_title, scale=alt.Scale(zero=False)),
         x2="ci_high:Q")
     points = base.mark_point(filled=True, size=70).encode(
-        y=f"{y}:N", x="ratio_qps:Q", tooltip=[y, alt.Tooltip("ratio_qps:Q", format=".3f"),
+        y=alt.Y(f"{y}:N", sort=order), x="ratio_qps:Q", tooltip=[y, alt.Tooltip("ratio_qps:Q", format=".3f"),
                                              alt.Tooltip("ci_low:Q", format=".3f"),
                                              alt.Tooltip("ci_high:Q", format=".3f"), "pairs"])
     one = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
-    return alt.layer(one, bars, points).properties(title=title, width=460)
+    return alt.layer(one, bars, points).properties(title=title, width=400)
 
 
-def legend(title: str | None = None, dashes: bool = False) -> alt.Legend:
+def server_order(names) -> list[str]:
+    """Server names ("mysql 8.0.15") in a deliberate order: engines that keep versions the same way
+    together (InnoDB's undo, then PostgreSQL's heap), flavors in the registry's order within them, then
+    versions by number (5.7 before 8.0, 9.6 before 12), never alphabetically."""
+    from dbexp.servers.registry import FLAVORS
+
+    flavors = list(FLAVORS)
+    stores = list(dict.fromkeys(cls.version_store for cls in FLAVORS.values()))
+
+    def key(name: str):
+        flavor, _, version = str(name).partition(" ")
+        cls = FLAVORS.get(flavor)
+        numbers = tuple(int(n) for n in re.findall(r"\d+", version))
+        return (stores.index(cls.version_store) if cls else len(stores),
+                flavors.index(flavor) if cls else len(flavors), flavor, numbers, version)
+
+    return sorted(dict.fromkeys(names), key=key)
+
+
+def measured_ticks(values, limit: int = 12) -> list | None:
+    """Axis ticks at the values that were measured (the V or H of each point), when there are few
+    enough to label; None lets the axis choose."""
+    found = sorted({float(v) for v in pd.Series(values).dropna()})
+    if not found or len(found) > limit:
+        return None
+    return [int(v) if v.is_integer() else v for v in found]
+
+
+def legend(title: str | None = None, dashes: bool = False, lines: bool = False) -> alt.Legend:
     """A legend under the chart, with room for full server names: a legend at the right of two
-    facets runs past the width of a book page and is cut off. ``dashes``: draw line strokes, for
-    a strokeDash encoding."""
-    extra = ({"symbolType": "stroke", "symbolStrokeWidth": 2, "symbolSize": 300, "symbolStrokeColor": "black"}
-             if dashes else {})  # the stroke colour: with a colour legend beside it, the samples are drawn blank
-    return alt.Legend(title=title, orient="bottom", columns=2 if dashes else 4, labelLimit=400, **extra)
+    facets runs past the width of a book page and is cut off. ``dashes``: line samples in black, for a
+    strokeDash encoding of its own; ``lines``: line samples in each colour, for a colour (and dash)
+    encoding of lines, so a reader sees the very stroke drawn in the chart."""
+    extra = {}
+    if dashes or lines:
+        # opaque samples: a chart's confidence band (a pale area of the same colour) must not fade them
+        extra = {"symbolType": "stroke", "symbolStrokeWidth": 2.5, "symbolSize": 400, "symbolOpacity": 1}
+    if dashes and not lines:
+        extra["symbolStrokeColor"] = "black"  # with a colour legend beside it, the samples are drawn blank
+    return alt.Legend(title=title, orient="bottom", direction="horizontal", columns=2 if dashes else 4,
+                      labelLimit=400, **extra)
+
+
+def _x_axis(x: str, title: str, ticks, log: bool, symlog: bool = False, fmt: str = ",~r") -> alt.X:
+    scale = alt.Scale(type="symlog") if symlog else alt.Scale(type="log") if log else alt.Scale()
+    if ticks is not None and log:
+        ticks = [t for t in ticks if t > 0]  # no zero on a log axis
+    axis = alt.Axis(values=ticks, format=fmt, labelOverlap="greedy", grid=True) if ticks else alt.Axis()
+    return alt.X(f"{x}:Q", title=title, scale=scale, axis=axis)
 
 
 def lines(df: pd.DataFrame, x: str, y: str, color: str, title, x_title: str, y_title: str,
           column: str | None = None, symlog_x: bool = False, log_y: bool = False,
-          band: tuple[str, str] | None = None) -> alt.Chart:
+          band: tuple[str, str] | None = None, x_ticks="measured", color_order=None,
+          column_order=None, width: int | None = None) -> alt.Chart:
     """One line per ``color`` over ``x`` (symlog keeps x=0 on a log-like axis), optionally with a
-    confidence band."""
-    xs = alt.Scale(type="symlog") if symlog_x else alt.Scale()
+    confidence band. Ticks sit at the measured x values (``x_ticks``: "measured", a list, or None for
+    the axis's own); servers keep :func:`server_order` unless ``color_order``/``column_order`` say.
+    ``width`` is a panel's (default 300 with columns, 480 without): the page's column is about 630 px."""
     ys = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     cols = [c for c in dict.fromkeys([x, y, color, column, *(band or ())]) if c]
-    base = alt.Chart(df[cols]).encode(x=alt.X(f"{x}:Q", title=x_title, scale=xs),
-                                color=alt.Color(f"{color}:N", legend=legend()))
+    ticks = measured_ticks(df[x]) if isinstance(x_ticks, str) else x_ticks
+    base = alt.Chart(df[cols]).encode(
+        x=_x_axis(x, x_title, ticks, log=False, symlog=symlog_x),
+        color=alt.Color(f"{color}:N", legend=legend(lines=True),
+                        sort=color_order or server_order(df[color].unique())))
     layers = [base.mark_line(point=True).encode(
         y=alt.Y(f"{y}:Q", title=y_title, scale=ys),
         tooltip=[color, x, alt.Tooltip(f"{y}:Q", format=".3f")])]
     if band:
         layers.insert(0, base.mark_area(opacity=0.15).encode(y=f"{band[0]}:Q", y2=f"{band[1]}:Q"))
-    chart = alt.layer(*layers).properties(width=300 if column else 480, height=260)
+    chart = alt.layer(*layers).properties(width=width or (300 if column else 480), height=260)
     if column:
-        chart = chart.facet(column=alt.Column(f"{column}:N", title=column))
+        chart = chart.facet(column=alt.Column(f"{column}:N", title=column,
+                                              sort=column_order or server_order(df[column].unique())))
     return chart.properties(title=title)
 
 
 def dashed_lines(df: pd.DataFrame, x: str, y: str, color: str, dash: str, title, x_title: str, y_title: str,
                  facet: str | None = None, log_x: bool = False, log_y: bool = False, tooltip=(),
-                 width: int = 480, height: int = 260) -> alt.Chart:
+                 width: int = 480, height: int = 260, *, row: str | None = None, column: str | None = None,
+                 facet_order=None, row_order=None, column_order=None, color_order=None, dash_order=None,
+                 colors=None, x_ticks="measured", x_format: str = ",~r", columns: int = 2,
+                 header_width: int | None = None, spacing: int = 10) -> alt.Chart:
     """Lines coloured by ``color`` and dashed by ``dash`` (e.g. server and reader), with both legends
-    under the chart; ``facet``: one panel per value, two per row. The points are a layer of their own:
-    on a line mark with points, the dash legend draws no line samples."""
-    cols = [c for c in dict.fromkeys([x, y, color, dash, facet, *tooltip]) if c]
+    under the chart, each showing line samples (one legend when ``color == dash``: the reader's colour
+    and its dash together). Panels: ``facet`` (wrapped, ``columns`` per row) or a ``row`` x ``column``
+    grid, each in the order given, else :func:`server_order` (servers by flavor, then version).
+    ``colors``: a colour per ``color`` value, in ``color_order``. Ticks sit at the measured x values
+    unless ``x_ticks`` says otherwise (``x_format``: a d3 format, "~s" for 10k in narrow panels). The points are a layer of their own: on a line mark with points,
+    the dash legend draws no line samples."""
+    cols = [c for c in dict.fromkeys([x, y, color, dash, facet, row, column, *tooltip]) if c]
+    ticks = measured_ticks(df[x]) if isinstance(x_ticks, str) else x_ticks
+    header_width = header_width or height
+    color_sort = color_order or server_order(df[color].unique())
+    color_scale = alt.Scale(domain=list(color_sort), range=list(colors)) if colors else alt.Scale()
+    merged = color == dash
     base = alt.Chart().encode(
-        x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Scale()),
-        y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log") if log_y else alt.Scale(zero=False)),
-        color=alt.Color(f"{color}:N", legend=legend()))
-    lines_ = base.mark_line().encode(strokeDash=alt.StrokeDash(f"{dash}:N", legend=legend(dash, dashes=True)))
-    points = base.mark_circle(size=30).encode(tooltip=list(dict.fromkeys([color, dash, *tooltip, x, y])))
+        x=_x_axis(x, x_title, ticks, log=log_x, fmt=x_format),
+        y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log") if log_y else alt.Scale(zero=False),
+                axis=alt.Axis(format="~s", tickCount=5) if log_y else alt.Axis()),
+        color=alt.Color(f"{color}:N", sort=color_sort, scale=color_scale,
+                        legend=legend(color if merged else None, lines=True)))
+    dash_sort = list((color_sort if merged else dash_order) or sorted(df[dash].unique()))
+    # the first value solid, the others dashed; one legend when colour and dash show the same thing
+    dash_scale = alt.Scale(domain=dash_sort, range=[[1, 0], [6, 3], [2, 2], [8, 3, 2, 3]][:len(dash_sort)]
+                           if len(dash_sort) <= 4 else alt.Undefined)
+    lines_ = base.mark_line(strokeWidth=2).encode(strokeDash=alt.StrokeDash(
+        f"{dash}:N", sort=dash_sort, scale=dash_scale,
+        legend=legend(color, lines=True) if merged else legend(dash, dashes=True)))
+    points = base.mark_circle(size=30).encode(
+        tooltip=list(dict.fromkeys([c for c in (row, column, facet) if c] + [color, dash, *tooltip, x, y])))
     chart = alt.layer(lines_, points, data=df[cols]).properties(width=width, height=height)
     if facet:
-        chart = chart.facet(facet=alt.Facet(f"{facet}:N", title=None), columns=2)
+        chart = chart.facet(facet=alt.Facet(f"{facet}:N", title=None,
+                                            sort=facet_order or server_order(df[facet].unique())),
+                            columns=columns, spacing=spacing)
+    elif row or column:
+        enc = {}
+        if row:
+            # row labels written upwards, beside the panels: a page's width goes to the panels
+            enc["row"] = alt.Row(f"{row}:N", title=None, sort=row_order or server_order(df[row].unique()),
+                                 header=alt.Header(labelFontWeight="bold", labelLimit=header_width))
+        if column:
+            enc["column"] = alt.Column(f"{column}:N", title=None,
+                                       sort=column_order or server_order(df[column].unique()),
+                                       header=alt.Header(labelFontWeight="bold", labelLimit=width + 40))
+        chart = chart.facet(**enc, spacing=spacing)
     return chart.properties(title=title)
+
+
+def per_measure(df: pd.DataFrame, x: str, y: str, measure: str, measures: dict[str, tuple[str, str]],
+                color: str, panel: str, title, x_title: str, *, color_title: str | None = None, color_order=None,
+                width: int = 150, height: int = 150, columns: int = 4, tooltip=()) -> alt.VConcatChart:
+    """One faceted chart per quantity, each with its own y axis and unit, stacked: quantities counted in
+    different units (InnoDB's purge lag in transaction numbers, PostgreSQL's dead tuples) never share
+    an axis. ``measures``: each value of ``measure`` to plot, in order, with its chart's title and its
+    y axis title (with the unit).
+    Panels (``panel``, e.g. the server) follow :func:`server_order`; lines are coloured by ``color``."""
+    charts_ = []
+    for name, (part_title, axis_title) in measures.items():
+        part = df[df[measure] == name]
+        if part.empty:
+            continue
+        cols = [c for c in dict.fromkeys([x, y, color, panel, measure, *tooltip]) if c]
+        sort = color_order or sorted(part[color].unique())
+        base = alt.Chart().encode(
+            x=alt.X(f"{x}:Q", title=x_title),
+            y=alt.Y(f"{y}:Q", title=axis_title, axis=alt.Axis(format="~s")),
+            color=alt.Color(f"{color}:N", sort=list(sort), legend=legend(color_title or color, lines=True)))
+        layer = alt.layer(base.mark_line(strokeWidth=2),
+                          base.mark_circle(size=18).encode(tooltip=list(dict.fromkeys([panel, color, *tooltip,
+                                                                                         x, y]))),
+                          data=part[cols]).properties(width=width, height=height)
+        charts_.append(layer.facet(facet=alt.Facet(f"{panel}:N", title=None,
+                                                   sort=server_order(part[panel].unique())),
+                                   columns=columns, spacing=10).properties(title=part_title))
+    return alt.vconcat(*charts_).resolve_scale(color="independent").properties(title=title)
 
 
 def beside_published(res, value: str = "qps") -> None:

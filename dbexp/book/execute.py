@@ -153,17 +153,15 @@ def _finalize(nb, dest: Path) -> None:
     # require.js and the widget manager from a CDN to the page: with no internet it
     # fails, and with require.js present Altair loads vega from the CDN too.
     nb.metadata.pop("widgets", None)
-    # The notebook's own parameters cell shows its defaults, not what ran: removed.
-    # The cell papermill injected shows the values used: kept, folded ("Show code
-    # cell source"), unless the notebook tagged it otherwise.
+    # Neither parameters cell is part of the page: the notebook's own shows its defaults
+    # (scale = "smoke" above default-scale data), and the one papermill injected shows how
+    # the book was built, not what was measured (each chapter states its scale, servers,
+    # repeats and durations from the runs themselves). Both stay in book/NAME.ipynb,
+    # tagged remove-cell, so the executed notebook still records what ran.
     for cell in nb.cells:
-        tags = cell.get("metadata", {}).get("tags", [])
-        if "parameters" in tags and "remove-cell" not in tags:
+        tags = list(cell.get("metadata", {}).get("tags", []))
+        if {"parameters", "injected-parameters"} & set(tags) and "remove-cell" not in tags:
             cell.metadata["tags"] = [*tags, "remove-cell"]
-        elif "injected-parameters" in tags and not any(
-            t.startswith(("remove-", "hide-")) for t in tags
-        ):
-            cell.metadata["tags"] = [*tags, "hide-input"]
 
 
 def _pinned_kernel_manager_class():

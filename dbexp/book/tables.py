@@ -1,11 +1,75 @@
-"""Tables the chapters show the same way: the settings that still differ between the servers compared."""
+"""Tables the chapters show the same way: human headers with units, rounded, as many rows as the text
+needs (the rest downloadable), and the settings that still differ between the servers compared."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import pandas as pd
 from IPython.display import Markdown, display
 
 from dbexp.results import drift
+
+TABLE_CLASS = 'class="dataframe dbexp-table"'  # dbexp.book.style sizes these to fit the page
+
+# A column of a displayed table: its header (with its unit), or (header, format) where the format is
+# a str.format spec such as "{:,.0f}" or a callable.
+Column = str | tuple[str, object]
+
+
+def human(df: pd.DataFrame, columns: Mapping[str, Column]) -> tuple[pd.DataFrame, dict]:
+    """The columns named in ``columns`` (in that order) renamed to their headers, and the formats by
+    header. A column missing from ``df`` is skipped (older results may lack it)."""
+    headers, formats = {}, {}
+    for raw, spec in columns.items():
+        if raw not in df.columns:
+            continue
+        header, fmt = (spec, None) if isinstance(spec, str) else spec
+        headers[raw] = header
+        if fmt is not None:
+            formats[header] = fmt
+    if len(set(headers.values())) != len(headers):
+        raise ValueError(f"two columns share a header: {sorted(headers.values())}")
+    return df[list(headers)].rename(columns=headers), formats
+
+
+def side_by_side(df: pd.DataFrame, index: str, by: str, values) -> pd.DataFrame:
+    """One row per ``index`` with the ``values`` of each ``by`` beside each other, named
+    ``"VALUE|BY"`` (e.g. ``"median|oltp_point_select"``), in the order of first appearance: halves the
+    rows of a table whose two workloads share its servers, for :func:`show` to name."""
+    wide = df.pivot_table(index=index, columns=by, values=list(values), aggfunc="first", sort=False)
+    order = [(v, b) for b in dict.fromkeys(df[by]) for v in values if (v, b) in wide.columns]
+    wide = wide[order]
+    wide.columns = [f"{v}|{b}" for v, b in order]
+    return wide.reset_index()
+
+
+def show(df: pd.DataFrame, columns: Mapping[str, Column], *, res=None, name: str | None = None,
+         rows: int | None = None, servers: str | None = None, csv: pd.DataFrame | None = None,
+         what: str = "this table", na: str = "\u2014", nowrap: bool = False) -> None:
+    """Display ``df`` with human headers (see :func:`human`), its first ``rows`` rows only if given,
+    then (with ``res`` and ``name``) links to the whole table as CSV (or to ``csv``: the fuller rows
+    a shortened table was made from) and to the chapter's published Parquet (dbexp.book.downloads).
+    ``servers``: a column of server names to order the rows by (dbexp.book.charts.server_order:
+    flavor, then version; stable otherwise). ``nowrap``: cells never wrap (a table of short numbers
+    whose rows should stay one line each; headers still wrap)."""
+    from dbexp.book import downloads
+
+    if servers:
+        from dbexp.book.charts import server_order
+
+        rank = {name: i for i, name in enumerate(server_order(df[servers].unique()))}
+        df = df.iloc[df[servers].map(rank).to_numpy().argsort(kind="stable")]
+    table, formats = human(df, columns)
+    shown = table if rows is None else table.head(rows)
+    attributes = 'class="dataframe dbexp-table dbexp-nowrap"' if nowrap else TABLE_CLASS
+    styler = shown.style.format(formats, na_rep=na).hide().set_table_attributes(attributes)
+    display(styler)
+    if len(shown) < len(table):
+        more = (" All of them are in the CSV below." if res is not None and name else "")
+        display(Markdown(f"The first {len(shown)} of {len(table)} rows.{more}"))
+    if res is not None and name:
+        downloads.links(res, table if csv is None else csv, name, what=what)
 
 
 def settings_drift(wide: pd.DataFrame) -> None:
@@ -18,12 +82,12 @@ def settings_drift(wide: pd.DataFrame) -> None:
         display(Markdown(f"**{title}**: {len(table)} setting{'s' if len(table) != 1 else ''} differ"))
         # the flavor is in the heading: versions alone keep eight servers within a page's width
         table = table.rename(columns=lambda c: c.removeprefix(f"{title} "))
-        display(table.style.set_table_attributes('class="dataframe"'))
+        display(table.style.set_table_attributes(TABLE_CLASS))
     moved = drift.unsteady(wide)
     if len(moved):
         display(Markdown("**Settings that changed between runs of the same server** (a problem: "
                          "nothing the chapter asked for changes them)"))
-        display(moved.style.hide())
+        display(moved.style.hide().set_table_attributes(TABLE_CLASS))
 
 
 def baseline_note(wide: pd.DataFrame) -> str:

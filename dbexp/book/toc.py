@@ -144,3 +144,59 @@ def write_filtered_toc(root: Path, dest: Path) -> tuple[Path, list[str]]:
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
     return dest, dropped
+
+
+def doc_title(root: Path, docname: str) -> str:
+    """The title of a TOC entry: the first level-1 heading of its source (notebooks/NAME.ipynb for
+    an executed chapter, else book/NAME.md), or its name when it has none."""
+    import json
+
+    root = Path(root)
+    name = chapter_name(docname)
+    source = source_notebook(root, name) if name else None
+    texts: list[str] = []
+    if source is not None and source.is_file():
+        try:
+            cells = json.loads(source.read_text(encoding="utf-8")).get("cells", [])
+        except ValueError:
+            cells = []
+        texts = ["".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown"]
+    else:
+        for suffix in DOC_SUFFIXES:
+            path = root / f"{docname}{suffix}"
+            if path.is_file() and suffix == ".md":
+                texts = [path.read_text(encoding="utf-8")]
+                break
+    for text in texts:
+        for line in text.splitlines():
+            if line.startswith("# "):
+                return line[2:].strip()
+    return PurePosixPath(docname).name
+
+
+def chapters(root: Path) -> list[tuple[str, str]]:
+    """(docname, title) of every TOC entry after the root page, in order, that exists on disk or will
+    be executed (an executed chapter with no page yet still counts)."""
+    root = Path(root)
+    toc = load_toc(root)
+    first = _strip_suffix(toc["root"])
+    found = []
+    for doc in toc_files(toc):
+        if doc == first or any(doc == d for d, _ in found):
+            continue
+        name = chapter_name(doc)
+        if doc_exists(root, doc) or (name and source_notebook(root, name).is_file()):
+            found.append((doc, doc_title(root, doc)))
+    return found
+
+
+def chapters_markdown(root: Path | None = None, relative_to: str = BOOK_DIR) -> str:
+    """The book's chapter list as MyST: one ``{doc}`` link per chapter with its title, in TOC order."""
+    root = Path(root) if root is not None else repo_root()
+    lines = []
+    for doc, title in chapters(root):
+        path = PurePosixPath(doc)
+        target = path.name if path.parent == PurePosixPath(relative_to) else f"/{doc}"
+        safe = title.replace("`", "'").replace("<", "(").replace(">", ")")
+        lines.append(f"1. {{doc}}`{safe} <{target}>`")
+    return "\n".join(lines)

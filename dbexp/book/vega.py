@@ -143,13 +143,20 @@ def enable_offline() -> None:
 # ---------------------------------------------------------------------------- Sphinx
 
 
-def _on_builder_inited(app) -> None:
-    if getattr(app.builder, "format", None) != "html":
-        return
-    static = Path(app.outdir).parent / STATIC_SUBDIR
-    write_static(static)
-    if str(static) not in [str(p) for p in app.config.html_static_path]:
-        app.config.html_static_path.append(str(static))
+def serve_static(write):
+    """A builder-inited handler: ``write(folder)`` puts a module's files in the book's static folder
+    (next to the build output), which Sphinx then serves from _static (HTML builds only)."""
+    def handler(app) -> None:
+        if getattr(app.builder, "format", None) != "html":
+            return
+        static = Path(app.outdir).parent / STATIC_SUBDIR
+        write(static)
+        if str(static) not in [str(p) for p in app.config.html_static_path]:
+            app.config.html_static_path.append(str(static))
+    return handler
+
+
+_on_builder_inited = serve_static(write_static)
 
 
 def setup(app):

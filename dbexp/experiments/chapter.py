@@ -228,6 +228,17 @@ def missing_official(res: Results) -> str:
             "their official images could not be pulled where these results were measured.")
 
 
+def measuring_time(wide: pd.DataFrame) -> tuple[float, int]:
+    """Minutes spent measuring and the number of sweeps: each sweep's first start to its last end,
+    summed (a resumed sweep measures only what was missing, hours later maybe: the gap between them
+    is not measuring time)."""
+    if wide.empty:
+        return 0.0, 0
+    spans = wide.groupby("sweep_id").agg(first=("started_at", "min"), last=("ended_at", "max"))
+    minutes = (pd.to_datetime(spans["last"]) - pd.to_datetime(spans["first"])).dt.total_seconds().sum() / 60
+    return float(minutes), len(spans)
+
+
 def run_notes(res: Results) -> str:
     """Sentences on what could bend these runs, from the runs themselves: the CPU steal the VM
     suffered, datasets whose settle step timed out, and sysbench errors a chapter tolerated."""

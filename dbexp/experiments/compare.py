@@ -40,7 +40,8 @@ def _keyed(wide: pd.DataFrame) -> pd.DataFrame:
     return wide.assign(match=[k for k, _ in keys], label=[lbl for _, lbl in keys])
 
 
-PUBLISHED_PAGE = ("This page shows the published run. Rerun the chapter on your machine (see its parameters) "
+PUBLISHED_PAGE = ("This page shows the published run. Rerun the chapter on your machine (`dbexp book --only "
+                  "{chapter}`, or papermill with the parameters the README lists) "
                   "and this section shows your results beside it, point by point.")
 NO_MATCH = ("No point of this run matches a published one (same servers, parameters and workload, scale "
             "included), so there is nothing to set beside it.")
@@ -56,13 +57,13 @@ def beside_published(res, value: str = "qps", root=None) -> tuple[pd.DataFrame, 
     from dbexp.experiments.chapter import published
 
     if res.source != "this run" or res.wide.empty:
-        return pd.DataFrame(), PUBLISHED_PAGE
+        return pd.DataFrame(), PUBLISHED_PAGE.format(chapter=res.experiment)
     try:
         pub = published(res.experiment, root)
     except DbexpError:
         return pd.DataFrame(), NO_MATCH  # nothing published for this chapter yet
     if set(res.wide["run_id"]) & set(pub.wide["run_id"]):
-        return pd.DataFrame(), PUBLISHED_PAGE  # this run was just published: it is the published run
+        return pd.DataFrame(), PUBLISHED_PAGE.format(chapter=res.experiment)  # this run was just published: it is the published run
     mine, theirs = _keyed(res.wide), _keyed(pub.wide)
     rows = []
     for match, g in mine.groupby("match", sort=False):

@@ -23,7 +23,7 @@ from dbexp.experiments.measure import Measured
 from dbexp.experiments.sources import KERNELMAKER_MVCC
 from dbexp.experiments.sweep import Point
 from dbexp.servers.config import cpus_of
-from dbexp.servers.registry import flavor_class, flavor_of_spec
+from dbexp.servers.registry import FLAVORS, flavor_class, flavor_of_spec
 from dbexp.workloads import version_chains as vc
 
 
@@ -330,3 +330,80 @@ def _reclaim_verdict(t: pd.DataFrame) -> str:
             "(a missing reclaim time cannot tell slow from never)")
 
 
+
+
+# --- what the page's charts draw ------------------------------------------------------------------
+
+READERS = ("fresh", "old")  # the order of the readers in every legend (the first drawn solid, the old dashed)
+COLUMN_WORDS = {"k": "k (indexed)", "v": "v (no index)"}
+
+
+def _engine_label(store: str, flavors) -> str:
+    titles = sorted({flavor_class(f).title for f in flavors})
+    return f"{' and '.join(titles)} ({store} versions)"
+
+
+def _variant_words(w: pd.DataFrame) -> pd.Series:
+    """'k (indexed)' or 'k (indexed), ff 70': the updated column and, where the engine has one, the
+    heap fillfactor, in words a chart's panel header can carry."""
+    ff = w["fillfactor"].where(w["fillfactor"].notna() & (w["fillfactor"].astype(str) != "-"))
+    words = w["column"].map(lambda c: COLUMN_WORDS.get(c, f"column {c}"))
+    return words + np.where(ff.notna(), ", ff " + ff.astype(str).str.replace(r"\.0$", "", regex=True), "")
+
+
+def variant_order(labels) -> list[str]:
+    """Panels in the chapter's order: the non-indexed column first (the HOT case), fillfactor 100 before
+    70."""
+    def key(label: str):
+        column = 0 if label.startswith("v") else 1
+        ff = int(label.rsplit("ff ", 1)[1]) if "ff " in label else 1000
+        return (column, -ff, label)
+    return sorted(dict.fromkeys(labels), key=key)
+
+
+def reader_latency(res: Results, stat: str = "p50") -> pd.DataFrame:
+    """Each reader's latency (median over repeats) per server, variant and V, with the engine's kind of
+    version store (``store``: undo or heap), its label (``engine``) and the variant in words
+    (``panel``): one chart per store, a panel per server and variant, a line per reader."""
+    w = tidy(res)
+    w["panel"] = _variant_words(w)
+    rows = []
+    stores = list(dict.fromkeys(cls.version_store for cls in FLAVORS.values()))  # undo first, as the text
+    w = w.assign(_store=w["version_store"].map(lambda s: stores.index(s) if s in stores else len(stores)))
+    for (_, store, name, panel, v), g in w.groupby(["_store", "version_store", "series_name", "panel", "versions"]):
+        for reader in READERS:
+            rows.append({"store": store, "engine": _engine_label(store, w[w["version_store"] == store]["flavor"]),
+                         "server": name, "panel": panel, "versions": int(v), "reader": reader,
+                         "latency_us": g[f"{reader}_{stat}_us"].median(), "repeats": len(g)})
+    return pd.DataFrame(rows)
+
+
+GARBAGE_MEASURES = {
+    # InnoDB: how far purge trails the transaction counter; PostgreSQL: dead tuples. Different units:
+    # (a chart's title, its y axis).
+    "purge_lag_trx": ("InnoDB: purge lag behind the transaction counter", "purge lag (transaction numbers)"),
+    "n_dead_tup": ("PostgreSQL: dead tuples in the table", "dead tuples (n_dead_tup)"),
+}
+
+
+def garbage_long(res: Results, repeat: int = 0) -> pd.DataFrame:
+    """The garbage series after the old snapshot ended, one repeat, for :data:`GARBAGE_MEASURES`, with
+    the variant in words."""
+    gs = garbage_series(res)
+    if gs.empty:
+        return gs
+    gs = gs[gs["name"].isin(list(GARBAGE_MEASURES)) & (gs["repeat"] == repeat)].copy()
+    words = tidy(res).assign(panel=lambda d: _variant_words(d))[["run_id", "panel"]]
+    return gs.merge(words, on="run_id")[["series_name", "panel", "name", "t", "value", "run_id"]]
+
+
+def largest_v_rows(res: Results) -> pd.DataFrame:
+    """:func:`at_largest_v` with the variant in words and the unit of its garbage column (InnoDB's
+    history list counts undo logs, PostgreSQL's n_dead_tup dead tuples), for the page's table."""
+    t = at_largest_v(res)
+    store = t["series_name"].str.split().str[0].map(lambda f: flavor_class(f).version_store)
+    undo = store == "undo"
+    t["garbage_unit"] = np.where(undo, "undo logs", "dead tuples")
+    t["short"] = t["variant"].str.removeprefix("col ")  # "k, ff 70": the text says which column is indexed
+    order = {label: i for i, label in enumerate(variant_order(t["short"]))}
+    return t.assign(_o=t["short"].map(order)).sort_values(["series_name", "_o"], kind="stable").drop(columns="_o")
