@@ -201,7 +201,7 @@ def throughput(res: Results) -> pd.DataFrame:
 def by_h(res: Results, value: str, probe: bool = False) -> pd.DataFrame:
     """Median over repeats of ``value`` per server, holding and H (autocommit readers), for charts:
     ``series`` names the server and, for idle sessions, says so; H = 0 starts both holdings' lines;
-    ``panel`` puts MySQL and MariaDB apart from PostgreSQL."""
+    ``engine`` puts MySQL and MariaDB apart from PostgreSQL (a panel each)."""
     w = tidy(res)
     w = w[(w["probe"] == probe) & (w["trx_stmts"] == 0)]
     if w.empty or value not in w:
@@ -213,7 +213,7 @@ def by_h(res: Results, value: str, probe: bool = False) -> pd.DataFrame:
         for m in holdings:
             rows.append({"server": name, "holding": m, "holders": h, value: g[value].median(),
                          "series": name + (" (idle sessions)" if m == "idle" else ""),
-                         "panel": "PostgreSQL" if flavor == Postgres.name else "MySQL and MariaDB"})
+                         "engine": "PostgreSQL" if flavor == Postgres.name else "MySQL and MariaDB"})
     return pd.DataFrame(rows)
 
 
@@ -389,8 +389,9 @@ def findings(res: Results) -> str:
                          + "; ".join(_fmt_slope(r) + (f" (predicted copy {r['predicted']:.2f} ns)"
                                                       if "predicted" in r else "") for _, r in up.iterrows()) + ".")
         if len(flat):
-            parts.append(f"{where}, no cost is resolved for {', '.join(flat['server'])}: at most "
-                         f"{flat['high'].max():.2f} ns {unit}.")
+            parts.append(f"{where}, no cost is resolved for "
+                         + ", ".join(f"{r['server']} (at most {r['high']:.2f} ns)" for _, r in flat.iterrows())
+                         + f" {unit}.")
         if len(single):
             parts.append(f"{where}: " + "; ".join(f"{r['server']} {r['slope']:+.2f} ns" for _, r in single.iterrows())
                          + f" {unit}, from one repeat (no interval).")
