@@ -144,7 +144,7 @@ def test_interrupted_runs_become_failed(store):
 
 def test_discarded_runs_keep_their_data_and_reason_and_are_measured_again(store):
     done = store.begin_run("t_disc", "k", {}, 0)
-    store.finish_run(done, {}, {"qps": (1.0, "1/s")}, [], [])
+    store.finish_run(done, {"flavor": "postgres"}, {"qps": (1.0, "1/s")}, [], [])
     assert ("k", 0) in store.done_keys("t_disc")
     assert store.discard([done], "other work ran on the host") == 1
     row = store.runs("t_disc", status=None).iloc[0]
