@@ -301,8 +301,8 @@ def ratio_reading(res: Results) -> str:
                           for _, r in g.iterrows())
         worst = g["half_width_pct"].max()
         out.append(f"- **{part}** ({a} / {b}, {int(g['pairs'].min())} pairs): {cells}. The widest interval's "
-                   f"half-width is {worst:.1f}% of its ratio" + (" (within the 3% the lab aims for)." if worst <= 3
-                                                                 else " (wider than the 3% the lab aims for)."))
+                   f"half-width is {worst:.2f}% of its ratio" + (" (within the 3% the lab aims for)." if worst <= 3
+                                                                  else " (wider than the 3% the lab aims for)."))
     return "\n".join(out)
 
 
