@@ -206,11 +206,10 @@ def by_h(res: Results, value: str, probe: bool = False) -> pd.DataFrame:
     w = w[(w["probe"] == probe) & (w["trx_stmts"] == 0)]
     if w.empty or value not in w:
         return pd.DataFrame()
+    modes = w.groupby("series_name")["mode"].agg(set)  # the holdings each server was measured with
     rows = []
     for (name, flavor, mode, h), g in w.groupby(["series_name", "flavor", "mode", "holders"]):
-        holdings = [m for m in ("prepared", "idle") if (w[(w["series_name"] == name)]["mode"] == m).any()] \
-            if mode == "none" else [mode]
-        for m in holdings:
+        for m in ([m for m in ("prepared", "idle") if m in modes[name]] if mode == "none" else [mode]):
             rows.append({"server": name, "holding": m, "holders": h, value: g[value].median(),
                          "series": name + (" (idle sessions)" if m == "idle" else ""),
                          "engine": "PostgreSQL" if flavor == Postgres.name else "MySQL and MariaDB"})
