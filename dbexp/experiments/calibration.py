@@ -55,6 +55,8 @@ class Scale:
     # on 2 CPUs (where the scheduler puts the server's and the client's threads), so a 3% half-width
     # needs about four times the pairs the other ratios need.
     pinning_pairs: int | None = None
+    # Pairs of the sessions part (None: ratio_pairs): its 100-session ratio needed about 36 for 3%.
+    sessions_pairs: int | None = None
     sessions_server: str = "postgres:16@offline"  # the sampler's cost against the server's process count
     session_counts: tuple[int, ...] = (10, 100, 1000)
 
@@ -76,7 +78,7 @@ class Calibration(Chapter):
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000,
                        warmup_s=1, ratio_duration_s=2, session_counts=(10, 100)),
         "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 24, 6, 100000,
-                         pinning_pairs=96),
+                         pinning_pairs=128, sessions_pairs=40),
         "full": Scale(tuple(ALL_OFFLINE), ("mysql:5.7@offline", "mysql:8.0@offline", "postgres:12@offline",
                                            "postgres:16@offline", "postgres:18@offline"), 10, 30, 30, 1000000,
                       ratio_duration_s=10),
@@ -115,7 +117,7 @@ class Calibration(Chapter):
                           sample=variant == "harness")
                     for n in sorted(sc.session_counts) for variant in ("harness", "hand")]
         return [Part(spread, sc.repeats), Part(ratios, sc.ratio_pairs), Part(pinning, sc.pinning_pairs or sc.ratio_pairs),
-                Part(sessions, sc.ratio_pairs)]
+                Part(sessions, sc.sessions_pairs or sc.ratio_pairs)]
 
     def session(self, server) -> HolderPool:
         return HolderPool(server)
