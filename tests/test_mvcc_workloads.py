@@ -7,6 +7,7 @@ import time
 import pytest
 
 from dbexp.errors import DbexpError
+from dbexp.experiments.mvcc_chains import statement_clock
 from dbexp.workloads import version_chains as vc
 from dbexp.workloads.sessions import HeldSessions, observe
 
@@ -54,8 +55,12 @@ def test_old_snapshot_is_old_and_fresh_reader_is_fresh(server):
         fresh = vc.fresh_reader(server)
         try:
             assert vc.read_value(fresh, spec.hot_ids()[0]) == before + 25
-            lat = vc.timed_reads(fresh, spec, 10)
-            assert len(lat) == 10 and (lat > 0).all()
+            with statement_clock(server, fresh) as clock:
+                reads = vc.timed_reads(fresh, spec, 10, clock)
+            assert len(reads.client_us) == 10 and (reads.client_us > 0).all()
+            assert len(reads.server_us) == 10 and (reads.server_us > 0).all()
+            # the server's clock leaves the round trip out
+            assert (reads.server_us < reads.client_us).all()
         finally:
             fresh.close()
         g = vc.garbage(server)
@@ -76,3 +81,27 @@ def test_bad_chain_spec():
         vc.ChainSpec(fillfactor=5)
     with pytest.raises(DbexpError, match="bad number of hot rows 0: expected 1 to 1000"):
         vc.ChainSpec(hot=0)
+
+
+def test_the_server_clock_sees_a_chain_and_the_collector_is_held(server):
+    """A chain of 50 versions read by the reader that walks it, timed by the server's clock (with pages
+    per read on PostgreSQL); with the snapshot open the collector cannot remove the versions, and once
+    it has ended it can."""
+    spec = vc.ChainSpec(rows=200, hot=1, column="v", fillfactor=70)
+    vc.reset_table(server, spec)
+    with vc.old_snapshot(server) as old:
+        vc.update_hot_rows(server, spec, 50)
+        payer = old if server.flavor.version_store == "undo" else vc.fresh_reader(server)
+        try:
+            with statement_clock(server, payer) as clock:
+                reads = vc.timed_reads(payer, spec, 20, clock)
+            if server.flavor.version_store == "heap":
+                assert reads.buffers is not None and (reads.buffers >= 2).all()  # index and heap pages
+        finally:
+            if payer is not old:
+                payer.close()
+        held = vc.held_versions(server, hold_s=1.0)
+        name = "held_purge_lag_trx" if server.flavor.version_store == "undo" else "held_dead_tuples"
+        assert held[name][0] >= 50, held
+    if server.flavor.version_store == "heap":
+        assert vc.held_versions(server)["held_dead_tuples"][0] == 0  # nothing holds them any more

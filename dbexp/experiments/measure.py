@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass, field
 
 from dbexp.engine import is_local
 from dbexp.metrics import cpustat
 from dbexp.metrics.sampler import Sampler, cpu_sets
+from dbexp.servers.config import cpus_of
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
+
+
+@contextlib.contextmanager
+def client_pinned(cpus: str | None):
+    """This process (the client) on the client CPUs for the block, then back where it was."""
+    old = os.sched_getaffinity(0)
+    if cpus and cpus != "all":
+        os.sched_setaffinity(0, set(cpus_of(cpus)))
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, old)
 
 
 @dataclass

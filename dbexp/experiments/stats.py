@@ -32,6 +32,13 @@ def _mean_ci(d: np.ndarray, level: float) -> tuple[float, float, float]:
     return m, float(m - half), float(m + half)
 
 
+def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean of the values that are numbers, with a t interval (one value per independent unit,
+    e.g. per repeat)."""
+    d = np.asarray(list(values), dtype=float)
+    return _mean_ci(d[~np.isnan(d)], level)
+
+
 def _logs(values) -> np.ndarray:
     v = np.asarray(list(values), dtype=float)
     if (v <= 0).any():

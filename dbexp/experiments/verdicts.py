@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 NEAR_BAND = 0.05  # "about equal": a ratio's whole interval within 1 +- 5%
-PAYS_RATIO = 1.5  # "this reader pays": its median latency over the other's above 1.5x
+PAYS_RATIO = 1.5  # "alike" readers: neither one's time over the other's above 1.5x; a latch "more often": above 1.5x
 NOT_MEASURED = "not measured at this scale"
 
 

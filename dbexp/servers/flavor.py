@@ -31,6 +31,7 @@ class Flavor(abc.ABC):
     supports_bare = False  # can the same binary run as a host process (calibration's control)?
     base_version: str  # the series versions of this flavor are compared against (relative QPS)
     version_store: str  # "undo": newest version in place, older ones in undo; "heap": every version a tuple
+    statement_clock: str  # how a statement is timed at the server (a key of dbexp.metrics.statement_time.CLOCKS)
     counter_series: tuple[str, ...] = ()  # counters worth a per-second series
     gauges: frozenset[str] = frozenset()  # of those, the ones that are levels, not cumulative counts
     waits_cumulative = True  # waits(): cumulative counts (deltas over a window) or a sample of now
@@ -135,6 +136,9 @@ class Flavor(abc.ABC):
     # --- where a mechanism runs: for uprobes (dbexp.metrics.uprobe) ------------------------------
     executables: tuple[str, ...] = ()  # the server's executable names, as in /proc/<pid>/exe
     snapshot_symbol: str | None = None  # the exported function that builds a snapshot (None: none exported)
+    # False where the structure a snapshot walks keeps its peak size after transactions end, so that a
+    # snapshot's cost depends on the most transactions held since the server started, not only now
+    trx_registry_shrinks: bool = True
 
     # --- prepared transactions: write transactions held open without a session each -----------
     prepared_one_per_session = True  # a session can hold only one until it ends (XA before 8.0.29)
@@ -202,6 +206,15 @@ class Flavor(abc.ABC):
     def reclaimed(self, g: dict[str, float], before: dict[str, float], peak: dict[str, float]) -> bool:
         """After an old snapshot ended: has the collector removed what it kept? ``before``: the
         garbage before the point started; ``peak``: right after the snapshot ended."""
+
+    def statement_timing_settings(self) -> dict[str, str]:
+        """Start-up settings under which the ``statement_clock`` can time every statement."""
+        return {}
+
+    @abc.abstractmethod
+    def held_versions(self, conn, table: str, hold_s: float) -> dict[str, tuple[float, str]]:
+        """Try to reclaim ``table``'s old versions now, and say how many the collector could not
+        remove (an open snapshot may still need them): {measurement: (value, unit)}."""
 
     def version_chain(self, conn_snapshot, conn, table: str, row_id: int) -> list[dict]:
         """The physical versions of one row as stored (heap engines only)."""

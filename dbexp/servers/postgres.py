@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -29,6 +30,7 @@ class Postgres(Flavor):
     supports_bare = True
     base_version = "12"
     version_store = "heap"
+    statement_clock = "explain_analyze"  # the executor's time and buffers, from EXPLAIN ANALYZE
     counter_series = ("xact_commit", "tup_returned", "tup_fetched", "tup_updated", "blks_read", "blks_hit",
                       "numbackends", "wal_bytes", "buffers_alloc")
     gauges = frozenset({"numbackends"})
@@ -221,17 +223,30 @@ class Postgres(Flavor):
     def garbage(self, conn, table: str) -> dict[str, float]:
         self.query(conn, "SELECT pg_stat_clear_snapshot()")
         row = self.query(conn, "SELECT n_dead_tup, n_live_tup, COALESCE(autovacuum_count, 0), "
-                               "pg_relation_size(relid) FROM pg_stat_user_tables WHERE relname = %s", (table,))
-        dead, live, av, size = row[0] if row else (0, 0, 0, 0)
+                               "COALESCE(vacuum_count, 0), pg_relation_size(relid) FROM pg_stat_user_tables "
+                               "WHERE relname = %s", (table,))
+        dead, live, av, v, size = row[0] if row else (0, 0, 0, 0, 0)
         return {"n_dead_tup": float(dead), "n_live_tup": float(live), "autovacuum_count": float(av),
-                "relation_bytes": float(size)}
+                "vacuum_count": float(v), "relation_bytes": float(size)}
 
     def garbage_settled(self, g: dict[str, float]) -> bool:
         return True  # dead tuples are counted per table, and each point's table is new
 
     def reclaimed(self, g, before, peak) -> bool:
-        """Autovacuum has run on the table and no dead tuple is left."""
-        return g["n_dead_tup"] == 0 and g["autovacuum_count"] > before["autovacuum_count"]
+        """A vacuum has run on the table since the point began (autovacuum, or the lab's own while it
+        asked what was held) and no dead tuple is left."""
+        runs = g["autovacuum_count"] + g.get("vacuum_count", 0.0)
+        return g["n_dead_tup"] == 0 and runs > before["autovacuum_count"] + before.get("vacuum_count", 0.0)
+
+    def held_versions(self, conn, table: str, hold_s: float) -> dict[str, tuple[float, str]]:
+        """A VACUUM now: the dead tuples it removed and those it found dead but could not remove yet
+        (``hold_s`` is not needed: VACUUM says so at once)."""
+        said: list[str] = []
+        conn.add_notice_handler(lambda d: said.append(f"{d.message_primary or ''} {d.message_detail or ''}"))
+        self.query(conn, f"VACUUM (VERBOSE) {table}")
+        got = parse_vacuum_verbose(" ".join(said))
+        return {"held_dead_tuples": (got["not_removable"], "dead tuples"),
+                "vacuum_removed": (got["removed"], "dead tuples")}
 
     def version_chain(self, conn_snapshot, conn, table: str, row_id: int) -> list[dict]:
         """The heap tuples of one row on its page, followed from the version ``conn_snapshot`` sees
@@ -254,6 +269,31 @@ class Postgres(Flavor):
                 break  # the chain leaves the page (not HOT) or ends
             cur = nl
         return chain
+
+
+VACUUM_PATTERNS = {
+    # PostgreSQL 15+: "tuples: 0 removed, 1002 remain, 2000 are dead but not yet removable"
+    "removed": (r"tuples: (\d+) removed", r"found (\d+) removable"),
+    # 12 to 14: "found 0 removable, 3002 nonremovable row versions ..." and, in the detail,
+    # "2000 dead row versions cannot be removed yet"
+    "not_removable": (r"(\d+) are dead but not yet removable", r"(\d+) dead row versions cannot be removed yet"),
+}
+
+
+def parse_vacuum_verbose(text: str) -> dict[str, float]:
+    """VACUUM VERBOSE's messages -> dead tuples it removed and those it found dead but could not
+    remove yet (an older snapshot may still see them)."""
+    out = {}
+    for name, patterns in VACUUM_PATTERNS.items():
+        for pat in patterns:
+            m = re.search(pat, text)
+            if m:
+                out[name] = float(m.group(1))
+                break
+        else:
+            raise DbexpError(f"VACUUM VERBOSE did not say how many tuples were {name.replace('_', ' ')}: "
+                             f"{' '.join(text.split())[:300]!r}")
+    return out
 
 
 def _ensure_user() -> tuple[int, int]:

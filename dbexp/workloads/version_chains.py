@@ -88,18 +88,41 @@ def update_hot_rows(server, spec: ChainSpec, versions: int, database: str = "sbt
         conn.close()
 
 
-def timed_reads(conn, spec: ChainSpec, samples: int) -> np.ndarray:
-    """Latency (microseconds, at the client) of ``samples`` point selects of the hot rows."""
+@dataclass
+class Reads:
+    """One reader's timed point selects: latency at the client (one loopback round trip in it),
+    time at the server by the server's own clock, and (PostgreSQL) shared buffers per statement."""
+    client_us: np.ndarray
+    server_us: np.ndarray
+    buffers: np.ndarray | None = None
+
+    @staticmethod
+    def joined(parts: list["Reads"]) -> "Reads":
+        bufs = [p.buffers for p in parts if p.buffers is not None]
+        return Reads(np.concatenate([p.client_us for p in parts]), np.concatenate([p.server_us for p in parts]),
+                     np.concatenate(bufs) if bufs else None)
+
+
+SELECT = f"SELECT v, k FROM {TABLE} WHERE id = "  # every timed read begins so (the clock finds them by it)
+
+
+def timed_reads(conn, spec: ChainSpec, samples: int, clock) -> Reads:
+    """``samples`` point selects of the hot rows, round-robin, each timed at the client and by
+    ``clock`` at the server (see dbexp.metrics.statement_time)."""
     ids = spec.hot_ids()
-    out = np.empty(samples)
+    client = np.empty(samples)
     cur = conn.cursor()
+    clock.begin()
     for i in range(samples):
+        sql = clock.wrap(f"{SELECT}{ids[i % len(ids)]}")
         t0 = time.perf_counter_ns()
-        cur.execute(f"SELECT v, k FROM {TABLE} WHERE id = {ids[i % len(ids)]}")
-        cur.fetchall()
-        out[i] = (time.perf_counter_ns() - t0) / 1000.0
+        cur.execute(sql)
+        rows = cur.fetchall()
+        client[i] = (time.perf_counter_ns() - t0) / 1000.0
+        clock.after(rows)
     cur.close()
-    return out
+    got = clock.end(samples)
+    return Reads(client, got["server_us"], got.get("buffers"))
 
 
 def fresh_reader(server, database: str = "sbtest"):
@@ -126,6 +149,15 @@ def chain_on_page(server, conn_old, database: str = "sbtest") -> list[dict]:
     conn = server.connect(database)
     try:
         return server.flavor.version_chain(conn_old, conn, TABLE, 1)
+    finally:
+        conn.close()
+
+
+def held_versions(server, hold_s: float = 3.0, database: str = "sbtest") -> dict[str, tuple[float, str]]:
+    """Ask the collector to reclaim the table's old versions now; how many it could not remove."""
+    conn = server.connect(database)
+    try:
+        return server.flavor.held_versions(conn, TABLE, hold_s)
     finally:
         conn.close()
 

@@ -119,15 +119,15 @@ def calibration():
     return published("calibration").wide
 
 
-def test_published_runs_before_the_baseline_show_the_binlog_difference():
+@pytest.mark.parametrize("chapter", ["readview", "mvcc_chains"])
+def test_published_chapters_run_with_the_baseline(chapter):
     from dbexp.experiments.chapter import published
 
-    # mvcc_chains' published runs predate the comparable baseline: 8.0 ran with its binary log on
-    table = drift(published("mvcc_chains").wide)
-    assert table.loc["log_bin", "MySQL 8.0.15"] == "ON"
-    assert table.loc["log_bin", "MySQL 5.7.22"] == "OFF"
-    assert table.loc["data_checksums", "PostgreSQL 18.4"] == "on"
-    assert table.loc["data_checksums", "PostgreSQL 16.14"] == "off"
+    # both republished with the comparable baseline: the binary log, the flush and checksums agree
+    table = drift(published(chapter).wide)
+    for name in ("log_bin", "innodb_flush_method", "data_checksums", "performance_schema", "full_page_writes"):
+        assert name not in table.index, name
+    assert table.loc["character_set_server", "MySQL 5.7.22"] == "latin1"  # a default that still differs
 
 
 def test_published_calibration_runs_with_the_baseline(calibration):
