@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dbexp.metrics import uprobe
-from dbexp.workloads import Workload, sysbench
+from dbexp.workloads import Workload, server_loop, sysbench
 from dbexp.workloads.prepared import PreparedHolders
 from conftest import MYSQL, POSTGRES
 
@@ -58,6 +58,23 @@ def test_the_view_function_is_timed_where_it_runs(server):
     assert 50 < t.mean_ns < 1_000_000
     assert sum(n for _, _, n in t.hist) == t.calls
     assert t.quantile_ns(0.5) <= t.quantile_ns(0.9)
+
+
+def test_the_server_side_loop_builds_a_view_per_read(server):
+    """The loop MariaDB is measured with (it exports no view function), checked where the function can be
+    timed: in one READ COMMITTED transaction, every read of the procedure opens a view of its own."""
+    if server.flavor.version_store != "undo":
+        pytest.skip("the loop is a MySQL/MariaDB stored procedure")
+    conn = server.connect(READERS.database)
+    try:
+        server_loop.install(conn, "sbtest1", READERS.table_size)
+        path = uprobe.server_binary(server.main_pid(), server.flavor.executables)
+        with uprobe.UprobeTimer(path, server.flavor.snapshot_symbol, pin="0") as timer:
+            reads, seconds = server_loop.timed_reads(conn, 200, 0.5)
+    finally:
+        conn.close()
+    assert reads >= 200 and reads % 200 == 0 and seconds >= 0.5
+    assert timer.result.calls + timer.result.switched_calls >= reads
 
 
 def test_a_missing_symbol_says_which():

@@ -37,7 +37,10 @@ def test_published_readview_slopes_and_mvcc_tables_have_numbers():
         assert (sl["low"] <= sl["slope"]).all() and (sl["slope"] <= sl["high"]).all()
     mv = mvcc_chains.CHAPTER.run("default", run=False, root=REPO)
     t = mvcc_chains.at_largest_v(mv)
-    assert t["old_p50_us"].notna().all() and (t["versions"] == t["versions"].max()).all()
+    assert t["old_server_us"].notna().all() and (t["versions"] == t["versions"].max()).all()
+    assert t["held_snapshot"].notna().all() and t["held_control"].notna().all()
+    pv = mvcc_chains.per_version(mv)
+    assert pv["ns_per_version"].notna().all() and (pv["repeats"] >= 5).all()
 
 
 def test_overrides_as_papermill_passes_them():
@@ -60,7 +63,10 @@ def test_readview_design_blocks_by_h_and_probes_where_a_symbol_is_exported():
     assert readview.CHAPTER.order == "shuffled"
     assert {p.block for p in points} == {f"H={h}" for h in sc.holders}
     maria = [p for p in points if p.server.spec.startswith("mariadb")]
-    assert maria and not any(p.params.probe for p in maria)
+    # MariaDB exports no view function: its probe runs are the server-side loop, on a server per H
+    assert maria and any(p.params.probe for p in maria)
+    assert {p.group for p in maria} == {f"readview mariadb:10.11@offline H={h}" for h in sc.holders}
+    assert len({p.group for p in points if p.server.spec.startswith("mysql:8.0")}) == 1
     pg = [p for p in points if p.server.spec.startswith("postgres")]
     assert {p.params.mode for p in pg} == {"none", "prepared", "idle"}
     assert pg[0].server.settings["max_prepared_transactions"] == str(max(sc.holders) + 10)
@@ -84,6 +90,13 @@ def test_design_gives_typed_points():
     assert heap[0].server.settings["full_page_writes"] == "on"
     assert undo[0].server.settings["skip_log_bin"] == "ON"
     assert len({p.key("mvcc_chains") for p in points}) == len(points)
+    # a control without the old snapshot at the largest V of every variant, and the server's statement clock
+    controls = [p for p in points if not p.params.snapshot]
+    assert {(p.server.spec, p.params.column, p.params.fillfactor) for p in controls} == \
+        {(p.server.spec, p.params.column, p.params.fillfactor) for p in points}
+    assert all(p.params.versions == 100 and p.params.gc_timeout_s > 0 for p in controls)
+    assert undo[0].server.settings["performance-schema-consumer-events-statements-history-long"] == "ON"
+    assert mvcc_chains.CHAPTER.order == "shuffled"
 
 
 @pytest.mark.parametrize("lo,hi,expect,ref,want", [
