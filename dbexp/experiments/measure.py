@@ -26,6 +26,19 @@ def client_pinned(cpus: str | None):
         os.sched_setaffinity(0, old)
 
 
+@contextlib.contextmanager
+def cpu_window(server, client_cpus: str | None):
+    """/proc/stat at the block's edges, for a run measured without the sampler: the client's (and,
+    where this host runs the server, the server's) busy and stolen CPU time, put into the yielded
+    dict as measurements when the block ends."""
+    sets = cpu_sets(client_cpus, server.config.cpuset, server.kind == "bare" or is_local())
+    out: dict[str, tuple[float | None, str]] = {}
+    before = cpustat.read()
+    yield out
+    for name, value in cpustat.shares(before, cpustat.read(), sets).items():
+        out[name] = (value, "%" if name.endswith("_pct") else "s")
+
+
 @dataclass
 class Measured:
     measurements: dict[str, tuple[float | None, str]]

@@ -40,6 +40,12 @@ class ChainSpec:
         step = self.rows // self.hot
         return [1 + i * step for i in range(self.hot)]
 
+    def cold_ids(self) -> list[int]:
+        """A never-updated neighbour of each hot row (the next id, on the same page): what a read of
+        that page costs with no versions to walk, measured beside the hot rows, in the same run."""
+        hot = set(self.hot_ids())
+        return [i + 1 if i + 1 not in hot and i + 1 <= self.rows else i - 1 for i in self.hot_ids()]
+
 
 _q = query  # (conn, sql, params=None) -> rows
 
@@ -91,30 +97,42 @@ def update_hot_rows(server, spec: ChainSpec, versions: int, database: str = "sbt
 @dataclass
 class Reads:
     """One reader's timed point selects: latency at the client (one loopback round trip in it),
-    time at the server by the server's own clock, and (PostgreSQL) shared buffers per statement."""
+    time at the server by the server's own clock, (PostgreSQL) shared-buffer accesses per statement,
+    and which statements read a hot row (the others read its cold neighbour)."""
     client_us: np.ndarray
     server_us: np.ndarray
     buffers: np.ndarray | None = None
+    hot: np.ndarray | None = None  # bool per statement; None: every statement read a hot row
+
+    def part(self, hot: bool) -> "Reads":
+        """The statements that read hot rows (or, ``hot=False``, their cold neighbours)."""
+        mask = np.ones(len(self.client_us), bool) if self.hot is None else (self.hot if hot else ~self.hot)
+        return Reads(self.client_us[mask], self.server_us[mask],
+                     None if self.buffers is None else self.buffers[mask], None)
 
     @staticmethod
     def joined(parts: list["Reads"]) -> "Reads":
-        bufs = [p.buffers for p in parts if p.buffers is not None]
-        return Reads(np.concatenate([p.client_us for p in parts]), np.concatenate([p.server_us for p in parts]),
-                     np.concatenate(bufs) if bufs else None)
+        def cat(name):
+            got = [getattr(p, name) for p in parts if getattr(p, name) is not None]
+            return np.concatenate(got) if got else None
+        return Reads(cat("client_us"), cat("server_us"), cat("buffers"), cat("hot"))
 
 
 SELECT = f"SELECT v, k FROM {TABLE} WHERE id = "  # every timed read begins so (the clock finds them by it)
 
 
-def timed_reads(conn, spec: ChainSpec, samples: int, clock) -> Reads:
+def timed_reads(conn, spec: ChainSpec, samples: int, clock, cold: bool = False) -> Reads:
     """``samples`` point selects of the hot rows, round-robin, each timed at the client and by
-    ``clock`` at the server (see dbexp.metrics.statement_time)."""
-    ids = spec.hot_ids()
+    ``clock`` at the server (see dbexp.metrics.statement_time); with ``cold``, every other select
+    reads a hot row's cold neighbour instead (:meth:`ChainSpec.cold_ids`)."""
+    hot_ids, cold_ids = spec.hot_ids(), spec.cold_ids()
     client = np.empty(samples)
+    is_hot = np.array([not cold or i % 2 == 0 for i in range(samples)])
     cur = conn.cursor()
     clock.begin()
     for i in range(samples):
-        sql = clock.wrap(f"{SELECT}{ids[i % len(ids)]}")
+        k = (i // 2 if cold else i) % len(hot_ids)
+        sql = clock.wrap(f"{SELECT}{(hot_ids if is_hot[i] else cold_ids)[k]}")
         t0 = time.perf_counter_ns()
         cur.execute(sql)
         rows = cur.fetchall()
@@ -122,7 +140,7 @@ def timed_reads(conn, spec: ChainSpec, samples: int, clock) -> Reads:
         clock.after(rows)
     cur.close()
     got = clock.end(samples)
-    return Reads(client, got["server_us"], got.get("buffers"))
+    return Reads(client, got["server_us"], got.get("buffers"), is_hot if cold else None)
 
 
 def fresh_reader(server, database: str = "sbtest"):

@@ -115,3 +115,27 @@ def test_the_held_verdict_needs_the_control():
     assert mv._held_verdict(t).startswith("agrees")
     assert mv._held_verdict(t.assign(held_control=1900.0)).startswith("not resolved: the control")
     assert mv._held_verdict(t.assign(held_snapshot=10.0)).startswith("disagrees")
+
+
+def test_the_indexed_column_is_judged_against_the_hot_one():
+    slopes = pd.DataFrame([
+        {"series_name": "PostgreSQL 16.14", "variant": "col k, ff 100", "store": "heap", "reader": "fresh",
+         "ns_per_version": 80.0, "ci_low": 70.0, "ci_high": 90.0},
+        {"series_name": "PostgreSQL 16.14", "variant": "col v, ff 70", "store": "heap", "reader": "fresh",
+         "ns_per_version": 30.0, "ci_low": 20.0, "ci_high": 40.0},
+        {"series_name": "PostgreSQL 16.14", "variant": "col k, ff 100", "store": "heap", "reader": "old",
+         "ns_per_version": 35.0, "ci_low": 25.0, "ci_high": 45.0},
+        {"series_name": "PostgreSQL 16.14", "variant": "col v, ff 70", "store": "heap", "reader": "old",
+         "ns_per_version": 30.0, "ci_low": 20.0, "ci_high": 40.0},
+    ])
+    got = mv._indexed_against_hot(slopes).set_index("reader")["verdict"]
+    assert got["fresh"] == "agrees" and got["old"].startswith("not resolved")
+
+
+def test_the_excess_at_ten_uses_the_cold_rows_of_the_same_run():
+    rows = _chain_runs("mysql", "MySQL 8.0.15", 700.0, 0.0)
+    for r in rows:  # cold neighbours: what the hot rows cost with no versions, plus a run's own offset
+        r["old_cold_server_us"] = 10 + r["repeat"] + 0.5 * (r["run_id"].endswith("1"))
+        r["fresh_cold_server_us"] = 12 + r["repeat"] + 0.5 * (r["run_id"].endswith("1"))
+    ex = mv.excess_at(_results(rows), 10).set_index("series_name")
+    assert ex.loc["MySQL 8.0.15", "ns_per_version"] == pytest.approx(700.0)
