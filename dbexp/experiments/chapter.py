@@ -252,11 +252,13 @@ def run_notes(res: Results) -> str:
         where = (f"median {s.median():.2f}% of the server's CPUs and {c.median():.2f}% of the client's"
                  if s.notna().any() else f"median {c.median():.2f}% of the client's CPUs")
         worst = w.loc[s.idxmax()] if s.notna().any() else w.loc[c.idxmax()]
+        missing = int(c.isna().sum())
         out.append(f"CPU steal (time the hypervisor ran something else on this VM's CPUs) was recorded for "
                    f"{int(c.notna().sum())} of {len(w)} runs: {where}; the worst run lost "
-                   f"{max(s.max(), c.max()):.2f}% ({worst['series_name']}).")
+                   f"{max(s.max(), c.max()):.2f}% ({worst['series_name']})."
+                   + (f" The other {missing} were measured before the lab recorded it there." if missing else ""))
     else:
-        out.append("CPU steal was not recorded for these runs (they predate it).")
+        out.append("CPU steal was not recorded for these runs (they were measured before the lab recorded it).")
     if "cs_from_perf" in w and (w["cs_from_perf"] == 0).any():
         n = int((w["cs_from_perf"] == 0).sum())
         out.append(f"{n} run{'s' if n != 1 else ''} counted context switches from the server threads' own counters "

@@ -64,6 +64,12 @@ def ratio(r: float, expect: str, threshold: float = PAYS_RATIO) -> str:
 
 
 def combine(verdicts) -> str:
-    """Several servers' verdicts on one claim, as one cell ('agrees / not resolved (...)')."""
-    found = sorted(set(verdicts))
-    return " / ".join(found) if found else NOT_MEASURED
+    """Several servers' verdicts on one claim, as one cell: the verdict where all agree on it, else each
+    with how many of the servers gave it ('agrees in 1 of 3 / not resolved (...) in 2 of 3')."""
+    given = list(verdicts)
+    found = sorted(set(given))
+    if not found:
+        return NOT_MEASURED
+    if len(found) == 1:
+        return found[0]
+    return " / ".join(f"{v} in {given.count(v)} of {len(given)}" for v in found)

@@ -115,7 +115,8 @@ def test_ratio_verdicts_and_combination():
     assert verdicts.ratio(2.0, "above") == "agrees"
     assert verdicts.ratio(0.5, "above") == "disagrees"
     assert verdicts.ratio(1.2, "below") == "not resolved (within 1.5x)"
-    assert verdicts.combine(["agrees", "agrees", "not resolved (x)"]) == "agrees / not resolved (x)"
+    assert verdicts.combine(["agrees", "agrees", "not resolved (x)"]) == "agrees in 2 of 3 / not resolved (x) in 1 of 3"
+    assert verdicts.combine(["agrees", "agrees"]) == "agrees"
     assert verdicts.combine([]) == "not measured at this scale"
     with pytest.raises(ValueError):
         verdicts.interval(0, 1, "sideways")
