@@ -52,8 +52,8 @@ class Scale:
     warmup_s: int = 5  # one unrecorded run after each server's dataset is prepared
     ratio_duration_s: int = 4  # the ratios' runs: short, so that many pairs fit and a pair is close in time
     # Pairs of the pinning ratio (None: ratio_pairs). Unpinned throughput moves by about 11% run to run
-    # on 2 CPUs (where the scheduler puts the server's and the client's threads), so a 3% half-width
-    # needs about four times the pairs the other ratios need.
+    # on 2 CPUs (where the scheduler puts the server's and the client's threads), and the ratio itself
+    # moves between sessions of pairs, so a 3% half-width needs several times the pairs the others need.
     pinning_pairs: int | None = None
     # Pairs of the sessions part (None: ratio_pairs): its 100-session ratio needed about 36 for 3%.
     sessions_pairs: int | None = None
@@ -78,7 +78,7 @@ class Calibration(Chapter):
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000,
                        warmup_s=1, ratio_duration_s=2, session_counts=(10, 100)),
         "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 24, 6, 100000,
-                         pinning_pairs=128, sessions_pairs=40),
+                         pinning_pairs=192, sessions_pairs=40),
         "full": Scale(tuple(ALL_OFFLINE), ("mysql:5.7@offline", "mysql:8.0@offline", "postgres:12@offline",
                                            "postgres:16@offline", "postgres:18@offline"), 10, 30, 30, 1000000,
                       ratio_duration_s=10),
