@@ -226,6 +226,11 @@ READERS = ("fresh", "old")  # the order of the readers in every legend (the firs
 PAYER = {"undo": "old", "heap": "fresh"}  # who the sources say pays, per kind of version store
 
 
+def _payer_and_other(store: str) -> tuple[str, str]:
+    payer = PAYER.get(store, "old")
+    return payer, READERS[1 - READERS.index(payer)]
+
+
 def tidy(res: Results) -> pd.DataFrame:
     w = res.wide.copy()
     w["versions"] = w["versions"].astype(int)
@@ -261,8 +266,7 @@ def per_version(res: Results, value: str = "server_us") -> pd.DataFrame:
     w = readers(res)
     rows = []
     for (name, variant, store), g in w.groupby(["series_name", "variant", "version_store"]):
-        payer = PAYER.get(store, "old")
-        other = "fresh" if payer == "old" else "old"
+        payer, other = _payer_and_other(store)
         series = {r: g[f"{r}_{value}"] * 1000 for r in READERS}
         series[f"{payer} - {other}"] = (g[f"{payer}_{value}"] - g[f"{other}_{value}"]) * 1000
         for what, y in series.items():
@@ -283,8 +287,7 @@ def excess_at(res: Results, v: int, value: str = "server_us") -> pd.DataFrame:
     w = readers(res)
     rows = []
     for (name, variant, store), g in w.groupby(["series_name", "variant", "version_store"]):
-        payer = PAYER.get(store, "old")
-        other = "fresh" if payer == "old" else "old"
+        payer, other = _payer_and_other(store)
         cold = f"{payer}_cold_{value}" in g and g[f"{payer}_cold_{value}"].notna().all()
         if cold:
             ex = ((g[f"{payer}_{value}"] - g[f"{payer}_cold_{value}"])
@@ -374,10 +377,6 @@ def pageinspect_table(res: Results) -> pd.DataFrame:
     return out
 
 
-def _store_of(names: pd.Series) -> pd.Series:
-    return names.str.split().str[0].map(lambda f: flavor_class(f).version_store)
-
-
 def claims(res: Results) -> pd.DataFrame:
     t = at_largest_v(res)
     slopes = per_version(res)
@@ -388,7 +387,7 @@ def claims(res: Results) -> pd.DataFrame:
     def pick(table: pd.DataFrame, store: str, variant: str | None = None) -> pd.DataFrame:
         if table.empty:
             return table
-        g = table[_store_of(table["series_name"]) == store]
+        g = table[table["store"] == store]
         return g[g["variant"] == variant] if variant else g
 
     def ns(r) -> str:
