@@ -186,6 +186,47 @@ def dashed_lines(df: pd.DataFrame, x: str, y: str, color: str, dash: str, title,
     return chart.properties(title=title)
 
 
+def shaded_series(df: pd.DataFrame, x: str, y: str, color: str, row: str, column: str, window: tuple[str, str],
+                  title, x_title: str, y_title: str, *, percent: bool = False, column_order=None,
+                  width: int = 200, height: int = 110, color_title: str | None = None) -> alt.Chart:
+    """Time series in a ``row`` x ``column`` grid of panels, one line per ``color`` (a few per panel:
+    repeats), with the window between the columns ``window`` (start, end; one value per panel) shaded."""
+    cols = [c for c in dict.fromkeys([x, y, color, row, column, *window]) if c]
+    base = alt.Chart()
+    shade = base.mark_rect(opacity=0.12, color="#d95f02").encode(x=f"min({window[0]}):Q", x2=f"max({window[1]}):Q")
+    axis = alt.Axis(format="%" if percent else "~s", tickCount=4)
+    line = base.mark_line(strokeWidth=1.5, point=alt.OverlayMarkDef(size=12)).encode(
+        x=alt.X(f"{x}:Q", title=x_title),
+        y=alt.Y(f"{y}:Q", title=y_title, axis=axis, scale=alt.Scale(zero=percent)),
+        color=alt.Color(f"{color}:N", legend=legend(color_title or color, lines=True)),
+        tooltip=[row, column, color, x, alt.Tooltip(f"{y}:Q", format=".3f")])
+    chart = alt.layer(shade, line, data=df[cols]).properties(width=width, height=height)
+    return chart.facet(
+        row=alt.Row(f"{row}:N", title=None, sort=server_order(df[row].unique()),
+                    header=alt.Header(labelFontWeight="bold", labelLimit=height)),
+        column=alt.Column(f"{column}:N", title=None, sort=column_order or sorted(df[column].unique()),
+                          header=alt.Header(labelFontWeight="bold", labelLimit=width + 40)),
+        spacing=8).properties(title=title)
+
+
+def stacked_shares(df: pd.DataFrame, x: str, y: str, color: str, shade: str, row: str, column: str, title, *,
+                   x_order=None, column_order=None, color_title: str | None = None,
+                   shade_title: str | None = None) -> alt.Chart:
+    """Stacked bars of shares (``y``, 0 to 1) per ``x``, coloured by an ordinal ``color`` and
+    lighter for the second value of ``shade``, in a ``row`` x ``column`` grid of small panels."""
+    shades = list(dict.fromkeys(df[shade]))
+    bars = alt.Chart(df).mark_bar().encode(
+        x=alt.X(f"{x}:N", sort=x_order, title=None),
+        y=alt.Y(f"{y}:Q", title="share", axis=alt.Axis(format="%")),
+        color=alt.Color(f"{color}:O", scale=alt.Scale(scheme="viridis"), legend=legend(color_title or color)),
+        opacity=alt.Opacity(f"{shade}:N", sort=shades, scale=alt.Scale(range=[1.0, 0.45][:len(shades)]),
+                            legend=legend(shade_title or shade)),
+        tooltip=[row, column, x, shade, color, alt.Tooltip(f"{y}:Q", format=".1%")])
+    return bars.properties(width=110, height=110).facet(
+        row=alt.Row(f"{row}:N", title=None, sort=server_order(df[row].unique())),
+        column=alt.Column(f"{column}:N", title=None, sort=column_order), spacing=8).properties(title=title)
+
+
 def per_measure(df: pd.DataFrame, x: str, y: str, measure: str, measures: dict[str, tuple[str, str]],
                 color: str, panel: str, title, x_title: str, *, color_title: str | None = None, color_order=None,
                 width: int = 150, height: int = 150, columns: int = 4, tooltip=()) -> alt.VConcatChart:

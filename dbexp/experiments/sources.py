@@ -24,3 +24,5 @@ CALLAGHAN_24 = Source("https://smalldatum.blogspot.com/2025/12/sysbench-for-mysq
                       "Sysbench for MySQL 5.6 through 9.5 on a 2-socket, 24-core server")
 CALLAGHAN_PG = Source("https://smalldatum.blogspot.com/2025/12/io-bound-sysbench-vs-postgres-on-48.html",
                       "IO-bound sysbench vs Postgres on a 48-core server")
+KERNELMAKER_BUFFERPOOL = Source("https://kernelmaker.github.io/mysql-vs-pg-bufferpool",
+                                "MySQL vs PostgreSQL Internals (Part 1): Buffer Pool")

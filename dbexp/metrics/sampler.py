@@ -107,6 +107,11 @@ class Sampler:
         self._edge_cpu_s = 0.0  # the sampler's own CPU time at the edges (outside the workload)
         self._loop_cpu_s = 0.0  # ... and inside the window (the sampling thread)
 
+    @property
+    def t0(self) -> float:
+        """time.monotonic() when the window opened: the zero of every series time."""
+        return self._t0
+
     # --- process set -----------------------------------------------------------------------
     def _pids(self) -> list[int]:
         if not self.local:

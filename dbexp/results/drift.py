@@ -96,6 +96,16 @@ def _seen(runs: pd.DataFrame) -> dict[str, dict[str, list[str]]]:
     return out
 
 
+def set_by_points(wide: pd.DataFrame) -> set[str]:
+    """Settings a chapter's points change at run time by design (SET GLOBAL per variant): the names
+    in a point parameter ``settings`` (pairs of name and value). Their values differ between runs of
+    one server because the chapter asked, so neither drift table shows them."""
+    if "settings" not in wide:
+        return set()
+    return {str(pair[0]).lower() for value in wide["settings"] if isinstance(value, (list, tuple))
+            for pair in value if isinstance(pair, (list, tuple)) and pair}
+
+
 def _columns(runs: pd.DataFrame) -> list[str]:
     first = runs.drop_duplicates("server")
     return [s for _, s in sorted(zip(first["order"], first["server"]))]
@@ -119,12 +129,13 @@ def drift(wide: pd.DataFrame, names: Iterable[str] | None = None) -> pd.DataFram
     runs = servers(wide)
     seen = _seen(runs)
     columns = _columns(runs)
+    asked = set_by_points(wide)
     flavor_of = dict(zip(runs["server"], runs["flavor"]))
     rows: list[str] = []
     for flavor in dict.fromkeys(flavor_of[c] for c in columns):
         mine = [c for c in columns if flavor_of[c] == flavor]
         for name in _names(flavor, names):
-            if len({_cell(seen, c, name) for c in mine}) > 1 and name not in rows:
+            if len({_cell(seen, c, name) for c in mine}) > 1 and name not in rows and name not in asked:
                 rows.append(name)
     return pd.DataFrame({c: [_cell(seen, c, n) for n in rows] for c in columns},
                         index=pd.Index(rows, name="setting"), columns=columns, dtype=object)
@@ -150,7 +161,8 @@ def unsteady(wide: pd.DataFrame, names: Iterable[str] | None = None) -> pd.DataF
     seen = _seen(runs)
     count = runs["server"].value_counts()
     flavor_of = dict(zip(runs["server"], runs["flavor"]))
+    asked = set_by_points(wide)
     rows = [(server, name, SEP.join(seen[server][name]), int(count[server]))
             for server in _columns(runs) for name in _names(flavor_of[server], names)
-            if len(seen[server].get(name, ())) > 1]
+            if len(seen[server].get(name, ())) > 1 and name not in asked]
     return pd.DataFrame(rows, columns=["server", "setting", "values seen", "runs"])

@@ -216,6 +216,62 @@ class Flavor(abc.ABC):
         """Try to reclaim ``table``'s old versions now, and say how many the collector could not
         remove (an open snapshot may still need them): {measurement: (value, unit)}."""
 
+    # --- the buffer pool under a scan (the buffer_eviction chapter) -----------------------------
+    scan_kinds: tuple[str, ...] = ("seq",)  # the full reads full_read_sql() can issue (see there)
+    page_bytes: int  # the data page size the lab's servers use (each engine's default, never changed here)
+    reads_through_page_cache: bool  # True: a buffer-pool miss may be served by the OS page cache
+
+    @abc.abstractmethod
+    def buffer_pool_settings(self, mb: int) -> dict[str, str]:
+        """Start-up settings for a buffer pool (shared buffers) of ``mb`` MiB whose misses are
+        reads from the device where the engine can bypass the page cache, and that starts cold."""
+
+    @abc.abstractmethod
+    def copy_rows(self, conn, src: str, dst: str, rows: int) -> None:
+        """Create ``dst`` like ``src`` (same columns and primary key) with its first ``rows`` ids."""
+
+    @abc.abstractmethod
+    def primary_pages(self, conn, table: str) -> int:
+        """Pages of ``table`` a primary-key lookup can touch (the rows and their key), after a read
+        of all of it."""
+
+    @abc.abstractmethod
+    def buffer_sample(self, conn, hot: str, big: str) -> dict[str, float]:
+        """One sample of the buffer pool: pages of ``hot``'s and ``big``'s primary key resident
+        (``resident.hot``, ``resident.big``; InnoDB also how many sit in the old sublist), the
+        pool's cumulative page requests and reads, and the engine's own counters of where pages
+        went (made young, ring reuses, usage counts), each as a float."""
+
+    @abc.abstractmethod
+    def full_read_sql(self, table: str, kind: str) -> list[str]:
+        """Statements that read every row of ``table`` once: ``seq`` a sequential scan, ``index``
+        the same rows through the primary key, ``update`` a scan that rewrites every row (only
+        the kinds in ``scan_kinds``). All but the last set the session up."""
+
+    @abc.abstractmethod
+    def session_id(self, conn) -> int:
+        """The server's id of this connection's session (what cancel_sql() names)."""
+
+    @abc.abstractmethod
+    def cancel_sql(self, session: int) -> str:
+        """A statement that cancels what session ``session`` is running, leaving it connected."""
+
+    def is_cancel(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is what a statement raises when cancel_sql() stopped it."""
+        return False
+
+    def set_global(self, conn, name: str, value: str) -> None:
+        """Change a dynamic server setting for every new statement (MySQL's SET GLOBAL)."""
+        raise NotImplementedError(f"{self.name} cannot change {name} at run time here")
+
+    def prewarm(self, conn, table: str) -> float:
+        """Load ``table``'s primary key into the buffer pool now; pages loaded."""
+        raise NotImplementedError(f"{self.name} has no prewarm")
+
+    def restore_table(self, conn, table: str) -> None:
+        """Undo what an ``update`` scan left (dead versions, a grown table) so that the next run
+        starts from the same table; a no-op where nothing is left."""
+
     def version_chain(self, conn_snapshot, conn, table: str, row_id: int) -> list[dict]:
         """The physical versions of one row as stored (heap engines only)."""
         raise NotImplementedError(f"{self.name} keeps old versions in undo, not as tuples on a page")

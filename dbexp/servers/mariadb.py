@@ -33,5 +33,10 @@ class MariaDB(MySQL):
         # the history consumers record only what the "current" one does: on by default in MySQL, off here
         return {"performance-schema-consumer-events-statements-current": "ON", **super().statement_timing_settings()}
 
+    def buffer_pool_settings(self, mb: int) -> dict[str, str]:
+        settings = super().buffer_pool_settings(mb)
+        del settings["innodb_buffer_pool_instances"]  # one instance always since 10.5: the option is gone
+        return settings
+
     def snapshot_wait_settings(self) -> dict[str, str]:
         return {**super().snapshot_wait_settings(), "performance_schema": "ON"}  # off by default in MariaDB

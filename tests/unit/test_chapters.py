@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from dbexp.errors import DbexpError
-from dbexp.experiments import calibration, mvcc_chains, readview, verdicts
+from dbexp.experiments import buffer_eviction, calibration, mvcc_chains, readview, verdicts
 from dbexp.experiments.chapter import Chapter
 
 REPO = Path(__file__).resolve().parents[2]
-CHAPTERS = [calibration.CHAPTER, readview.CHAPTER, mvcc_chains.CHAPTER]
+CHAPTERS = [calibration.CHAPTER, readview.CHAPTER, mvcc_chains.CHAPTER, buffer_eviction.CHAPTER]
 VERDICT_WORDS = ("agrees", "disagrees", "not resolved", "not measured", "not testable")
 
 
