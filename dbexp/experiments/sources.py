@@ -26,3 +26,7 @@ CALLAGHAN_PG = Source("https://smalldatum.blogspot.com/2025/12/io-bound-sysbench
                       "IO-bound sysbench vs Postgres on a 48-core server")
 KERNELMAKER_BUFFERPOOL = Source("https://kernelmaker.github.io/mysql-vs-pg-bufferpool",
                                 "MySQL vs PostgreSQL Internals (Part 1): Buffer Pool")
+CALLAGHAN_GTID = Source("https://smalldatum.blogspot.com/2025/12/performance-regressions-in-mysql-84-and.html",
+                        "Performance regressions in MySQL 8.4 and 9.x with sysbench")
+KERNELMAKER_REGRESSION = Source("https://kernelmaker.github.io/MySQL-regression-1",
+                                "Dissecting the MySQL 8.0 Performance Regression on oltp_update_non_index")

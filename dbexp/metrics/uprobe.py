@@ -49,6 +49,9 @@ END {{ clear(@start); clear(@switched); }}
 
 
 PROBES = 5  # what SCRIPT attaches: uprobe, tracepoint, uretprobe, BEGIN, END
+# bpftrace detaches its probes and prints its maps after SIGINT: usually within a second, but a CI
+# run once took over 30 s (the kernel waits for threads still inside a probed function to return)
+STOP_TIMEOUT_S = 120
 
 
 class UprobeError(DbexpError):
@@ -119,33 +122,24 @@ def attached_probes(lines: list[str]) -> int | None:
 
 def parse(lines: list[str]) -> Timed:
     """bpftrace's ``-f json`` lines after SIGINT -> Timed (no line for a map: zero calls)."""
-    out = Timed()
-    for line in lines:
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        data = msg.get("data")
-        if msg.get("type") == "map" and isinstance(data, dict):
-            out.calls = int(data.get("@calls", out.calls))
-            out.total_ns = int(data.get("@ns", out.total_ns))
-            out.switched_calls = int(data.get("@out_calls", out.switched_calls))
-            out.switched_ns = int(data.get("@out_ns", out.switched_ns))
-        elif msg.get("type") == "hist" and isinstance(data, dict) and "@hist" in data:
-            out.hist = [(int(b.get("min", 0)), int(b.get("max", b.get("min", 0))), int(b["count"]))
-                        for b in data["@hist"]]
-    return out
+    m = maps(lines)
+    return Timed(calls=int(m.get("@calls", 0)), total_ns=int(m.get("@ns", 0)),
+                 switched_calls=int(m.get("@out_calls", 0)), switched_ns=int(m.get("@out_ns", 0)),
+                 hist=list(m.get("@hist", [])))
 
 
-class UprobeTimer:
-    """``with UprobeTimer(path, symbol) as t: ...`` then ``t.result``: every call in the block timed."""
+class Bpftrace:
+    """A bpftrace script run for the length of a ``with`` block, started with a handshake (its BEGIN
+    prints ``ready`` once every probe is attached, and the count attached is checked against
+    ``expected``: bpftrace skips a uprobe whose symbol it cannot find and says nothing) and stopped
+    with SIGINT, after which its maps are in ``lines`` (``-f json``)."""
 
-    def __init__(self, path: str, symbol: str, pin: str | None = None, attach_timeout_s: float = 60.0):
-        self.path, self.symbol, self.pin = path, symbol, pin
+    def __init__(self, text: str, expected: int, what: str, pin: str | None = None,
+                 attach_timeout_s: float = 60.0):
+        self.text, self.expected, self.what, self.pin = text, expected, what, pin
         self.attach_timeout_s = attach_timeout_s
         self.proc: subprocess.Popen | None = None
-        self.result: Timed | None = None
-        self._lines: list[str] = []
+        self.lines: list[str] = []
 
     def command(self) -> list[str]:
         exe = bpftrace_binary()
@@ -154,9 +148,9 @@ class UprobeTimer:
         cmd = ["taskset", "-c", self.pin] if self.pin else []
         if os.geteuid() != 0:  # uprobes need root: through sudo where it asks no password (CI runners)
             cmd += ["sudo", "-n"]
-        return cmd + [exe, "-f", "json", "-e", script(self.path, self.symbol)]
+        return cmd + [exe, "-f", "json", "-e", self.text]
 
-    def __enter__(self) -> "UprobeTimer":
+    def __enter__(self):
         self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, bufsize=1, **child_options())
         deadline = time.monotonic() + self.attach_timeout_s
@@ -168,17 +162,17 @@ class UprobeTimer:
                 if not line:
                     break  # bpftrace exited
                 if '"ready' in line:
-                    attached = attached_probes(self._lines)
-                    if attached == PROBES:
+                    attached = attached_probes(self.lines)
+                    if attached == self.expected:
                         return self
-                    self._kill()  # bpftrace skips a uprobe whose symbol it cannot find, and says nothing
-                    raise UprobeError(f"bpftrace did not attach to {self.symbol} in {self.path}: {attached} of "
-                                      f"{PROBES} probes attached (is the function exported by that binary?)")
-                self._lines.append(line)
+                    self._kill()
+                    raise UprobeError(f"bpftrace did not attach to {self.what}: {attached} of "
+                                      f"{self.expected} probes attached (is the function exported by that binary?)")
+                self.lines.append(line)
             elif self.proc.poll() is not None:
                 break
         err = self._kill()
-        raise UprobeError(f"bpftrace did not attach to {self.symbol} in {self.path}: {err or 'timed out'}")
+        raise UprobeError(f"bpftrace did not attach to {self.what}: {err or 'timed out'}")
 
     def _kill(self) -> str:
         if self.proc is None:
@@ -193,12 +187,57 @@ class UprobeTimer:
             return
         self.proc.send_signal(signal.SIGINT)
         try:
-            out, err = self.proc.communicate(timeout=30)
+            out, err = self.proc.communicate(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             self._kill()
             if exc[0] is None:
-                raise UprobeError(f"bpftrace did not stop within 30 s ({self.symbol})") from None
+                raise UprobeError(f"bpftrace did not stop within {STOP_TIMEOUT_S} s ({self.what})") from None
             return
-        self.result = parse(self._lines + out.splitlines())
+        self.lines += out.splitlines()
+        self.finished()
         if self.proc.returncode != 0 and exc[0] is None:
             raise UprobeError(f"bpftrace exited with {self.proc.returncode}: {' '.join(err.split())[-300:]}")
+
+    def finished(self) -> None:
+        """What a subclass reads from ``lines`` once bpftrace has printed its maps."""
+
+
+class UprobeTimer(Bpftrace):
+    """``with UprobeTimer(path, symbol) as t: ...`` then ``t.result``: every call in the block timed."""
+
+    def __init__(self, path: str, symbol: str, pin: str | None = None, attach_timeout_s: float = 60.0):
+        super().__init__(script(path, symbol), PROBES, f"{symbol} in {path}", pin, attach_timeout_s)
+        self.path, self.symbol = path, symbol
+        self.result: Timed | None = None
+
+    def finished(self) -> None:
+        self.result = parse(self.lines)
+
+
+def maps(lines: list[str]) -> dict[str, object]:
+    """bpftrace's ``-f json`` map lines -> {"@name": int, or [(low, high, count)] for a histogram}."""
+    out: dict[str, object] = {}
+    for line in lines:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        data = msg.get("data")
+        if msg.get("type") == "map" and isinstance(data, dict):
+            out.update({k: int(v) for k, v in data.items() if isinstance(v, (int, float))})
+        elif msg.get("type") == "hist" and isinstance(data, dict):
+            for name, buckets in data.items():
+                out[name] = [(int(b.get("min", 0)), int(b.get("max", b.get("min", 0))), int(b["count"]))
+                             for b in buckets]
+    return out
+
+
+def mapped_library(pid: int, name: str) -> str:
+    """The path, as this host reaches it, of the shared library ``name`` (e.g. ``libc.so.6``) that
+    process ``pid`` has mapped (its own, inside its container)."""
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            if os.path.basename(path) == name:
+                return f"/proc/{pid}/root{path}"
+    raise UprobeError(f"process {pid} has no {name} mapped")

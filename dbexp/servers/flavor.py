@@ -272,6 +272,30 @@ class Flavor(abc.ABC):
         """Undo what an ``update`` scan left (dead versions, a grown table) so that the next run
         starts from the same table; a no-op where nothing is left."""
 
+    # --- the commit path (the group_commit chapter) ---------------------------------------------
+    has_binlog: bool = False  # a second, replication log written at commit that a chapter can turn on
+    commit_waits_what: str = ""  # what commit_counters()'s "waits" counts, as the book names it
+    # exported functions of the group commit a probe run counts ({} where the chapter has no probe for it)
+    commit_symbols: dict = {}
+
+    @abc.abstractmethod
+    def commit_settings(self, binlog: bool) -> dict[str, str]:
+        """Start-up settings for the commit path: durable commits, the binlog on or off (where the
+        flavor has one), and the instrumentation commit_counters() needs."""
+
+    @abc.abstractmethod
+    def group_settings(self, sync_log: bool, delay_us: int) -> dict[str, str]:
+        """Dynamic settings (set_global) for a commit: the log synced at every commit group or left to
+        the OS (``sync_log``: MySQL's sync_binlog), and a leader's wait of ``delay_us`` for more
+        commits to join its group (0: none)."""
+
+    @abc.abstractmethod
+    def commit_counters(self, conn) -> dict[str, float]:
+        """Cumulative counts of the commit path: ``syncs`` of the log a durable commit waits on (the
+        binlog where it is on, else the redo log or WAL), ``redo_syncs``, ``waits`` of committing
+        sessions on the wakeup of their group (where instrumented; absent otherwise) and
+        ``log_bytes`` written to that log. A count the server does not keep is absent."""
+
     def version_chain(self, conn_snapshot, conn, table: str, row_id: int) -> list[dict]:
         """The physical versions of one row as stored (heap engines only)."""
         raise NotImplementedError(f"{self.name} keeps old versions in undo, not as tuples on a page")

@@ -38,5 +38,28 @@ class MariaDB(MySQL):
         del settings["innodb_buffer_pool_instances"]  # one instance always since 10.5: the option is gone
         return settings
 
+    commit_waits_what = "waits on THD::COND_wakeup_ready"
+    COMMIT_COND = "wait/synch/cond/sql/THD::COND_wakeup_ready"  # each follower's own condition
+    commit_symbols = {}  # its binlog functions are exported, but the chapter probes MySQL's only
+
+    def commit_settings(self, binlog: bool) -> dict[str, str]:
+        return {**super().commit_settings(binlog), "performance_schema": "ON"}  # off by default in MariaDB
+
+    def group_settings(self, sync_log: bool, delay_us: int) -> dict[str, str]:
+        # a leader waits up to binlog_commit_wait_usec for binlog_commit_wait_count commits: a count
+        # no group reaches makes it wait the whole delay, as MySQL's sync delay does
+        return {"sync_binlog": "1" if sync_log else "0", "binlog_commit_wait_usec": str(int(delay_us)),
+                "binlog_commit_wait_count": "100000" if delay_us else "0"}
+
+    def commit_counters(self, conn) -> dict[str, float]:
+        out = super().commit_counters(conn)
+        on = str(self.query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
+        if on:  # MariaDB counts its groups itself
+            status = dict(self.query(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN "
+                                           "('Binlog_commits', 'Binlog_group_commits')"))
+            out["binlog_groups"] = float(status["Binlog_group_commits"])
+            out["binlog_commits"] = float(status["Binlog_commits"])
+        return out
+
     def snapshot_wait_settings(self) -> dict[str, str]:
         return {**super().snapshot_wait_settings(), "performance_schema": "ON"}  # off by default in MariaDB

@@ -360,6 +360,89 @@ class MySQL(Flavor):
         """An integer, or DEFAULT for the server's own default."""
         self.query(conn, f"SET GLOBAL {name} = {'DEFAULT' if value == 'DEFAULT' else int(value)}")
 
+    # --- the commit path ----------------------------------------------------------------------
+    has_binlog = True
+    commit_waits_what = "waits on MYSQL_BIN_LOG::COND_done"
+    COMMIT_COND = "wait/synch/cond/sql/MYSQL_BIN_LOG::COND_done"  # one broadcast per finished group
+    # dynamic symbols of the binlog group commit (5.7 and 8.0; the mutex type's name differs)
+    commit_symbols = {"ordered_commit": "_ZN13MYSQL_BIN_LOG14ordered_commitEP3THDbb",
+                      "sync": "_ZN13MYSQL_BIN_LOG16sync_binlog_fileEb",
+                      "enroll": ("_ZN13Stage_manager10enroll_forENS_7StageIDEP3THDP14st_mysql_mutex",
+                                 "_ZN13Stage_manager10enroll_forENS_7StageIDEP3THDP13mysql_mutex_t")}
+
+    def commit_settings(self, binlog: bool) -> dict[str, str]:
+        out = {"innodb_flush_log_at_trx_commit": "1", "sync_binlog": "1",
+               # condition instruments are off by default: counted, not timed (the cheapest state)
+               "performance-schema-instrument": f"{self.COMMIT_COND}=COUNTED"}
+        if binlog:
+            out["log_bin"] = "binlog"  # after comparable_settings()' skip_log_bin: the later option wins
+        return out
+
+    def group_settings(self, sync_log: bool, delay_us: int) -> dict[str, str]:
+        return {"sync_binlog": "1" if sync_log else "0", "binlog_group_commit_sync_delay": str(int(delay_us))}
+
+    def commit_counters(self, conn) -> dict[str, float]:
+        out = {}
+        status = dict(self.query(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN "
+                                       "('Innodb_os_log_fsyncs', 'Innodb_os_log_written')"))
+        if "Innodb_os_log_fsyncs" in status:  # MariaDB 10.11 keeps no count of redo log syncs
+            out["redo_syncs"] = float(status["Innodb_os_log_fsyncs"])
+        binlog = self.query(conn, "SELECT COUNT_MISC, SUM_NUMBER_OF_BYTES_WRITE FROM "
+                                  "performance_schema.file_summary_by_event_name "
+                                  "WHERE EVENT_NAME = 'wait/io/file/sql/binlog'")
+        on = str(self.query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
+        if on:  # a binlog file's syncs are among its "misc" operations (open, close, sync, ...)
+            out["binlog_syncs"] = float(binlog[0][0])
+            out["syncs"], out["log_bytes"] = out["binlog_syncs"], float(binlog[0][1])
+        else:
+            out["log_bytes"] = float(status["Innodb_os_log_written"])
+            if "redo_syncs" in out:
+                out["syncs"] = out["redo_syncs"]
+        waits = self.query(conn, "SELECT COUNT_STAR FROM performance_schema.events_waits_summary_global_by_event_name "
+                                 "WHERE EVENT_NAME = %s", (self.COMMIT_COND,))
+        if waits:
+            out["waits"] = float(waits[0][0])
+        return out
+
+    # --- GTIDs (the gtid chapter) ---------------------------------------------------------------
+    def binlog_settings(self) -> dict[str, str]:
+        """The binlog on, everything it writes stated: row events with full images, no write sets
+        (5.7's default; 8.0 extracts them by default), dependencies by commit order, GTIDs off (the
+        chapter turns them on at run time)."""
+        return {"log_bin": "binlog", "binlog_format": "ROW", "binlog_row_image": "FULL",
+                "transaction_write_set_extraction": "OFF", "binlog_transaction_dependency_tracking": "COMMIT_ORDER",
+                "gtid_mode": "OFF", "enforce_gtid_consistency": "OFF"}
+
+    GTID_STEPS = ("OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON")
+
+    def set_gtid(self, conn, on: bool, timeout_s: float = 30.0) -> None:
+        """gtid_mode and enforce_gtid_consistency ON (or OFF) on a running server, one step at a
+        time as MySQL requires, waiting before the last step for transactions of the old kind to end."""
+        now = str(self.query(conn, "SELECT @@GLOBAL.gtid_mode")[0][0])
+        steps = list(self.GTID_STEPS) if on else list(reversed(self.GTID_STEPS))
+        if on:
+            self.query(conn, "SET GLOBAL enforce_gtid_consistency = ON")
+        for i, mode in enumerate(steps[steps.index(now) + 1:], start=steps.index(now) + 1):
+            if i == len(steps) - 1:  # the last step needs the other kind of transaction gone
+                counter = "Ongoing_anonymous_transaction_count" if on else "Ongoing_automatic_gtid_violating_transaction_count"
+                deadline = time.monotonic() + timeout_s
+                while True:
+                    rows = self.query(conn, f"SHOW GLOBAL STATUS LIKE '{counter}'")
+                    if not rows or int(rows[0][1]) == 0:
+                        break
+                    if time.monotonic() > deadline:
+                        raise DbexpError(f"gtid_mode could not reach {mode}: {counter} stayed {rows[0][1]}")
+                    time.sleep(0.1)
+            self.query(conn, f"SET GLOBAL gtid_mode = {mode}")
+        if not on:
+            self.query(conn, "SET GLOBAL enforce_gtid_consistency = OFF")
+
+    def binlog_bytes(self, conn) -> float | None:
+        """Bytes in the binlog files now (SHOW BINARY LOGS), or None with the binlog off."""
+        if str(self.query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) not in ("1", "ON"):
+            return None
+        return float(sum(int(r[1]) for r in self.query(conn, "SHOW BINARY LOGS")))
+
 
 def innodb_purge_state(status: str) -> dict[str, float]:
     """From SHOW ENGINE INNODB STATUS: the history list length (undo logs not yet freed, which

@@ -362,6 +362,41 @@ class Postgres(Flavor):
         return float(sum(self.query(conn, "SELECT pg_prewarm(%s)", (rel,))[0][0]
                          for rel in self._key_relations(table)))
 
+    # --- the commit path ----------------------------------------------------------------------
+    commit_waits_what = ""  # backends waiting for WALWriteLock are not counted by any view
+
+    def commit_settings(self, binlog: bool) -> dict[str, str]:
+        return {"synchronous_commit": "on", "fsync": "on"}
+
+    def group_settings(self, sync_log: bool, delay_us: int) -> dict[str, str]:
+        # commit_delay: a backend about to flush waits this long for others to join its flush,
+        # when at least commit_siblings other transactions are open (5, the default, kept)
+        return {"commit_delay": str(int(delay_us)), "commit_siblings": "5"}
+
+    def set_global(self, conn, name: str, value: str) -> None:
+        """ALTER SYSTEM and a reload: new sessions and, at their next command, the others use it."""
+        self.query(conn, f"ALTER SYSTEM SET {name} = {int(value)}")
+        self.query(conn, "SELECT pg_reload_conf()")
+
+    def commit_counters(self, conn) -> dict[str, float]:
+        self.query(conn, "SELECT pg_stat_clear_snapshot()")
+        out = {}
+        views = {r[0] for r in self.query(conn, "SELECT viewname FROM pg_views WHERE viewname IN "
+                                                "('pg_stat_wal', 'pg_stat_io')")}
+        cols = {r[0] for r in self.query(conn, "SELECT attname FROM pg_attribute WHERE attrelid = "
+                                               "'pg_catalog.pg_stat_wal'::regclass")} if "pg_stat_wal" in views else set()
+        if "wal_sync" in cols:  # 14 to 17
+            (syncs, wbytes), = self.query(conn, "SELECT wal_sync, wal_bytes FROM pg_stat_wal")
+            out["syncs"], out["log_bytes"] = float(syncs), float(wbytes)
+        elif "pg_stat_io" in views and "wal_bytes" in cols:  # 18: WAL's I/O moved to pg_stat_io
+            (syncs,), = self.query(conn, "SELECT COALESCE(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal'")
+            out["syncs"] = float(syncs)
+            out["log_bytes"] = float(self.query(conn, "SELECT wal_bytes FROM pg_stat_wal")[0][0])
+        out["redo_syncs"] = out.get("syncs", float("nan"))
+        if "syncs" not in out:
+            del out["redo_syncs"]  # 12, 13: no view counts WAL syncs
+        return out
+
     def restore_table(self, conn, table: str) -> None:
         """An update scan leaves a new version of every row it reached (committed or not): rewrite
         the table to its live rows and checkpoint, so the next run reads the same pages."""

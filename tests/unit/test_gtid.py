@@ -1,0 +1,51 @@
+"""The gtid chapter's ratios on fixed inputs: pairs by repeat, the source-shaped table, the design."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from dbexp.errors import DbexpError
+from dbexp.experiments import gtid
+from dbexp.experiments.chapter import Cpus, Results
+
+
+def _res(rows):
+    return Results("gtid", pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), "test")
+
+
+def _row(config, repeat, qps, cpu):
+    return {"series_name": "mysql 8.0.15", "test": "insert", "threads": 1, "config": config, "repeat": repeat,
+            "qps": qps, "cpu_per_op_us": cpu, "cs_per_op": 2.0, "wkb_per_op": 1.0}
+
+
+def test_gtid_ratio_is_paired_by_repeat():
+    rows = []
+    for rep, drift in enumerate((1.0, 0.8, 1.2)):  # a drift that moves both configurations of a repeat
+        rows += [_row("binlog", rep, 1000 * drift, 50.0), _row("binlog + GTID", rep, 900 * drift, 55.0),
+                 _row("binlog off", rep, 1250 * drift, 40.0)]
+    r = gtid.ratios(_res(rows))
+    g = r[(r["comparison"] == "GTIDs") & (r["value"] == "throughput")].iloc[0]
+    assert g["ratio"] == pytest.approx(0.9) and g["ci_low"] == pytest.approx(0.9)  # the drift cancels in pairs
+    assert g["pairs"] == 3
+    b = r[(r["comparison"] == "the binlog") & (r["value"] == "throughput")].iloc[0]
+    assert b["ratio"] == pytest.approx(0.8)
+    st = gtid.source_table(_res(rows))
+    assert st["throughput B / A"].iloc[0] == pytest.approx(1 / 0.9)
+    assert st["cpu/o"].iloc[0] == pytest.approx(1.1)
+
+
+def test_design_measures_every_configuration_of_a_version_in_one_group():
+    points = gtid.CHAPTER.design(gtid.CHAPTER.scale("default"), Cpus("1", "0"))[0].points
+    groups = {p.group for p in points}
+    assert groups == {"gtid mysql:5.7@offline", "gtid mysql:8.0@offline"}
+    binlog = [p for p in points if p.params.config in ("binlog", "binlog + GTID")]
+    assert len({p.server.key() for p in binlog if "5.7" in p.server.spec}) == 1  # GTIDs switched on one server
+    assert len({p.key("gtid") for p in points}) == len(points)
+
+
+def test_non_mysql_servers_and_unknown_tests_are_refused_in_one_line():
+    with pytest.raises(DbexpError, match="unknown test 'select'; valid are"):
+        gtid.CHAPTER.adjust(gtid.CHAPTER.scale("smoke", tests=["select"]), "smoke", Cpus(), {})
+    with pytest.raises(DbexpError, match="'postgres:16' is not a MySQL server"):
+        gtid.CHAPTER.adjust(gtid.CHAPTER.scale("smoke", servers=["postgres:16"]), "smoke", Cpus(), {})
