@@ -213,6 +213,17 @@ def _cells(g: pd.DataFrame) -> str:
                      for x in g.itertuples())
 
 
+def resolution_sentence(res: Results) -> str:
+    """The resolution the throughput ratios reached, in words (markdown)."""
+    rs = resolution(res)
+    if rs["n"] == 0 or rs["median"] != rs["median"]:
+        return ("One repeat per configuration at this scale: no interval, so no resolution to state; the default "
+                "scale measures four ABBA pairs.")
+    return (f"the median 95% half-width of the throughput ratios is {100 * rs['median']:.1f}% (largest "
+            f"{100 * rs['max']:.1f}%); {rs['within']} of {rs['n']} reach the {TARGET_HALF_WIDTH:.0%} this chapter "
+            "aims at" + (", so most comparisons below are not resolved." if rs["within"] < rs["n"] / 2 else "."))
+
+
 def claims(res: Results) -> pd.DataFrame:
     r = ratios(res)
     rows = []

@@ -184,8 +184,8 @@ def test_process_gone_before_the_start_contributes_nothing():
 def _thread_in_window(exit_before_end: bool) -> tuple[dict, int]:
     """A thread started after the start snapshot that switches 5 times, gone or alive at the end."""
     me = os.getpid()
-    before = len(procfs.thread_ids(me))
     start = procfs.snapshot([me])
+    before = len(start.switches)  # the threads the window starts with (another test's may come and go before)
     slept, release = threading.Event(), threading.Event()
     tids = []
 
