@@ -38,7 +38,7 @@ import pandas as pd
 
 from dbexp.catalog.versions import version_key
 from dbexp.experiments import stats, verdicts
-from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
 from dbexp.experiments.measure import Measured, summarize, sysbench_series
 from dbexp.experiments.sources import KERNELMAKER_BUFFERPOOL
 from dbexp.experiments.sweep import Point
@@ -149,10 +149,7 @@ class BufferEviction(Chapter):
     order = "abba"  # a repeat walks a server's variants forward, the next one backward
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
-        unknown = [v for v in sc.variants + sc.more_variants if v not in VARIANT_NAMES]
-        if unknown:
-            from dbexp.errors import DbexpError, choices
-            raise DbexpError(f"unknown variant {unknown[0]!r}; valid are {choices(VARIANT_NAMES)}")
+        check_names(sc.variants + sc.more_variants, VARIANT_NAMES, "variant")
         return sc
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:

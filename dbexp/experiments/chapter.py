@@ -130,6 +130,13 @@ def _coerce(name: str, default, value):
     return value
 
 
+def check_names(given, valid, what: str) -> None:
+    """Raise a one-line DbexpError naming the first of ``given`` not in ``valid`` and what is valid."""
+    unknown = [g for g in given if g not in valid]
+    if unknown:
+        raise DbexpError(f"unknown {what} {unknown[0]!r}; valid are {choices(list(valid))}")
+
+
 class Chapter(Experiment):
     """The protocol every chapter implements (see the module's docstring)."""
 

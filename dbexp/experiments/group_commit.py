@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dbexp.experiments import stats, verdicts
-from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
+from dbexp.experiments import verdicts
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
 from dbexp.experiments.measure import Measured, measure
 from dbexp.experiments.sources import BINWANG
 from dbexp.experiments.sweep import Point
@@ -106,10 +106,8 @@ class GroupCommit(Chapter):
     add_official = True
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
-        from dbexp.errors import DbexpError, choices
-        bad = [c for c in sc.configs if c not in CONFIG_NAMES]
-        if bad:
-            raise DbexpError(f"unknown configuration {bad[0]!r}; valid are {choices(CONFIG_NAMES)}")
+        from dbexp.errors import DbexpError
+        check_names(sc.configs, CONFIG_NAMES, "configuration")
         bad = [t for t in sc.threads if not isinstance(t, int) or t < 1]
         if bad:
             raise DbexpError(f"bad thread count {bad[0]!r}: expected whole numbers >= 1")

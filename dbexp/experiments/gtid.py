@@ -26,7 +26,7 @@ import pandas as pd
 
 from dbexp.errors import DbexpError
 from dbexp.experiments import stats, verdicts
-from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
 from dbexp.experiments.measure import Measured, measure
 from dbexp.experiments.sources import CALLAGHAN_GTID, KERNELMAKER_REGRESSION
 from dbexp.experiments.sweep import Point
@@ -73,10 +73,7 @@ class Gtid(Chapter):
     add_official = True
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
-        from dbexp.errors import choices
-        bad = [t for t in sc.tests if t not in TESTS]
-        if bad:
-            raise DbexpError(f"unknown test {bad[0]!r}; valid are {choices(list(TESTS))}")
+        check_names(sc.tests, TESTS, "test")
         other = [s for s in sc.servers if flavor_of_spec(s).name != MySQL.name]
         if other:
             raise DbexpError(f"the gtid chapter measures MySQL's GTIDs; {other[0]!r} is not a MySQL server")

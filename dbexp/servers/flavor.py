@@ -274,7 +274,6 @@ class Flavor(abc.ABC):
 
     # --- the commit path (the group_commit chapter) ---------------------------------------------
     has_binlog: bool = False  # a second, replication log written at commit that a chapter can turn on
-    commit_waits_what: str = ""  # what commit_counters()'s "waits" counts, as the book names it
     # exported functions of the group commit a probe run counts ({} where the chapter has no probe for it)
     commit_symbols: dict = {}
 

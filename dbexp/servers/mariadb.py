@@ -38,7 +38,6 @@ class MariaDB(MySQL):
         del settings["innodb_buffer_pool_instances"]  # one instance always since 10.5: the option is gone
         return settings
 
-    commit_waits_what = "waits on THD::COND_wakeup_ready"
     COMMIT_COND = "wait/synch/cond/sql/THD::COND_wakeup_ready"  # each follower's own condition
     commit_symbols = {}  # its binlog functions are exported, but the chapter probes MySQL's only
 
@@ -53,8 +52,7 @@ class MariaDB(MySQL):
 
     def commit_counters(self, conn) -> dict[str, float]:
         out = super().commit_counters(conn)
-        on = str(self.query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
-        if on:  # MariaDB counts its groups itself
+        if "binlog_syncs" in out:  # the binlog is on, and MariaDB counts its groups itself
             status = dict(self.query(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN "
                                            "('Binlog_commits', 'Binlog_group_commits')"))
             out["binlog_groups"] = float(status["Binlog_group_commits"])

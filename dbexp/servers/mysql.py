@@ -362,7 +362,6 @@ class MySQL(Flavor):
 
     # --- the commit path ----------------------------------------------------------------------
     has_binlog = True
-    commit_waits_what = "waits on MYSQL_BIN_LOG::COND_done"
     COMMIT_COND = "wait/synch/cond/sql/MYSQL_BIN_LOG::COND_done"  # one broadcast per finished group
     # dynamic symbols of the binlog group commit (5.7 and 8.0; the mutex type's name differs)
     commit_symbols = {"ordered_commit": "_ZN13MYSQL_BIN_LOG14ordered_commitEP3THDbb",
@@ -381,6 +380,9 @@ class MySQL(Flavor):
     def group_settings(self, sync_log: bool, delay_us: int) -> dict[str, str]:
         return {"sync_binlog": "1" if sync_log else "0", "binlog_group_commit_sync_delay": str(int(delay_us))}
 
+    def binlog_on(self, conn) -> bool:
+        return str(self.query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
+
     def commit_counters(self, conn) -> dict[str, float]:
         out = {}
         status = dict(self.query(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN "
@@ -390,8 +392,7 @@ class MySQL(Flavor):
         binlog = self.query(conn, "SELECT COUNT_MISC, SUM_NUMBER_OF_BYTES_WRITE FROM "
                                   "performance_schema.file_summary_by_event_name "
                                   "WHERE EVENT_NAME = 'wait/io/file/sql/binlog'")
-        on = str(self.query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
-        if on:  # a binlog file's syncs are among its "misc" operations (open, close, sync, ...)
+        if self.binlog_on(conn):  # a binlog file's syncs are among its "misc" operations (open, close, sync, ...)
             out["binlog_syncs"] = float(binlog[0][0])
             out["syncs"], out["log_bytes"] = out["binlog_syncs"], float(binlog[0][1])
         else:
@@ -439,7 +440,7 @@ class MySQL(Flavor):
 
     def binlog_bytes(self, conn) -> float | None:
         """Bytes in the binlog files now (SHOW BINARY LOGS), or None with the binlog off."""
-        if str(self.query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) not in ("1", "ON"):
+        if not self.binlog_on(conn):
             return None
         return float(sum(int(r[1]) for r in self.query(conn, "SHOW BINARY LOGS")))
 

@@ -363,8 +363,6 @@ class Postgres(Flavor):
                          for rel in self._key_relations(table)))
 
     # --- the commit path ----------------------------------------------------------------------
-    commit_waits_what = ""  # backends waiting for WALWriteLock are not counted by any view
-
     def commit_settings(self, binlog: bool) -> dict[str, str]:
         return {"synchronous_commit": "on", "fsync": "on"}
 
@@ -392,9 +390,8 @@ class Postgres(Flavor):
             (syncs,), = self.query(conn, "SELECT COALESCE(sum(fsyncs), 0) FROM pg_stat_io WHERE object = 'wal'")
             out["syncs"] = float(syncs)
             out["log_bytes"] = float(self.query(conn, "SELECT wal_bytes FROM pg_stat_wal")[0][0])
-        out["redo_syncs"] = out.get("syncs", float("nan"))
-        if "syncs" not in out:
-            del out["redo_syncs"]  # 12, 13: no view counts WAL syncs
+        if "syncs" in out:  # 12, 13: no view counts WAL syncs
+            out["redo_syncs"] = out["syncs"]
         return out
 
     def restore_table(self, conn, table: str) -> None:
