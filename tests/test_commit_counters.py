@@ -92,6 +92,17 @@ def test_probe_counts_commits_syncs_and_followers_waits(mysql_binlog):
     assert c["enrolls"] >= c["commits"] and c["waits"] >= c["waiters"]
 
 
+def test_postgres_probe_counts_flushes_syncs_and_wakeups_from_the_wal_write_lock(postgres):
+    wl = Workload("oltp_update_non_index", 16, 2, 1, 1000, cpuset="0")
+    sysbench.prepare(wl, postgres)
+    with CommitProbe(postgres, pin="0") as probe:
+        got = measure(postgres, wl, sql_series=False)
+    c = probe.counts
+    assert c["commits"] >= got.measurements["transactions"][0] * 0.9  # an XLogFlush per commit at least
+    assert 0 < c["syncs"] <= c["commits"]
+    assert c["waits"] >= c["waiters"] > 0  # 16 sessions on one CPU: some wait for WALWriteLock
+
+
 def test_gtids_switch_on_and_off_at_run_time_and_add_bytes_to_each_commit(engine):
     from dbexp.servers import running
     from dbexp.servers.registry import flavor_of_spec

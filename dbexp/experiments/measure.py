@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from dataclasses import dataclass, field
 
 from dbexp.engine import is_local
+from dbexp.errors import DbexpError
 from dbexp.metrics import cpustat
+from dbexp.metrics.marks import Marker, between
 from dbexp.metrics.sampler import Sampler, cpu_sets
 from dbexp.servers.config import cpus_of
 from dbexp.workloads import sysbench
@@ -104,6 +107,57 @@ def sysbench_series(done: sysbench.Finished) -> list[tuple]:
             label = {"lat": f"lat_p{int(iv['pct'])}_ms", "err": "err/s", "reconn": "reconn/s"}.get(name, name)
             rows.append((iv["t"], "sysbench", label, iv[name]))
     return rows
+
+
+def measure_together(runs: list[tuple[object, Workload]], *, sql_series: bool = False,
+                     lead_s: float = 0.6) -> list[Measured]:
+    """Each (server, workload) inside its own sampling window, all at once: every window opens, the
+    workloads start in the order given, every one is waited for, then the windows close. The servers
+    share their CPUs, so each sampler counts its server's context switches per thread at the edges
+    and no device bytes (the device is shared too): written bytes are the server's own (wchar).
+
+    Besides each run's own figures, the servers are marked twice while every workload runs (``lead_s``
+    after the last start, in the order given, and ``lead_s`` before the first one's end, in reverse
+    order): ``qps_common`` and ``cpu_per_op_common_us`` are over that common interval
+    (dbexp.metrics.marks). A workload not yet started at the first mark, or ended by the second, fails
+    the window."""
+    if len({id(server) for server, _ in runs}) != len(runs):
+        raise DbexpError("workloads measured at once need a server each")
+    duration = min(wl.duration_s for _, wl in runs)
+    if duration <= 2 * lead_s:
+        raise DbexpError(f"bad duration {duration!r} s for workloads measured at once: expected more than "
+                         f"{2 * lead_s:g} s (a common interval between their starts and ends)")
+    order = list(range(len(runs)))
+    with contextlib.ExitStack() as stack:
+        samplers = [stack.enter_context(Sampler(server, sql_series=sql_series, cpus=wl.cpuset, shared=True))
+                    for server, wl in runs]
+        marker = stack.enter_context(Marker([server for server, _ in runs]))
+        running = []
+        try:
+            for server, wl in runs:
+                running.append(sysbench.start_run(wl, server))
+            first, last = running[0].started, running[-1].started
+            while not all(r.has_started() for r in running):
+                if time.monotonic() > last + duration / 2:
+                    raise DbexpError(f"a workload measured at once had not started {duration / 2:g} s after "
+                                     "the last start: no common interval")
+                time.sleep(0.02)
+            time.sleep(max(0.0, last + lead_s - time.monotonic()))
+            a = marker.read(order)
+            time.sleep(max(0.0, first + duration - lead_s - time.monotonic()))
+            b = marker.read(order[::-1])
+            if not all(r.running() for r in running):
+                raise DbexpError("a workload measured at once ended before the common interval did")
+            done = [sysbench.finish_run(r, wl) for r, (_, wl) in zip(running, runs)]
+        finally:
+            for r in running:
+                r.kill()  # a failed or interrupted window leaves no sysbench behind
+    out = []
+    for i, (d, s) in enumerate(zip(done, samplers)):
+        m = summarize(d, s.totals())
+        m.update(between(a[i], b[i]))
+        out.append(Measured(m, s.counters, sysbench_series(d) + s.series, " ".join(d.cmd)))
+    return out
 
 
 def measure(server, workload: Workload, *, sample: bool = True, probes=None, extra_counters=None,

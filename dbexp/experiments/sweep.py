@@ -14,6 +14,11 @@ favours neither side over an even number of repeats. A repeat of a group already
 recorded ``ok`` in full is skipped unless ``force`` is set; one with any run missing
 is measured again in full, and a run measured again supersedes the older one.
 
+Points of a group that share a ``together`` label are measured at once, in one window: their
+workloads start at the same moment against their own servers (which share the server CPUs), and each
+is stored as a run of its own. On a machine whose speed wanders, what such runs are compared on is
+the same instant's machine; the walk's order (forward, then backward) is the order they are started in.
+
 A run is ok only if it is clean: sysbench errors or reconnects fail it unless the
 experiment names them in ``tolerates`` (then they are stored and shown).
 """
@@ -32,7 +37,7 @@ from typing import Any
 from tqdm import tqdm  # plain text: widgets would pull require.js from a CDN into the book
 
 from dbexp.errors import DbexpError
-from dbexp.experiments.measure import Measured, measure
+from dbexp.experiments.measure import Measured, measure, measure_together
 from dbexp.metrics.procfs import cpus_allowed
 from dbexp.results.provenance import host_facts
 from dbexp.results.store import Store
@@ -57,6 +62,7 @@ class Point:
     server_mode: str = "container"  # container | bare (same binary, host process)
     sample: bool = True  # False: sysbench alone, as typed by hand
     block: str = ""  # order "shuffled": points of one block stay together, blocks in a random order per repeat
+    together: str = ""  # points of a group with the same label are measured at once (one window)
 
     def __post_init__(self):
         if self.server_mode not in RUN_MODES:
@@ -68,11 +74,14 @@ class Point:
         return asdict(self.params) if self.params is not None else {}
 
     def describe(self) -> dict:
-        return {"server": {"spec": self.server.spec, "cpuset": self.server.cpuset, "memory": self.server.memory,
-                           "settings": self.server.settings, "source": self.server.source,
-                           "mode": self.server_mode},
-                "workload": self.workload.params() if self.workload else None, "params": self.param_dict(),
-                "sample": self.sample}
+        out = {"server": {"spec": self.server.spec, "cpuset": self.server.cpuset, "memory": self.server.memory,
+                          "settings": self.server.settings, "source": self.server.source,
+                          "mode": self.server_mode},
+               "workload": self.workload.params() if self.workload else None, "params": self.param_dict(),
+               "sample": self.sample}
+        if self.together:
+            out["together"] = self.together
+        return out
 
     def what(self) -> str:
         """A short label for progress lines and errors."""
@@ -112,6 +121,11 @@ class Experiment:
 
     def measure(self, server, point: Point, state) -> Measured:
         return measure(server, point.workload, sample=point.sample)
+
+    def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:
+        """Points of one ``together`` label, each against its server, in one window (the order
+        given is the order their workloads start in); one Measured per point, in that order."""
+        return measure_together([(server, point.workload) for server, point in zip(servers, points)])
 
     def unclean(self, measured: Measured) -> str | None:
         """Why a measured run is not clean (counts it does not tolerate), or None."""
@@ -223,36 +237,87 @@ class Sweep:
                     prepared[dkey] = sysbench.prepare(point.workload, servers[skey])
                     if self.warmup_s:
                         sysbench.run(_warmup(point.workload, self.warmup_s), servers[skey])
-            for point, repeat in items:
-                server = servers[point.server_key()]
-                bar.set_postfix_str(f"{point.server.spec} {point.what()} #{repeat}")
-                dkey = (point.server_key(), point.workload.dataset_key() if point.workload else None)
-                self._run_one(point, repeat, server, states[point.server_key()], prepared[dkey])
-                bar.update(1)
+            for batch in batches(items):
+                keys = [p.server_key() for p, _ in batch]
+                datasets = [prepared[(k, p.workload.dataset_key() if p.workload else None)]
+                            for k, (p, _) in zip(keys, batch)]
+                point, repeat = batch[0]
+                if len(batch) == 1:
+                    bar.set_postfix_str(f"{point.server.spec} {point.what()} #{repeat}")
+                    self._run_one(point, repeat, servers[keys[0]], states[keys[0]], datasets[0])
+                else:
+                    bar.set_postfix_str(f"{len(batch)} at once: {point.together} #{repeat}")
+                    self._run_together(batch, [servers[k] for k in keys], [states[k] for k in keys], datasets)
+                bar.update(len(batch))
 
     def _run_one(self, point: Point, repeat: int, server, state, dataset: dict) -> None:
         run_id = self.store.begin_run(self.name, point.key(self.name), point.describe(), repeat,
                                       self.sweep_id)
         try:
             measured = self.experiment.measure(server, point, state)
-            if "settle_timed_out" in dataset:  # the dataset's load did not settle: shown with the run
-                measured.measurements.setdefault("settle_timed_out", (dataset["settle_timed_out"], "bool"))
-            prov = provenance(server, point, dataset, measured.command)
-            why = self.experiment.unclean(measured)
-            if why:
-                self.store.fail_run(run_id, why, prov)
-                self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {why}")
-                return
-            self.store.finish_run(run_id, prov, measured.measurements, measured.counters, measured.series)
-            self.store.supersede(run_id)
-            self.run_ids.append(run_id)
+            self._finish(run_id, point, repeat, server, dataset, measured)
         except (KeyboardInterrupt, SystemExit):
             self.store.fail_run(run_id, "interrupted")
             raise
         except Exception as exc:
-            msg = f"{point.server.spec} {point.what()} repeat {repeat}: {exc}"
             self.store.fail_run(run_id, str(exc) or type(exc).__name__)
-            self.failures.append(msg)
+            self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {exc}")
+
+    def _run_together(self, batch: list[tuple[Point, int]], servers: list, states: list,
+                      datasets: list[dict]) -> None:
+        """One window for the batch's points; a failure of the window fails every run in it."""
+        points = [p for p, _ in batch]
+        repeat = batch[0][1]
+        run_ids = [self.store.begin_run(self.name, p.key(self.name), p.describe(), repeat, self.sweep_id)
+                   for p in points]
+        try:
+            measured = self.experiment.measure_together(servers, points, states)
+        except (KeyboardInterrupt, SystemExit):
+            for run_id in run_ids:
+                self.store.fail_run(run_id, "interrupted")
+            raise
+        except Exception as exc:
+            for run_id in run_ids:
+                self.store.fail_run(run_id, str(exc) or type(exc).__name__)
+            self.failures.append(f"{points[0].together} repeat {repeat}: {exc}")
+            return
+        for run_id, point, server, dataset, m in zip(run_ids, points, servers, datasets, measured):
+            m.measurements["servers_at_once"] = (float(len(points)), "count")
+            try:
+                self._finish(run_id, point, repeat, server, dataset, m)
+            except Exception as exc:
+                self.store.fail_run(run_id, str(exc) or type(exc).__name__)
+                self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {exc}")
+
+    def _finish(self, run_id: str, point: Point, repeat: int, server, dataset: dict, measured: Measured) -> None:
+        """Store a measured run with its provenance: ok, or failed if it was not clean."""
+        if "settle_timed_out" in dataset:  # the dataset's load did not settle: shown with the run
+            measured.measurements.setdefault("settle_timed_out", (dataset["settle_timed_out"], "bool"))
+        prov = provenance(server, point, dataset, measured.command)
+        why = self.experiment.unclean(measured)
+        if why:
+            self.store.fail_run(run_id, why, prov)
+            self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {why}")
+            return
+        self.store.finish_run(run_id, prov, measured.measurements, measured.counters, measured.series)
+        self.store.supersede(run_id)
+        self.run_ids.append(run_id)
+
+
+def batches(items: list[tuple[Point, int]]) -> list[list[tuple[Point, int]]]:
+    """The walk cut into what is measured in one window: consecutive items of one repeat that share
+    a ``together`` label form one batch; every other item is a batch of its own."""
+    out: list[list[tuple[Point, int]]] = []
+    for point, repeat in items:
+        last = out[-1][-1] if out else None
+        if point.together and last and last[0].together == point.together and last[1] == repeat:
+            if point.server_key() in {p.server_key() for p, _ in out[-1]}:
+                raise DbexpError(f"points measured together ({point.together!r}) need a server each; "
+                                 f"{point.server.spec} with {point.what()} shares one")
+            out[-1].append((point, repeat))
+        else:
+            out.append([(point, repeat)])
+    return out
 
 
 def shuffled(points: list[Point], seed: str, repeat: int) -> list[Point]:

@@ -39,6 +39,20 @@ def interval(lo: float, hi: float, expect: str, reference: float = 1.0) -> str:
     raise ValueError(f"bad expectation {expect!r}: valid are above, below or near")
 
 
+def claimed_range(lo: float, hi: float, low: float, high: float, reference: float = 1.0) -> str:
+    """An interval against a claimed range [low, high] of a ratio (an effect on one side of
+    ``reference``): agrees where it overlaps the range and excludes the reference; disagrees where it
+    lies wholly outside the range (saying on which side); else not resolved (it spans the reference)."""
+    if _nan(lo, hi):
+        return NOT_MEASURED
+    if hi < low or lo > high:
+        side = lo > high if low > reference else hi < low
+        return f"disagrees ({'larger' if side else 'smaller'} than claimed)"
+    if lo <= reference <= hi:
+        return f"not resolved (the interval spans {reference:g})"
+    return "agrees"
+
+
 def effect(lo: float, hi: float) -> str:
     """What a ratio's 95% interval says in words: the effect it excludes when it contains 1,
     else the range of the difference."""

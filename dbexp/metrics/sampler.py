@@ -27,6 +27,10 @@ on the client's CPU: with PostgreSQL's 1,000 backends that slowed the client it 
 - disk bytes: the device's counters (dbexp.metrics.diskstats), at the edges and once a second;
 - busy and stolen CPU time of the server's and the client's CPUs: /proc/stat
   (dbexp.metrics.cpustat), at the edges and once a second.
+
+A server measured at once with others on the same CPUs (``shared``) gets its context switches from
+its own threads at the edges (perf on the CPUs would count its neighbours' too) and no device bytes
+(the device is theirs too); its CPU time, its written bytes (wchar) and its counters are its own.
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ class Sampler:
     def __init__(self, server, interval_s: float = 1.0, probes: dict[str, Probe] | None = None,
                  sql_series: bool = True, extra_counters: dict[str, Probe] | None = None,
                  cpus: str | None = None, database: str | None = None,
-                 cs_split: bool = False):
+                 cs_split: bool = False, shared: bool = False):
         self.server = server
         self.database = database or server.flavor.default_db  # whose per-database counters are read
         self.interval_s = interval_s
@@ -80,6 +84,7 @@ class Sampler:
         self.extra_counters = extra_counters or {}  # read at both ends into the counter deltas
         self.sql_series = sql_series
         self.cs_split = cs_split  # perf also counts voluntary and involuntary switches apart
+        self.shared = shared  # other servers measured at the same time share the CPUs and the device
         self.local = server.kind == "bare" or is_local()
         self.server_cpus: str | None = None  # where the server may run, as the kernel sees it
         self.cs_source = "edge"
@@ -145,6 +150,10 @@ class Sampler:
 
     def _start_perf(self) -> None:
         """Count context switches on the server's CPUs, where that counts the server only."""
+        if self.shared:
+            self.notes.append("context switches from /proc at the edges: other servers measured at once "
+                              "share the server's CPUs")
+            return
         if not (self.server_cpus and self.cpus):
             self.notes.append("context switches from /proc at the edges: the server or the client is not pinned")
             return
@@ -172,7 +181,7 @@ class Sampler:
         try:
             self._before = self._snapshot()
             if self.local:
-                self._device = diskstats.device_of(self._data_path() or "/")
+                self._device = None if self.shared else diskstats.device_of(self._data_path() or "/")
                 self._disk0 = diskstats.read(self._device) if self._device else None
                 self.server_cpus = self._find_server_cpus()
                 self._procs0 = procfs.snapshot(self._pids())

@@ -14,6 +14,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from dbexp.errors import DbexpError
 from dbexp.servers import sql
 
 # Log lines that say why a server did not start (MySQL "[ERROR]", PostgreSQL "FATAL:", ...).
@@ -119,6 +120,10 @@ class Flavor(abc.ABC):
     @abc.abstractmethod
     def counters(self, conn, database: str) -> dict[tuple[str, str], float]:
         """{(source, name): value} for every numeric counter the server exposes cheaply."""
+
+    def statements(self, conn) -> float:
+        """The statements clients have had executed since the server started (its own counter)."""
+        raise DbexpError(f"{self.name} keeps no count of the statements it executed")
 
     @abc.abstractmethod
     def observe_sessions(self, conn) -> dict[str, int]:

@@ -164,6 +164,10 @@ class MySQL(Flavor):
                                              f"WHERE {self.innodb_metrics_on}", "innodb_metrics"))
         return out
 
+    def statements(self, conn) -> float:
+        # client statements, prepared statements' executions included (this query too)
+        return float(self.query(conn, "SHOW GLOBAL STATUS LIKE 'Questions'")[0][1])
+
     def observe_sessions(self, conn) -> dict[str, int]:
         trx = self.query(conn, "SELECT COUNT(*) FROM information_schema.innodb_trx "
                                "WHERE trx_state = 'RUNNING' AND trx_rows_modified > 0")[0][0]
@@ -408,13 +412,18 @@ class MySQL(Flavor):
     # --- GTIDs (the gtid chapter) ---------------------------------------------------------------
     def binlog_settings(self) -> dict[str, str]:
         """The binlog on, everything it writes stated: row events with full images, no write sets
-        (5.7's default; 8.0 extracts them by default), dependencies by commit order, GTIDs off (the
-        chapter turns them on at run time)."""
+        (5.7's default; 8.0 extracts them by default), dependencies by commit order, GTIDs off
+        (gtid_settings() turns them on from the start, set_gtid() on a running server)."""
         return {"log_bin": "binlog", "binlog_format": "ROW", "binlog_row_image": "FULL",
                 "transaction_write_set_extraction": "OFF", "binlog_transaction_dependency_tracking": "COMMIT_ORDER",
-                "gtid_mode": "OFF", "enforce_gtid_consistency": "OFF"}
+                **self.gtid_settings(False)}
 
     GTID_STEPS = ("OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON")
+
+    def gtid_settings(self, on: bool) -> dict[str, str]:
+        """GTIDs from the server's start (with binlog_settings(), whose GTIDs are off)."""
+        value = "ON" if on else "OFF"
+        return {"gtid_mode": value, "enforce_gtid_consistency": value}
 
     def set_gtid(self, conn, on: bool, timeout_s: float = 30.0) -> None:
         """gtid_mode and enforce_gtid_consistency ON (or OFF) on a running server, one step at a

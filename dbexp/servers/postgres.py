@@ -371,6 +371,11 @@ class Postgres(Flavor):
         # when at least commit_siblings other transactions are open (5, the default, kept)
         return {"commit_delay": str(int(delay_us)), "commit_siblings": "5"}
 
+    # the WAL flush a commit waits on (exported by every version's binary): XLogFlush(record), whose
+    # loop waits for WALWriteLock in LWLockAcquireOrWait (false: woken when it was released, without
+    # it, to look again whether its record is flushed yet), and issue_xlog_fsync, the sync itself
+    commit_symbols = {"flush": "XLogFlush", "wait": "LWLockAcquireOrWait", "sync": "issue_xlog_fsync"}
+
     def set_global(self, conn, name: str, value: str) -> None:
         """ALTER SYSTEM and a reload: new sessions and, at their next command, the others use it."""
         self.query(conn, f"ALTER SYSTEM SET {name} = {int(value)}")

@@ -135,6 +135,16 @@ class Running:
         return Finished(None, text, self.proc.returncode, time.monotonic() - self.started,
                         usage.ru_utime + usage.ru_stime, float(usage.ru_nvcsw + usage.ru_nivcsw), self.cmd)
 
+    def has_started(self) -> bool:
+        """sysbench has started its threads (its run is under way), judged from its output so far."""
+        return "Threads started!" in os.pread(self._out.fileno(), 1 << 16, 0).decode(errors="replace")
+
+    def running(self) -> bool:
+        """Still running (asked without reaping it: wait() collects its exit and resource use)."""
+        if self.proc.returncode is not None:
+            return False
+        return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+
     def kill(self) -> None:
         if self.proc.returncode is None:
             try:

@@ -57,8 +57,24 @@ def test_design_gives_binlog_configs_to_flavors_with_a_binlog_only():
     my = {p.params.config for p in points if p.server.spec.startswith("mysql")}
     assert pg == {"durable", "sync delay"} and my == set(gc.CONFIG_NAMES)
     probes = [p for p in points if p.params.probe]
-    assert probes and all(p.server.spec.startswith("mysql") for p in probes)
+    # every flavor whose binary the probe knows (MySQL's binlog group commit, PostgreSQL's WAL flush)
+    assert {p.server.spec.split(":")[0] for p in probes} == {"mysql", "postgres"}
+    for p in probes:  # each right after its control: the same point without probes
+        before = points[points.index(p) - 1]
+        assert before.params.beside and before.server == p.server and before.workload == p.workload
     assert len({p.key("group_commit") for p in points}) == len(points)
+
+
+def test_probe_cost_is_the_probe_run_over_the_run_beside_it_and_controls_stay_out_of_the_curves():
+    rows = [{**BASE, "beside": True, "qps": 1000.0, "transactions": 1000.0, "gc_syncs": 100.0},
+            {**BASE, "probe": True, "qps": 900.0, "transactions": 900.0, "gc_syncs": 90.0, "probe_commits": 900.0,
+             "probe_syncs": 90.0, "probe_enrolls": 900.0, "probe_waiters": 400.0, "probe_waits": 500.0},
+            {**BASE, "qps": 2000.0, "transactions": 2000.0, "gc_syncs": 100.0}]
+    res = _res(rows)
+    pr = gc.probes(res)
+    assert pr.iloc[0]["cost"] == pytest.approx(0.9)
+    assert pr.iloc[0]["efficiency_exact"] == pytest.approx(0.8)
+    assert len(gc.throughput(res)) == 1 and gc.throughput(res).iloc[0]["qps"] == 2000.0
 
 
 def test_unknown_configuration_is_refused_in_one_line():

@@ -16,7 +16,7 @@ def _res(rows):
 
 def _row(config, repeat, qps, cpu):
     return {"series_name": "mysql 8.0.15", "test": "insert", "threads": 1, "config": config, "repeat": repeat,
-            "qps": qps, "cpu_per_op_us": cpu, "cs_per_op": 2.0, "wkb_per_op": 1.0}
+            "qps_common": qps, "cpu_per_op_common_us": cpu, "vcs_per_op": 2.0, "wchar_kb_per_op": 1.0}
 
 
 def test_gtid_ratio_is_paired_by_repeat():
@@ -35,12 +35,20 @@ def test_gtid_ratio_is_paired_by_repeat():
     assert st["cpu/o"].iloc[0] == pytest.approx(1.1)
 
 
-def test_design_measures_every_configuration_of_a_version_in_one_group():
+def test_design_measures_the_configurations_of_a_version_at_once_on_a_server_each():
     points = gtid.CHAPTER.design(gtid.CHAPTER.scale("default"), Cpus("1", "0"))[0].points
     groups = {p.group for p in points}
     assert groups == {"gtid mysql:5.7@offline", "gtid mysql:8.0@offline"}
-    binlog = [p for p in points if p.params.config in ("binlog", "binlog + GTID")]
-    assert len({p.server.key() for p in binlog if "5.7" in p.server.spec}) == 1  # GTIDs switched on one server
+    windows = {}
+    for p in points:
+        windows.setdefault(p.together, []).append(p)
+    assert len(windows) == 2 * len(gtid.TESTS) * 2  # versions x tests x threads
+    for ps in windows.values():
+        assert [p.params.config for p in ps] == list(gtid.CONFIGS)
+        assert len({p.server.key() for p in ps}) == len(gtid.CONFIGS)  # a server per configuration
+        assert len({p.group for p in ps}) == 1
+    gtid_on = [p for p in points if p.params.config == "binlog + GTID"][0]
+    assert gtid_on.server.settings["gtid_mode"] == "ON" and gtid_on.server.settings["enforce_gtid_consistency"] == "ON"
     assert len({p.key("gtid") for p in points}) == len(points)
 
 

@@ -223,3 +223,16 @@ def test_spread_cv_skips_a_missing_value_like_the_other_columns():
     row = stats.spread(df, ["g"]).iloc[0]
     assert row["n"] == 2 and row["median"] == 110.0
     assert abs(row["cv"] - (14.142135623730951 / 110.0)) < 1e-12  # sd of (100, 120) / 110
+
+
+def test_a_claimed_range_is_met_missed_on_either_side_or_unresolved():
+    from dbexp.experiments import verdicts
+    # a claimed loss of 5 to 13% (ratio 0.87 to 0.95)
+    assert verdicts.claimed_range(0.90, 0.93, 0.87, 0.95) == "agrees"
+    assert verdicts.claimed_range(0.97, 0.99, 0.87, 0.95) == "disagrees (smaller than claimed)"
+    assert verdicts.claimed_range(0.70, 0.80, 0.87, 0.95) == "disagrees (larger than claimed)"
+    assert verdicts.claimed_range(0.93, 1.02, 0.87, 0.95).startswith("not resolved")
+    # a claimed extra cost of 1.10 to 1.15x
+    assert verdicts.claimed_range(1.02, 1.05, 1.10, 1.15) == "disagrees (smaller than claimed)"
+    assert verdicts.claimed_range(1.20, 1.30, 1.10, 1.15) == "disagrees (larger than claimed)"
+    assert verdicts.claimed_range(1.12, 1.20, 1.10, 1.15) == "agrees"

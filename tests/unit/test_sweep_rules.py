@@ -8,7 +8,7 @@ import pytest
 
 from dbexp.errors import DbexpError
 from dbexp.experiments.measure import Measured
-from dbexp.experiments.sweep import Experiment, Point, Sweep
+from dbexp.experiments.sweep import Experiment, Point, Sweep, batches
 from dbexp.servers.config import ServerConfig
 
 
@@ -96,3 +96,20 @@ def test_a_resumed_repeat_is_measured_again_whole(tmp_path):
         assert order(sweep) == ["B1", "A1"]  # A of repeat 1 again too, in the repeat's own order
     finally:
         store.close()
+
+
+def test_points_with_one_together_label_form_one_window_per_repeat_in_the_walks_order():
+    servers = [ServerConfig("postgres:16@offline", "1", settings={"work_mem": f"{i}MB"}) for i in (1, 2, 3)]
+    pts = [Point(s, P(n), group="g", together="w") for s, n in zip(servers, "abc")]
+    pts.append(Point(servers[0], P("d"), group="g"))
+    walk = [(p, r) for r in range(2) for p in (pts if r % 2 == 0 else pts[::-1])]  # the ABBA walk
+    got = [[f"{p.params.name}{r}" for p, r in b] for b in batches(walk)]
+    assert got == [["a0", "b0", "c0"], ["d0"], ["d1"], ["c1", "b1", "a1"]]
+    assert "together" in pts[0].describe() and "together" not in pts[3].describe()
+
+
+def test_a_window_that_would_put_two_workloads_on_one_server_is_refused_in_one_line():
+    s = ServerConfig("postgres:16@offline", "1")
+    pts = [Point(s, P(n), group="g", together="w") for n in "ab"]
+    with pytest.raises(DbexpError, match="need a server each"):
+        batches([(p, 0) for p in pts])
