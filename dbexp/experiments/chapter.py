@@ -267,10 +267,20 @@ def run_notes(res: Results) -> str:
     else:
         out.append("CPU steal was not recorded for these runs (they were measured before the lab recorded it).")
     if "cs_from_perf" in w and (w["cs_from_perf"] == 0).any():
-        n = int((w["cs_from_perf"] == 0).sum())
-        out.append(f"{n} run{'s' if n != 1 else ''} counted context switches from the server threads' own counters "
-                   "at the window's edges instead of perf on the server's CPUs (unpinned, or perf could not be "
-                   "used): those miss threads that exit inside the window, so their cs/o is not comparable.")
+        edge = w["cs_from_perf"] == 0
+        shared = edge & (w["servers_at_once"] > 1) if "servers_at_once" in w else edge & False
+        if shared.any():
+            n = int(shared.sum())
+            out.append(f"{n} run{'s' if n != 1 else ''} shared the server's CPUs with other servers measured at "
+                       "once, so their context switches are the server threads' own counters at the window's edges "
+                       "(perf on those CPUs would count the neighbours'), which miss the switches of a thread that "
+                       "exits inside the window.")
+        if (edge & ~shared).any():
+            n = int((edge & ~shared).sum())
+            out.append(f"{n} run{'s' if n != 1 else ''} counted context switches from the server threads' own "
+                       "counters at the window's edges instead of perf on the server's CPUs (unpinned, or perf could "
+                       "not be used): those miss threads that exit inside the window, so their cs/o is not "
+                       "comparable.")
     if "settle_timed_out" in w and (w["settle_timed_out"] > 0).any():
         n = int((w["settle_timed_out"] > 0).sum())
         out.append(f"{n} run{'s' if n != 1 else ''} used a dataset whose settle step timed out "

@@ -441,6 +441,13 @@ def findings(res: Results) -> str:
                                    f"({r.waits_per_waiter:.2f} wakeups per {who}; QPS probed over not "
                                    f"{r.cost:.2f})" for r in g.itertuples())
                        + ".")
+    counted = set(top.dropna(subset=["group_size"])["series_name"])
+    uncounted = pr[~pr["series_name"].isin(counted)] if len(pr) else pr
+    if len(uncounted):
+        last = uncounted[uncounted["threads"] == uncounted.groupby("series_name")["threads"].transform("max")]
+        out.append("- **Where the server keeps no count of its syncs**, the probe runs count them: "
+                   + "; ".join(f"{r.series_name} {r.probe_group_size:.1f} commits per sync at {r.threads} threads "
+                               f"(probed)" for r in last.itertuples()) + ".")
     if len(pr):
         out.append("- **The probes' cost** is one pair per point: the probe run over a run without probes measured "
                    "right before it. Two runs in a row on this machine differ by several percent without any "

@@ -1,0 +1,51 @@
+"""Servers measured at once, against real servers: one window, a common interval between two marks,
+each server's own CPU and context switches while they share the server CPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbexp.errors import DbexpError
+from dbexp.experiments.chapter import Chapter
+from dbexp.experiments.measure import measure_together
+from dbexp.workloads import sysbench
+from dbexp.workloads.sysbench import Workload
+
+pytestmark = pytest.mark.docker
+
+SPEC = "mysql:8.0@offline"
+
+
+@pytest.fixture(scope="module")
+def two_servers(engine):
+    from contextlib import ExitStack
+    from dbexp.servers import running
+    from dbexp.servers.registry import flavor_of_spec
+    relaxed = flavor_of_spec(SPEC).relaxed_commit_settings()
+    with ExitStack() as stack:
+        servers = [stack.enter_context(running(Chapter.server_config(SPEC, "1", {**relaxed, "server_id": str(i)})))
+                   for i in (1, 2)]
+        yield servers
+
+
+def test_two_servers_share_the_cpu_and_are_rated_over_one_common_interval(two_servers):
+    wl = Workload("oltp_update_non_index", 1, 3, 1, 1000, cpuset="0")
+    for server in two_servers:
+        sysbench.prepare(wl, server)
+    got = measure_together([(server, wl) for server in two_servers])
+    assert len(got) == 2
+    for m in got:
+        v = {k: value for k, (value, _) in m.measurements.items()}
+        assert 1.0 < v["common_s"] < 3.0
+        assert v["qps_common"] > 0 and v["cpu_per_op_common_us"] > 0
+        # each got about half of the one server CPU between the marks
+        assert 0.3 < v["qps_common"] * v["cpu_per_op_common_us"] / 1e6 < 0.7
+        assert v["cs_from_perf"] == 0  # perf on a shared CPU would count the neighbour's switches
+        assert v["wkb_per_op"] is None  # the device is shared too: no device bytes for one server
+        assert v["wchar_kb_per_op"] is not None
+
+
+def test_one_server_twice_in_a_window_is_refused_in_one_line(two_servers):
+    wl = Workload("oltp_point_select", 1, 3, 1, 1000, cpuset="0")
+    with pytest.raises(DbexpError, match="need a server each"):
+        measure_together([(two_servers[0], wl), (two_servers[0], wl)])
