@@ -254,6 +254,18 @@ def spread(res: Results) -> dict[str, float]:
     return {"n": int(paired.notna().sum()), "qps_cv": float(alone.median()), "ratio_sd": float(paired.median())}
 
 
+def gtid_loss(res: Results) -> str:
+    """The range of the throughput lost to GTIDs over every version, test and thread count, in words."""
+    r = ratios(res)
+    g = r[(r["comparison"] == "GTIDs") & (r["value"] == "throughput")] if len(r) else r
+    if g.empty:
+        return "no GTID ratio in these results"
+    least, most = 100 * (1 - g["ratio"].max()), 100 * (1 - g["ratio"].min())
+    if least < 0:
+        return f"from {-least:.1f}% more to {most:.1f}% less"
+    return f"{least:.1f} to {most:.1f}% less"
+
+
 def edge_effect(res: Results) -> str:
     """The A/A control's throughput ratio from each run's own QPS (sysbench's, start to end) against
     the same over the common interval, every window pooled (geometric means), in words."""

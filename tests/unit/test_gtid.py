@@ -57,3 +57,15 @@ def test_non_mysql_servers_and_unknown_tests_are_refused_in_one_line():
         gtid.CHAPTER.adjust(gtid.CHAPTER.scale("smoke", tests=["select"]), "smoke", Cpus(), {})
     with pytest.raises(DbexpError, match="'postgres:16' is not a MySQL server"):
         gtid.CHAPTER.adjust(gtid.CHAPTER.scale("smoke", servers=["postgres:16"]), "smoke", Cpus(), {})
+
+
+def test_gtid_loss_and_the_a_a_control_are_said_from_the_ratios():
+    rows = []
+    for rep in range(3):
+        rows += [_row("binlog", rep, 1000.0, 50.0), _row("binlog + GTID", rep, 970.0 + rep, 51.0),
+                 _row("binlog, twin", rep, 1000.0 + 5 * (rep - 1), 50.0), _row("binlog off", rep, 1200.0, 40.0)]
+    res = _res(rows)
+    assert gtid.gtid_loss(res) == "2.9 to 2.9% less"  # one point: the geometric mean of 0.970, 0.971, 0.972
+    c = gtid.control(res)
+    assert c["n"] == 1 and c["holding_1"] == 1 and c["max_off"] < 0.01
+    assert gtid.resolution(res)["n"] == 2  # GTIDs and the binlog (no P_S off here); the control is left out
