@@ -224,12 +224,14 @@ def control(res: Results) -> dict[str, float]:
     """The A/A control's throughput ratios (two identical servers in one window): how far from 1 the
     ratios lie (the largest distance), how many intervals hold 1, and their median half-width."""
     r = ratios(res)
+    cpu = r[(r["value"] == "cpu/o") & (r["comparison"] == CONTROL)] if len(r) else r
     r = r[(r["value"] == "throughput") & (r["comparison"] == CONTROL)] if len(r) else r
     if r.empty or r["half_width"].isna().all():
         return {"n": 0}
     return {"n": len(r), "max_off": float((r["ratio"] - 1).abs().max()),
             "holding_1": int(((r["ci_low"] <= 1) & (r["ci_high"] >= 1)).sum()),
-            "median_half_width": float(r["half_width"].median())}
+            "median_half_width": float(r["half_width"].median()),
+            "cpu_ratio": float(np.exp(np.log(cpu["ratio"]).mean())) if len(cpu) else float("nan")}
 
 
 def _cells(g: pd.DataFrame) -> str:
@@ -301,6 +303,10 @@ def resolution_sentence(res: Results) -> str:
     if c["n"]:
         out += (f" The A/A control (the twin over *binlog*): its ratios lie within {100 * c['max_off']:.1f}% of 1, "
                 f"{c['holding_1']} of {c['n']} intervals hold 1, median half-width {100 * c['median_half_width']:.1f}%.")
+        if c["cpu_ratio"] == c["cpu_ratio"]:
+            out += (f" Its CPU per query is {c['cpu_ratio']:.3f} times *binlog*'s (geometric mean over the points): two "
+                    "instances of one configuration differ by about that much, a floor under which this design does "
+                    "not tell configurations apart.")
     return out
 
 
