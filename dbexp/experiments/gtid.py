@@ -1,6 +1,6 @@
 """What GTIDs and the binlog cost on write-heavy work (MySQL).
 
-Four servers of one version, one per configuration, measured **at once**:
+Five servers of one version, one per configuration, measured **at once**:
 
 - *binlog off*: a server without a binary log;
 - *binlog*: the binlog on (row events, full images, no write sets, dependencies by commit order:
@@ -10,19 +10,21 @@ Four servers of one version, one per configuration, measured **at once**:
 - *binlog, twin*: a second server exactly like *binlog* (only its server_id differs): the A/A control,
   whose ratio to *binlog* says how far two identical servers drift apart in one window.
 
-Why at once: on this VM the CPU's speed wanders by 20% from one minute to the next (and by 10%
-between two runs a few seconds apart), so a cost of 5 to 15% measured one run after another needs
-more pairs than a chapter can afford. Run side by side on the server's one CPU, the four servers
-share it evenly (each container is a cgroup of equal weight) and see the same machine at every
-instant: the ratio of two servers' rates in one window is the ratio of their costs per query (an A/A
-pilot of two identical servers moved by about 1.5% window to window; the twin measures it in every
-window). Every window is a pair of each comparison, its start order walked forward, then backward (ABBA).
+Why at once: on this VM the CPU's speed wanders from one run to the next by about as much as the
+costs to be measured, so a cost of 5 to 15% measured one run after another needs more pairs than a
+chapter can afford. Run side by side on the server's one CPU, the five servers share it evenly (each
+container is a cgroup of equal weight) and see the same machine at every instant: the ratio of two
+servers' rates in one window is the ratio of their costs per query. Throughput and CPU per query are
+taken between two marks read while every workload runs (dbexp.metrics.marks), so that a client that
+starts first or ends last does not favour its server. Every window is a pair of each comparison, its
+start order walked forward, then backward (ABBA).
 
 Commits are relaxed (``innodb_flush_log_at_trx_commit = 2``, ``sync_binlog = 0``), as in the regression
 source, so that what is measured is the CPU and the bytes of the binlog and GTIDs, not the disk's sync
-latency. Per run: QPS, the server's CPU and context switches per query, KiB the server wrote per query
-(its write() bytes: the device is shared, so its own bytes are counted where it writes them), and
-binlog bytes per commit (SHOW BINARY LOGS, before and after).
+latency. Per run: QPS and the server's CPU per query between the marks, its threads' voluntary context
+switches per query, KiB the server wrote per query (its write() bytes: the device is shared, so its
+own bytes are counted where it writes them), and binlog bytes per commit (SHOW BINARY LOGS, before and
+after).
 """
 
 from __future__ import annotations
@@ -239,6 +241,13 @@ def _cells(g: pd.DataFrame) -> str:
                      for x in g.itertuples())
 
 
+def _twin_over_binlog(w: pd.DataFrame, col: str, keys: list[str]) -> pd.Series:
+    """The twin's ``col`` over *binlog*'s, window by window (indexed by ``keys`` and the repeat)."""
+    a = w[w["config"] == "binlog, twin"].set_index(keys + ["repeat"])[col]
+    b = w[w["config"] == "binlog"].set_index(keys + ["repeat"])[col]
+    return (a / b).dropna()
+
+
 def spread(res: Results) -> dict[str, float]:
     """Why the servers run at once, from the data: per point, how much the *binlog* server's QPS
     moves from window to window (coefficient of variation) against how much its ratio to the twin in
@@ -248,9 +257,7 @@ def spread(res: Results) -> dict[str, float]:
         return {"n": 0}
     keys = ["series_name", "test", "threads"]
     alone = w[w["config"] == "binlog"].groupby(keys)["qps_common"].agg(lambda q: q.std(ddof=1) / q.mean())
-    a = w[w["config"] == "binlog, twin"].set_index(keys + ["repeat"])["qps_common"]
-    b = w[w["config"] == "binlog"].set_index(keys + ["repeat"])["qps_common"]
-    paired = (a / b).dropna().groupby(level=keys).std(ddof=1)
+    paired = _twin_over_binlog(w, "qps_common", keys).groupby(level=keys).std(ddof=1)
     if alone.dropna().empty or paired.dropna().empty:
         return {"n": 0}
     return {"n": int(paired.notna().sum()), "qps_cv": float(alone.median()), "ratio_sd": float(paired.median())}
@@ -274,12 +281,8 @@ def edge_effect(res: Results) -> str:
     w = tidy(res)
     if w.empty or "qps_common" not in w:
         return "no windows in these results"
-    keys = ["series_name", "test", "threads", "repeat"]
-    out = []
-    for col in ("qps", "qps_common"):
-        a = w[w["config"] == "binlog, twin"].set_index(keys)[col]
-        b = w[w["config"] == "binlog"].set_index(keys)[col]
-        out.append(float(np.exp(np.log(a / b).dropna().mean())))
+    keys = ["series_name", "test", "threads"]
+    out = [float(np.exp(np.log(_twin_over_binlog(w, col, keys)).mean())) for col in ("qps", "qps_common")]
     return (f"in these runs the twin's QPS over its identical *binlog*'s is {out[0]:.3f} from each run's own start "
             f"to end, and {out[1]:.3f} between the marks, geometric means over every window")
 
