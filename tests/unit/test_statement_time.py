@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dbexp.errors import DbexpError
+from dbexp.errors import DbexpError, RetryableError
 from dbexp.experiments import mvcc_chains as mv
 from dbexp.experiments import stats
 from dbexp.metrics.statement_time import ExplainClock, StatementClockError, parse_explain
@@ -29,8 +29,13 @@ def test_explain_gives_the_executor_time_and_the_pages():
 
 def test_explain_without_analyze_is_refused():
     doc = [{"Plan": {"Node Type": "Index Scan"}}]
-    with pytest.raises(StatementClockError, match="no Execution Time"):
+    with pytest.raises(DbexpError, match="no Execution Time") as info:
         parse_explain(doc)
+    assert not isinstance(info.value, RetryableError)  # measuring again would not help
+
+
+def test_a_statement_the_clock_missed_may_be_measured_again():
+    assert issubclass(StatementClockError, RetryableError)
 
 
 def test_the_explain_clock_counts_every_statement():
