@@ -46,4 +46,7 @@ def report() -> list[tuple[str, str, bool]]:
     rows.append(("sysbench", facts["sysbench"] or "missing" if sb else "missing (make setup)", sb is not None))
     rows.append(("chromium", shutil.which("chromium") or "missing (needed only to check the book's charts)",
                  shutil.which("chromium") is not None))
+    from dbexp.metrics import tracing
+
+    rows += tracing.report()
     return rows

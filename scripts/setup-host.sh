@@ -31,7 +31,21 @@ if [ -z "${DOCKER_HOST:-}" ] && ! have dockerd && ! docker info >/dev/null 2>&1;
   need+=(docker.io)
 fi
 
+# Kernel tracing for the probes (bpftrace, perf's tracepoints): a fresh machine may not have tracefs
+# mounted, and then every tracepoint is "not found". Mounted here when missing (root only; the lab
+# mounts it too before any probe, and `dbexp doctor` says whether probes work).
+mount_tracing() {
+  [ "$(id -u)" = 0 ] || return 0
+  if [ -d /sys/kernel/debug ] && ! grep -qs ' /sys/kernel/debug ' /proc/mounts; then
+    mount -t debugfs nodev /sys/kernel/debug 2>/dev/null || echo "setup: could not mount debugfs" >&2
+  fi
+  if [ -d /sys/kernel/tracing ] && [ ! -e /sys/kernel/tracing/uprobe_events ]; then
+    mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || echo "setup: could not mount tracefs" >&2
+  fi
+}
+
 if [ ${#need[@]} -eq 0 ]; then
+  mount_tracing
   exit 0
 fi
 # root, or a user with password-less sudo (a GitHub Actions runner)
@@ -63,3 +77,4 @@ for pkg in "${need[@]}"; do
   fi
 done
 [ ${#found[@]} -eq 0 ] || "${as_root[@]}" apt-get install -y -q --no-install-recommends "${found[@]}" >/dev/null
+mount_tracing

@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import shutil
 import signal
 import subprocess
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 
-from dbexp.errors import DbexpError
-from dbexp.metrics import procfs
+from dbexp.errors import DbexpError, RetryableError
+from dbexp.metrics import procfs, tracing
 from dbexp.workloads.children import child_options
 
 SCRIPT = """
@@ -56,6 +59,11 @@ STOP_TIMEOUT_S = 120
 
 class UprobeError(DbexpError):
     """bpftrace is missing, could not attach, or stopped without printing its counts."""
+
+
+class BpftraceStopError(UprobeError, RetryableError):
+    """bpftrace did not stop within its limit: the run fails with what bpftrace was doing, and the
+    sweep measures it again."""
 
 
 @dataclass
@@ -140,18 +148,27 @@ class Bpftrace:
         self.attach_timeout_s = attach_timeout_s
         self.proc: subprocess.Popen | None = None
         self.lines: list[str] = []
+        self.stop_s: float | None = None  # from SIGINT to bpftrace's exit
+        self._err = None
+        self._drain: threading.Thread | None = None
+        self._tail: list[str] = []
 
     def command(self) -> list[str]:
         exe = bpftrace_binary()
         if exe is None:
             raise UprobeError("bpftrace is not installed: run `make host` (Debian package bpftrace)")
         cmd = ["taskset", "-c", self.pin] if self.pin else []
-        if os.geteuid() != 0:  # uprobes need root: through sudo where it asks no password (CI runners)
-            cmd += ["sudo", "-n"]
-        return cmd + [exe, "-f", "json", "-e", self.text]
+        # uprobes need root: through sudo where it asks no password (CI runners)
+        return cmd + tracing.as_root() + [exe, "-f", "json", "-e", self.text]
 
     def __enter__(self):
-        self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        why = tracing.ensure()  # a fresh machine may not have tracefs mounted: mount it first
+        if why and "tracepoint:" in self.text:
+            raise UprobeError(f"bpftrace cannot attach to {self.what}: {why}")
+        # stderr goes to a file, not a pipe nobody reads while the block runs: a full pipe would
+        # block bpftrace mid-run (and at its stop) however little it usually writes
+        self._err = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=self._err,
                                      text=True, bufsize=1, **child_options())
         deadline = time.monotonic() + self.attach_timeout_s
         poller = select.poll()
@@ -164,39 +181,84 @@ class Bpftrace:
                 if '"ready' in line:
                     attached = attached_probes(self.lines)
                     if attached == self.expected:
+                        self._drain = threading.Thread(target=self._read_stdout, daemon=True)
+                        self._drain.start()
                         return self
                     self._kill()
-                    raise UprobeError(f"bpftrace did not attach to {self.what}: {attached} of "
-                                      f"{self.expected} probes attached (is the function exported by that binary?)")
+                    raise UprobeError(attach_mismatch(self.what, self.lines, self.expected, self.text))
                 self.lines.append(line)
             elif self.proc.poll() is not None:
                 break
-        err = self._kill()
-        raise UprobeError(f"bpftrace did not attach to {self.what}: {err or 'timed out'}")
+        self._kill()
+        raise UprobeError(f"bpftrace did not attach to {self.what}: "
+                          f"{tracing.cause(self.stderr(), 'timed out') if self.stderr() else 'timed out'}")
+
+    def _read_stdout(self) -> None:
+        """Everything bpftrace prints after the handshake (its maps, at the stop), read as it comes."""
+        for line in self.proc.stdout:
+            self._tail.append(line)
+
+    def stderr(self) -> str:
+        if self._err is None:
+            return ""
+        self._err.seek(0)
+        return self._err.read()
 
     def _kill(self) -> str:
         if self.proc is None:
             return ""
         if self.proc.poll() is None:
             self.proc.kill()
-        _, err = self.proc.communicate()
-        return " ".join((err or "").split())[-300:]
+        self.proc.wait()
+        return tracing.cause(self.stderr())
+
+    def state(self) -> str:
+        """What a bpftrace that does not stop is doing: its state, wait channel and kernel stack."""
+        pid = self.proc.pid if self.proc else None
+        if pid is None:
+            return "not started"
+        found = []
+        for name in ("status", "wchan", "stack"):
+            try:
+                with open(f"/proc/{pid}/{name}") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if name == "status":
+                text = " ".join(l for l in text.splitlines() if l.startswith(("State:", "voluntary", "nonvoluntary")))
+            found.append(f"{name}: {' '.join(text.split())[:400]}")
+        return "; ".join(found) or "gone"
 
     def __exit__(self, *exc) -> None:
         if self.proc is None:
             return
+        t0 = time.monotonic()
         self.proc.send_signal(signal.SIGINT)
         try:
-            out, err = self.proc.communicate(timeout=STOP_TIMEOUT_S)
+            self.proc.wait(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
+            state = self.state()
+            err = self.stderr()
             self._kill()
+            self._close()
             if exc[0] is None:
-                raise UprobeError(f"bpftrace did not stop within {STOP_TIMEOUT_S} s ({self.what})") from None
+                raise BpftraceStopError(f"bpftrace did not stop within {STOP_TIMEOUT_S} s ({self.what}): "
+                                        f"{state}; stderr: {tracing.cause(err, 'nothing')}") from None
             return
-        self.lines += out.splitlines()
+        self.stop_s = time.monotonic() - t0
+        if self._drain is not None:
+            self._drain.join(timeout=10)
+        self.lines += self._tail
+        err = self.stderr()
+        self._close()
         self.finished()
         if self.proc.returncode != 0 and exc[0] is None:
-            raise UprobeError(f"bpftrace exited with {self.proc.returncode}: {' '.join(err.split())[-300:]}")
+            raise UprobeError(f"bpftrace exited with {self.proc.returncode}: {tracing.cause(err, 'no message')}")
+
+    def _close(self) -> None:
+        if self._err is not None:
+            self._err.close()
+            self._err = None
 
     def finished(self) -> None:
         """What a subclass reads from ``lines`` once bpftrace has printed its maps."""
@@ -241,3 +303,61 @@ def mapped_library(pid: int, name: str) -> str:
             if os.path.basename(path) == name:
                 return f"/proc/{pid}/root{path}"
     raise UprobeError(f"process {pid} has no {name} mapped")
+
+
+def exported(path: str, names) -> str:
+    """The first of ``names`` (one symbol, or its spellings across versions) that the ELF binary at
+    ``path`` defines, in its dynamic or its full symbol table."""
+    names = (names,) if isinstance(names, str) else tuple(names)
+    have = defined_symbols(path, names)
+    for name in names:
+        if name in have:
+            return name
+    raise UprobeError(f"{path} exports none of {', '.join(names)}")
+
+
+def defined_symbols(path: str, names) -> set[str]:
+    """Which of ``names`` the ELF binary at ``path`` defines (pyelftools: no binutils needed)."""
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
+    found: set[str] = set()
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        for section in elf.iter_sections():
+            if not isinstance(section, SymbolTableSection):
+                continue
+            for name in set(names) - found:
+                for sym in section.get_symbol_by_name(name) or []:
+                    if sym["st_shndx"] != "SHN_UNDEF":
+                        found.add(name)
+    return found
+
+
+UPROBE = re.compile(r"\b(?:uprobe|uretprobe):([^:\s]+):([^\s{/]+)")
+
+
+def attach_mismatch(what: str, lines: list[str], expected: int, text: str) -> str:
+    """One line for a bpftrace that attached fewer probes than its program has: how many, and which
+    symbols their binaries lack."""
+    attached = attached_probes(lines)
+    missing = missing_symbols(text)
+    return (f"bpftrace did not attach to {what}: {attached} of {expected} probes attached"
+            + (f" ({missing})" if missing else " (every symbol is defined: a probe type this kernel lacks?)"))
+
+
+def missing_symbols(text: str) -> str:
+    """The uprobe targets of a bpftrace program whose symbol its binary does not define, as one line
+    (bpftrace 0.17 skips such a probe and says nothing: only the count of attached probes shows it)."""
+    wanted: dict[str, set[str]] = {}
+    for path, symbol in UPROBE.findall(text):
+        wanted.setdefault(path, set()).add(symbol)
+    out = []
+    for path, symbols in wanted.items():
+        try:
+            have = defined_symbols(path, symbols)
+        except OSError as exc:
+            out.append(f"{path} cannot be read ({exc.strerror})")
+            continue
+        out += [f"{path} defines no symbol {s}" for s in sorted(symbols - have)]
+    return "; ".join(out)

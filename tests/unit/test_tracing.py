@@ -1,0 +1,93 @@
+"""Why a probe did not attach, in one line, from what bpftrace 0.17 really printed (fixtures captured on
+a 2-CPU Debian 12 VM, kernel 6.18, as root without CAP_SYS_RESOURCE, tracefs not mounted)."""
+
+from pathlib import Path
+
+import pytest
+
+from dbexp.metrics import tracing
+from dbexp.metrics.uprobe import attach_mismatch, missing_symbols
+
+FIXTURES = Path(__file__).parent / "fixtures" / "bpftrace"
+pytestmark = pytest.mark.unit
+
+
+def read(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def test_the_rlimit_warning_is_never_the_cause():
+    text = read("missing-symbol.stderr")
+    assert "RLIMIT_MEMLOCK" in text
+    assert tracing.cause(text, "no message") == "no message"
+
+
+def test_a_missing_tracepoint_names_tracefs(monkeypatch):
+    monkeypatch.setattr(tracing, "tracefs_mounted", lambda root=tracing.TRACEFS: False)
+    why = tracing.cause(read("missing-tracepoint.stderr"))
+    assert why.startswith("tracepoint sched:sched_switch not found: tracefs is not mounted at /sys/kernel/tracing")
+    assert "mount -t tracefs nodev /sys/kernel/tracing" in why
+    assert "\n" not in why and "RLIMIT" not in why
+
+
+def test_a_missing_tracepoint_with_tracefs_mounted_is_the_kernel(monkeypatch):
+    monkeypatch.setattr(tracing, "tracefs_mounted", lambda root=tracing.TRACEFS: True)
+    assert tracing.cause(read("missing-tracepoint.stderr")) == "this kernel has no tracepoint sched:sched_switch"
+
+
+def test_a_detach_without_tracefs():
+    assert tracing.cause(read("detach-without-tracefs.stderr")).startswith(
+        "tracefs is not mounted at /sys/kernel/tracing")
+
+
+def test_a_missing_binary():
+    assert tracing.cause(read("missing-binary.stderr")) == (
+        "the binary to probe, /nonexistent/mysqld, does not exist (did the server exit?)")
+
+
+def test_an_unknown_error_keeps_its_error_line_without_the_program_position():
+    text = "ERROR: Unknown error -1: couldn't set RLIMIT_MEMLOCK for bpftrace.\nstdin:1:1-5: ERROR: something new\n"
+    assert tracing.cause(text) == "ERROR: something new"
+
+
+def test_a_missing_symbol_is_named_from_the_binary():
+    # bpftrace attached BEGIN only and said nothing on stderr but the RLIMIT line: the count shows it
+    libc = tracing.libc_path()
+    program = f'uprobe:{libc}:no_such_function_xyz {{ @x = count(); }} BEGIN {{ printf("ready\\n"); }}'
+    lines = read("missing-symbol.stdout").splitlines()
+    why = attach_mismatch("a test", lines, 2, program)
+    assert why == (f"bpftrace did not attach to a test: 1 of 2 probes attached "
+                   f"({libc} defines no symbol no_such_function_xyz)")
+    assert missing_symbols(f"uprobe:{libc}:getpid {{ }} uretprobe:{libc}:getpid {{ }}") == ""
+
+
+@pytest.mark.parametrize("chapter", ["readview", "group_commit"])
+def test_a_chapter_that_cannot_probe_leaves_its_probe_points_out_and_says_why(chapter, monkeypatch):
+    import importlib
+
+    from dbexp.experiments.chapter import Cpus
+
+    mod = importlib.import_module(f"dbexp.experiments.{chapter}")
+    monkeypatch.setattr(tracing, "unavailable", lambda: "probes need root: run as root or with password-less sudo")
+    sc = mod.CHAPTER.scale("default")
+    points = [p for part in mod.CHAPTER.design(sc, Cpus()) for p in part.points]
+    probed = [p for p in points if p.params.probe and (p.server.spec.startswith(("mysql", "postgres")))]
+    assert points and probed == []
+    assert mod.probe_note() == ("The probe runs were skipped where these results were measured, since probes "
+                                "cannot work there: probes need root: run as root or with password-less sudo.")
+    monkeypatch.setattr(tracing, "unavailable", lambda: None)
+    points = [p for part in mod.CHAPTER.design(sc, Cpus()) for p in part.points]
+    assert any(p.params.probe for p in points) and mod.probe_note() == ""
+
+
+def test_readview_reads_results_without_probe_runs():
+    """A page measured where probes could not work still analyses and states its claims."""
+    from dataclasses import replace
+
+    from dbexp.experiments import readview as rv
+
+    res = rv.run("default", run=False)
+    keep = ~(res.wide["probe"].astype(bool) & res.wide["flavor"].isin(["mysql", "postgres"]))
+    res = replace(res, wide=res.wide[keep], runs=res.runs[res.runs["run_id"].isin(res.wide.loc[keep, "run_id"])])
+    assert len(rv.claims(res)) and rv.findings(res)
+    assert rv.view_slopes(res).empty
