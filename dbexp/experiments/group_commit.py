@@ -40,7 +40,8 @@ from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
 from dbexp.experiments.measure import Measured, measure
 from dbexp.experiments.sources import BINWANG
 from dbexp.experiments.sweep import Point
-from dbexp.metrics.uprobe import Bpftrace, UprobeError, mapped_library, maps, server_binary
+from dbexp.metrics import tracing
+from dbexp.metrics.uprobe import Bpftrace, exported, mapped_library, maps, server_binary
 from dbexp.servers.mysql import MySQL
 from dbexp.servers.postgres import Postgres
 from dbexp.servers.registry import flavor_of_spec
@@ -117,8 +118,12 @@ class GroupCommit(Chapter):
             raise DbexpError(f"bad thread count {bad[0]!r}: expected whole numbers >= 1")
         return sc
 
+    probes_skipped: str | None = None  # why this process could not probe (the probe points were left out)
+
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
         main, other = [], []
+        wanted = sc.probe_threads and any(flavor_of_spec(spec).commit_symbols for spec in sc.servers)
+        self.probes_skipped = tracing.unavailable() if wanted else None
         for spec in sc.servers:
             flavor = flavor_of_spec(spec)
             for cfg in CONFIGS:
@@ -137,7 +142,7 @@ class GroupCommit(Chapter):
                             main.append(Point(server, params, wl, group=group))
                         elif not is_main and t in sc.other_threads:
                             other.append(Point(server, params, wl, group=group))
-                        if is_main and t in sc.probe_threads and flavor.commit_symbols:
+                        if is_main and t in sc.probe_threads and flavor.commit_symbols and not self.probes_skipped:
                             other.append(Point(server, GroupPoint(cfg.name, 0, beside=True), wl, group=group))
                             other.append(Point(server, GroupPoint(cfg.name, 0, probe=True), wl, group=group))
         return [Part(main, sc.repeats), Part(other, sc.other_repeats)]
@@ -169,6 +174,7 @@ class GroupCommit(Chapter):
                 m[f"probe_{name}"] = (float(value), "count")
             for k, n in probe.waits_hist:
                 m[f"probe_k{k}"] = (float(n), "count")
+            m["probe_stop_s"] = (probe.stop_s, "s")  # SIGINT to bpftrace's exit: detaching its probes
         return got
 
     def claims(self, res: Results) -> pd.DataFrame:
@@ -177,6 +183,11 @@ class GroupCommit(Chapter):
 
 CHAPTER = GroupCommit()
 run = CHAPTER.run
+
+
+def probe_note() -> str:
+    """Why this process measured no probe runs, as a sentence for the page, or ''."""
+    return tracing.skip_note(CHAPTER.probes_skipped)
 
 
 class CommitProbe(Bpftrace):
@@ -223,11 +234,11 @@ END {{ clear(@in); clear(@k); }}
         symbols = flavor.commit_symbols
         if "enroll" in symbols:
             text = self.MYSQL.format(bin=path, libc=mapped_library(pid, "libc.so.6"),
-                                     enroll=_exported(path, symbols["enroll"]), sync=symbols["sync"],
+                                     enroll=exported(path, symbols["enroll"]), sync=symbols["sync"],
                                      ordered=symbols["ordered_commit"])
             expected, what = 7, f"the binlog group commit of {path}"
         else:
-            text = self.POSTGRES.format(bin=path, **{k: _exported(path, v) for k, v in symbols.items()})
+            text = self.POSTGRES.format(bin=path, **{k: exported(path, v) for k, v in symbols.items()})
             expected, what = 6, f"the WAL flush of {path}"
         super().__init__(text, expected, what, pin)
         self.counts: dict[str, int] = {}
@@ -239,18 +250,6 @@ END {{ clear(@in); clear(@k); }}
         for name in ("enrolls", "waiters", "waits", "syncs", "commits"):
             self.counts.setdefault(name, 0)
         self.waits_hist = [(lo, n) for lo, hi, n in got.get("@khist", [])]
-
-
-def _exported(path: str, names) -> str:
-    """The first of ``names`` (one symbol, or its spellings across versions) the binary exports."""
-    import subprocess
-    names = (names,) if isinstance(names, str) else tuple(names)
-    out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True).stdout
-    found = {line.split()[-1] for line in out.splitlines() if line.strip()}
-    for name in names:
-        if name in found:
-            return name
-    raise UprobeError(f"{path} exports none of {', '.join(names)}")
 
 
 # --- analysis ---------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
 from dbexp.experiments.measure import Measured, client_pinned, cpu_window, measure
 from dbexp.experiments.sources import BINWANG, KERNELMAKER_MVCC, PG14_NOTES
 from dbexp.experiments.sweep import Point
+from dbexp.metrics import tracing
 from dbexp.metrics.uprobe import UprobeTimer, server_binary
 from dbexp.servers.config import ServerConfig
 from dbexp.servers.mariadb import MariaDB
@@ -104,9 +105,13 @@ class ReadView(Chapter):
     order = "shuffled"
     add_official = True
 
+    probes_skipped: str | None = None  # why this process could not probe (the probe points were left out)
+
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
         out = []
         ends = {min(sc.holders), max(sc.holders)}
+        timed = any(flavor_of_spec(spec).snapshot_symbol for spec in sc.servers)
+        self.probes_skipped = tracing.unavailable() if timed else None
         for spec in sc.servers:
             flavor = flavor_of_spec(spec)
             cfg = server_config(spec, sc, cpus.server)
@@ -121,10 +126,12 @@ class ReadView(Chapter):
                 return Point(cfg, ReadViewPoint(h, mode if h else "none", sc.readers, stmts, probe), wl,
                              group=group, block=f"H={h}")
 
+            # a probe run times the snapshot function with bpftrace (MariaDB's is the server-side loop)
+            probes = (False,) if flavor.snapshot_symbol and self.probes_skipped else (False, True)
             for h in sorted(sc.holders):
-                out += [point(h, "prepared", probe=p) for p in (False, True)]
+                out += [point(h, "prepared", probe=p) for p in probes]
                 if flavor.name == Postgres.name and h in sc.idle and h:
-                    out += [point(h, "idle", probe=p) for p in (False, True)]
+                    out += [point(h, "idle", probe=p) for p in probes]
                 if flavor.name in (MySQL.name, MariaDB.name) and h in ends:
                     out.append(point(h, "prepared", LATCH_STMTS))
         return [Part(out, sc.repeats)]
@@ -157,6 +164,7 @@ class ReadView(Chapter):
             m["view_ns_mean"] = (t.mean_ns, "ns")
             m["view_ns_p50"] = (t.quantile_ns(0.5), "ns")
             m["view_ns_p90"] = (t.quantile_ns(0.9), "ns")
+            m["probe_stop_s"] = (timer.stop_s, "s")  # SIGINT to bpftrace's exit: detaching its probes
         else:
             got = measure(server, point.workload, extra_counters=extra, sql_series=False)
         got.measurements["observed_prepared"] = (float(pool.prepared_count()), "count")
@@ -170,6 +178,11 @@ class ReadView(Chapter):
 
 CHAPTER = ReadView()
 run = CHAPTER.run
+
+
+def probe_note() -> str:
+    """Why this process measured no probe runs, as a sentence for the page, or ''."""
+    return tracing.skip_note(CHAPTER.probes_skipped)
 
 
 def loop_run(server, point: Point) -> Measured:
