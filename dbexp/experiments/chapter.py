@@ -248,7 +248,8 @@ def measuring_time(wide: pd.DataFrame) -> tuple[float, int]:
 
 def run_notes(res: Results) -> str:
     """Sentences on what could bend these runs, from the runs themselves: the CPU steal the VM
-    suffered, datasets whose settle step timed out, and sysbench errors a chapter tolerated."""
+    suffered, the runs measured again under the noise and retry rule (and why), datasets whose
+    settle step timed out, and sysbench errors a chapter tolerated."""
     w = res.wide
     if w.empty:
         return ""
@@ -266,6 +267,7 @@ def run_notes(res: Results) -> str:
                    + (f" The other {missing} were measured before the lab recorded it there." if missing else ""))
     else:
         out.append("CPU steal was not recorded for these runs (they were measured before the lab recorded it).")
+    out.append(_measured_again_note(w))
     if "cs_from_perf" in w and (w["cs_from_perf"] == 0).any():
         edge = w["cs_from_perf"] == 0
         shared = edge & (w["servers_at_once"] > 1) if "servers_at_once" in w else edge & False
@@ -288,4 +290,43 @@ def run_notes(res: Results) -> str:
     if "errors" in w and (w["errors"] > 0).any():
         out.append(f"sysbench reported {int(w['errors'].sum())} errors that this chapter tolerates, in "
                    f"{int((w['errors'] > 0).sum())} runs.")
-    return " ".join(out)
+    return " ".join(o for o in out if o)
+
+
+def _measured_again_note(w: pd.DataFrame) -> str:
+    """How many runs were measured again under the noise and retry rule and why, from the ok runs'
+    ``measured_again`` lists; for runs stored before the rule, how many of them it would have
+    rejected."""
+    from dbexp.experiments.sweep import RETRIES
+    from dbexp.metrics.noise import STEAL_LIMIT_PCT
+
+    lists = [_json(v) for v in w["measured_again"] if isinstance(v, (str, list))] if "measured_again" in w else []
+    if not lists:
+        steal = w["steal_server_pct"] if "steal_server_pct" in w else pd.Series(dtype=float)
+        over = int((steal > STEAL_LIMIT_PCT).sum())
+        if steal.notna().any():
+            return (f"These runs were measured before the lab's noise rule (a run whose server CPUs lose more than "
+                    f"{STEAL_LIMIT_PCT:g}% of their time to steal is measured again); "
+                    + (f"{over} of them lost more than that." if over else "none of them lost more than that."))
+        return ""
+    tries = [t for tl in lists for t in (tl if isinstance(tl, list) else [])]
+    if not tries:
+        return (f"The noise and retry rule held with no run measured again: no run's server CPUs lost more than "
+                f"{STEAL_LIMIT_PCT:g}% of their time to steal, and none failed for a cause the lab retries.")
+    parts = []
+    noisy = [t for t in tries if t.get("status") == "noisy"]
+    if noisy:
+        steal = sorted(t["steal_server_pct"] for t in noisy if t.get("steal_server_pct") is not None)
+        seen = (f" ({steal[0]:.1f}%)" if len(steal) == 1 or steal[0] == steal[-1] else
+                f" ({steal[0]:.1f} to {steal[-1]:.1f}%)") if steal else ""
+        parts.append(f"{len(noisy)} lost more than {STEAL_LIMIT_PCT:g}% of the server's CPU time to steal{seen}")
+    causes: dict[str, int] = {}
+    for t in tries:
+        if t.get("status") != "noisy":
+            cause = str(t.get("why") or "?").split(" (")[0][:120]
+            causes[cause] = causes.get(cause, 0) + 1
+    parts += [f"{n} failed: {cause}" for cause, n in causes.items()]
+    n = len(tries)
+    return (f"{n} run{'s were' if n != 1 else ' was'} measured again under the lab's noise and retry rule (at most "
+            f"{RETRIES} more tries per point; the earlier tries are kept, never read as results): "
+            + "; ".join(parts) + ".")

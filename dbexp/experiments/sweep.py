@@ -21,6 +21,14 @@ the same instant's machine; the walk's order (forward, then backward) is the ord
 
 A run is ok only if it is clean: sysbench errors or reconnects fail it unless the
 experiment names them in ``tolerates`` (then they are stored and shown).
+
+A run is measured again, right away and in its place in the walk, when it fails with a
+:class:`~dbexp.errors.RetryableError` (stored ``failed`` with the cause) or when it is noisy
+(its server CPUs lost more than dbexp.metrics.noise.STEAL_LIMIT_PCT of their time to steal:
+stored ``noisy``, measurements kept, never read as a result); a window of points measured
+``together`` is measured again whole. A point gets at most :data:`RETRIES` more tries; the ok
+run records the earlier ones (``measured_again``), and a point with no ok run after them fails
+the sweep like any other failure. Any other error fails the run at once, as before.
 """
 
 from __future__ import annotations
@@ -36,8 +44,9 @@ from typing import Any
 
 from tqdm import tqdm  # plain text: widgets would pull require.js from a CDN into the book
 
-from dbexp.errors import DbexpError
+from dbexp.errors import DbexpError, RetryableError
 from dbexp.experiments.measure import Measured, measure, measure_together
+from dbexp.metrics.noise import STEAL_LIMIT_PCT, noisy
 from dbexp.metrics.procfs import cpus_allowed
 from dbexp.results.provenance import host_facts
 from dbexp.results.store import Store
@@ -51,6 +60,7 @@ UNCLEAN = ("errors", "reconnects")  # measurements that make a run failed unless
 # Part of every point's key: raise it when how a run is measured changes, so that a resumed
 # sweep measures again instead of mixing old and new methods.
 METHOD_VERSION = 5  # 5: context switches counted by perf on the server's CPUs, processes read at the edges
+RETRIES = 2  # more tries a point (or a together window) gets after a retryable failure or a noisy run
 
 
 @dataclass(frozen=True)
@@ -251,45 +261,81 @@ class Sweep:
                 bar.update(len(batch))
 
     def _run_one(self, point: Point, repeat: int, server, state, dataset: dict) -> None:
-        run_id = self.store.begin_run(self.name, point.key(self.name), point.describe(), repeat,
-                                      self.sweep_id)
-        try:
-            measured = self.experiment.measure(server, point, state)
-            self._finish(run_id, point, repeat, server, dataset, measured)
-        except (KeyboardInterrupt, SystemExit):
-            self.store.fail_run(run_id, "interrupted")
-            raise
-        except Exception as exc:
-            self.store.fail_run(run_id, str(exc) or type(exc).__name__)
-            self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {exc}")
-
-    def _run_together(self, batch: list[tuple[Point, int]], servers: list, states: list,
-                      datasets: list[dict]) -> None:
-        """One window for the batch's points; a failure of the window fails every run in it."""
-        points = [p for p, _ in batch]
-        repeat = batch[0][1]
-        run_ids = [self.store.begin_run(self.name, p.key(self.name), p.describe(), repeat, self.sweep_id)
-                   for p in points]
-        try:
-            measured = self.experiment.measure_together(servers, points, states)
-        except (KeyboardInterrupt, SystemExit):
-            for run_id in run_ids:
-                self.store.fail_run(run_id, "interrupted")
-            raise
-        except Exception as exc:
-            for run_id in run_ids:
-                self.store.fail_run(run_id, str(exc) or type(exc).__name__)
-            self.failures.append(f"{points[0].together} repeat {repeat}: {exc}")
-            return
-        for run_id, point, server, dataset, m in zip(run_ids, points, servers, datasets, measured):
-            m.measurements["servers_at_once"] = (float(len(points)), "count")
+        earlier: list[dict] = []  # the tries measured again: {run_id, status, why[, steal_server_pct]}
+        for _ in range(RETRIES + 1):
+            run_id = self.store.begin_run(self.name, point.key(self.name), point.describe(), repeat,
+                                          self.sweep_id)
             try:
-                self._finish(run_id, point, repeat, server, dataset, m)
+                measured = self.experiment.measure(server, point, state)
+                why = noisy(measured.measurements)
+                if why is None:
+                    self._finish(run_id, point, repeat, server, dataset, measured, earlier)
+                    return
+                self._keep_noisy(run_id, point, server, dataset, measured, why)
+                earlier.append(_earlier(run_id, "noisy", why, measured))
+            except (KeyboardInterrupt, SystemExit):
+                self.store.fail_run(run_id, "interrupted")
+                raise
+            except RetryableError as exc:
+                self.store.fail_run(run_id, str(exc) or type(exc).__name__)
+                earlier.append(_earlier(run_id, "failed", str(exc) or type(exc).__name__))
             except Exception as exc:
                 self.store.fail_run(run_id, str(exc) or type(exc).__name__)
                 self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {exc}")
+                return
+        self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {never_ok(earlier)}")
 
-    def _finish(self, run_id: str, point: Point, repeat: int, server, dataset: dict, measured: Measured) -> None:
+    def _run_together(self, batch: list[tuple[Point, int]], servers: list, states: list,
+                      datasets: list[dict]) -> None:
+        """One window for the batch's points; a failure of the window fails every run in it. A
+        retryable failure, or a noisy run in it, has the whole window measured again."""
+        points = [p for p, _ in batch]
+        repeat = batch[0][1]
+        earlier: list[list[dict]] = [[] for _ in points]  # per point, as in _run_one
+        for _ in range(RETRIES + 1):
+            run_ids = [self.store.begin_run(self.name, p.key(self.name), p.describe(), repeat, self.sweep_id)
+                       for p in points]
+            try:
+                measured = self.experiment.measure_together(servers, points, states)
+            except (KeyboardInterrupt, SystemExit):
+                for run_id in run_ids:
+                    self.store.fail_run(run_id, "interrupted")
+                raise
+            except RetryableError as exc:
+                why = str(exc) or type(exc).__name__
+                for run_id, tries in zip(run_ids, earlier):
+                    self.store.fail_run(run_id, why)
+                    tries.append(_earlier(run_id, "failed", why))
+                continue
+            except Exception as exc:
+                for run_id in run_ids:
+                    self.store.fail_run(run_id, str(exc) or type(exc).__name__)
+                self.failures.append(f"{points[0].together} repeat {repeat}: {exc}")
+                return
+            for m in measured:
+                m.measurements["servers_at_once"] = (float(len(points)), "count")
+            reasons = [noisy(m.measurements) for m in measured]
+            if any(reasons):
+                # the window's servers share their CPUs: one noisy run makes the window noisy
+                why = next(r for r in reasons if r)
+                for run_id, point, server, dataset, m, tries in zip(run_ids, points, servers, datasets,
+                                                                    measured, earlier):
+                    own = noisy(m.measurements) or f"measured in a window where {why}"
+                    self._keep_noisy(run_id, point, server, dataset, m, own)
+                    tries.append(_earlier(run_id, "noisy", own, m))
+                continue
+            for run_id, point, server, dataset, m, tries in zip(run_ids, points, servers, datasets, measured,
+                                                                earlier):
+                try:
+                    self._finish(run_id, point, repeat, server, dataset, m, tries)
+                except Exception as exc:
+                    self.store.fail_run(run_id, str(exc) or type(exc).__name__)
+                    self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {exc}")
+            return
+        self.failures.append(f"{points[0].together} repeat {repeat}: {never_ok(earlier[0])}")
+
+    def _finish(self, run_id: str, point: Point, repeat: int, server, dataset: dict, measured: Measured,
+                earlier: list[dict] = ()) -> None:
         """Store a measured run with its provenance: ok, or failed if it was not clean."""
         if "settle_timed_out" in dataset:  # the dataset's load did not settle: shown with the run
             measured.measurements.setdefault("settle_timed_out", (dataset["settle_timed_out"], "bool"))
@@ -299,9 +345,40 @@ class Sweep:
             self.store.fail_run(run_id, why, prov)
             self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {why}")
             return
-        self.store.finish_run(run_id, prov, measured.measurements, measured.counters, measured.series)
+        self.store.finish_run(run_id, prov, measured.measurements, measured.counters, measured.series,
+                              measured_again=list(earlier))
         self.store.supersede(run_id)
         self.run_ids.append(run_id)
+
+    def _keep_noisy(self, run_id: str, point: Point, server, dataset: dict, measured: Measured, why: str) -> None:
+        """Store a run the noise rule rejects: its measurements kept, status noisy, never a result."""
+        if "settle_timed_out" in dataset:
+            measured.measurements.setdefault("settle_timed_out", (dataset["settle_timed_out"], "bool"))
+        self.store.finish_run(run_id, provenance(server, point, dataset, measured.command), measured.measurements,
+                              measured.counters, measured.series, status="noisy", error=why)
+
+
+def _earlier(run_id: str, status: str, why: str, measured: Measured | None = None) -> dict:
+    """One try that was measured again, as an ok run records it."""
+    out = {"run_id": run_id, "status": status, "why": why[:500]}
+    steal = measured.measurements.get("steal_server_pct", (None, ""))[0] if measured else None
+    if steal is not None:
+        out["steal_server_pct"] = round(float(steal), 2)
+    return out
+
+
+def never_ok(tries: list[dict]) -> str:
+    """One line on a point none of whose tries was ok: the steal each noisy try saw, or the last cause."""
+    seen = [f"{t['steal_server_pct']:.1f}%" for t in tries if "steal_server_pct" in t]
+    if tries and seen and all(t["status"] == "noisy" for t in tries):
+        return (f"no quiet run in {len(tries)} tries: the server's CPUs lost {_and(seen)} of their time to "
+                f"steal (the limit is {STEAL_LIMIT_PCT:g}%)")
+    last = tries[-1]["why"] if tries else "?"
+    return f"{len(tries)} tries, none ok (a run is measured again at most {RETRIES} times); last: {last}"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def batches(items: list[tuple[Point, int]]) -> list[list[tuple[Point, int]]]:

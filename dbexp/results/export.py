@@ -16,15 +16,21 @@ def data_dir(root: str | Path | None = None) -> Path:
     return Path(root) / "data" if root else default()
 
 
+MEASURED_AGAIN = "measured_again"  # data/<experiment>/measured_again.parquet: the tries measured again
+
+
 def export(store: Store, experiment: str, run_ids, root: str | Path | None = None,
            tables=TABLES) -> Path:
-    """Write the given ok runs of an experiment to data/<experiment>/<table>.parquet."""
+    """Write the given ok runs of an experiment to data/<experiment>/<table>.parquet, and the
+    failed or noisy tries they were measured again after (their status, cause and steal) to
+    data/<experiment>/measured_again.parquet, apart: every analysis reads runs.parquet, ok runs only."""
     out = data_dir(root) / experiment
     out.mkdir(parents=True, exist_ok=True)
     ids = list(run_ids)
     runs = store.runs(experiment)
     runs = runs[runs["run_id"].isin(ids)]
     runs.to_parquet(out / "runs.parquet", index=False)
+    store.measured_again(ids).to_parquet(out / f"{MEASURED_AGAIN}.parquet", index=False)
     for table in tables:
         if table != "runs":
             df = store.table(table, ids)
@@ -43,6 +49,13 @@ def load(experiment: str, root: str | Path | None = None) -> dict[str, pd.DataFr
         raise DbexpError(f"no published results for {experiment!r} in {folder} (missing "
                          f"{', '.join(missing)}): run the chapter with run=True and publish=True first")
     return {t: pd.read_parquet(folder / f"{t}.parquet") for t in TABLES}
+
+
+def load_measured_again(experiment: str, root: str | Path | None = None) -> pd.DataFrame:
+    """The published tries that were measured again (rows of the runs table with status, error and
+    steal), or an empty table for results published before the retry rule."""
+    path = data_dir(root) / experiment / f"{MEASURED_AGAIN}.parquet"
+    return pd.read_parquet(path) if path.exists() else pd.DataFrame(columns=["run_id", "status", "error"])
 
 
 def published_summary(root: str | Path | None = None) -> pd.DataFrame:

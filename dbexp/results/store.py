@@ -4,7 +4,11 @@ A run is inserted as ``running`` before it starts and becomes ``ok`` in one
 transaction together with its measurements; an exception marks it ``failed``
 with the error and drops anything it measured. A process killed mid-run leaves
 ``running``, which :meth:`Store.mark_interrupted` turns into ``failed`` the next
-time a sweep opens the store. Readers only ever see ``ok`` runs unless they ask.
+time a sweep opens the store. A run the lab's noise rule rejects (dbexp.metrics.noise)
+becomes ``noisy``: stored like an ok run, measurements and all, with the reason in
+``error``, and measured again. An ok run lists in ``measured_again`` (JSON) the earlier
+tries of its point and repeat that the sweep measured again (``[]`` when none; NULL for
+runs stored before the rule). Readers only ever see ``ok`` runs unless they ask.
 """
 
 from __future__ import annotations
@@ -48,7 +52,8 @@ CREATE TABLE IF NOT EXISTS runs (
     settings_effective JSON,
     workload JSON,
     command VARCHAR,
-    host JSON
+    host JSON,
+    measured_again JSON
 );
 CREATE TABLE IF NOT EXISTS measurements (
     run_id VARCHAR, name VARCHAR, value DOUBLE, unit VARCHAR
@@ -77,6 +82,8 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = duckdb.connect(str(self.path))
         self.db.execute(SCHEMA)
+        # stores made before the retry rule: the column is added, NULL for their runs
+        self.db.execute("ALTER TABLE runs ADD COLUMN IF NOT EXISTS measured_again JSON")
 
     def close(self) -> None:
         self.db.close()
@@ -92,15 +99,22 @@ class Store:
         return run_id
 
     def finish_run(self, run_id: str, provenance: dict, measurements: dict[str, tuple[float | None, str]],
-                   counters: list[dict] = (), series: list[tuple] = ()) -> None:
-        """Mark a run ok together with everything it measured, atomically."""
-        cols = [k for k in provenance]
-        values = [json.dumps(v, default=str) if isinstance(v, (dict, list)) else v for v in provenance.values()]
+                   counters: list[dict] = (), series: list[tuple] = (), status: str = "ok",
+                   error: str | None = None, measured_again: list[dict] | None = None) -> None:
+        """Mark a run ok (or ``noisy``, with ``error`` saying why) together with everything it
+        measured, atomically; ``measured_again``: the earlier tries of its point and repeat."""
+        if status not in ("ok", "noisy"):
+            raise ValueError(f"a finished run is ok or noisy, not {status!r}")
+        extra = dict(provenance, error=None if error is None else error[:2000])
+        if measured_again is not None:
+            extra["measured_again"] = list(measured_again)
+        cols = [k for k in extra]
+        values = [json.dumps(v, default=str) if isinstance(v, (dict, list)) else v for v in extra.values()]
         self.db.execute("BEGIN TRANSACTION")
         try:
             self.db.execute(
-                f"UPDATE runs SET {', '.join(f'{c} = ?' for c in cols)}, status = 'ok', ended_at = ? "
-                "WHERE run_id = ?", values + [_now(), run_id])
+                f"UPDATE runs SET {', '.join(f'{c} = ?' for c in cols)}, status = ?, ended_at = ? "
+                "WHERE run_id = ?", values + [status, _now(), run_id])
             rows = [(run_id, k, None if v is None else float(v), unit) for k, (v, unit) in measurements.items()]
             if rows:
                 self.db.executemany("INSERT INTO measurements VALUES (?, ?, ?, ?)", rows)
@@ -179,6 +193,24 @@ class Store:
                 args.append(val)
         sql = "SELECT * FROM runs" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY started_at"
         return self.db.execute(sql, args).df()
+
+    def measured_again(self, run_ids) -> pd.DataFrame:
+        """The earlier tries (failed or noisy runs) that the given runs were measured again after, as
+        rows of the runs table with their server CPUs' steal (``steal_server_pct``,
+        ``steal_client_pct``) where they recorded it."""
+        ids = list(run_ids)
+        rows = self.db.execute("SELECT measured_again FROM runs WHERE run_id IN (SELECT UNNEST(?)) "
+                               "AND measured_again IS NOT NULL", [ids]).fetchall() if ids else []
+        earlier = sorted({e["run_id"] for (text,) in rows for e in json.loads(text)})
+        runs = self.db.execute("SELECT * FROM runs WHERE run_id IN (SELECT UNNEST(?)) ORDER BY started_at",
+                               [earlier]).df() if earlier else self.db.execute("SELECT * FROM runs LIMIT 0").df()
+        steal = self.db.execute(
+            "SELECT run_id, name, value FROM measurements WHERE run_id IN (SELECT UNNEST(?)) "
+            "AND name IN ('steal_server_pct', 'steal_client_pct')", [earlier]).df()
+        for name in ("steal_server_pct", "steal_client_pct"):
+            values = steal[steal["name"] == name].set_index("run_id")["value"]
+            runs[name] = runs["run_id"].map(values).astype(float)
+        return runs
 
     def table(self, name: str, run_ids) -> pd.DataFrame:
         ids = list(run_ids)
