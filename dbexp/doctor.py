@@ -46,7 +46,8 @@ def report() -> list[tuple[str, str, bool]]:
     rows.append(("sysbench", facts["sysbench"] or "missing" if sb else "missing (make setup)", sb is not None))
     rows.append(("chromium", shutil.which("chromium") or "missing (needed only to check the book's charts)",
                  shutil.which("chromium") is not None))
-    from dbexp.metrics import tracing
+    from dbexp.metrics import noise, tracing
 
     rows += tracing.report()
+    rows += noise.noise_report()  # steal and timer noise now: fit to measure?
     return rows

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -52,9 +52,11 @@ END {{ clear(@start); clear(@switched); }}
 
 
 PROBES = 5  # what SCRIPT attaches: uprobe, tracepoint, uretprobe, BEGIN, END
-# bpftrace detaches its probes and prints its maps after SIGINT: usually within a second, but a CI
-# run once took over 30 s (the kernel waits for threads still inside a probed function to return)
-STOP_TIMEOUT_S = 120
+# bpftrace 0.17 detaches its probes after SIGINT, one by one, and only then prints its maps: each
+# uprobe's close waits for the kernel (about 0.1 s each on the lab's VM, kernel 6.18; 0.4 s for
+# readview's probes, 0.6 s for group_commit's, up to 1.5 s with both CPUs starved by busier tasks)
+STOP_TIMEOUT_S = 60
+KILL_WAIT_S = 60  # after SIGKILL: a bpftrace inside the kernel's detach exits only when that returns
 
 
 class UprobeError(DbexpError):
@@ -62,8 +64,8 @@ class UprobeError(DbexpError):
 
 
 class BpftraceStopError(UprobeError, RetryableError):
-    """bpftrace did not stop within its limit: the run fails with what bpftrace was doing, and the
-    sweep measures it again."""
+    """bpftrace did not attach or stop within its limit (a starved CPU, the kernel's detach): the run
+    fails with what bpftrace was doing, and the sweep measures it again."""
 
 
 @dataclass
@@ -151,7 +153,7 @@ class Bpftrace:
         self.stop_s: float | None = None  # from SIGINT to bpftrace's exit
         self._err = None
         self._drain: threading.Thread | None = None
-        self._tail: list[str] = []
+        self._out: queue.Queue | None = None
 
     def command(self) -> list[str]:
         exe = bpftrace_binary()
@@ -165,38 +167,54 @@ class Bpftrace:
         why = tracing.ensure()  # a fresh machine may not have tracefs mounted: mount it first
         if why and "tracepoint:" in self.text:
             raise UprobeError(f"bpftrace cannot attach to {self.what}: {why}")
-        # stderr goes to a file, not a pipe nobody reads while the block runs: a full pipe would
-        # block bpftrace mid-run (and at its stop) however little it usually writes
+        # stderr goes to a file, not a pipe nobody reads while the block runs; stdout is read by one
+        # thread from the start (a poll() on the pipe beside a buffered readline() misses lines that
+        # arrived in one read: "ready" could sit in Python's buffer while the poll waited for more)
         self._err = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=self._err,
                                      text=True, bufsize=1, **child_options())
+        self._out = queue.Queue()
+        self._drain = threading.Thread(target=self._read_stdout, daemon=True)
+        self._drain.start()
         deadline = time.monotonic() + self.attach_timeout_s
-        poller = select.poll()
-        poller.register(self.proc.stdout, select.POLLIN)
         while time.monotonic() < deadline:
-            if poller.poll(200):
-                line = self.proc.stdout.readline()
-                if not line:
-                    break  # bpftrace exited
-                if '"ready' in line:
-                    attached = attached_probes(self.lines)
-                    if attached == self.expected:
-                        self._drain = threading.Thread(target=self._read_stdout, daemon=True)
-                        self._drain.start()
-                        return self
-                    self._kill()
-                    raise UprobeError(attach_mismatch(self.what, self.lines, self.expected, self.text))
-                self.lines.append(line)
-            elif self.proc.poll() is not None:
-                break
-        self._kill()
-        raise UprobeError(f"bpftrace did not attach to {self.what}: "
-                          f"{tracing.cause(self.stderr(), 'timed out') if self.stderr() else 'timed out'}")
+            try:
+                line = self._out.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if line is None:
+                break  # bpftrace exited
+            if '"ready' in line:
+                if attached_probes(self.lines) == self.expected:
+                    return self
+                self._kill()
+                raise UprobeError(attach_mismatch(self.what, self.lines, self.expected, self.text))
+            self.lines.append(line)
+        exited = self.proc.poll() is not None
+        state = "" if exited else self.state()
+        why = self._kill()
+        if exited:
+            raise UprobeError(f"bpftrace did not attach to {self.what}: {why or 'it exited saying nothing'}")
+        raise BpftraceStopError(f"bpftrace did not attach to {self.what} within {self.attach_timeout_s:g} s: "
+                                f"{state}; stderr: {why or 'nothing'}")
 
     def _read_stdout(self) -> None:
-        """Everything bpftrace prints after the handshake (its maps, at the stop), read as it comes."""
+        """Every line bpftrace prints, as it comes, then None at its end of output."""
         for line in self.proc.stdout:
-            self._tail.append(line)
+            self._out.put(line)
+        self._out.put(None)
+
+    def _rest(self) -> list[str]:
+        """The lines printed after the handshake (its maps, at the stop)."""
+        self._drain.join(timeout=10)
+        out = []
+        while True:
+            try:
+                line = self._out.get_nowait()
+            except queue.Empty:
+                return out
+            if line is not None:
+                out.append(line)
 
     def stderr(self) -> str:
         if self._err is None:
@@ -205,11 +223,15 @@ class Bpftrace:
         return self._err.read()
 
     def _kill(self) -> str:
+        """End bpftrace (SIGKILL, then a bounded wait); why it failed, from its stderr."""
         if self.proc is None:
             return ""
         if self.proc.poll() is None:
             self.proc.kill()
-        self.proc.wait()
+        try:
+            self.proc.wait(timeout=KILL_WAIT_S)
+        except subprocess.TimeoutExpired:
+            return f"still running {KILL_WAIT_S} s after SIGKILL ({self.state()}): its probes may still be attached"
         return tracing.cause(self.stderr())
 
     def state(self) -> str:
@@ -237,18 +259,19 @@ class Bpftrace:
         try:
             self.proc.wait(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            state = self.state()
+            state = self.state()  # where it waits: its kernel stack names the detach step
             err = self.stderr()
-            self._kill()
+            killed = self._kill()
             self._close()
             if exc[0] is None:
-                raise BpftraceStopError(f"bpftrace did not stop within {STOP_TIMEOUT_S} s ({self.what}): "
-                                        f"{state}; stderr: {tracing.cause(err, 'nothing')}") from None
+                why = (f"bpftrace did not stop within {STOP_TIMEOUT_S} s ({self.what}): {state}; "
+                       f"stderr: {tracing.cause(err, 'nothing')}")
+                if killed.startswith("still running"):  # probes may still slow the server: no retry on it
+                    raise UprobeError(f"{why}; {killed}") from None
+                raise BpftraceStopError(why) from None
             return
         self.stop_s = time.monotonic() - t0
-        if self._drain is not None:
-            self._drain.join(timeout=10)
-        self.lines += self._tail
+        self.lines += self._rest()
         err = self.stderr()
         self._close()
         self.finished()

@@ -91,3 +91,45 @@ def test_readview_reads_results_without_probe_runs():
     res = replace(res, wide=res.wide[keep], runs=res.runs[res.runs["run_id"].isin(res.wide.loc[keep, "run_id"])])
     assert len(rv.claims(res)) and rv.findings(res)
     assert rv.view_slopes(res).empty
+
+
+def test_a_bpftrace_that_does_not_stop_fails_its_run_with_its_state_and_may_be_retried(monkeypatch):
+    """A stand-in for bpftrace that ignores SIGINT: the stop's limit passes, the error says what the
+    process was doing (its /proc state), and it is a RetryableError, so the sweep measures again."""
+    import sys
+
+    from dbexp.errors import RetryableError
+    from dbexp.metrics import uprobe
+
+    stub = ("import signal, sys, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+            "print('{\"type\": \"attached_probes\", \"data\": {\"probes\": 1}}'); "
+            "print('{\"type\": \"printf\", \"data\": \"ready\\\\n\"}'); "
+            "sys.stdout.flush(); time.sleep(60)")
+    monkeypatch.setattr(uprobe.Bpftrace, "command", lambda self: [sys.executable, "-c", stub])
+    monkeypatch.setattr(uprobe.tracing, "ensure", lambda: None)
+    monkeypatch.setattr(uprobe, "STOP_TIMEOUT_S", 0.5)
+    with pytest.raises(uprobe.BpftraceStopError) as caught:
+        with uprobe.Bpftrace("BEGIN { }", 1, "a stub", attach_timeout_s=10):
+            pass
+    assert isinstance(caught.value, RetryableError)
+    assert "did not stop within 0.5 s (a stub): status: State:" in str(caught.value)
+
+
+def test_the_handshake_sees_ready_when_it_arrives_in_one_read_with_the_attach_count(monkeypatch):
+    """Under a starved CPU bpftrace's first two lines reach the pipe together: the handshake must not
+    wait for more output (it once timed out so), and the maps printed at the stop are read."""
+    import sys
+
+    from dbexp.metrics import uprobe
+
+    stub = ("import signal, sys, time; "
+            "signal.signal(signal.SIGINT, lambda *a: (print('{\"type\": \"map\", \"data\": {\"@calls\": 7}}'), "
+            "sys.exit(0))); "
+            "sys.stdout.write('{\"type\": \"attached_probes\", \"data\": {\"probes\": 1}}\\n"
+            "{\"type\": \"printf\", \"data\": \"ready\\\\n\"}\\n'); sys.stdout.flush(); time.sleep(30)")
+    monkeypatch.setattr(uprobe.Bpftrace, "command", lambda self: [sys.executable, "-c", stub])
+    monkeypatch.setattr(uprobe.tracing, "ensure", lambda: None)
+    probe = uprobe.Bpftrace("BEGIN { }", 1, "a stub", attach_timeout_s=10)
+    with probe:
+        pass
+    assert uprobe.maps(probe.lines) == {"@calls": 7} and probe.stop_s < 10
