@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
 from dbexp.errors import DbexpError
@@ -59,8 +60,10 @@ def test_old_snapshot_is_old_and_fresh_reader_is_fresh(server):
                 reads = vc.timed_reads(fresh, spec, 10, clock)
             assert len(reads.client_us) == 10 and (reads.client_us > 0).all()
             assert len(reads.server_us) == 10 and (reads.server_us > 0).all()
-            # the server's clock leaves the round trip out
-            assert (reads.server_us < reads.client_us).all()
+            # the server's clock leaves the round trip out: typically below the client's. Not each read:
+            # MySQL stops its timer after the result is sent, so a server thread switched out there (a
+            # busy or stolen CPU) can take longer by the server's clock than the client waited
+            assert np.median(reads.server_us) < np.median(reads.client_us)
         finally:
             fresh.close()
         g = vc.garbage(server)
