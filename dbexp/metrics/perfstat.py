@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass, field
 
 from dbexp.errors import DbexpError
+from dbexp.metrics import tracing
 from dbexp.metrics.procfs import cpu_seconds
 from dbexp.workloads.children import child_options
 
@@ -175,8 +176,7 @@ class PerfStat:
             os.close(ack_r)
         if b"ack" not in answer:
             text = self._kill()
-            raise PerfError(f"perf stat did not start counting on CPUs {self.cpus}: "
-                            f"{text.strip().splitlines()[-1] if text.strip() else 'no answer'}")
+            raise PerfError(f"perf stat did not start counting on CPUs {self.cpus}: {tracing.cause(text, 'no answer')}")
         self.started = time.monotonic()
         self.startup_cpu_s = cpu_seconds(self.proc.pid) or 0.0
         return self
@@ -196,12 +196,12 @@ class PerfStat:
                 proc.returncode = os.waitstatus_to_exitcode(status)
             elif time.monotonic() > deadline:
                 text = self._kill()
-                raise PerfError(f"perf stat did not stop within {timeout_s:.0f} s: {text[-300:]}")
+                raise PerfError(f"perf stat did not stop within {timeout_s:.0f} s: {tracing.cause(text, 'no message')}")
             else:
                 time.sleep(0.005)
         text = self._text()
         if proc.returncode not in (0, -signal.SIGINT, 128 + signal.SIGINT):
-            raise PerfError(f"perf stat failed (exit {proc.returncode}): {text.strip()[-300:]}")
+            raise PerfError(f"perf stat failed (exit {proc.returncode}): {tracing.cause(text, 'no message')}")
         intervals = parse(text, self.events)
         if not intervals:
             raise PerfError(f"perf stat printed no counts: {text.strip()[-300:]}")

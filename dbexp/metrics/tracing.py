@@ -38,6 +38,9 @@ KNOWN = (
     (re.compile(r"tracepoint not found: (\S+)"),
      lambda m: (f"tracepoint {m[1]} not found: tracefs is not mounted at {TRACEFS} ({MOUNT_HINT})"
                 if not tracefs_mounted() else f"this kernel has no tracepoint {m[1]}")),
+    (re.compile(r"File /sys/kernel/(?:debug/)?tracing/events/(\S+)/(\S+) not found"),  # perf
+     lambda m: (f"tracepoint {m[1]}:{m[2]} not found: tracefs is not mounted at {TRACEFS} ({MOUNT_HINT})"
+                if not tracefs_mounted() else f"this kernel has no tracepoint {m[1]}:{m[2]}")),
     (re.compile(r"open\((/sys/kernel/(?:debug/)?tracing)/\S+\): No such file"),
      lambda m: f"tracefs is not mounted at {m[1]} ({MOUNT_HINT})"),
     (re.compile(r"uprobe target file '([^']+)' does not exist"),

@@ -8,7 +8,7 @@ import pytest
 from dbexp.metrics import tracing
 from dbexp.metrics.uprobe import attach_mismatch, missing_symbols
 
-FIXTURES = Path(__file__).parent / "fixtures" / "bpftrace"
+FIXTURES = Path(__file__).parent / "fixtures" / "tracing"
 pytestmark = pytest.mark.unit
 
 
@@ -133,3 +133,11 @@ def test_the_handshake_sees_ready_when_it_arrives_in_one_read_with_the_attach_co
     with probe:
         pass
     assert uprobe.maps(probe.lines) == {"@calls": 7} and probe.stop_s < 10
+
+
+def test_perf_names_the_tracepoint_it_could_not_find(monkeypatch):
+    text = read("perf-missing-tracepoint.stderr")  # perf 6.1's own words: a syntax error line first
+    monkeypatch.setattr(tracing, "tracefs_mounted", lambda root=tracing.TRACEFS: True)
+    assert tracing.cause(text) == "this kernel has no tracepoint sched:sched_nonexistent"
+    monkeypatch.setattr(tracing, "tracefs_mounted", lambda root=tracing.TRACEFS: False)
+    assert tracing.cause(text).startswith("tracepoint sched:sched_nonexistent not found: tracefs is not mounted")
