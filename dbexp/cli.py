@@ -179,14 +179,21 @@ def bench(spec, script, threads, duration, repeats, tables, table_size, server_c
 @click.option("--render-only", is_flag=True, help="Render from the published data/ without running servers.")
 @click.option("--publish", is_flag=True, help="Export the results the chapters use to data/.")
 @click.option("--only", multiple=True, help="Execute only these chapters (by notebook name).")
-@click.option("--force", is_flag=True, help="Measure again points already recorded (else a rerun resumes).")
+@click.option("--force", is_flag=True, help="Measure again points already recorded (else a rerun resumes); "
+              "with --render-only, execute every chapter again, changed or not.")
 @click.option("--check/--no-check", default=True, help="Check in headless Chromium that every chart drew.")
-def book(scale, render_only, publish, only, force, check):
-    """Execute the chapters with papermill, then build the HTML book."""
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Chapters executed at once when rendering only, and pages checked at once "
+                   "(default: the CPUs available).")
+def book(scale, render_only, publish, only, force, check, jobs):
+    """Execute the chapters with papermill, then build the HTML book. With --render-only, only the
+    chapters whose notebook, data/, code or environment changed since they were executed."""
+    # Before papermill imports jsonschema: see SKIP_IRI_GRAMMARS in dbexp/book/execute.py.
+    sys.modules.setdefault("rfc3987_syntax", None)
     from dbexp.book import build_book
 
     build_book(scale=scale, run=not render_only, publish=publish, only=list(only) or None, force=force,
-               check=check)
+               check=check, jobs=jobs)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import pytest
 
 from dbexp.book import build_book, check_charts, execute_chapter
 from dbexp.book import check as check_mod
+from dbexp.book import freshness
 from dbexp.book import toc as toc_mod
 from dbexp.book.build import run_jupyter_book
 from dbexp.errors import DbexpError
@@ -186,3 +187,23 @@ def test_book_builds_and_chart_draws_offline(book: Path, tmp_path: Path):
 
     png = check_mod.screenshot(page, tmp_path / "throughput.png", height=1200)
     assert png.stat().st_size > 10_000
+
+
+def test_render_only_executes_again_only_what_changed(book: Path):
+    first = build_book("smoke", run=False, root=book, check=False, log=lambda _: None)
+    assert first.executed == ["throughput"] and first.reused == []
+    key = freshness.recorded(book, "throughput")["render_key"]
+    assert key == freshness.render_key(book, "throughput", {"scale": "smoke", "run": False, "publish": False,
+                                                            "force": False})
+
+    (book / "notebooks" / "throughput.ipynb").touch()  # the same content: nothing to do
+    second = build_book("smoke", run=False, root=book, check=False, log=lambda _: None)
+    assert second.executed == [] and second.reused == ["throughput"]
+
+    nb = nbformat.read(book / "notebooks" / "throughput.ipynb", as_version=4)
+    nb.cells[0].source += "\n\nOne more sentence."
+    nbformat.write(nb, book / "notebooks" / "throughput.ipynb")
+    third = build_book("smoke", run=False, root=book, check=False, log=lambda _: None)
+    assert third.executed == ["throughput"]
+    assert "One more sentence." in (third.html_dir / "book" / "throughput.html").read_text()
+    assert freshness.recorded(book, "throughput")["render_key"] != key

@@ -3,7 +3,8 @@
     toc.py      which pages _toc.yml lists; which are executed chapters
     params.py   the parameters every chapter receives (scale, run, publish)
     execute.py  one chapter: papermill, parameter check, no traceback left behind
-    build.py    all chapters, then `jupyter-book build -W`
+    freshness.py  the render key: is an executed chapter still what executing it again would give?
+    build.py    all chapters (render-only: the changed ones, in parallel), then `jupyter-book build -W`
     vega.py     Altair charts offline (a Sphinx extension + enable_offline())
     style.py    the book's style sheet (a Sphinx extension): tables fit the page
     check.py    headless Chromium: did every chart draw, with no network?
@@ -13,25 +14,39 @@
     downloads.py  the data behind a chart or table: its rows as CSV, the published Parquet
 
 Everything here raises dbexp.errors.DbexpError (one line) for people's mistakes.
+
+The names below are imported on first use: a chapter's kernel (``from dbexp.book import charts``)
+and the Sphinx extensions (``dbexp.book.vega``) then load neither papermill nor nbformat nor the
+experiments.
 """
 
-from dbexp.book.build import BookBuild, build_book, html_dir
-from dbexp.book.check import PageResult, check_charts, screenshot
-from dbexp.book.execute import DEFAULT_CELL_TIMEOUT_S, execute_chapter
-from dbexp.book.params import SCALES
-from dbexp.book.toc import executed_chapters
-from dbexp.book.vega import enable_offline
+from importlib import import_module
 
-__all__ = [
-    "SCALES",
-    "DEFAULT_CELL_TIMEOUT_S",
-    "BookBuild",
-    "PageResult",
-    "build_book",
-    "check_charts",
-    "enable_offline",
-    "executed_chapters",
-    "execute_chapter",
-    "html_dir",
-    "screenshot",
-]
+_EXPORTS = {
+    "SCALES": "dbexp.book.params",
+    "DEFAULT_CELL_TIMEOUT_S": "dbexp.book.execute",
+    "BookBuild": "dbexp.book.build",
+    "PageResult": "dbexp.book.check",
+    "build_book": "dbexp.book.build",
+    "check_charts": "dbexp.book.check",
+    "enable_offline": "dbexp.book.vega",
+    "executed_chapters": "dbexp.book.toc",
+    "execute_chapter": "dbexp.book.execute",
+    "html_dir": "dbexp.book.build",
+    "screenshot": "dbexp.book.check",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -4,21 +4,30 @@
 papermill, passing ``scale``, ``run`` and ``publish`` to each, then runs
 ``jupyter-book build`` with warnings as errors. The HTML lands in
 ``book/_build/html``.
+
+Rendering from the published results (``run=False``), a chapter whose render key did not change
+since it was executed is not executed again (dbexp.book.freshness), and the others are executed in
+parallel, one kernel per available CPU: each only reads data/ and writes its own files. Measuring
+(``run=True``) executes the chapters one after the other, as the servers need the CPUs.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
 from dbexp.errors import DbexpError
 from dbexp.book import toc
-from dbexp.book.execute import DEFAULT_CELL_TIMEOUT_S, execute_chapter
+from dbexp.book.execute import DEFAULT_CELL_TIMEOUT_S, SKIP_IRI_GRAMMARS, execute_chapter
 from dbexp.book.params import chapter_parameters
 
 BUILD_TIMEOUT_S = 1800
@@ -34,6 +43,7 @@ class BookBuild:
     executed: list[str]  # chapters executed now, in TOC order
     left_out: list[str] = field(default_factory=list)  # TOC entries not in this build
     pages: list = field(default_factory=list)  # check.PageResult per page with charts
+    reused: list[str] = field(default_factory=list)  # chapters unchanged since executed (run=False)
 
 
 def html_dir(root: Path | str | None = None) -> Path:
@@ -52,14 +62,18 @@ def build_book(
     root: Path | str | None = None,
     timeout_s: float = DEFAULT_CELL_TIMEOUT_S,
     log: Callable[[str], None] | None = None,
+    jobs: int | None = None,
 ) -> BookBuild:
     """Execute the chapter notebooks, build the HTML book, optionally check its charts.
 
     - ``scale``: smoke, default or full; passed to every chapter.
-    - ``run``: True runs the experiments; False (render only) still executes every
-      chapter, with ``run=False``, so it reads the committed results in data/.
+    - ``run``: True runs the experiments; False (render only) executes every chapter
+      with ``run=False``, so it reads the committed results in data/; a chapter whose
+      render key is unchanged since its last execution keeps its executed notebook
+      (dbexp.book.freshness), and the others run in parallel (``jobs``).
     - ``publish``: passed to every chapter (it marks a build meant for publication).
-    - ``force``: passed to every chapter: measure again points already recorded.
+    - ``force``: passed to every chapter: measure again points already recorded;
+      rendering only, it executes every chapter again, changed or not.
     - ``only``: a chapter name (or several): execute just those; other chapters keep
       their last executed notebook, and TOC entries never executed are left out of
       this build (listed in the result's ``left_out``).
@@ -67,10 +81,12 @@ def build_book(
       with no network and fail unless each chart drew (see check.check_charts).
     - ``root``: the book's root (default: this repository); ``timeout_s``: per cell.
     - ``log``: called with one line per step (default: print to stderr).
+    - ``jobs``: chapters executed at once when rendering only, and pages checked at
+      once (default: the CPUs this process may use).
 
     Raises DbexpError (one line) on any failure.
     """
-    say = log or (lambda line: print(line, file=sys.stderr, flush=True))
+    say = _serialized(log or _to_stderr)
     root = Path(root).resolve() if root is not None else toc.repo_root()
     parameters = chapter_parameters(scale, run, publish, force)
     chapters = toc.executed_chapters(root)
@@ -87,9 +103,27 @@ def build_book(
             + ", ".join(_expected_source(doc) for doc in missing)
         )
 
-    for name in wanted:
-        say(f"executing chapter {name} ({_describe(parameters)})")
-        execute_chapter(name, parameters, root=root, timeout_s=timeout_s)
+    keys: dict[str, str] = {}
+    reused: list[str] = []
+    if not run:  # render only: a chapter is a function of what it reads (freshness.py)
+        from dbexp.book import freshness
+
+        package, env = freshness.package_hash(), freshness.environment()
+        for name in wanted:
+            keys[name] = freshness.render_key(root, name, parameters, package=package, env=env)
+            if not force and freshness.is_current(root, name, keys[name]):
+                reused.append(name)
+        if reused:
+            say(f"unchanged since last executed, not executed again: {', '.join(reused)}")
+    todo = [name for name in wanted if name not in reused]
+    workers = max(1, jobs if jobs is not None else available_cpus())
+    if run or workers == 1:
+        _execute(todo, parameters, root, timeout_s, keys, 1, say)
+    else:  # the longest first (as they took last time), so that no long one starts last
+        from dbexp.book.freshness import last_duration
+
+        longest_first = sorted(todo, key=lambda name: -last_duration(root, name))
+        _execute(longest_first, parameters, root, timeout_s, keys, workers, say, order=todo)
 
     toc_path = root / toc.TOC_FILE
     left_out: list[str] = []
@@ -102,15 +136,79 @@ def build_book(
     say("building the book with jupyter-book (warnings are errors)")
     out = run_jupyter_book(root, toc_path=toc_path)
     index = out / "index.html"
-    result = BookBuild(html_dir=out, index=index, executed=wanted, left_out=left_out)
+    result = BookBuild(html_dir=out, index=index, executed=todo, left_out=left_out, reused=reused)
     if check:
         from dbexp.book.check import check_charts
 
         say("checking that every chart draws in headless Chromium, offline")
-        result.pages = check_charts(out)
-        say(f"charts drawn: {sum(p.drawn for p in result.pages)} on {len(result.pages)} page(s)")
+        result.pages = check_charts(out, jobs=workers, known=root / toc.BOOK_DIR / "_build" / CHECKED_FILE)
+        again = sum(p.known for p in result.pages)
+        say(f"charts drawn: {sum(p.drawn for p in result.pages)} on {len(result.pages)} page(s)"
+            + (f" ({again} page(s) unchanged since they last drew, not loaded again)" if again else ""))
     say(f"book built: {index}")
     return result
+
+
+CHECKED_FILE = "charts-drawn.json"  # under book/_build: pages whose charts drew, by content
+
+
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _to_stderr(line: str) -> None:
+    sys.stderr.write(line + "\n")  # one write: lines from parallel chapters do not interleave
+    sys.stderr.flush()
+
+
+def _serialized(say: Callable[[str], None]) -> Callable[[str], None]:
+    lock = threading.Lock()
+
+    def locked(line: str) -> None:
+        with lock:
+            say(line)
+
+    return locked
+
+
+def _execute(names: list[str], parameters: dict, root: Path, timeout_s: float, keys: dict,
+             workers: int, say: Callable[[str], None], order: list[str] | None = None) -> None:
+    """Execute the chapters ``names`` (in this order), ``workers`` at a time; raise the first
+    failure in ``order`` (TOC order) once those started have finished (none is started after a
+    failure)."""
+
+    def one(name: str) -> None:
+        say(f"executing chapter {name} ({_describe(parameters)})")
+        started = time.monotonic()
+        execute_chapter(name, parameters, root=root, timeout_s=timeout_s, render_key=keys.get(name))
+        say(f"executed chapter {name} in {time.monotonic() - started:.1f} s")
+
+    if workers <= 1 or len(names) <= 1:
+        for name in names:
+            one(name)
+        return
+    failed: dict[str, BaseException] = {}
+    with ThreadPoolExecutor(max_workers=min(workers, len(names)), thread_name_prefix="chapter") as pool:
+        futures = {pool.submit(one, name): name for name in names}
+        for future in as_completed(futures):
+            if future.cancelled():
+                continue
+            error = future.exception()
+            if error is not None:
+                failed[futures[future]] = error
+                for other in futures:
+                    other.cancel()  # those not started yet
+    if failed:
+        order = [n for n in (order or names) if n in failed]
+        first = order[0]
+        error = failed[first]
+        if len(failed) > 1 and isinstance(error, DbexpError):
+            others = ", ".join(n for n in order if n != first)
+            raise DbexpError(f"{error} (also failed: {others})") from None
+        raise error
 
 
 def run_jupyter_book(root: Path, *, toc_path: Path | None = None) -> Path:
@@ -122,7 +220,7 @@ def run_jupyter_book(root: Path, *, toc_path: Path | None = None) -> Path:
     cmd = [
         sys.executable,
         "-c",
-        "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
+        f"import sys; {SKIP_IRI_GRAMMARS}; from jupyter_book.cli.main import main; sys.exit(main())",
         "build",
         str(root),
         "--path-output",

@@ -4,11 +4,18 @@ Each page with Altair charts is loaded from disk by Debian's headless Chromium w
 every host name unresolvable (so nothing can come from a CDN); after the scripts have
 run, the DOM is dumped and the charts expected (Altair's ``altair-viz-*`` containers)
 are compared with the charts drawn (vega's ``class="marks"`` canvas or svg).
+
+Pages are loaded ``jobs`` at a time. Given a ``known`` file, a page whose charts all drew is
+recorded there by its content key (:func:`page_key`: the page, every file under ``_static`` its
+scripts and styles come from, the browser and this module); a later check does not load a page
+with the same key again, and says so in its result (``PageResult.known``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import html as html_lib
+import json
 import os
 import re
 import shutil
@@ -39,6 +46,7 @@ class PageResult:
     expected: int  # chart containers in the page
     drawn: int  # charts that drew their marks
     errors: list[str] = field(default_factory=list)  # chart error messages shown on the page
+    known: bool = False  # not loaded now: the same page drew all its charts in an earlier check
 
     @property
     def ok(self) -> bool:
@@ -165,22 +173,89 @@ def chart_pages(html_dir: Path | str) -> list[Path]:
     return pages
 
 
-def check_charts(html_dir: Path | str, *, raise_on_failure: bool = True) -> list[PageResult]:
+def check_charts(html_dir: Path | str, *, raise_on_failure: bool = True, jobs: int = 1,
+                 known: Path | str | None = None) -> list[PageResult]:
     """Load every page with charts offline; one PageResult per such page.
 
     Raises DbexpError naming each failing page and its counts unless
-    ``raise_on_failure`` is False.
+    ``raise_on_failure`` is False. ``jobs``: pages loaded at once. ``known``: a JSON file of the
+    pages that drew before, by :func:`page_key`; such a page is not loaded again, and the file is
+    rewritten with the pages that drew now.
     """
     html_dir = Path(html_dir)
     if not (html_dir / "index.html").is_file():
         raise DbexpError(f"no built book to check: {html_dir / 'index.html'} does not exist")
-    results = [check_page(page) for page in chart_pages(html_dir)]
+    pages = chart_pages(html_dir)
+    keys: dict[Path, str] = {}
+    drew_before: dict = {}
+    if known is not None:
+        static = _static_hash(html_dir)
+        keys = {page: page_key(page, static) for page in pages}
+        drew_before = _read_known(Path(known))
+    results: dict[Path, PageResult] = {}
+    for page in pages:
+        before = drew_before.get(keys.get(page, ""))
+        if before is not None:
+            results[page] = PageResult(page, before["expected"], before["drawn"], known=True)
+    todo = [page for page in pages if page not in results]
+    if jobs > 1 and len(todo) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(jobs, len(todo)), thread_name_prefix="chromium") as pool:
+            results.update(zip(todo, pool.map(check_page, todo)))
+    else:
+        results.update((page, check_page(page)) for page in todo)
+    results_list = [results[page] for page in pages]
+    if known is not None:
+        _write_known(Path(known), {keys[r.page]: {"page": r.page.relative_to(html_dir).as_posix(),
+                                                  "expected": r.expected, "drawn": r.drawn}
+                                   for r in results_list if r.ok})
+    results = results_list
     failed = [r for r in results if not r.ok]
     if failed and raise_on_failure:
         raise DbexpError(
             "charts did not draw offline: " + "; ".join(r.describe() for r in failed)
         )
     return results
+
+
+def page_key(page: Path | str, static_hash: str) -> str:
+    """What decides whether a page's charts draw: its HTML, the files under the book's _static
+    (``static_hash``: its scripts and styles, vega among them; not the search index, which is data),
+    the browser (its path, size and time) and this module's source."""
+    h = hashlib.sha256()
+    browser = find_chromium()
+    st = os.stat(browser)
+    for part in (Path(page).read_bytes(), static_hash.encode(),
+                 f"{browser} {st.st_size} {st.st_mtime_ns} {VIRTUAL_TIME_BUDGET_MS}".encode(),
+                 Path(__file__).read_bytes()):
+        h.update(len(part).to_bytes(8, "big"))
+        h.update(part)
+    return h.hexdigest()
+
+
+def _static_hash(html_dir: Path) -> str:
+    from dbexp.book.freshness import tree_hash
+
+    return tree_hash(Path(html_dir) / "_static")
+
+
+def _read_known(path: Path) -> dict:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {k: v for k, v in found.items()
+            if isinstance(v, dict) and isinstance(v.get("expected"), int) and isinstance(v.get("drawn"), int)}
+
+
+def _write_known(path: Path, drew: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(drew, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def _text(fragment: str) -> str:

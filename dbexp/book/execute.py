@@ -21,6 +21,15 @@ from dbexp.book.params import validate_scale
 DEFAULT_CELL_TIMEOUT_S = 3600  # per cell; a hung server must not hang the build forever
 KERNEL_NAME = "python3"
 
+# Python run first in every process the book starts (the chapters' kernels, jupyter-book): without
+# it, each one spends about 0.7 s of CPU importing jsonschema, which builds 38 Lark grammars for
+# rfc3987-syntax at import time, its checker of the "iri" and "iri-reference" formats
+# (python-jsonschema/jsonschema#1428). No schema these processes validate against (nbformat's,
+# Vega-Lite's in Altair, Jupyter Book's configuration) uses either format, so none loses a check;
+# jsonschema imports the module inside `suppress(ImportError)` and goes on without it. No name is
+# bound in the kernel's namespace.
+SKIP_IRI_GRAMMARS = '__import__("sys").modules.setdefault("rfc3987_syntax", None)'
+
 
 def notebook_parameters(path: Path) -> list[str]:
     """Names declared in the notebook's cell tagged ``parameters``, in order."""
@@ -67,6 +76,7 @@ def execute_chapter(
     timeout_s: float = DEFAULT_CELL_TIMEOUT_S,
     cwd: Path | str | None = None,
     log_output: bool = False,
+    render_key: str | None = None,
 ) -> Path:
     """Execute ``notebooks/NAME.ipynb`` into ``book/NAME.ipynb``; return the output path.
 
@@ -77,6 +87,8 @@ def execute_chapter(
     - ``timeout_s``: per-cell execution timeout in seconds.
     - ``cwd``: working directory of the kernel; default ``root``.
     - ``log_output``: also copy the notebook's stdout/stderr to this process's.
+    - ``render_key``: recorded in the executed notebook with the files the chapter wrote beside
+      it (see dbexp.book.freshness), so a later render can reuse it while nothing it read changed.
 
     On failure no output is left behind and DbexpError names the chapter and the
     failing cell's error line.
@@ -138,6 +150,10 @@ def execute_chapter(
 
         nb = nbformat.read(tmp, as_version=4)
         _finalize(nb, dest)
+        if render_key is not None:
+            from dbexp.book import freshness
+
+            freshness.stamp(nb, root, name, render_key)
         partial = dest.with_name(f".{dest.name}.partial")
         nbformat.write(nb, partial)
         os.replace(partial, dest)
@@ -191,6 +207,8 @@ def _pinned_kernel_manager_class():
                 return _ThisPythonKernelSpecs(data_dir=self.data_dir)
 
             async def start_kernel(self, **kw):
+                kw["extra_arguments"] = [*kw.get("extra_arguments", []),
+                                         f"--IPKernelApp.exec_lines={SKIP_IRI_GRAMMARS}"]
                 # The kernel process's own stderr (ipykernel's start-up warnings, a
                 # crash) goes to a log, not the terminal; cell output is unaffected.
                 log = _KERNEL_STDERR.get()
