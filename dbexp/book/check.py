@@ -192,25 +192,24 @@ def check_charts(html_dir: Path | str, *, raise_on_failure: bool = True, jobs: i
         static = _static_hash(html_dir)
         keys = {page: page_key(page, static) for page in pages}
         drew_before = _read_known(Path(known))
-    results: dict[Path, PageResult] = {}
+    by_page: dict[Path, PageResult] = {}
     for page in pages:
         before = drew_before.get(keys.get(page, ""))
         if before is not None:
-            results[page] = PageResult(page, before["expected"], before["drawn"], known=True)
-    todo = [page for page in pages if page not in results]
+            by_page[page] = PageResult(page, before["expected"], before["drawn"], known=True)
+    todo = [page for page in pages if page not in by_page]
     if jobs > 1 and len(todo) > 1:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=min(jobs, len(todo)), thread_name_prefix="chromium") as pool:
-            results.update(zip(todo, pool.map(check_page, todo)))
+            by_page.update(zip(todo, pool.map(check_page, todo)))
     else:
-        results.update((page, check_page(page)) for page in todo)
-    results_list = [results[page] for page in pages]
+        by_page.update((page, check_page(page)) for page in todo)
+    results = [by_page[page] for page in pages]
     if known is not None:
         _write_known(Path(known), {keys[r.page]: {"page": r.page.relative_to(html_dir).as_posix(),
                                                   "expected": r.expected, "drawn": r.drawn}
-                                   for r in results_list if r.ok})
-    results = results_list
+                                   for r in results if r.ok})
     failed = [r for r in results if not r.ok]
     if failed and raise_on_failure:
         raise DbexpError(
