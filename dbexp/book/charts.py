@@ -106,6 +106,33 @@ def _x_axis(x: str, title: str, ticks, log: bool, symlog: bool = False, fmt: str
     return alt.X(f"{x}:Q", title=title, scale=scale, axis=axis)
 
 
+NOT_RUN = "not run"  # what a panel of a grid says when its data hold no rows for its labels
+_EMPTY_CELL = "_empty_cell"  # set on the one row the chart adds to each such panel, nowhere else
+
+
+def grid(layer: alt.LayerChart, df: pd.DataFrame, row: alt.Row, column: alt.Column, *, width: float,
+         height: float, empty: str = NOT_RUN, **facet) -> alt.FacetChart:
+    """``layer`` (its data ``df``) in a ``row`` x ``column`` grid with a panel for every pair of a row
+    and a column of ``df``, each drawing exactly the rows of its labels; a pair with no rows is a
+    panel that says ``empty``.
+
+    Vega-Lite makes a cell only for the pairs in the data, sorts the cells by each label's place in the
+    row and column sort lists, and fills the grid with them in that order: a pair the data lack (a
+    variant a server did not run) has no place, sorts first, and every panel after it slides under
+    another panel's headers (vega-lite#8675). So the facet adds one row, flagged, for each missing
+    pair (in the chart's transforms: the page's CSV of the chart's rows stays the data); the drawn
+    layers leave it out (it would add "undefined" to their scales) and a text layer writes ``empty``
+    where it is."""
+    row_field, column_field = row.to_dict()["field"], column.to_dict()["field"]
+    note = alt.Chart().mark_text(text=empty, color="gray", fontStyle="italic", fontSize=11).encode(
+        x=alt.value(width / 2), y=alt.value(height / 2)).transform_filter(f"datum.{_EMPTY_CELL}")
+    layer = layer.copy()
+    layer.layer = [sub.transform_filter(f"!datum.{_EMPTY_CELL}") for sub in layer.layer] + [note]
+    return layer.facet(row=row, column=column, **facet).transform_impute(
+        impute=_EMPTY_CELL, key=column_field, keyvals=list(dict.fromkeys(df[column_field])),
+        groupby=[row_field], value=True)
+
+
 def lines(df: pd.DataFrame, x: str, y: str, color: str, title, x_title: str, y_title: str,
           column: str | None = None, symlog_x: bool = False, log_y: bool = False,
           band: tuple[str, str] | None = None, x_ticks="measured", color_order=None,
@@ -142,7 +169,8 @@ def dashed_lines(df: pd.DataFrame, x: str, y: str, color: str, dash: str, title,
     """Lines coloured by ``color`` and dashed by ``dash`` (e.g. server and reader), with both legends
     under the chart, each showing line samples (one legend when ``color == dash``: the reader's colour
     and its dash together). Panels: ``facet`` (wrapped, ``columns`` per row) or a ``row`` x ``column``
-    grid, each in the order given, else :func:`server_order` (servers by flavor, then version).
+    grid (a pair with no rows says so: :func:`grid`), each in the order given, else
+    :func:`server_order` (servers by flavor, then version).
     ``colors``: a colour per ``color`` value, in ``color_order``. Ticks sit at the measured x values
     unless ``x_ticks`` says otherwise (``x_format``: a d3 format, "~s" for 10k in narrow panels). The points are a layer of their own: on a line mark with points,
     the dash legend draws no line samples."""
@@ -182,7 +210,10 @@ def dashed_lines(df: pd.DataFrame, x: str, y: str, color: str, dash: str, title,
             enc["column"] = alt.Column(f"{column}:N", title=None,
                                        sort=column_order or server_order(df[column].unique()),
                                        header=alt.Header(labelFontWeight="bold", labelLimit=width + 40))
-        chart = chart.facet(**enc, spacing=spacing)
+        if row and column:  # a panel for every pair, in its place
+            chart = grid(chart, df, enc["row"], enc["column"], width=width, height=height, spacing=spacing)
+        else:
+            chart = chart.facet(**enc, spacing=spacing)
     return chart.properties(title=title)
 
 
@@ -190,7 +221,8 @@ def shaded_series(df: pd.DataFrame, x: str, y: str, color: str, row: str, column
                   title, x_title: str, y_title: str, *, percent: bool = False, column_order=None,
                   width: int = 200, height: int = 110, color_title: str | None = None) -> alt.Chart:
     """Time series in a ``row`` x ``column`` grid of panels, one line per ``color`` (a few per panel:
-    repeats), with the window between the columns ``window`` (start, end; one value per panel) shaded."""
+    repeats), with the window between the columns ``window`` (start, end; one value per panel) shaded.
+    A row and column pair with no rows is a panel that says so (:func:`grid`)."""
     cols = [c for c in dict.fromkeys([x, y, color, row, column, *window]) if c]
     base = alt.Chart()
     shade = base.mark_rect(opacity=0.12, color="#d95f02").encode(x=f"min({window[0]}):Q", x2=f"max({window[1]}):Q")
@@ -201,30 +233,33 @@ def shaded_series(df: pd.DataFrame, x: str, y: str, color: str, row: str, column
         color=alt.Color(f"{color}:N", legend=legend(color_title or color, lines=True)),
         tooltip=[row, column, color, x, alt.Tooltip(f"{y}:Q", format=".3f")])
     chart = alt.layer(shade, line, data=df[cols]).properties(width=width, height=height)
-    return chart.facet(
-        row=alt.Row(f"{row}:N", title=None, sort=server_order(df[row].unique()),
-                    header=alt.Header(labelFontWeight="bold", labelLimit=height)),
-        column=alt.Column(f"{column}:N", title=None, sort=column_order or sorted(df[column].unique()),
-                          header=alt.Header(labelFontWeight="bold", labelLimit=width + 40)),
-        spacing=8).properties(title=title)
+    return grid(
+        chart, df,
+        alt.Row(f"{row}:N", title=None, sort=server_order(df[row].unique()),
+                header=alt.Header(labelFontWeight="bold", labelLimit=height)),
+        alt.Column(f"{column}:N", title=None, sort=column_order or sorted(df[column].unique()),
+                   header=alt.Header(labelFontWeight="bold", labelLimit=width + 40)),
+        width=width, height=height, spacing=8).properties(title=title)
 
 
 def stacked_shares(df: pd.DataFrame, x: str, y: str, color: str, shade: str, row: str, column: str, title, *,
                    x_order=None, column_order=None, color_title: str | None = None,
                    shade_title: str | None = None) -> alt.Chart:
     """Stacked bars of shares (``y``, 0 to 1) per ``x``, coloured by an ordinal ``color`` and
-    lighter for the second value of ``shade``, in a ``row`` x ``column`` grid of small panels."""
+    lighter for the second value of ``shade``, in a ``row`` x ``column`` grid of small panels (a pair
+    with no rows says so: :func:`grid`)."""
     shades = list(dict.fromkeys(df[shade]))
-    bars = alt.Chart(df).mark_bar().encode(
+    bars = alt.Chart().mark_bar().encode(
         x=alt.X(f"{x}:N", sort=x_order, title=None),
         y=alt.Y(f"{y}:Q", title="share", axis=alt.Axis(format="%")),
         color=alt.Color(f"{color}:O", scale=alt.Scale(scheme="viridis"), legend=legend(color_title or color)),
         opacity=alt.Opacity(f"{shade}:N", sort=shades, scale=alt.Scale(range=[1.0, 0.45][:len(shades)]),
                             legend=legend(shade_title or shade)),
         tooltip=[row, column, x, shade, color, alt.Tooltip(f"{y}:Q", format=".1%")])
-    return bars.properties(width=110, height=110).facet(
-        row=alt.Row(f"{row}:N", title=None, sort=server_order(df[row].unique())),
-        column=alt.Column(f"{column}:N", title=None, sort=column_order), spacing=8).properties(title=title)
+    return grid(alt.layer(bars, data=df).properties(width=110, height=110), df,
+                alt.Row(f"{row}:N", title=None, sort=server_order(df[row].unique())),
+                alt.Column(f"{column}:N", title=None, sort=column_order),
+                width=110, height=110, spacing=8).properties(title=title)
 
 
 def per_measure(df: pd.DataFrame, x: str, y: str, measure: str, measures: dict[str, tuple[str, str]],
