@@ -34,15 +34,18 @@ def test_two_servers_share_the_cpu_and_are_rated_over_one_common_interval(two_se
         sysbench.prepare(wl, server)
     got = measure_together([(server, wl) for server in two_servers])
     assert len(got) == 2
+    shares = []
     for m in got:
         v = {k: value for k, (value, _) in m.measurements.items()}
         assert 1.0 < v["common_s"] < 3.0
         assert v["qps_common"] > 0 and v["cpu_per_op_common_us"] > 0
-        # each got about half of the one server CPU between the marks
-        assert 0.3 < v["qps_common"] * v["cpu_per_op_common_us"] / 1e6 < 0.7
+        shares.append(v["qps_common"] * v["cpu_per_op_common_us"] / 1e6)  # CPU seconds per second
         assert v["cs_from_perf"] == 0  # perf on a shared CPU would count the neighbour's switches
         assert v["wkb_per_op"] is None  # the device is shared too: no device bytes for one server
         assert v["wchar_kb_per_op"] is not None
+    # between the marks the two used one CPU between them, in like shares (the same workload, cgroups
+    # of equal weight); how much of it depends on the client CPU's other load, so no level is asserted
+    assert sum(shares) < 1.05 and min(shares) / max(shares) > 0.5, shares
 
 
 def test_one_server_twice_in_a_window_is_refused_in_one_line(two_servers):
