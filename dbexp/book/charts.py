@@ -209,12 +209,21 @@ def dashed_lines(df: pd.DataFrame, x: str, y: str, color: str, dash: str, title,
         if column:
             enc["column"] = alt.Column(f"{column}:N", title=None,
                                        sort=column_order or server_order(df[column].unique()),
-                                       header=alt.Header(labelFontWeight="bold", labelLimit=width + 40))
+                                       header=column_header(width))
         if row and column:  # a panel for every pair, in its place
             chart = grid(chart, df, enc["row"], enc["column"], width=width, height=height, spacing=spacing)
         else:
             chart = chart.facet(**enc, spacing=spacing)
     return chart.properties(title=title)
+
+
+def column_header(width: int) -> alt.Header:
+    """A column's label above its panels, bold; a long one ("index scan, then pg_prewarm") broken after
+    its comma onto a second line rather than cut."""
+    return alt.Header(labelFontWeight="bold", labelLimit=width + 40,
+                      labelExpr="length(datum.label) > 20 && indexof(datum.label, ', ') > 0 ? "
+                      "[slice(datum.label, 0, indexof(datum.label, ', ') + 1), "
+                      "slice(datum.label, indexof(datum.label, ', ') + 2)] : datum.label")
 
 
 def shaded_series(df: pd.DataFrame, x: str, y: str, color: str, row: str, column: str, window: tuple[str, str],
@@ -238,7 +247,7 @@ def shaded_series(df: pd.DataFrame, x: str, y: str, color: str, row: str, column
         alt.Row(f"{row}:N", title=None, sort=server_order(df[row].unique()),
                 header=alt.Header(labelFontWeight="bold", labelLimit=height)),
         alt.Column(f"{column}:N", title=None, sort=column_order or sorted(df[column].unique()),
-                   header=alt.Header(labelFontWeight="bold", labelLimit=width + 40)),
+                   header=column_header(width)),
         width=width, height=height, spacing=8).properties(title=title)
 
 
