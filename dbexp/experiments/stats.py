@@ -3,9 +3,21 @@ design (pair ratios for paired runs, Welch on logs for unpaired groups, whole re
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
-from scipy.stats import t as t_dist
+from scipy import stats as sp
+
+_NAN3 = (float("nan"),) * 3
+
+
+def _quiet(test, *args, **kwargs):
+    """A scipy test without its precision-loss warning on near-constant data (pairs whose ratio
+    never moved): the interval it returns is still right, and a warning would print in the book."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return test(*args, **kwargs)
 
 
 def cv(values) -> float:
@@ -14,22 +26,18 @@ def cv(values) -> float:
     v = v[~np.isnan(v)]  # as count, median, min and max in spread() skip a missing value
     if len(v) < 2 or v.mean() == 0:
         return float("nan")
-    return float(v.std(ddof=1) / v.mean())
-
-
-def _t(level: float, df: int) -> float:
-    return float(t_dist.ppf(1 - (1 - level) / 2, df))
+    return float(sp.variation(v, ddof=1))
 
 
 def _mean_ci(d: np.ndarray, level: float) -> tuple[float, float, float]:
-    """Mean of d with its t interval (n - 1 degrees of freedom); no interval below two values."""
+    """Mean of d with its t interval (scipy's one-sample t, n - 1 degrees of freedom); no interval
+    below two values."""
     if len(d) == 0:
-        return (float("nan"),) * 3
-    m = float(d.mean())
+        return _NAN3
     if len(d) < 2:
-        return m, float("nan"), float("nan")
-    half = _t(level, len(d) - 1) * float(d.std(ddof=1)) / np.sqrt(len(d))
-    return m, float(m - half), float(m + half)
+        return float(d.mean()), float("nan"), float("nan")
+    ci = _quiet(sp.ttest_1samp, d, 0.0).confidence_interval(level)
+    return float(d.mean()), float(ci.low), float(ci.high)
 
 
 def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
@@ -39,11 +47,11 @@ def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
     return _mean_ci(d[~np.isnan(d)], level)
 
 
-def _logs(values) -> np.ndarray:
+def _positive(values) -> np.ndarray:
     v = np.asarray(list(values), dtype=float)
     if (v <= 0).any():
         raise ValueError("ratios need positive values")
-    return np.log(v)
+    return v
 
 
 def pair_ratio_ci(a, b, level: float = 0.95) -> tuple[float, float, float]:
@@ -51,17 +59,23 @@ def pair_ratio_ci(a, b, level: float = 0.95) -> tuple[float, float, float]:
 
     For paired runs (A and B measured next to each other, ABBA order): each pair shares whatever
     drifts slowly (the VM's neighbours, the page cache, thermal state), so the log pair ratio
-    removes it and its spread is the noise left between adjacent runs. The t interval (n - 1
-    degrees of freedom) assumes the pairs are independent and their log ratios roughly normal,
-    which a small number of pairs cannot check, but does not assume A and B vary alike. Pairs
-    where either value is missing are dropped."""
+    removes it and its spread is the noise left between adjacent runs. The t interval (scipy's
+    paired t on the logs, n - 1 degrees of freedom, taken back by exp) assumes the pairs are
+    independent and their log ratios roughly normal, which a small number of pairs cannot check,
+    but does not assume A and B vary alike. Pairs where either value is missing are dropped."""
     a = np.asarray(list(a), dtype=float)
     b = np.asarray(list(b), dtype=float)
     if len(a) != len(b):
         raise ValueError(f"pairs need as many A as B values ({len(a)} against {len(b)})")
     ok = ~(np.isnan(a) | np.isnan(b))
-    m, lo, hi = _mean_ci(_logs(a[ok]) - _logs(b[ok]), level)
-    return float(np.exp(m)), float(np.exp(lo)), float(np.exp(hi))
+    a, b = _positive(a[ok]), _positive(b[ok])
+    if len(a) == 0:
+        return _NAN3
+    point = float(sp.gmean(a / b))
+    if len(a) < 2:
+        return point, float("nan"), float("nan")
+    ci = _quiet(sp.ttest_rel, np.log(a), np.log(b)).confidence_interval(level)
+    return point, float(np.exp(ci.low)), float(np.exp(ci.high))
 
 
 def pair_ratio_by(a: pd.Series, b: pd.Series, level: float = 0.95) -> tuple[float, float, float, int]:
@@ -75,21 +89,19 @@ def unpaired_ratio_ci(a, b, level: float = 0.95) -> tuple[float, float, float]:
     """Ratio of geometric means of a and b with a Welch t interval on the logs.
 
     For groups that were not measured side by side (two versions measured one after the other):
-    nothing pairs them, so each group's own spread enters (Welch: unequal variances, the
-    Welch-Satterthwaite degrees of freedom)."""
-    la, lb = _logs([v for v in a if v == v]), _logs([v for v in b if v == v])
-    if len(la) == 0 or len(lb) == 0:
-        return (float("nan"),) * 3
-    m = float(la.mean() - lb.mean())
-    if len(la) < 2 or len(lb) < 2:
-        return float(np.exp(m)), float("nan"), float("nan")
-    va, vb = la.var(ddof=1) / len(la), lb.var(ddof=1) / len(lb)
-    se = np.sqrt(va + vb)
-    if se == 0:
-        return (float(np.exp(m)),) * 3
-    df = (va + vb) ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1))
-    half = _t(level, df) * se
-    return float(np.exp(m)), float(np.exp(m - half)), float(np.exp(m + half))
+    nothing pairs them, so each group's own spread enters (scipy's Welch t: unequal variances, the
+    Welch-Satterthwaite degrees of freedom; the interval on the logs is taken back by exp)."""
+    a, b = _positive([v for v in a if v == v]), _positive([v for v in b if v == v])
+    if len(a) == 0 or len(b) == 0:
+        return _NAN3
+    point = float(sp.gmean(a) / sp.gmean(b))
+    if len(a) < 2 or len(b) < 2:
+        return point, float("nan"), float("nan")
+    la, lb = np.log(a), np.log(b)
+    if la.var() == 0 and lb.var() == 0:  # no spread: scipy's degrees of freedom would be 0 / 0
+        return (point,) * 3
+    ci = _quiet(sp.ttest_ind, la, lb, equal_var=False).confidence_interval(level)
+    return point, float(np.exp(ci.low)), float(np.exp(ci.high))
 
 
 def excluded_effect(lo: float, hi: float) -> float:
@@ -116,15 +128,13 @@ def relative(df: pd.DataFrame, by: list[str], key: str, base, value: str = "qps"
 
 
 def _ols_slope_ci(x: np.ndarray, y: np.ndarray, level: float) -> tuple[float, float, float]:
-    """Least-squares slope with its classic regression t interval (n - 2 degrees of freedom)."""
-    n = len(x)
-    slope, intercept = np.polyfit(x, y, 1)
-    if n < 3:
-        return float(slope), float("nan"), float("nan")
-    resid = y - (slope * x + intercept)
-    se = np.sqrt((resid ** 2).sum() / (n - 2) / ((x - x.mean()) ** 2).sum())
-    half = _t(level, n - 2) * se
-    return float(slope), float(slope - half), float(slope + half)
+    """Least-squares slope with its classic regression t interval (scipy's linregress standard
+    error, n - 2 degrees of freedom)."""
+    fit = sp.linregress(x, y)
+    if len(x) < 3:
+        return float(fit.slope), float("nan"), float("nan")
+    half = sp.t.ppf(1 - (1 - level) / 2, len(x) - 2) * fit.stderr
+    return float(fit.slope), float(fit.slope - half), float(fit.slope + half)
 
 
 def slope_ci(x, y, repeat=None, level: float = 0.95) -> tuple[float, float, float]:
@@ -141,9 +151,9 @@ def slope_ci(x, y, repeat=None, level: float = 0.95) -> tuple[float, float, floa
     rep = None if repeat is None else np.asarray(list(repeat))[ok]
     x, y = x[ok], y[ok]
     if len(np.unique(x)) < 2:
-        return (float("nan"),) * 3
+        return _NAN3
     if rep is not None:
-        per_repeat = np.array([np.polyfit(x[rep == r], y[rep == r], 1)[0] for r in np.unique(rep)
+        per_repeat = np.array([sp.linregress(x[rep == r], y[rep == r]).slope for r in np.unique(rep)
                                if len(np.unique(x[rep == r])) >= 2])
         if len(per_repeat) >= 2:
             return _mean_ci(per_repeat, level)

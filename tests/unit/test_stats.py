@@ -95,6 +95,49 @@ def test_unpaired_ratio_ci_welch_by_hand():
     assert (lo, hi) == pytest.approx((math.exp(0.1 - half), math.exp(0.1 + half)), rel=1e-9)
 
 
+T3 = 3.182446305284263  # ... 3 degrees of freedom (tables: 3.182)
+
+
+def test_pair_ratio_ci_scipy_paired_t_against_a_hand_computation():
+    # four pairs with log ratios 0.00, 0.02, 0.04, 0.06: mean 0.03, sample sd sqrt(0.002 / 3)
+    b = [200.0, 50.0, 120.0, 80.0]
+    a = [v * math.exp(d) for v, d in zip(b, [0.0, 0.02, 0.04, 0.06])]
+    half = T3 * math.sqrt(0.002 / 3) / 2
+    assert stats.pair_ratio_ci(a, b) == pytest.approx(
+        (math.exp(0.03), math.exp(0.03 - half), math.exp(0.03 + half)), rel=1e-12)
+
+
+def test_unpaired_ratio_ci_welch_with_fractional_degrees_of_freedom():
+    # logs of a: 0.1, 0.2, 0.3, 0.4 (variance 1/60); of b: 0.0, 0.3 (variance 0.045): df is not whole
+    from scipy.stats import t
+    a, b = [math.exp(v) for v in (0.1, 0.2, 0.3, 0.4)], [1.0, math.exp(0.3)]
+    va, vb = (1 / 60) / 4, 0.045 / 2
+    df = (va + vb) ** 2 / (va ** 2 / 3 + vb ** 2 / 1)
+    half = t.ppf(0.975, df) * math.sqrt(va + vb)
+    assert 1 < df < 2
+    assert stats.unpaired_ratio_ci(a, b) == pytest.approx(
+        (math.exp(0.1), math.exp(0.1 - half), math.exp(0.1 + half)), rel=1e-12)
+
+
+def test_mean_ci_by_hand_and_skips_nan():
+    # 1, 2, 3, 4: mean 2.5, sample sd sqrt(5 / 3), n = 4
+    half = T3 * math.sqrt(5 / 3) / 2
+    assert stats.mean_ci([1.0, 2.0, float("nan"), 3.0, 4.0]) == pytest.approx((2.5, 2.5 - half, 2.5 + half))
+    assert all_nan(stats.mean_ci([]))
+    m, lo, hi = stats.mean_ci([4.0])
+    assert m == 4.0 and math.isnan(lo) and math.isnan(hi)
+
+
+def test_near_constant_ratios_print_no_warning():
+    # scipy warns of precision loss on nearly identical values; a chapter's pages would show it
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert stats.pair_ratio_ci([6.6, 7.7, 8.8], [6.0, 7.0, 8.0]) == pytest.approx((1.1,) * 3)
+        assert stats.unpaired_ratio_ci([6.0, 6.0, 6.0], [3.0, 3.0, 3.0 + 1e-12])[0] == pytest.approx(2.0)
+        assert stats.slope_ci([0, 1, 0, 1], [1, 2, 1, 2], repeat=[0, 0, 1, 1]) == pytest.approx((1.0,) * 3)
+
+
 def test_unpaired_ratio_ci_constant_groups_and_empty():
     assert stats.unpaired_ratio_ci([6.0, 6.0, 6.0], [3.0, 3.0]) == pytest.approx((2.0, 2.0, 2.0))
     assert all_nan(stats.unpaired_ratio_ci([], [1.0]))
