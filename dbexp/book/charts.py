@@ -7,6 +7,7 @@ import re
 import altair as alt
 import pandas as pd
 
+from dbexp.catalog.versions import version_key
 from dbexp.results.provenance import hardware_label
 
 
@@ -65,11 +66,12 @@ def server_order(names) -> list[str]:
     stores = list(dict.fromkeys(cls.version_store for cls in FLAVORS.values()))
 
     def key(name: str):
-        flavor, _, version = str(name).partition(" ")
+        flavor, _, rest = str(name).partition(" ")
         cls = FLAVORS.get(flavor)
-        numbers = tuple(int(n) for n in re.findall(r"\d+", version))
+        # the version, then every number in the label ("mysql 5.7.22, insert, 1t" before ", 2t")
+        numbers = tuple(int(n) for n in re.findall(r"\d+", rest))
         return (stores.index(cls.version_store) if cls else len(stores),
-                flavors.index(flavor) if cls else len(flavors), flavor, numbers, version)
+                flavors.index(flavor) if cls else len(flavors), flavor, version_key(rest), numbers, rest)
 
     return sorted(dict.fromkeys(names), key=key)
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dbexp.catalog.versions import version_key
+from dbexp.catalog.versions import major, version_key
 from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
 from dbexp.experiments.measure import Measured, summarize, sysbench_series
@@ -372,7 +372,7 @@ def summary(res: Results) -> pd.DataFrame:
     out["variant"] = pd.Categorical(out["variant"], r["variant"].cat.categories, ordered=True)
     # servers as the book orders them: InnoDB's flavors, then PostgreSQL, each by version
     flavors = {name: i for i, name in enumerate(INNODB + PG)}
-    key = [(flavors.get(f, 99), version_key(n.split()[-1])) for f, n in zip(out["flavor"], out["series_name"])]
+    key = [(flavors.get(f, 99), version_key(n)) for f, n in zip(out["flavor"], out["series_name"])]
     out["_key"] = key
     return out.sort_values(["_key", "variant"]).drop(columns="_key").reset_index(drop=True)
 
@@ -422,10 +422,6 @@ def _innodb(sm: pd.DataFrame, variant: str) -> pd.DataFrame:
 
 def _pg(sm: pd.DataFrame, variant: str) -> pd.DataFrame:
     return sm[(sm["flavor"].isin(PG)) & (sm["variant"] == variant)]
-
-
-def _major(name: str) -> int:
-    return int(name.split()[-1].split(".")[0])
 
 
 def claims(res: Results) -> pd.DataFrame:
@@ -479,8 +475,8 @@ def claims(res: Results) -> pd.DataFrame:
                          "buffers taken from the clock sweep per second during the sequential scan: " + "; ".join(cells),
                          verdicts.combine(_ring(r.alloc_s_scan / max(r.alloc_s_scan_idx, 1.0), r.hot_resident_scan)
                                           for r in both.itertuples())))
-            old = both[[_major(n) <= 16 for n in both["series_name"]]]
-            new = both[[_major(n) >= 17 for n in both["series_name"]]]
+            old = both[[major(n) <= 16 for n in both["series_name"]]]
+            new = both[[major(n) >= 17 for n in both["series_name"]]]
             if len(old) and len(new):
                 share = both["alloc_s_scan"] / both["alloc_s_scan_idx"].clip(lower=1.0)
                 worst_old = float(share[old.index].max())

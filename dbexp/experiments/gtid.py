@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dbexp.catalog.versions import version_key
 from dbexp.errors import DbexpError
 from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
@@ -198,7 +199,7 @@ def ablation(res: Results) -> pd.DataFrame:
     interval (the versions ran in groups of their own, not side by side)."""
     w = tidy(res)
     w = w[w["test"] == "update-non-index"]
-    names = sorted(w["series_name"].unique(), key=lambda n: [int(x) for x in n.split()[-1].split(".")])
+    names = sorted(w["series_name"].unique(), key=version_key)
     if len(names) < 2:
         return pd.DataFrame()
     base, new = names[0], names[-1]

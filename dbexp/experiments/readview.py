@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from dbexp.catalog import versions
 from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
 from dbexp.experiments.measure import Measured, client_pinned, cpu_window, measure
@@ -223,7 +224,7 @@ def tidy(res: Results) -> pd.DataFrame:
     w["probe"] = w["probe"].astype(bool)
     w["cpu_per_read_us"] = w["server_cpu_s"] / w["reads"] * 1e6
     w["reads_per_s"] = w["reads"] / w["total_time_s"]
-    w["major"] = w["version"].str.extract(r"^(\d+)", expand=False).astype(float)
+    w["major"] = w["version"].map(versions.major).astype(float)
     return w
 
 
