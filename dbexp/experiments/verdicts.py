@@ -53,6 +53,20 @@ def claimed_range(lo: float, hi: float, low: float, high: float, reference: floa
     return "agrees"
 
 
+def single_runs(cv: float, band: float = NEAR_BAND) -> str:
+    """Whether one run against one run can tell a change of ``band`` from noise, given the runs'
+    coefficient of variation: the ratio of two independent single runs moves by about
+    1.96 * sqrt(2) * cv either way (95%) on its own. Agrees (one run is not enough) where that exceeds
+    ``band``, disagrees where it does not."""
+    if _nan(cv):
+        return NOT_MEASURED
+    spread = 1.96 * math.sqrt(2) * cv
+    if spread > band:
+        return (f"agrees: the ratio of two single runs moves by up to {spread:.1%} either way on its own (95%), "
+                f"more than the {band:.0%} a version comparison is read at: read ratios with their intervals")
+    return f"disagrees: two single runs differ by at most {spread:.1%} (95%) here, within {band:.0%}"
+
+
 def effect(lo: float, hi: float) -> str:
     """What a ratio's 95% interval says in words: the effect it excludes when it contains 1,
     else the range of the difference."""

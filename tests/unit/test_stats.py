@@ -279,3 +279,20 @@ def test_a_claimed_range_is_met_missed_on_either_side_or_unresolved():
     assert verdicts.claimed_range(1.02, 1.05, 1.10, 1.15) == "disagrees (smaller than claimed)"
     assert verdicts.claimed_range(1.20, 1.30, 1.10, 1.15) == "disagrees (larger than claimed)"
     assert verdicts.claimed_range(1.12, 1.20, 1.10, 1.15) == "agrees"
+
+
+def test_one_run_is_not_enough_where_two_single_runs_move_more_than_five_percent():
+    from dbexp.experiments import verdicts
+
+    # CV 4.4%: two single runs' ratio moves by 1.96 * sqrt(2) * 4.4% = 12.2% either way on its own
+    assert verdicts.single_runs(0.044).startswith("agrees: the ratio of two single runs moves by up to 12.2%")
+    assert verdicts.single_runs(0.01).startswith("disagrees: two single runs differ by at most 2.8% (95%)")
+    assert verdicts.single_runs(float("nan")) == verdicts.NOT_MEASURED
+
+
+def test_a_claimed_number_outside_the_interval_disagrees_with_its_side():
+    from dbexp.experiments import verdicts
+
+    # calibration's cpu/o claim: the source's +23% against 1.024 [0.943, 1.112]
+    assert verdicts.claimed_range(0.943, 1.112, 1.23, 1.23) == "disagrees (smaller than claimed)"
+    assert verdicts.claimed_range(1.20, 1.30, 1.23, 1.23) == "agrees"
