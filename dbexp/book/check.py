@@ -13,7 +13,6 @@ with the same key again, and says so in its result (``PageResult.known``).
 
 from __future__ import annotations
 
-import hashlib
 import html as html_lib
 import json
 import os
@@ -222,15 +221,16 @@ def page_key(page: Path | str, static_hash: str) -> str:
     """What decides whether a page's charts draw: its HTML, the files under the book's _static
     (``static_hash``: its scripts and styles, vega among them; not the search index, which is data),
     the browser (its path, size and time) and this module's source."""
-    h = hashlib.sha256()
+    from dbexp.book.freshness import Digest
+
+    digest = Digest()
     browser = find_chromium()
     st = os.stat(browser)
-    for part in (Path(page).read_bytes(), static_hash.encode(),
-                 f"{browser} {st.st_size} {st.st_mtime_ns} {VIRTUAL_TIME_BUDGET_MS}".encode(),
-                 Path(__file__).read_bytes()):
-        h.update(len(part).to_bytes(8, "big"))
-        h.update(part)
-    return h.hexdigest()
+    digest.add("page", Path(page).read_bytes())
+    digest.add("static", static_hash)
+    digest.add("browser", f"{browser} {st.st_size} {st.st_mtime_ns} {VIRTUAL_TIME_BUDGET_MS}")
+    digest.add("checker", Path(__file__).read_bytes())
+    return digest.hexdigest()
 
 
 def _static_hash(html_dir: Path) -> str:

@@ -39,7 +39,7 @@ META = "dbexp"  # the executed notebook's metadata entry
 _DIST_SUFFIXES = (".dist-info", ".egg-info", ".egg-link", ".pth")
 
 
-class _Digest:
+class Digest:
     """SHA-256 over labelled, length-prefixed parts (no two different inputs read alike)."""
 
     def __init__(self):
@@ -76,7 +76,7 @@ def tree_files(folder: Path) -> list[Path]:
 def tree_hash(folder: Path) -> str:
     """One hash of every file's relative path and content under ``folder`` ('' for none)."""
     folder = Path(folder)
-    digest = _Digest()
+    digest = Digest()
     for path in tree_files(folder):
         digest.add(path.relative_to(folder).as_posix(), file_hash(path))
     return digest.hexdigest()
@@ -100,8 +100,8 @@ def environment() -> dict:
     for folder in folders:
         try:
             installed += [n for n in os.listdir(folder) if n.endswith(_DIST_SUFFIXES)]
-        except OSError:
-            pass
+        except OSError as exc:  # kept in the key: a folder that becomes readable changes it
+            installed.append(f"(unreadable {folder}: {exc.strerror})")
     return {
         "python": sys.version,
         "executable": sys.executable,
@@ -122,7 +122,7 @@ def render_key(root: Path | str, name: str, parameters: dict, *, package: str | 
     ``package`` and ``env`` (``package_hash()``, ``environment()``) may be passed in when keys
     of several chapters are computed at once."""
     root = Path(root).resolve()
-    digest = _Digest()
+    digest = Digest()
     digest.add("version", str(KEY_VERSION))
     digest.add("name", name)
     digest.add("root", str(root))
