@@ -108,12 +108,12 @@ def can_be_root() -> bool:
 
 def libc_path() -> str | None:
     """This process's libc, as a probe target every Linux host has."""
-    with open("/proc/self/maps") as f:
-        for line in f:
-            path = line.split()[-1] if len(line.split()) >= 6 else ""
-            if re.search(r"/libc(-[\d.]+)?\.so(\.6)?$", path):
-                return path
-    return None
+    from dbexp.metrics.uprobe import UprobeError, mapped_library
+
+    try:
+        return mapped_library(os.getpid(), "libc.so.6")
+    except UprobeError:
+        return None
 
 
 def _try_bpftrace(program: str, timeout_s: float = 30.0) -> str | None:
