@@ -144,6 +144,8 @@ class Chapter(Experiment):
     scales: dict[str, object]
     order = "abba"  # abba: repeats walk the points forward, then backward; grouped: a point's repeats together
     add_official = False  # at default and full scale, add MySQL 8.4 and 9.x where their images can be pulled
+    knob_help: dict[str, str] = {}  # Scale field -> what an override sets, e.g. "the servers, e.g. [...]"
+    engines = None  # a dbexp.servers.engines.Engines where the chapter has per-engine parts (and skips some)
 
     # --- what a chapter writes -------------------------------------------------------------
     def design(self, sc, cpus: Cpus) -> list[Part]:
@@ -155,6 +157,14 @@ class Chapter(Experiment):
     def readme_block(self, res: Results) -> str | None:
         """Markdown for README.md's block named after the chapter, regenerated on publish (or None)."""
         return None
+
+    def findings(self, res: Results) -> str:
+        """The page's summary: three to five findings with their numbers (Markdown), from the analysis."""
+        return ""
+
+    def notes(self, res: Results) -> list[str]:
+        """The chapter's own run notes (e.g. probes left out), after the lab's."""
+        return []
 
     def adjust(self, sc, scale: str, cpus: Cpus, overrides: dict):
         """A last change to the scale once the CPUs are known (default: none)."""
@@ -191,6 +201,9 @@ class Chapter(Experiment):
         if self.add_official and scale != "smoke" and overrides.get("servers") is None:
             sc = dataclasses.replace(sc, servers=tuple(sc.servers) + tuple(servers_available(OFFICIAL_ONLY)[0]))
         sc = self.adjust(sc, scale, cpus, overrides)
+        if self.engines is not None:
+            for spec in getattr(sc, "servers", ()):
+                self.engines.check(spec)
         st = store or Store()
         try:
             ids: list[str] = []
@@ -208,6 +221,16 @@ class Chapter(Experiment):
             if store is None:
                 st.close()  # release the file: DuckDB lets one process write it at a time
         return res
+
+    def run_from(self, namespace: dict) -> Results:
+        """:meth:`run` with a notebook's parameters: the switches, the CPU sets and one override per
+        field of ``Scale``, read by name from ``namespace`` (the notebook's ``globals()``), as the
+        parameters cell that dbexp.book.parameters writes declares them."""
+        from dbexp.book.parameters import NAMES
+
+        given = {n: namespace[n] for n in NAMES if n in namespace}
+        knobs = {f.name: namespace.get(f.name) for f in dataclasses.fields(self.Scale)}
+        return self.run(given.pop("scale", "smoke"), **given, **knobs)
 
 
 def servers_available(specs) -> tuple[list[str], dict[str, str]]:

@@ -20,7 +20,6 @@ VERDICTS: agrees, disagrees, not resolved, not measured, not testable).
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import os
 import re
@@ -29,6 +28,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dbexp import chapters
 from dbexp.book.toc import executed_chapters
 from dbexp.experiments import verdicts
 
@@ -125,8 +125,8 @@ def computed():
     """Each published chapter's claims table as a golden record, computed once for the module."""
     def get(chapter: str) -> dict:
         if chapter not in _computed:
-            module = importlib.import_module(f"dbexp.experiments.{chapter}")
-            table = module.claims(module.run("default", run=False, root=REPO))
+            chap = chapters.get(chapter)
+            table = chap.claims(chap.run("default", run=False, root=REPO))
             _computed[chapter] = as_record(chapter, table)
         return _computed[chapter]
     return get

@@ -1,0 +1,37 @@
+"""What every chapter's page opens with, in one call: where and how its results were measured.
+
+:func:`opening` glues, for the page's Markdown: ``hardware``, ``results_source``, ``n_runs``,
+``versions_list``, ``repeats``, ``span_min``, ``n_sweeps``, ``missing_official``, ``baseline_note``,
+``run_notes`` (the lab's notes on steal, retries and edge effects, then the chapter's own, then the
+servers it leaves out and why) and ``findings`` (the chapter's summary, from its analysis).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dbexp.book import charts, tables, vega
+from dbexp.book.glued import glue
+from dbexp.experiments.chapter import measuring_time, missing_official, run_notes
+
+
+def opening(res, chapter, wide: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Glue the shared opening of ``chapter``'s page from ``res``; return the tidy runs it used
+    (``wide``, or the results' own)."""
+    vega.enable_offline()
+    w = res.wide if wide is None else wide
+    minutes, sweeps = measuring_time(w)
+    glue("hardware", charts.measured_on(res))
+    glue("results_source", res.source)
+    glue("n_runs", len(w))
+    glue("versions_list", ", ".join(charts.server_order(w["series_name"].unique())) if len(w) else "")
+    glue("repeats", int(w.groupby("point_key").size().max()) if len(w) else 0)
+    glue("span_min", minutes)
+    glue("n_sweeps", sweeps)
+    glue("missing_official", missing_official(res))
+    glue("baseline_note", tables.baseline_note(w) if len(w) else "")
+    engines = getattr(chapter, "engines", None)
+    notes = [run_notes(res), *chapter.notes(res), engines.skipped_note() if engines else ""]
+    glue("run_notes", " ".join(n for n in notes if n))
+    glue("findings", chapter.findings(res))
+    return w

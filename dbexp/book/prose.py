@@ -1,0 +1,57 @@
+"""A chapter's sentences that depend on its data, from Jinja templates beside its notebook.
+
+The notebook is the one home of a chapter's narrative: its fixed prose is in its Markdown cells, and a
+sentence whose words change with the numbers (which server was faster, whether an interval excludes
+the source's figure) is a template in ``notebooks/<chapter>/<name>.md.j2``, filled with the numbers
+the chapter's analysis returns. Analysis code returns numbers and labels, never English.
+
+Filters for numbers: ``pct`` (0.123 -> 12.3%), ``signed_pct`` (+12.3%), ``num(fmt)``, ``ci(lo, hi)``
+(``[0.94, 1.11]``), ``plural(word)`` (``n|plural('run')`` -> "1 run" / "2 runs").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import jinja2
+
+from dbexp.paths import project_root
+
+
+def pct(x: float, digits: int = 1) -> str:
+    return f"{x:.{digits}%}"
+
+
+def signed_pct(x: float, digits: int = 1) -> str:
+    return f"{x:+.{digits}%}"
+
+
+def num(x: float, fmt: str = ",.2f") -> str:
+    return format(x, fmt)
+
+
+def ci(lo: float, hi: float, fmt: str = ".2f") -> str:
+    return f"[{format(lo, fmt)}, {format(hi, fmt)}]"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+@cache
+def environment(root: str) -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(root), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    env.filters.update(pct=pct, signed_pct=signed_pct, num=num, plural=plural)
+    env.globals.update(ci=ci)
+    return env
+
+
+def render(chapter: str, name: str, **numbers) -> str:
+    """The template ``notebooks/<chapter>/<name>.md.j2`` filled with ``numbers``, as one paragraph of
+    Markdown (line breaks and runs of spaces inside the template collapse to one space; a blank line
+    in it stays a paragraph break). A name missing from ``numbers`` is an error, never an empty gap."""
+    text = environment(str(project_root() / "notebooks")).get_template(f"{chapter}/{name}.md.j2").render(**numbers)
+    paragraphs = [re.sub(r"\s+", " ", p).strip() for p in re.split(r"\n\s*\n", text)]
+    return "\n\n".join(p for p in paragraphs if p)
