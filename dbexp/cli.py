@@ -175,6 +175,27 @@ def bench(spec, script, threads, duration, repeats, tables, table_size, server_c
 
 
 @main.command()
+@click.option("--write-parameters", is_flag=True,
+              help="Rewrite each chapter notebook's parameters cell from its chapter's Scale.")
+def chapters(write_parameters):
+    """The chapters the registry finds (dbexp/chapters/<name>/): their knobs and the servers they skip."""
+    import dataclasses
+
+    from dbexp import chapters as registry
+    from dbexp.book import parameters
+    from dbexp.paths import project_root
+
+    for name, chapter in registry.every().items():
+        knobs = ", ".join(f.name for f in dataclasses.fields(chapter.Scale))
+        skipped = chapter.engines.skipped_note() if chapter.engines else ""
+        click.echo(f"{name:16} knobs: {knobs}" + (f"\n{'':16} {skipped}" if skipped else ""))
+        if write_parameters:
+            path = project_root() / "notebooks" / f"{name}.ipynb"
+            if parameters.write(path, chapter):
+                click.echo(f"{'':16} rewrote the parameters cell of {path.relative_to(project_root())}")
+
+
+@main.command()
 @click.option("--scale", type=click.Choice(SCALES), default="smoke", show_default=True)
 @click.option("--render-only", is_flag=True, help="Render from the published data/ without running servers.")
 @click.option("--publish", is_flag=True, help="Export the results the chapters use to data/.")

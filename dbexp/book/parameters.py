@@ -12,6 +12,8 @@ import dataclasses
 import json
 from pathlib import Path
 
+from dbexp.experiments.chapter import NOTEBOOK_SWITCHES
+
 SWITCHES = [
     ("scale", '"smoke"', "smoke | default | full"),
     ("run", "True", "False: render from the published results in data/"),
@@ -22,7 +24,7 @@ CPUS = [
     ("server_cpus", '"1"', "CPUs the server containers may use"),
     ("client_cpus", '"0"', "CPUs the load generator (and the lab's sampler and probes) may use"),
 ]
-NAMES = [n for n, _, _ in SWITCHES + CPUS]
+assert tuple(n for n, _, _ in SWITCHES + CPUS) == NOTEBOOK_SWITCHES
 COLUMN = 22
 
 

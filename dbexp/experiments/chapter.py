@@ -30,6 +30,8 @@ from dbexp.servers.config import ServerConfig
 from dbexp.servers.registry import flavor_of_spec
 
 SCALES = ("smoke", "default", "full")
+# what every chapter notebook's parameters cell declares besides one override per Scale field
+NOTEBOOK_SWITCHES = ("scale", "run", "publish", "force", "server_cpus", "client_cpus")
 OFFICIAL_ONLY = ("mysql:8.4", "mysql:9.5")  # versions no package registry ships
 
 
@@ -226,9 +228,7 @@ class Chapter(Experiment):
         """:meth:`run` with a notebook's parameters: the switches, the CPU sets and one override per
         field of ``Scale``, read by name from ``namespace`` (the notebook's ``globals()``), as the
         parameters cell that dbexp.book.parameters writes declares them."""
-        from dbexp.book.parameters import NAMES
-
-        given = {n: namespace[n] for n in NAMES if n in namespace}
+        given = {n: namespace[n] for n in NOTEBOOK_SWITCHES if n in namespace}
         knobs = {f.name: namespace.get(f.name) for f in dataclasses.fields(self.Scale)}
         return self.run(given.pop("scale", "smoke"), **given, **knobs)
 

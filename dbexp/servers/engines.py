@@ -73,6 +73,16 @@ class Engines(Generic[P]):
             self._built[key] = part(flavor)
         return self._built[key]
 
+    def part_for_name(self, flavor_name: str) -> type[P]:
+        """The part class serving a flavor named in stored results (a ``flavor`` column), for
+        analysis that reads data rather than a running server."""
+        from dbexp.servers.registry import flavor_class
+
+        name, part = self._lookup(flavor_class(flavor_name))
+        if part is None:
+            raise DbexpError(f"chapter {self.chapter} has no part for {flavor_name}: {self.why_not(flavor_class(flavor_name))}")
+        return part
+
     def skipped_note(self) -> str:
         """A sentence naming the flavors this chapter leaves out and why ('' if none)."""
         if not self.skipped:
