@@ -103,27 +103,3 @@ def test_postgres_probe_counts_flushes_syncs_and_wakeups_from_the_wal_write_lock
     assert 0 < c["syncs"] <= c["commits"]
     assert c["waits"] >= c["waiters"] > 0  # 16 sessions on one CPU: some wait for WALWriteLock
 
-
-def test_gtids_switch_on_and_off_at_run_time_and_add_bytes_to_each_commit(engine):
-    from dbexp.servers import running
-    from dbexp.servers.registry import flavor_of_spec
-    flavor = flavor_of_spec("mysql:8.0@offline")
-    with running(Chapter.server_config("mysql:8.0@offline", "1", flavor.binlog_settings())) as server:
-        conn = server.connect()
-        try:
-            per_commit = {}
-            for on in (False, True):
-                flavor.set_gtid(conn, on)
-                assert flavor.query(conn, "SELECT @@GLOBAL.gtid_mode")[0][0] == ("ON" if on else "OFF")
-                before = flavor.binlog_bytes(conn)
-                _commits(server, 100)
-                per_commit[on] = (flavor.binlog_bytes(conn) - before) / 100
-            executed = str(flavor.query(conn, "SELECT @@GLOBAL.gtid_executed")[0][0])
-            flavor.set_gtid(conn, False)
-            assert flavor.query(conn, "SELECT @@GLOBAL.enforce_gtid_consistency")[0][0] == "OFF"
-        finally:
-            conn.close()
-    assert per_commit[False] > 50
-    assert ":1-" in executed  # the 100 commits got GTIDs
-    # with GTIDs off every transaction still gets an anonymous GTID event of the same size
-    assert per_commit[True] == pytest.approx(per_commit[False], rel=0.05)

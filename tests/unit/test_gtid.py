@@ -1,22 +1,26 @@
-"""The gtid chapter's ratios on fixed inputs: pairs by repeat, the source-shaped table, the design."""
+"""The gtid chapter on fixed inputs: ratios paired by repeat, the source-shaped table, the design, the
+MySQL part's settings and run-time GTID switch, the page's sentences."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
+from dbexp.chapters import gtid
+from dbexp.chapters.gtid.binlog import MySQLBinlog
 from dbexp.errors import DbexpError
-from dbexp.experiments import gtid
 from dbexp.experiments.chapter import Cpus, Results
+from dbexp.servers.registry import flavor_of_spec
+from dbexp.waits import WaitTimeout
 
 
 def _res(rows):
     return Results("gtid", pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), "test")
 
 
-def _row(config, repeat, qps, cpu):
-    return {"series_name": "mysql 8.0.15", "test": "insert", "threads": 1, "config": config, "repeat": repeat,
-            "qps_common": qps, "cpu_per_op_common_us": cpu, "vcs_per_op": 2.0, "wchar_kb_per_op": 1.0}
+def _row(config, repeat, qps, cpu, test="insert"):
+    return {"series_name": "mysql 8.0.15", "test": test, "threads": 1, "config": config, "repeat": repeat,
+            "qps_common": qps, "qps": qps, "cpu_per_op_common_us": cpu, "vcs_per_op": 2.0, "wchar_kb_per_op": 1.0}
 
 
 def test_gtid_ratio_is_paired_by_repeat():
@@ -52,11 +56,60 @@ def test_design_measures_the_configurations_of_a_version_at_once_on_a_server_eac
     assert len({p.key("gtid") for p in points}) == len(points)
 
 
+def test_each_configuration_differs_from_binlog_only_in_what_it_names():
+    settings = MySQLBinlog(flavor_of_spec("mysql:8.0@offline")).configurations()
+    assert tuple(settings) == gtid.CONFIGS
+    binlog = settings["binlog"]
+    assert binlog["log_bin"] == "binlog" and binlog["gtid_mode"] == "OFF" and binlog["sync_binlog"] == "0"
+    assert "log_bin" not in settings["binlog off"] and settings["binlog off"]["innodb_flush_log_at_trx_commit"] == "2"
+    changed = {config: {k for k in binlog.keys() | s.keys() if s.get(k) != binlog.get(k)}
+               for config, s in settings.items() if config != "binlog off"}
+    assert changed == {"binlog": set(), "binlog + GTID": {"gtid_mode", "enforce_gtid_consistency"},
+                       "binlog, P_S off": {"performance_schema"}, "binlog, twin": {"server_id"}}
+
+
 def test_non_mysql_servers_and_unknown_tests_are_refused_in_one_line():
     with pytest.raises(DbexpError, match="unknown test 'select'; valid are"):
         gtid.CHAPTER.adjust(gtid.CHAPTER.scale("smoke", tests=["select"]), "smoke", Cpus(), {})
-    with pytest.raises(DbexpError, match="'postgres:16' is not a MySQL server"):
-        gtid.CHAPTER.adjust(gtid.CHAPTER.scale("smoke", servers=["postgres:16"]), "smoke", Cpus(), {})
+    for spec in ("postgres:16", "mariadb:10.11"):
+        with pytest.raises(DbexpError, match=f"chapter gtid cannot measure '{spec}': GTIDs as measured here are MySQL's"):
+            gtid.CHAPTER.engines.check(spec)
+    gtid.CHAPTER.engines.check("mysql:5.7@offline")
+
+
+class _Server:
+    """A MySQL that answers set_gtid's statements: gtid_mode, and an ongoing-transaction counter that
+    drops to 0 after ``busy`` reads."""
+
+    def __init__(self, mode: str, busy: int):
+        self.mode, self.busy, self.statements = mode, busy, []
+
+    def query(self, conn, sql, params=None):
+        self.statements.append(sql)
+        if sql == "SELECT @@GLOBAL.gtid_mode":
+            return [(self.mode,)]
+        if sql.startswith("SHOW GLOBAL STATUS LIKE"):
+            self.busy -= 1
+            return [("Ongoing", str(max(self.busy, 0)))]
+        if sql.startswith("SET GLOBAL gtid_mode = "):
+            self.mode = sql.rsplit(" ", 1)[1]
+        return []
+
+
+def test_gtids_are_switched_one_step_at_a_time_after_the_old_kind_of_transaction_ends():
+    server = _Server("OFF", busy=3)
+    MySQLBinlog(server).set_gtid(None, True)
+    sets = [s for s in server.statements if s.startswith("SET")]
+    assert sets == ["SET GLOBAL enforce_gtid_consistency = ON", "SET GLOBAL gtid_mode = OFF_PERMISSIVE",
+                    "SET GLOBAL gtid_mode = ON_PERMISSIVE", "SET GLOBAL gtid_mode = ON"]
+    assert sum(s.startswith("SHOW GLOBAL STATUS LIKE 'Ongoing_anonymous") for s in server.statements) == 3
+    MySQLBinlog(server).set_gtid(None, False)
+    assert server.mode == "OFF" and server.statements[-1] == "SET GLOBAL enforce_gtid_consistency = OFF"
+    stuck = _Server("ON_PERMISSIVE", busy=10**6)
+    with pytest.raises(WaitTimeout, match="gtid_mode reaching ON did not happen within 0.2 s: "
+                                          "Ongoing_anonymous_transaction_count stayed"):
+        MySQLBinlog(stuck).set_gtid(None, True, timeout_s=0.2)
+    assert "SET GLOBAL gtid_mode = ON" not in stuck.statements
 
 
 def test_gtid_loss_and_the_a_a_control_are_said_from_the_ratios():
@@ -65,7 +118,30 @@ def test_gtid_loss_and_the_a_a_control_are_said_from_the_ratios():
         rows += [_row("binlog", rep, 1000.0, 50.0), _row("binlog + GTID", rep, 970.0 + rep, 51.0),
                  _row("binlog, twin", rep, 1000.0 + 5 * (rep - 1), 50.0), _row("binlog off", rep, 1200.0, 40.0)]
     res = _res(rows)
-    assert gtid.gtid_loss(res) == "2.9 to 2.9% less"  # one point: the geometric mean of 0.970, 0.971, 0.972
+    assert gtid.sentence(res, "gtid_loss") == "2.9 to 2.9% less"  # one point: the geometric mean of 0.970, 0.971, 0.972
     c = gtid.control(res)
     assert c["n"] == 1 and c["holding_1"] == 1 and c["max_off"] < 0.01
     assert gtid.resolution(res)["n"] == 2  # GTIDs and the binlog (no P_S off here); the control is left out
+    assert gtid.sentence(res, "edge_effect").startswith("in these runs the twin's QPS over its identical *binlog*'s "
+                                                        "is 1.000 from each run's own start to end, and 1.000 between")
+    assert gtid.sentence(res, "resolution").startswith("the median 95% half-width of the comparisons' throughput "
+                                                       "ratios is ")
+    gains = _res([_row("binlog", 0, 1000.0, 50.0), _row("binlog + GTID", 0, 1020.0, 50.0),
+                  _row("binlog", 0, 1000.0, 50.0, "update-index"), _row("binlog + GTID", 0, 970.0, 50.0, "update-index")])
+    assert gtid.sentence(gains, "gtid_loss") == "from 2.0% more to 3.0% less"
+    assert gtid.sentence(_res([]), "gtid_loss") == "no GTID ratio in these results"
+    assert gtid.sentence(gains, "resolution").startswith("One repeat per configuration at this scale")
+
+
+def test_the_findings_name_each_comparison_with_its_interval():
+    rows = []
+    for rep in range(3):
+        rows += [_row("binlog", rep, 1000.0, 50.0), _row("binlog + GTID", rep, 970.0 + rep, 51.0 + rep),
+                 _row("binlog, twin", rep, 1000.0 + 5 * (rep - 1), 50.0), _row("binlog off", rep, 1200.0, 40.0)]
+    text = gtid.CHAPTER.findings(_res(rows))
+    assert text.startswith("- **GTIDs**: throughput with GTIDs over without, 0.971 [0.969, 0.973] (mysql 8.0.15 "
+                           "insert 1t); 1 of 1 intervals exclude 1, and 1 of 1 lie wholly above the source's 0.95")
+    assert "- **CPU per query on insert**, with GTIDs over without: 1.040 [" in text
+    assert "update-non-index" not in text  # no such test in these runs: no binlog or P_S finding
+    assert "- **Resolution**: " in text and text.count("\n\n- ") == 2
+    assert gtid.CHAPTER.findings(_res([])) == "No GTID ratio in these results."

@@ -1,0 +1,14 @@
+"""The gtid chapter: what GTIDs, the binlog and performance_schema cost on write-heavy sysbench tests
+(MySQL), five configurations of a version measured at once. The notebook notebooks/gtid.ipynb is the
+chapter's narrative."""
+
+from dbexp.chapters.gtid.analysis import ablation, control, ratios, resolution, source_table, spread, tidy
+from dbexp.chapters.gtid.claims import claims
+from dbexp.chapters.gtid.configs import CONFIGS, CONTROL, CSV_NAMES, RATIOS, TESTS
+from dbexp.chapters.gtid.design import CHAPTER, PARTS, Gtid, Scale
+from dbexp.chapters.gtid.summary import sentence
+
+run = CHAPTER.run
+
+__all__ = ["CHAPTER", "CONFIGS", "CONTROL", "CSV_NAMES", "PARTS", "RATIOS", "TESTS", "Gtid", "Scale", "ablation",
+           "claims", "control", "ratios", "resolution", "run", "sentence", "source_table", "spread", "tidy"]

@@ -1,0 +1,129 @@
+"""The gtid chapter's analysis: the tidy runs, every ratio A / B with its paired interval, the
+source-shaped table, the 5.7 / 8.0 ablation, and the resolution, spread and A/A control of the ratios."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dbexp.catalog.versions import version_key
+from dbexp.chapters.gtid.configs import CONFIGS, CONTROL, RATIOS, TARGET_HALF_WIDTH
+from dbexp.experiments import stats
+from dbexp.experiments.chapter import Results
+
+# throughput and CPU per query over the interval every workload of the window was running
+# (measure_together's marks); context switches and bytes per query over each run's own window
+VALUES = {"qps_common": "throughput", "cpu_per_op_common_us": "cpu/o", "vcs_per_op": "cs/o", "wchar_kb_per_op": "wKB/o",
+          "binlog_bytes_per_commit": "binlog bytes per commit"}
+
+
+def tidy(res: Results) -> pd.DataFrame:
+    w = res.wide.copy()
+    if len(w):
+        w["config"] = pd.Categorical(w["config"], list(CONFIGS), ordered=True)
+    return w
+
+
+def ratios(res: Results) -> pd.DataFrame:
+    """Per server, test, threads and comparison: the ratio A / B of each value, paired by repeat (A and B
+    of a repeat are neighbours in time), with its 95% interval and half-width."""
+    w = tidy(res)
+    rows = []
+    if w.empty:
+        return pd.DataFrame()
+    for (name, test, threads), g in w.groupby(["series_name", "test", "threads"]):
+        for a, b, what in RATIOS:
+            ga = g[g["config"] == a].set_index("repeat")
+            gb = g[g["config"] == b].set_index("repeat")
+            if ga.empty or gb.empty:
+                continue
+            for value, label in VALUES.items():
+                if value not in g or ga[value].isna().all() or gb[value].isna().all():
+                    continue
+                r, lo, hi, n = stats.pair_ratio_by(ga[value], gb[value])
+                rows.append({"series_name": name, "test": test, "threads": threads, "comparison": what,
+                             "a": a, "b": b, "value": label, "ratio": r, "ci_low": lo, "ci_high": hi, "pairs": n,
+                             "half_width": (hi - lo) / 2 / r if r == r and r else np.nan})
+    return pd.DataFrame(rows)
+
+
+def source_table(res: Results, comparison: str = "GTIDs") -> pd.DataFrame:
+    """Shaped like the GTID source's: per server, test and threads, throughput B / A (how much more B
+    does: the source writes nogtid's throughput over gtid's) and A / B for cpu/o, cs/o, wKB/o."""
+    r = ratios(res)
+    if r.empty:
+        return r
+    r = r[r["comparison"] == comparison]
+    wide = r.pivot_table(index=["series_name", "test", "threads"], columns="value", values="ratio", dropna=False).reset_index()
+    hw = r.pivot_table(index=["series_name", "test", "threads"], columns="value", values="half_width", dropna=False).reset_index()
+    if "throughput" in wide:
+        wide["throughput B / A"] = 1 / wide["throughput"]
+        wide["throughput half-width"] = hw["throughput"] if "throughput" in hw else np.nan
+    return wide
+
+
+def ablation(res: Results) -> pd.DataFrame:
+    """8.0 over 5.7 on update-non-index, per configuration and threads: relative QPS with a Welch
+    interval (the versions ran in groups of their own, not side by side)."""
+    w = tidy(res)
+    w = w[w["test"] == "update-non-index"]
+    names = sorted(w["series_name"].unique(), key=version_key)
+    if len(names) < 2:
+        return pd.DataFrame()
+    base, new = names[0], names[-1]
+    rows = []
+    for (config, threads), g in w.groupby(["config", "threads"], observed=True):
+        a, b = g[g["series_name"] == new]["qps_common"], g[g["series_name"] == base]["qps_common"]
+        r, lo, hi = stats.unpaired_ratio_ci(a, b)
+        rows.append({"config": str(config), "threads": threads, "base": base, "new": new,
+                     "qps_base": b.median(), "qps_new": a.median(), "ratio": r, "ci_low": lo, "ci_high": hi})
+    return pd.DataFrame(rows)
+
+
+def resolution(res: Results) -> dict[str, float]:
+    """The 95% half-widths the comparisons' throughput ratios reached (the A/A control left out):
+    median and largest, and how many reach the target."""
+    r = ratios(res)
+    r = r[(r["value"] == "throughput") & (r["comparison"] != CONTROL)] if len(r) else r
+    if r.empty or r["half_width"].isna().all():
+        return {"median": float("nan"), "max": float("nan"), "within": 0, "n": 0}
+    return {"median": float(r["half_width"].median()), "max": float(r["half_width"].max()),
+            "within": int((r["half_width"] <= TARGET_HALF_WIDTH).sum()), "n": len(r)}
+
+
+def control(res: Results) -> dict[str, float]:
+    """The A/A control's throughput ratios (two identical servers in one window): how far from 1 the
+    ratios lie (the largest distance), how many intervals hold 1, and their median half-width."""
+    r = ratios(res)
+    cpu = r[(r["value"] == "cpu/o") & (r["comparison"] == CONTROL)] if len(r) else r
+    r = r[(r["value"] == "throughput") & (r["comparison"] == CONTROL)] if len(r) else r
+    if r.empty or r["half_width"].isna().all():
+        return {"n": 0}
+    return {"n": len(r), "max_off": float((r["ratio"] - 1).abs().max()),
+            "holding_1": int(((r["ci_low"] <= 1) & (r["ci_high"] >= 1)).sum()),
+            "median_half_width": float(r["half_width"].median()),
+            "cpu_ratio": float(np.exp(np.log(cpu["ratio"]).mean())) if len(cpu) else float("nan")}
+
+
+def twin_over_binlog(w: pd.DataFrame, col: str, keys: list[str]) -> pd.Series:
+    """The twin's ``col`` over *binlog*'s, window by window (indexed by ``keys`` and the repeat)."""
+    a = w[w["config"] == "binlog, twin"].set_index(keys + ["repeat"])[col]
+    b = w[w["config"] == "binlog"].set_index(keys + ["repeat"])[col]
+    return (a / b).dropna()
+
+
+def spread(res: Results) -> dict[str, float]:
+    """Why the servers run at once, from the data: per point, how much the *binlog* server's QPS
+    moves from window to window (coefficient of variation) against how much its ratio to the twin in
+    the same windows moves (standard deviation of the ratio); medians over the points."""
+    w = tidy(res)
+    if w.empty:
+        return {"n": 0}
+    keys = ["series_name", "test", "threads"]
+    alone = w[w["config"] == "binlog"].groupby(keys)["qps_common"].agg(lambda q: q.std(ddof=1) / q.mean())
+    paired = twin_over_binlog(w, "qps_common", keys).groupby(level=keys).std(ddof=1)
+    if alone.dropna().empty or paired.dropna().empty:
+        return {"n": 0}
+    return {"n": int(paired.notna().sum()), "qps_cv": float(alone.median()), "ratio_sd": float(paired.median())}
+
+

@@ -1,0 +1,71 @@
+"""MySQL's binary log, GTIDs and performance_schema as the gtid chapter sets and reads them: the
+settings of each configuration, GTIDs switched on a running server, the binlog's size."""
+
+from __future__ import annotations
+
+from dbexp.chapters.gtid.configs import CONFIGS
+from dbexp.waits import wait_until
+
+
+class MySQLBinlog:
+    """The gtid chapter's part for MySQL, built with the server's flavor."""
+
+    GTID_STEPS = ("OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON")
+
+    def __init__(self, flavor):
+        self.flavor = flavor
+
+    def binlog_settings(self) -> dict[str, str]:
+        """The binlog on, everything it writes stated: row events with full images, no write sets
+        (5.7's default; 8.0 extracts them by default), dependencies by commit order, GTIDs off
+        (gtid_settings() turns them on from the start, set_gtid() on a running server)."""
+        return {"log_bin": "binlog", "binlog_format": "ROW", "binlog_row_image": "FULL",
+                "transaction_write_set_extraction": "OFF", "binlog_transaction_dependency_tracking": "COMMIT_ORDER",
+                **self.gtid_settings(False)}
+
+    @staticmethod
+    def gtid_settings(on: bool) -> dict[str, str]:
+        """GTIDs from the server's start (with binlog_settings(), whose GTIDs are off)."""
+        value = "ON" if on else "OFF"
+        return {"gtid_mode": value, "enforce_gtid_consistency": value}
+
+    def configurations(self) -> dict[str, dict[str, str]]:
+        """The settings of each configuration (CONFIGS), commits relaxed in all of them."""
+        relaxed = self.flavor.relaxed_commit_settings()
+        binlog = {**self.binlog_settings(), **relaxed}
+        settings = {"binlog off": relaxed, "binlog": binlog,
+                    "binlog + GTID": {**binlog, **self.gtid_settings(True)},
+                    "binlog, P_S off": {**binlog, "performance_schema": "OFF"},
+                    "binlog, twin": {**binlog, "server_id": "2"}}
+        return {config: settings[config] for config in CONFIGS}
+
+    def binlog_on(self, conn) -> bool:
+        return str(self.flavor.query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
+
+    def binlog_bytes(self, conn) -> float | None:
+        """Bytes in the binlog files now (SHOW BINARY LOGS), or None with the binlog off."""
+        if not self.binlog_on(conn):
+            return None
+        return float(sum(int(r[1]) for r in self.flavor.query(conn, "SHOW BINARY LOGS")))
+
+    def set_gtid(self, conn, on: bool, timeout_s: float = 30.0) -> None:
+        """gtid_mode and enforce_gtid_consistency ON (or OFF) on a running server, one step at a
+        time as MySQL requires, waiting before the last step for transactions of the old kind to end."""
+        query = self.flavor.query
+        now = str(query(conn, "SELECT @@GLOBAL.gtid_mode")[0][0])
+        steps = list(self.GTID_STEPS) if on else list(reversed(self.GTID_STEPS))
+        if on:
+            query(conn, "SET GLOBAL enforce_gtid_consistency = ON")
+        for i, mode in enumerate(steps[steps.index(now) + 1:], start=steps.index(now) + 1):
+            if i == len(steps) - 1:  # the last step needs the other kind of transaction gone
+                counter = "Ongoing_anonymous_transaction_count" if on else "Ongoing_automatic_gtid_violating_transaction_count"
+
+                def ongoing() -> int:
+                    rows = query(conn, f"SHOW GLOBAL STATUS LIKE '{counter}'")
+                    return int(rows[0][1]) if rows else 0
+
+                wait_until(lambda: ongoing() == 0, timeout_s, f"gtid_mode reaching {mode}",
+                           detail=lambda: f"{counter} stayed {ongoing()}")
+            query(conn, f"SET GLOBAL gtid_mode = {mode}")
+        if not on:
+            query(conn, "SET GLOBAL enforce_gtid_consistency = OFF")

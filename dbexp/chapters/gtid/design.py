@@ -1,0 +1,114 @@
+"""The gtid chapter's design and measurement.
+
+Per version, one server per configuration (configs.CONFIGS, settings from the engine part in
+binlog.py), all five measured in the same window on the server CPUs, each with its own sysbench
+client; a window's start order walks forward, then backward (ABBA). Per window, beside what
+measure_together takes between its two marks: binlog bytes per commit (SHOW BINARY LOGS before
+and after).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dbexp.chapters.gtid import binlog
+from dbexp.chapters.gtid.claims import claims
+from dbexp.chapters.gtid.configs import CONFIGS, TESTS
+from dbexp.chapters.gtid.summary import sentence
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
+from dbexp.experiments.measure import Measured, measure_together
+from dbexp.experiments.sweep import Point
+from dbexp.servers.engines import Engines
+from dbexp.servers.registry import flavor_of_spec
+from dbexp.workloads.sysbench import Workload
+
+WHY_MYSQL = "GTIDs as measured here are MySQL's: its gtid_mode, binlog and performance_schema settings"
+PARTS: Engines[binlog.MySQLBinlog] = Engines("gtid", {"mysql": binlog.MySQLBinlog}, skipped={
+    "postgres": f"{WHY_MYSQL}; PostgreSQL has no binlog and no GTIDs",
+    "mariadb": f"{WHY_MYSQL}; MariaDB's GTIDs are its own, always on with its binlog, with no gtid_mode"})
+
+
+@dataclass(frozen=True)
+class Scale:
+    servers: tuple[str, ...]
+    tests: tuple[str, ...]
+    threads: tuple[int, ...]
+    duration_s: int
+    repeats: int
+    table_size: int = 100_000
+    warmup_s: float = 3.0
+
+
+@dataclass(frozen=True)
+class GtidPoint:
+    config: str
+    test: str
+
+
+class Gtid(Chapter):
+    name = "gtid"
+    Scale = Scale
+    scales = {
+        "smoke": Scale(("mysql:8.0@offline",), ("insert", "update-non-index"), (1,), 2, 2, 10_000, 1.0),
+        "default": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), tuple(TESTS), (1, 2), 3, 12),
+        "full": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), tuple(TESTS), (1, 2), 20, 10, 1_000_000, 20.0),
+    }
+    knob_help = {"servers": 'the servers (MySQL only), e.g. ["mysql:8.0", "mysql:8.4"]',
+                 "tests": 'the tests, e.g. ["insert", "update-inlist"]', "threads": "the client threads, e.g. [1, 2]",
+                 "duration_s": "the seconds per run", "repeats": "the repeats (ABBA pairs)",
+                 "table_size": "the rows in each sysbench table", "warmup_s": "the seconds of warm-up before each run"}
+    engines = PARTS
+    order = "abba"
+    add_official = True
+    # write-only's DELETE and INSERT, and update-index's changed keys, can deadlock at two threads:
+    # sysbench retries the transaction and counts an error, which the run notes show
+    tolerates = ("errors",)
+
+    def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
+        check_names(sc.tests, TESTS, "test")
+        return sc
+
+    def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
+        points = []
+        for spec in sc.servers:
+            servers = self.servers(spec, cpus.server)
+            for test in sc.tests:
+                for t in sc.threads:
+                    wl = Workload(TESTS[test], t, sc.duration_s, 1, sc.table_size, cpuset=cpus.client)
+                    for config in CONFIGS:
+                        points.append(Point(servers[config], GtidPoint(config, test), wl, group=f"gtid {spec}",
+                                            together=f"{spec} {test} {t}t"))
+        return [Part(points, sc.repeats)]
+
+    @staticmethod
+    def servers(spec: str, cpuset: str) -> dict:
+        """One server per configuration, each on the server CPUs."""
+        settings = PARTS.of(flavor_of_spec(spec)).configurations()
+        return {config: Chapter.server_config(spec, cpuset, settings[config]) for config in CONFIGS}
+
+    def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:
+        parts = [PARTS.of(server.flavor) for server in servers]
+        conns = [server.connect() for server in servers]
+        try:
+            before = [part.binlog_bytes(c) for part, c in zip(parts, conns)]
+            got = measure_together([(server, point.workload) for server, point in zip(servers, points)])
+            after = [part.binlog_bytes(c) for part, c in zip(parts, conns)]
+        finally:
+            for c in conns:
+                c.close()
+        for m, b, a in zip(got, before, after):
+            trx = m.measurements["transactions"][0]
+            if b is not None and trx:
+                m.measurements["binlog_bytes_per_commit"] = ((a - b) / trx, "bytes")
+        return got
+
+    def claims(self, res: Results) -> pd.DataFrame:
+        return claims(res)
+
+    def findings(self, res: Results) -> str:
+        return sentence(res, "findings")
+
+
+CHAPTER = Gtid()

@@ -1,0 +1,80 @@
+"""The numbers the gtid page's sentences are filled with (the sentences are templates in
+notebooks/gtid/), and :func:`sentence`, which renders one of them from the results."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from dbexp.book import prose
+from dbexp.chapters.gtid.analysis import twin_over_binlog, control, ratios, resolution, spread, tidy
+from dbexp.chapters.gtid.configs import GTID_CLAIMED, TARGET_HALF_WIDTH
+from dbexp.experiments.chapter import Results
+
+
+def loss_numbers(res: Results) -> dict:
+    """The throughput lost to GTIDs over every version, test and thread count: the least and the
+    most (fractions; the least is negative where GTIDs gained)."""
+    r = ratios(res)
+    g = r[(r["comparison"] == "GTIDs") & (r["value"] == "throughput")] if len(r) else r
+    if g.empty:
+        return {"n": 0}
+    return {"n": len(g), "least": 1 - g["ratio"].max(), "most": 1 - g["ratio"].min()}
+
+
+def edge_numbers(res: Results) -> dict:
+    """The A/A control's throughput ratio from each run's own QPS (sysbench's, start to end) and over
+    the common interval, every window pooled (geometric means)."""
+    w = tidy(res)
+    if w.empty or "qps_common" not in w:
+        return {"n": 0}
+    keys = ["series_name", "test", "threads"]
+    own, common = (float(np.exp(np.log(twin_over_binlog(w, col, keys)).mean())) for col in ("qps", "qps_common"))
+    return {"n": len(w), "own": own, "common": common}
+
+
+def resolution_numbers(res: Results) -> dict:
+    """The resolution the throughput ratios reached, the window-to-window spread and the A/A control."""
+    c = control(res)
+    if c["n"] and math.isnan(c["cpu_ratio"]):
+        c = {**c, "cpu_ratio": None}
+    return {"resolution": resolution(res), "spread": spread(res), "control": c, "target": TARGET_HALF_WIDTH}
+
+
+def _point(x) -> dict:
+    """A ratio with its point and its interval (None where one window gave no interval)."""
+    interval = (x.ci_low, x.ci_high) if x.ci_low == x.ci_low else (None, None)
+    return {"label": f"{x.series_name} {x.test} {x.threads}t", "ratio": x.ratio, "low": interval[0], "high": interval[1]}
+
+
+def _extremes(r: pd.DataFrame, comparison: str, value: str = "throughput", test: str | None = None) -> dict | None:
+    """The smallest and largest ratio of one comparison (with their intervals and points), how many
+    points it has and how many of their intervals exclude 1; None where it has none."""
+    g = r[(r["comparison"] == comparison) & (r["value"] == value)] if len(r) else r
+    if test is not None and len(g):
+        g = g[g["test"] == test]
+    g = g.dropna(subset=["ratio"]) if len(g) else g
+    if g.empty:
+        return None
+    return {"n": len(g), "min": _point(g.loc[g["ratio"].idxmin()]), "max": _point(g.loc[g["ratio"].idxmax()]),
+            "excluding_1": int(((g["ci_low"] > 1) | (g["ci_high"] < 1)).sum()),
+            "above_claimed": int((g["ci_low"] > GTID_CLAIMED[1]).sum())}
+
+
+def findings_numbers(res: Results) -> dict:
+    r = ratios(res)
+    return {"gtid": _extremes(r, "GTIDs"), "cpu": _extremes(r, "GTIDs", "cpu/o", "insert"),
+            "binlog": _extremes(r, "the binlog", test="update-non-index"),
+            "ps_off": _extremes(r, "performance_schema off", test="update-non-index"),
+            "claimed": GTID_CLAIMED, **resolution_numbers(res)}
+
+
+NUMBERS = {"gtid_loss": loss_numbers, "edge_effect": edge_numbers, "resolution": resolution_numbers,
+           "findings": findings_numbers}
+
+
+def sentence(res: Results, name: str) -> str:
+    """The page's text ``name`` (a template in notebooks/gtid/) filled with these results' numbers."""
+    return prose.render("gtid", name, **NUMBERS[name](res))

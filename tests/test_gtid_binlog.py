@@ -1,0 +1,44 @@
+"""The gtid chapter's MySQL part against a real server: GTIDs switched on and off at run time, and
+the binlog bytes each commit adds with and without them."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbexp.chapters.gtid.binlog import MySQLBinlog
+from dbexp.experiments.chapter import Chapter
+
+pytestmark = pytest.mark.docker
+
+SPEC = "mysql:8.0@offline"
+COMMITS = 100
+
+
+def test_gtids_switch_on_and_off_at_run_time_and_add_bytes_to_each_commit(engine):
+    from dbexp.servers import running
+    from dbexp.servers.registry import flavor_of_spec
+    flavor = flavor_of_spec(SPEC)
+    part = MySQLBinlog(flavor)
+    with running(Chapter.server_config(SPEC, "1", part.binlog_settings())) as server:
+        server.ensure_database("sbtest")
+        conn = server.connect("sbtest")
+        try:
+            flavor.query(conn, "CREATE TABLE ticks (id INT PRIMARY KEY, v INT)")
+            per_commit = {}
+            for on in (False, True):
+                part.set_gtid(conn, on)
+                assert flavor.query(conn, "SELECT @@GLOBAL.gtid_mode")[0][0] == ("ON" if on else "OFF")
+                before = part.binlog_bytes(conn)
+                for i in range(COMMITS):  # autocommit: one transaction each
+                    flavor.query(conn, "INSERT INTO ticks VALUES (%s, 0)", (COMMITS * on + i,))
+                per_commit[on] = (part.binlog_bytes(conn) - before) / COMMITS
+            executed = str(flavor.query(conn, "SELECT @@GLOBAL.gtid_executed")[0][0])
+            part.set_gtid(conn, False)
+            assert flavor.query(conn, "SELECT @@GLOBAL.enforce_gtid_consistency")[0][0] == "OFF"
+        finally:
+            conn.close()
+    # the commits made with GTIDs on got one each, numbered from 1, and no other transaction got one
+    assert executed.split(":", 1)[1] == f"1-{COMMITS}", executed
+    # with GTIDs off every transaction still gets an anonymous GTID event of the same size
+    assert per_commit[True] == pytest.approx(per_commit[False], rel=0.05), per_commit
+    assert 50 < per_commit[False] < 2000, per_commit
