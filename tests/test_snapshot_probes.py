@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from dbexp.chapters.readview import parts, postgres, server_loop
+from dbexp.chapters.readview.prepared import PreparedHolders
 from dbexp.metrics import uprobe
-from dbexp.workloads import Workload, server_loop, sysbench
-from dbexp.workloads.prepared import PreparedHolders
+from dbexp.workloads import Workload, sysbench
 from conftest import MYSQL, POSTGRES
 
 pytestmark = pytest.mark.docker
@@ -19,9 +20,8 @@ READERS = Workload("point_select_isolation", threads=2, duration_s=2, table_size
 @pytest.fixture(scope="module", params=[MYSQL, POSTGRES], ids=["mysql", "postgres"])
 def server(request, engine):
     from dbexp.servers import ServerConfig, running
-    from dbexp.servers.registry import flavor_of_spec
 
-    settings = flavor_of_spec(request.param).prepared_settings(200)
+    settings = parts.of_spec(request.param).settings(200)  # the chapter's: prepared transactions allowed
     with running(ServerConfig(request.param, cpuset="1", memory="2g", settings=settings)) as srv:
         sysbench.prepare(READERS, srv)
         yield srv
@@ -33,13 +33,13 @@ def test_prepared_transactions_stay_open_without_their_sessions(server):
         assert held.observed() == 120
         conn = server.connect()
         try:
-            listed = server.flavor.prepared_xids(conn)
+            listed = parts.PARTS.of(server.flavor).prepared_xids(conn)
         finally:
             conn.close()
         assert sum(x.startswith("dbexp_h") for x in listed) == 120
         held.resize(30)  # the newest rolled back, the rest kept
         assert held.observed() == 30 and held.xids[-1] == "dbexp_h29"
-        if server.flavor.name == "postgres":  # every snapshot lists them: they hold back the xmin horizon
+        if isinstance(held.part, postgres.Snapshots):  # every snapshot lists them: they hold back the xmin horizon
             n = server.query("SELECT count(*) FROM pg_prepared_xacts")[0][0]
             assert n == 30
     assert held.observed() == 0
@@ -49,11 +49,14 @@ def test_the_view_function_is_timed_where_it_runs(server):
     if uprobe.bpftrace_binary() is None:
         pytest.fail("bpftrace is missing: `make host` installs it")
     path = uprobe.server_binary(server.main_pid(), server.flavor.executables)
-    with uprobe.UprobeTimer(path, server.flavor.snapshot_symbol, pin="0") as timer:
+    with uprobe.UprobeTimer(path, parts.PARTS.of(server.flavor).symbol, pin="0") as timer:
         done = sysbench.run(READERS, server)
     t = timer.result
     reads = done.result.summary()["reads"]
-    assert t.calls + t.switched_calls >= reads * 0.9, (t.calls, reads)  # at least one view per point select
+    calls = t.calls + t.switched_calls
+    # at least one view per point select; at most a few (PostgreSQL takes a snapshot to plan and one to
+    # run a statement, the writer's statements theirs: 2.4 per read in the published runs; MySQL 1.0)
+    assert reads * 0.9 <= calls <= reads * 5, (calls, reads)
     assert 0 <= t.switched_share < 0.5  # a call rarely spans a context switch
     assert 50 < t.mean_ns < 1_000_000
     assert sum(n for _, _, n in t.hist) == t.calls
@@ -69,12 +72,13 @@ def test_the_server_side_loop_builds_a_view_per_read(server):
     try:
         server_loop.install(conn, "sbtest1", READERS.table_size)
         path = uprobe.server_binary(server.main_pid(), server.flavor.executables)
-        with uprobe.UprobeTimer(path, server.flavor.snapshot_symbol, pin="0") as timer:
+        with uprobe.UprobeTimer(path, parts.PARTS.of(server.flavor).symbol, pin="0") as timer:
             reads, seconds = server_loop.timed_reads(conn, 200, 0.5)
     finally:
         conn.close()
     assert reads >= 200 and reads % 200 == 0 and seconds >= 0.5
-    assert timer.result.calls + timer.result.switched_calls >= reads
+    # one view per read of the procedure, and none for its other statements (nothing else runs)
+    assert reads <= timer.result.calls + timer.result.switched_calls <= reads * 1.5
 
 
 def test_a_missing_symbol_says_which():

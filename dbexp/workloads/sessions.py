@@ -14,6 +14,7 @@ import contextlib
 from dataclasses import dataclass, field
 
 from dbexp.errors import DbexpError, choices
+from dbexp.waits import poll
 
 MODES = ("active", "idle")
 TABLE = "holders"
@@ -87,11 +88,7 @@ class HeldSessions:
             with contextlib.suppress(Exception):
                 conn.close()
         self.n = n
-        import time
-
-        deadline = time.monotonic() + settle_s
-        while observe(self.server)["sessions"] > n + 1 and time.monotonic() < deadline:  # + the observer's own
-            time.sleep(0.1)
+        poll(lambda: observe(self.server)["sessions"] <= n + 1, settle_s)  # + the observer's own
         return self
 
     def close(self) -> None:
@@ -112,15 +109,14 @@ class HeldSessions:
         """What the server itself sees: open transactions with a write, and sessions. InnoDB
         refreshes information_schema.innodb_trx at most every 0.1 s, so this polls briefly until
         the holders show up."""
-        import time
+        seen: dict[str, int] = {}
 
-        deadline = time.monotonic() + settle_s
-        while True:
-            seen = observe(self.server)
-            enough = seen["open_write_trx"] >= (self.n if self.mode == "active" else 0)
-            if enough or time.monotonic() > deadline:
-                return seen
-            time.sleep(0.15)
+        def enough() -> bool:
+            seen.update(observe(self.server))
+            return seen["open_write_trx"] >= (self.n if self.mode == "active" else 0)
+
+        poll(enough, settle_s, 0.15)
+        return seen
 
 
 def _allow_files(n: int) -> None:
@@ -143,24 +139,11 @@ def observe(server) -> dict[str, int]:
 
 class HolderPool:
     """The held sessions of one server, kept open across consecutive points with the same number and
-    mode, and its prepared transactions (dbexp.workloads.prepared), resized in place."""
+    mode (idle ones resized in place)."""
 
     def __init__(self, server):
         self.server = server
         self.held: HeldSessions | None = None
-        self.prepared = None
-
-    def hold_prepared(self, n: int):
-        from dbexp.workloads.prepared import PreparedHolders
-
-        if self.prepared is None:
-            if not n:
-                return None
-            self.prepared = PreparedHolders(self.server)
-        return self.prepared.resize(n)
-
-    def prepared_count(self) -> int:
-        return self.prepared.observed() if self.prepared is not None else 0
 
     def hold(self, h: int, mode: str) -> HeldSessions:
         if self.held is not None and self.held.mode == mode == "idle" and self.held.n != h:
@@ -171,14 +154,9 @@ class HolderPool:
         return self.held
 
     def close(self) -> None:
-        try:
-            if self.prepared is not None:
-                self.prepared.close()
-                self.prepared = None
-        finally:
-            if self.held is not None:
-                self.held.close()
-                self.held = None
+        if self.held is not None:
+            self.held.close()
+            self.held = None
 
     def __enter__(self) -> "HolderPool":
         return self

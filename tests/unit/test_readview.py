@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dbexp.experiments import readview
+from dbexp.chapters import readview
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,3 +34,58 @@ def test_published_readview_slopes_have_numbers():
     for sl in (readview.view_slopes(rv), readview.cpu_slopes(rv)):
         assert len(sl) >= 2 and sl["slope"].notna().all()
         assert (sl["low"] <= sl["slope"]).all() and (sl["slope"] <= sl["high"]).all()
+
+
+def test_each_engine_part_knows_what_its_views_copy_and_how_it_holds_transactions():
+    from dbexp.chapters.readview import innodb, mariadb, parts, postgres
+
+    my, maria = parts.of_spec("mysql:8.0@offline"), parts.of_spec("mariadb:10.11@offline")
+    pg12, pg14 = parts.of_spec("postgres:12@offline"), parts.of_spec("postgres:14@offline")
+    assert type(my) is innodb.Views and type(maria) is mariadb.Views and type(pg12) is postgres.Snapshots
+    assert my.symbol == "_ZN4MVCC9view_openERP8ReadViewP5trx_t" and maria.symbol is None
+    assert my.registry_shrinks and not maria.registry_shrinks and pg12.registry_shrinks
+    assert (my.bytes_per_holder, maria.bytes_per_holder, pg12.bytes_per_holder, pg14.bytes_per_holder) == (8, 8, 12, 4)
+    assert (pg12.family, pg14.family) == postgres.Snapshots.FAMILIES
+    assert parts.of_run("postgres", "18.4").family == postgres.Snapshots.FROM_14
+    assert my.settings(100) == {"performance-schema-instrument": "wait/synch/mutex/innodb/trx_sys%=ON"}
+    assert maria.settings(100) == {**my.settings(100), "performance_schema": "ON"}
+    assert pg12.settings(100) == {"max_prepared_transactions": "110"}
+    assert my.double_latch and not pg12.double_latch and pg12.idle_sessions and not my.idle_sessions
+    assert my.latch_counters is not None and pg12.latch_counters is None
+
+
+def test_the_findings_template_states_each_kind_of_slope(monkeypatch):
+    """Resolved, unresolved and single-repeat slopes, and reads/s at the largest H, in the page's words."""
+    import pandas as pd
+
+    from dbexp.chapters.readview import analysis
+
+    nan = float("nan")
+    view = pd.DataFrame([
+        {"server": "a 1", "holding": "prepared", "slope": 15.0, "low": 3.0, "high": 27.0, "predicted": 0.3},
+        {"server": "b 2", "holding": "prepared", "slope": 0.5, "low": -0.25, "high": 1.25, "predicted": 0.3},
+        {"server": "c 3", "holding": "prepared", "slope": -0.5, "low": nan, "high": nan, "predicted": 0.3}])
+    cpu = view.drop(columns="predicted").assign(high=[27.0, 12.5, nan])
+    top = pd.DataFrame([{"server": "a 1", "holders": 10000, "relative": 0.5, "low": 0.4, "high": 0.625}])
+    monkeypatch.setattr(analysis, "prepared_slopes", lambda res: [("view", view), ("cpu", cpu)])
+    monkeypatch.setattr(analysis, "relative_at_top", lambda res: top)
+    assert readview.findings(None) == (
+        "Timed at the view, a cost per view and open transaction is resolved for a 1: +15 ns [+3, +27] "
+        "(predicted copy 0.30 ns). Timed at the view, no cost is resolved for b 2 (at most 1.25 ns) per view and "
+        "open transaction. Timed at the view: c 3 -0.50 ns per view and open transaction, from one repeat (no "
+        "interval). In server CPU per read, a cost per read and open transaction is resolved for a 1: +15 ns "
+        "[+3, +27]. In server CPU per read, no cost is resolved for b 2 (at most 12 ns) per read and open "
+        "transaction. In server CPU per read: c 3 -0.50 ns per read and open transaction, from one repeat (no "
+        "interval). Reads per second at H = 10,000 relative to H = 0: a 1 0.50 [0.40, 0.62].")
+    monkeypatch.setattr(analysis, "prepared_slopes", lambda res: [])
+    monkeypatch.setattr(analysis, "relative_at_top", lambda res: top.iloc[:0])
+    assert readview.findings(None) == "This run has too few H values to fit a slope."
+
+
+def test_published_page_sentences():
+    rv = readview.CHAPTER.run("default", run=False, root=REPO)
+    assert readview.loop_sentence(rv).startswith("The loop's cost is not the same for every holder: mariadb 10.11.19: "
+                                                 "53 ns per holder at H = 1,000, 205 at H = 10,000,")
+    assert readview.sessions_sentence(rv).startswith("Per snapshot, postgres 12.22: +0.73 ns [+0.33, +1.12] per idle "
+                                                     "session, +1.70 ns [+1.66, +1.74] per prepared transaction;")
+    assert readview.statement_sentence(rv) == "No server's CPU per statement stands out here."

@@ -67,7 +67,7 @@ def test_a_chapter_that_cannot_probe_leaves_its_probe_points_out_and_says_why(ch
 
     from dbexp.experiments.chapter import Cpus
 
-    mod = importlib.import_module(f"dbexp.experiments.{chapter}")
+    mod = importlib.import_module(f"dbexp.chapters.{chapter}")
     monkeypatch.setattr(tracing, "unavailable", lambda: "probes need root: run as root or with password-less sudo")
     sc = mod.CHAPTER.scale("default")
     points = [p for part in mod.CHAPTER.design(sc, Cpus()) for p in part.points]
@@ -84,7 +84,7 @@ def test_readview_reads_results_without_probe_runs():
     """A page measured where probes could not work still analyses and states its claims."""
     from dataclasses import replace
 
-    from dbexp.experiments import readview as rv
+    from dbexp.chapters import readview as rv
 
     res = rv.run("default", run=False)
     keep = ~(res.wide["probe"].astype(bool) & res.wide["flavor"].isin(["mysql", "postgres"]))

@@ -2,24 +2,23 @@
 
 A session holding an open write transaction costs a connection (and, on PostgreSQL, a
 process), which caps how many a lab can hold at about a thousand. A *prepared*
-transaction (MySQL and MariaDB ``XA PREPARE``, PostgreSQL ``PREPARE TRANSACTION``)
-stays open after its session has gone, and every snapshot still lists it: it is in
-InnoDB's list of read-write transactions copied into each ReadView, and in
-PostgreSQL's proc array (as a dummy process) scanned by every ``GetSnapshotData``.
-So H can reach ten thousand and more with no session at all, and the per-session
-cost (PostgreSQL before 14) is kept apart from the per-transaction one.
+transaction (MySQL and MariaDB ``XA PREPARE``, PostgreSQL ``PREPARE TRANSACTION``: the
+engine parts' SQL) stays open after its session has gone, and every snapshot still lists it.
 
 Each holder inserts its own row into ``prepared_holders`` (no two touch one row, so
 nobody waits on a lock). The set is resized in place: growing prepares the missing
-ones, shrinking rolls back the newest.
+ones, shrinking rolls back the newest. :class:`Holdings` keeps them beside the idle sessions
+of dbexp.workloads.sessions, across the points of one server.
 """
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 
+from dbexp.chapters.readview.parts import PARTS
 from dbexp.errors import DbexpError
+from dbexp.waits import poll
+from dbexp.workloads.sessions import HolderPool
 
 TABLE = "prepared_holders"
 PREFIX = "dbexp_h"
@@ -28,6 +27,7 @@ PREFIX = "dbexp_h"
 class PreparedHolders:
     def __init__(self, server, database: str = "sbtest", workers: int = 4):
         self.server = server
+        self.part = PARTS.of(server.flavor)
         self.database = database
         self.workers = workers  # parallel connections where each needs its own (one CPU of server work)
         self.xids: list[str] = []
@@ -49,7 +49,7 @@ class PreparedHolders:
 
     def _prepare(self, conn, i: int) -> str:
         xid = f"{PREFIX}{i}"
-        self.server.flavor.prepare_transaction(conn, xid, f"INSERT INTO {TABLE} (id, v) VALUES ({i}, 0)")
+        self.part.prepare(conn, xid, f"INSERT INTO {TABLE} (id, v) VALUES ({i}, 0)")
         return xid
 
     def _prepare_one_session(self, i: int) -> str:
@@ -63,13 +63,12 @@ class PreparedHolders:
         """Hold exactly ``n`` prepared transactions; the server must list them all."""
         if n < 0:
             raise DbexpError(f"bad number of prepared transactions {n!r}: expected 0 or more")
-        flavor = self.server.flavor
         if n > self.n:
             self._ensure_table()
             ids = list(range(self._next, self._next + n - self.n))
             self._next += len(ids)
             try:
-                if flavor.prepared_one_per_session:
+                if self.part.prepared_one_per_session:
                     with ThreadPoolExecutor(self.workers) as pool:
                         self.xids += list(pool.map(self._prepare_one_session, ids))
                 else:
@@ -86,7 +85,7 @@ class PreparedHolders:
             conn = self.server.connect(self.database)
             try:
                 while self.n > n:
-                    flavor.rollback_prepared(conn, self.xids[-1])
+                    self.part.rollback_prepared(conn, self.xids[-1])
                     self.xids.pop()
             finally:
                 conn.close()
@@ -96,18 +95,25 @@ class PreparedHolders:
                              f"the server lists {seen}")
         return self
 
+    def listed(self) -> int:
+        """How many of ours the server lists now."""
+        conn = self.server.connect(self.database)
+        try:
+            return sum(1 for x in self.part.prepared_xids(conn) if x.startswith(PREFIX))
+        finally:
+            conn.close()
+
     def observed(self, settle_s: float = 5.0) -> int:
-        """How many of ours the server lists (a disconnecting XA session may take a moment)."""
-        deadline = time.monotonic() + settle_s
-        while True:
-            conn = self.server.connect(self.database)
-            try:
-                seen = sum(1 for x in self.server.flavor.prepared_xids(conn) if x.startswith(PREFIX))
-            finally:
-                conn.close()
-            if seen == self.n or time.monotonic() > deadline:
-                return seen
-            time.sleep(0.1)
+        """How many of ours the server lists, once it lists all (a disconnecting XA session may take a
+        moment) or ``settle_s`` has passed."""
+        seen = [0]
+
+        def all_listed() -> bool:
+            seen[0] = self.listed()
+            return seen[0] == self.n
+
+        poll(all_listed, settle_s)
+        return seen[0]
 
     def close(self) -> None:
         """Roll every one back (a server stopped with prepared transactions keeps them)."""
@@ -119,3 +125,30 @@ class PreparedHolders:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class Holdings(HolderPool):
+    """A server's idle sessions (dbexp.workloads.sessions.HolderPool) and its prepared transactions,
+    each resized in place across consecutive points."""
+
+    def __init__(self, server):
+        super().__init__(server)
+        self.prepared: PreparedHolders | None = None
+
+    def hold_prepared(self, n: int) -> PreparedHolders | None:
+        if self.prepared is None:
+            if not n:
+                return None
+            self.prepared = PreparedHolders(self.server)
+        return self.prepared.resize(n)
+
+    def prepared_count(self) -> int:
+        return self.prepared.observed() if self.prepared is not None else 0
+
+    def close(self) -> None:
+        try:
+            if self.prepared is not None:
+                self.prepared.close()
+                self.prepared = None
+        finally:
+            super().close()

@@ -1,0 +1,266 @@
+"""The readview chapter's analysis: slopes per open transaction (at the view, in the server-side loop,
+in server CPU per read), throughput against H, the probe's cost and the double latch's counts, as
+tables of numbers (the page's sentences are rendered from them by dbexp.chapters.readview.sentences).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dbexp.catalog import versions
+from dbexp.chapters.readview import parts
+from dbexp.chapters.readview.points import LATCH_STMTS
+from dbexp.experiments import stats
+from dbexp.experiments.chapter import Results
+
+
+def tidy(res: Results) -> pd.DataFrame:
+    """One row per run, with each run's engine labels (``family``, ``panel``) and the bytes each
+    holder adds to a view's copy, from the engine part of its flavor and version."""
+    w = res.wide.copy()
+    for col in ("holders", "readers", "trx_stmts"):
+        w[col] = w[col].astype(int)
+    w["probe"] = w["probe"].astype(bool)
+    w["cpu_per_read_us"] = w["server_cpu_s"] / w["reads"] * 1e6
+    w["reads_per_s"] = w["reads"] / w["total_time_s"]
+    w["major"] = w["version"].map(versions.major).astype(float)
+    part = [parts.of_run(f, v) for f, v in zip(w["flavor"], w["version"])]
+    w["family"] = [p.family for p in part]
+    w["panel"] = [p.panel for p in part]
+    w["bytes_per_holder"] = [p.bytes_per_holder for p in part]
+    return w
+
+
+def throughput(res: Results) -> pd.DataFrame:
+    """The autocommit readers' runs without a probe."""
+    w = tidy(res)
+    return w[~w["probe"] & (w["trx_stmts"] == 0)]
+
+
+def by_h(res: Results, value: str, probe: bool = False) -> pd.DataFrame:
+    """Median over repeats of ``value`` per server, holding and H (autocommit readers), for charts:
+    ``series`` names the server and, for idle sessions, says so; H = 0 starts both holdings' lines;
+    ``engine`` puts MySQL and MariaDB apart from PostgreSQL (a panel each)."""
+    w = tidy(res)
+    w = w[(w["probe"] == probe) & (w["trx_stmts"] == 0)]
+    if w.empty or value not in w:
+        return pd.DataFrame()
+    w = w[w[value].notna()]  # a probe run times the view, or (no symbol) the loop's reads: not both
+    modes = w.groupby("series_name")["mode"].agg(set)  # the holdings each server was measured with
+    rows = []
+    for (name, panel, mode, h), g in w.groupby(["series_name", "panel", "mode", "holders"]):
+        for m in ([m for m in ("prepared", "idle") if m in modes[name]] if mode == "none" else [mode]):
+            rows.append({"server": name, "holding": m, "holders": h, value: g[value].median(),
+                         "series": name + (" (idle sessions)" if m == "idle" else ""), "engine": panel})
+    return pd.DataFrame(rows)
+
+
+def _fit_rows(w: pd.DataFrame, value: str, scale: float) -> list[dict]:
+    rows = []
+    for (name, flavor, family, mode), g in w.groupby(["series_name", "flavor", "family", "mode"]):
+        if mode == "none":
+            continue
+        base = w[(w["series_name"] == name) & (w["mode"] == "none")]
+        fit = pd.concat([g, base])  # H = 0 (none held) is the shared start of both holdings
+        fit = fit[fit[value].notna()]
+        if fit["holders"].nunique() < 2:
+            continue
+        s, lo, hi = stats.slope_ci(fit["holders"], fit[value] * scale, fit["repeat"])
+        rows.append({"server": name, "flavor": flavor, "family": family, "holding": mode,
+                     "H": f"{fit['holders'].min()} to {fit['holders'].max()}", "slope": s, "low": lo, "high": hi,
+                     "at H=0": fit[fit["holders"] == 0][value].median() * scale, "runs": len(fit)})
+    return rows
+
+
+def cpu_slopes(res: Results) -> pd.DataFrame:
+    """Server CPU per read against H, in ns per prepared transaction (or idle session): per-repeat
+    least-squares slopes over every H, a t interval over the repeats."""
+    return pd.DataFrame(_fit_rows(throughput(res), "cpu_per_read_us", 1000.0))
+
+
+def view_slopes(res: Results) -> pd.DataFrame:
+    """Time per call of the view-building function against H, in ns per prepared transaction (or
+    idle session), from the probe runs; with the predicted copy cost per holder (bytes per holder
+    times this host's measured copy time per byte)."""
+    w = tidy(res)
+    w = w[w["probe"] & (w["trx_stmts"] == 0)]
+    if w.empty or "view_ns_mean" not in w:
+        return pd.DataFrame()
+    out = pd.DataFrame(_fit_rows(w, "view_ns_mean", 1.0))
+    if out.empty:
+        return out
+    copy = w.groupby("series_name")["copy_ns_per_byte"].median()
+    out["bytes per holder"] = out["server"].map(w.groupby("series_name")["bytes_per_holder"].first())
+    out["predicted"] = out["bytes per holder"] * out["server"].map(copy)
+    calls = w.assign(per_read=w["view_calls"] / w["reads"]).groupby("series_name")["per_read"].median()
+    out["calls per read"] = out["server"].map(calls)
+    if "view_switched_share" in w:
+        out["switched out"] = out["server"].map(w.groupby("series_name")["view_switched_share"].median())
+    return out
+
+
+def loop_slopes(res: Results) -> pd.DataFrame:
+    """Where no function is exported to time (MariaDB): time per read in the server-side loop against
+    H, in ns per read and prepared transaction; per-repeat slopes, a t interval over the repeats."""
+    w = tidy(res)
+    if "loop_ns_per_read" not in w:
+        return pd.DataFrame()
+    w = w[w["probe"] & (w["trx_stmts"] == 0) & w["loop_ns_per_read"].notna()]
+    return pd.DataFrame(_fit_rows(w, "loop_ns_per_read", 1.0)) if len(w) else pd.DataFrame()
+
+
+def loop_by_h(res: Results) -> pd.DataFrame:
+    """The server-side loop per server and H: time per read (median over repeats, the first and the
+    last repeat beside it, since a server of its own runs each H's repeats one after the other), what
+    each holder adds over H = 0, and the readers' throughput in the same block."""
+    w = tidy(res)
+    if "loop_ns_per_read" not in w:
+        return pd.DataFrame()
+    loop = w[w["probe"] & w["loop_ns_per_read"].notna()]
+    reads = throughput(res).groupby(["series_name", "holders"])["reads_per_s"].median()
+    rows = []
+    for name, g in loop.groupby("series_name"):
+        base = g[g["holders"] == 0]["loop_ns_per_read"].median()
+        for h, gh in g.groupby("holders"):
+            gh = gh.sort_values("repeat")
+            med = gh["loop_ns_per_read"].median()
+            rows.append({"server": name, "holders": int(h), "us_per_read": med / 1000,
+                         "first_us": gh["loop_ns_per_read"].iloc[0] / 1000,
+                         "last_us": gh["loop_ns_per_read"].iloc[-1] / 1000,
+                         "ns_per_holder": (med - base) / h if h else float("nan"),
+                         "reads_per_s": reads.get((name, h), float("nan")), "repeats": len(gh)})
+    return pd.DataFrame(rows)
+
+
+def loop_steps(res: Results) -> pd.DataFrame | None:
+    """Per server, the loop's cost per holder at its two largest H above 0 (the step from none to one
+    open is its own), with the first and last repeat's time per read and the readers' reads/s at the
+    largest; None where no loop ran."""
+    t = loop_by_h(res)
+    if t.empty:
+        return None
+    rows = []
+    for name, g in t.groupby("server"):
+        g = g[g["holders"] > 0].sort_values("holders")
+        if len(g) < 2:
+            continue
+        lo, hi = g.iloc[-2], g.iloc[-1]
+        rows.append({"server": name, "lo_holders": lo["holders"], "lo_ns_per_holder": lo["ns_per_holder"],
+                     "hi_holders": hi["holders"], "hi_ns_per_holder": hi["ns_per_holder"],
+                     "first_us": hi["first_us"], "last_us": hi["last_us"], "reads_per_s": hi["reads_per_s"]})
+    return pd.DataFrame(rows)
+
+
+def probe_cost(res: Results) -> pd.DataFrame:
+    """What timing each call costs: QPS of the probe run over the throughput run of the same block
+    and repeat (measured next to each other), per server, over every H and holding."""
+    w = tidy(res)
+    w = w[w["trx_stmts"] == 0]
+    rows = []
+    for name, g in w.groupby("series_name"):
+        key = ["sweep_id", "repeat", "holders", "mode"]
+        a = g[g["probe"]].set_index(key)["qps"].dropna()  # the server-side loop runs no sysbench
+        b = g[~g["probe"]].set_index(key)["qps"]
+        if a.empty:
+            continue
+        r, lo, hi, n = stats.pair_ratio_by(a, b)
+        rows.append({"server": name, "pairs": n, "QPS probed / not": r, "low": lo, "high": hi})
+    return pd.DataFrame(rows)
+
+
+def relative_qps(res: Results) -> pd.DataFrame:
+    """Reads per second at each H over H = 0: a ratio of geometric means over the repeats with a Welch
+    interval (the blocks of one repeat run in a random order, MariaDB's on servers of their own, so an
+    H and H = 0 are not adjacent runs, and nothing pairs them)."""
+    w = throughput(res)
+    rows = []
+    for name, g in w.groupby("series_name"):
+        base = g[g["holders"] == 0]["reads_per_s"]
+        for (h, mode), gh in g[g["holders"] > 0].groupby(["holders", "mode"]):
+            r, lo, hi = stats.unpaired_ratio_ci(gh["reads_per_s"], base)
+            rows.append({"server": name, "flavor": g["flavor"].iloc[0], "holders": h, "holding": mode,
+                         "relative": r, "low": lo, "high": hi})
+        rows.append({"server": name, "flavor": g["flavor"].iloc[0], "holders": 0, "holding": "prepared",
+                     "relative": 1.0, "low": 1.0, "high": 1.0})
+    return pd.DataFrame(rows)
+
+
+def latch(res: Results) -> pd.DataFrame:
+    """trx-sys mutex acquisitions per read statement (performance_schema deltas over the run, the
+    writer's statements counted with them), autocommit readers against READ COMMITTED transactions of
+    LATCH_STMTS selects, at the smallest and largest H: medians, and the ratio of the two with a pair
+    interval (both ran in one block of one repeat)."""
+    w = tidy(res)
+    w = w[~w["probe"]].set_index("run_id")
+    c = res.counters
+    if c.empty:
+        return pd.DataFrame()
+    c = c[(c["source"] == "perf_schema") & c["name"].str.endswith(".count") & c["run_id"].isin(w.index)]
+    per_run = c.groupby("run_id")["delta"].sum()
+    w = w.loc[per_run.index]
+    w = w.assign(acq=per_run / w["reads"])
+    rows = []
+    for (name, family, h), g in w.groupby(["series_name", "family", "holders"]):
+        if not (g["trx_stmts"] > 0).any():
+            continue
+        auto = g[g["trx_stmts"] == 0].set_index(["sweep_id", "repeat"])["acq"]
+        multi = g[g["trx_stmts"] > 0].set_index(["sweep_id", "repeat"])["acq"]
+        r, lo, hi, n = stats.pair_ratio_by(multi, auto)
+        rows.append({"server": name, "holders": h, "autocommit": auto.median(),
+                     f"{LATCH_STMTS} per transaction": multi.median(), "ratio": r, "low": lo, "high": hi,
+                     "pairs": n, "family": family})
+    return pd.DataFrame(rows)
+
+
+def sessions_against_transactions(res: Results) -> list[dict]:
+    """Per server measured with idle sessions (PostgreSQL), its view slope per idle session and per
+    prepared transaction (slope, low, high each): before 14 both should cost, from 14 on only
+    transactions."""
+    vs = view_slopes(res)
+    if vs.empty or not (vs["holding"] == "idle").any():
+        return []
+    out = []
+    for name, g in vs.groupby("server", sort=False):
+        by = {r["holding"]: r for _, r in g.iterrows()}
+        if {"idle", "prepared"} <= set(by):
+            out.append({"server": name, "idle": by["idle"], "prepared": by["prepared"]})
+    return out
+
+
+def statement_costs(res: Results) -> pd.DataFrame:
+    """At H = 0 (throughput runs): reads and writer commits per second and the server's CPU per
+    statement (reads and commits together), per server: what the writer's commits cost each engine."""
+    w = throughput(res)
+    w = w[w["holders"] == 0].assign(writes_per_s=lambda d: d["writes"] / d["total_time_s"],
+                                    cpu_per_stmt_us=lambda d: d["server_cpu_s"] / (d["reads"] + d["writes"]) * 1e6)
+    return (w.groupby("series_name")[["reads_per_s", "writes_per_s", "cpu_per_stmt_us", "cpu_per_read_us"]]
+            .median().reset_index().rename(columns={"series_name": "server"}))
+
+
+def costly_statements(res: Results, factor: float = 2.0) -> pd.DataFrame | None:
+    """Servers whose CPU per statement at H = 0 is more than ``factor`` times the other servers' median
+    (``others``, ``times``); None with fewer than two servers."""
+    st = statement_costs(res)
+    if len(st) < 2:
+        return None
+    others = pd.Series([st[st["server"] != s]["cpu_per_stmt_us"].median() for s in st["server"]], index=st.index)
+    return st.assign(others=others, times=st["cpu_per_stmt_us"] / others)[st["cpu_per_stmt_us"] > factor * others]
+
+
+def prepared_slopes(res: Results) -> list[tuple[str, pd.DataFrame]]:
+    """The slopes per prepared transaction the findings state, by where they were measured: 'view'
+    (timed), 'loop' (the server-side loop), 'cpu' (server CPU per read); a table left out where empty."""
+    out = []
+    for kind, table in (("view", view_slopes(res)), ("loop", loop_slopes(res)), ("cpu", cpu_slopes(res))):
+        if not table.empty:
+            out.append((kind, table[table["holding"] == "prepared"]))
+    return out
+
+
+def relative_at_top(res: Results) -> pd.DataFrame:
+    """Reads per second relative to H = 0 at the largest H (prepared), lowest first."""
+    rel = relative_qps(res)
+    if rel.empty:
+        return rel
+    top = rel[(rel["holding"] == "prepared") & (rel["holders"] == rel["holders"].max())]
+    return top.sort_values("relative")

@@ -1,0 +1,152 @@
+"""The readview chapter's design and measurement: H prepared transactions (or idle sessions) held,
+R READ COMMITTED readers and one committing writer measured, the view-building function timed in
+probe runs (or, where none is exported, the server-side loop), the double latch counted.
+
+The runs of one H form a block (its throughput, probe, idle-session and double-latch runs); the
+blocks are walked in a new random order every repeat. A server whose transaction registry keeps its
+peak size gets a server of its own per H.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from dbexp.chapters.readview import parts, server_loop
+from dbexp.chapters.readview.claims import claims
+from dbexp.chapters.readview.parts import PARTS
+from dbexp.chapters.readview.points import DEFAULT_SERVERS, LATCH_STMTS, ReadViewPoint, Scale, server_config
+from dbexp.chapters.readview.prepared import Holdings
+from dbexp.chapters.readview.sentences import findings
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
+from dbexp.experiments.measure import Measured, measure
+from dbexp.experiments.sweep import Point
+from dbexp.metrics import tracing
+from dbexp.metrics.uprobe import UprobeTimer, server_binary
+from dbexp.workloads.sysbench import Workload
+
+
+class ReadView(Chapter):
+    name = "readview"
+    Scale = Scale
+    scales = {
+        "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (0, 100), (100,), 2, 1, 2, warmup_s=1),
+        "default": Scale(DEFAULT_SERVERS, (0, 1, 1000, 10000), (1, 1000), 2, 4, 2),
+        "full": Scale(DEFAULT_SERVERS, (0, 1, 100, 1000, 10000, 30000), (1, 100, 1000), 2, 6, 10, 100000,
+                      warmup_s=20),
+    }
+    knob_help = {
+        "servers": 'the servers, e.g. ["mysql:8.0", "postgres:17"]',
+        "holders": "the H values (prepared transactions), e.g. [0, 1, 1000, 10000]",
+        "idle": "the H values that PostgreSQL also measures with idle sessions",
+        "readers": "the reader threads (a writer runs beside them)",
+        "repeats": "the repeats",
+        "duration_s": "the seconds of each run",
+        "table_size": "the rows of the readers' table",
+        "warmup_s": "the seconds of unrecorded reads after each server's load",
+    }
+    engines = PARTS
+    # Blocks of one H (its throughput, probe and idle runs together, so prepared transactions are made
+    # once per block) in a new random order every repeat: a drift within a repeat then tilts no slope
+    # the same way twice. Inside a block the runs go forward in even repeats and backward in odd ones.
+    order = "shuffled"
+    add_official = True
+
+    probes_skipped: str | None = None  # why this process could not probe (the probe points were left out)
+
+    def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
+        out = []
+        ends = {min(sc.holders), max(sc.holders)}
+        timed = any(parts.of_spec(spec).symbol for spec in sc.servers)
+        self.probes_skipped = tracing.unavailable() if timed else None
+        for spec in sc.servers:
+            part = parts.of_spec(spec)
+            cfg = server_config(spec, sc, cpus.server)
+
+            def point(h: int, mode: str, stmts: int = 0, probe: bool = False) -> Point:
+                opts = (("isolation", "rc"), ("point-selects", "1"), ("trx-stmts", str(stmts)), ("writer", "on"))
+                wl = Workload("point_select_isolation", sc.readers + 1, sc.duration_s, 1, sc.table_size,
+                              cpuset=cpus.client, options=opts)
+                # where a snapshot's cost follows the largest H the server has held, each H gets a
+                # server of its own (its repeats then run together), else one server walks every H
+                group = f"readview {spec}" + ("" if part.registry_shrinks else f" H={h}")
+                return Point(cfg, ReadViewPoint(h, mode if h else "none", sc.readers, stmts, probe), wl,
+                             group=group, block=f"H={h}")
+
+            # a probe run times the snapshot function with bpftrace (MariaDB's is the server-side loop)
+            probes = (False,) if part.symbol and self.probes_skipped else (False, True)
+            for h in sorted(sc.holders):
+                out += [point(h, "prepared", probe=p) for p in probes]
+                if part.idle_sessions and h in sc.idle and h:
+                    out += [point(h, "idle", probe=p) for p in probes]
+                if part.double_latch and h in ends:
+                    out.append(point(h, "prepared", LATCH_STMTS))
+        return [Part(out, sc.repeats)]
+
+    def session(self, server) -> Holdings:
+        return Holdings(server)
+
+    def measure(self, server, point: Point, pool: Holdings) -> Measured:
+        """Hold the point's prepared transactions or idle sessions (resizing what is held), check
+        that the server lists them, then measure the readers, with the snapshot function timed in a
+        probe run. No per-second SHOW GLOBAL STATUS: its cost grows with the number of connections."""
+        p: ReadViewPoint = point.params
+        pool.hold_prepared(p.holders if p.mode == "prepared" else 0)
+        held = pool.hold(p.holders if p.mode == "idle" else 0, "idle")
+        seen = held.observed()
+        if p.mode == "idle" and seen["sessions"] < p.holders:
+            raise RuntimeError(f"asked for {p.holders} idle sessions, the server sees {seen['sessions']}")
+        part = PARTS.of(server.flavor)
+        extra = {"perf_schema": part.latch_counters} if part.latch_counters else None
+        if p.probe and not part.symbol:
+            got = server_loop.measure_loop(server, point)
+        elif p.probe:
+            path = server_binary(server.main_pid(), server.flavor.executables)
+            with UprobeTimer(path, part.symbol, pin=point.workload.cpuset) as timer:
+                got = measure(server, point.workload, extra_counters=extra, sql_series=False)
+            t = timer.result
+            m = got.measurements
+            m["view_calls"] = (float(t.calls + t.switched_calls), "count")
+            m["view_switched_share"] = (t.switched_share, "ratio")  # set aside: switched out mid-call
+            m["view_ns_mean"] = (t.mean_ns, "ns")
+            m["view_ns_p50"] = (t.quantile_ns(0.5), "ns")
+            m["view_ns_p90"] = (t.quantile_ns(0.9), "ns")
+            m["probe_stop_s"] = (timer.stop_s, "s")  # SIGINT to bpftrace's exit: detaching its probes
+        else:
+            got = measure(server, point.workload, extra_counters=extra, sql_series=False)
+        got.measurements["observed_prepared"] = (float(pool.prepared_count()), "count")
+        got.measurements["observed_sessions"] = (float(seen["sessions"]), "count")
+        got.measurements["copy_ns_per_byte"] = (copy_ns_per_byte(max(8 * p.holders, 4096)), "ns")
+        return got
+
+    def claims(self, res: Results) -> pd.DataFrame:
+        return claims(res)
+
+    def findings(self, res: Results) -> str:
+        return findings(res)
+
+    def notes(self, res: Results) -> list[str]:
+        return [probe_note()]
+
+
+CHAPTER = ReadView()
+
+
+def probe_note() -> str:
+    """Why this process measured no probe runs, as a sentence for the page, or ''."""
+    return tracing.skip_note(CHAPTER.probes_skipped)
+
+
+def copy_ns_per_byte(nbytes: int, repeats: int = 200) -> float:
+    """This host's time to copy ``nbytes`` (a view's worth of ids) once, per byte: the best of
+    ``repeats`` copies, on the harness's CPU (the prediction's memory speed, measured, not assumed)."""
+    src = np.ones(nbytes, dtype=np.uint8)
+    dst = np.empty_like(src)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter_ns()
+        np.copyto(dst, src)
+        best = min(best, time.perf_counter_ns() - t0)
+    return best / nbytes

@@ -1,0 +1,49 @@
+"""The readview chapter's PostgreSQL part: GetSnapshotData, PREPARE TRANSACTION, and what a snapshot
+copies per holder before and from version 14."""
+
+from __future__ import annotations
+
+from dbexp.catalog import versions
+from dbexp.servers.postgres import Postgres
+from dbexp.servers.sql import query
+
+
+class Snapshots:
+    BEFORE_14, FROM_14 = f"{Postgres.name}<14", f"{Postgres.name}>=14"
+    FAMILIES = (BEFORE_14, FROM_14)
+    panel = "PostgreSQL"
+    symbol: str | None = "GetSnapshotData"  # every snapshot a backend takes (or, 14+, reuses)
+    registry_shrinks = True
+    idle_sessions = True  # before 14 every snapshot walks every backend, an idle one too
+    double_latch = False  # no trx-sys mutex: nothing to count
+    prepared_one_per_session = False  # after PREPARE TRANSACTION the session is free again
+    latch_counters = None  # wait events are a state of each backend, sampled, not cumulative counts
+
+    def __init__(self, flavor):
+        self.flavor = flavor
+        self.major = versions.major(flavor.version)
+
+    @property
+    def family(self) -> str:
+        """The analysis' label: before 14, or 14 and later (a dense array of running xids)."""
+        return self.BEFORE_14 if self.major < 14 else self.FROM_14
+
+    @property
+    def bytes_per_holder(self) -> int:
+        # 14+ copies a TransactionId (4 bytes) from its dense array of running xids; before 14 it reads
+        # each proc's 4-byte xid out of a PGXACT entry of 12 bytes, walking every entry (a prepared
+        # transaction has one, an idle session too)
+        return 12 if self.major < 14 else 4
+
+    def settings(self, holders: int) -> dict[str, str]:
+        return {"max_prepared_transactions": str(holders + 10)}  # 0 by default: none allowed
+
+    def prepare(self, conn, xid: str, statement: str) -> None:
+        for stmt in ("BEGIN", statement, f"PREPARE TRANSACTION '{xid}'"):
+            query(conn, stmt)
+
+    def rollback_prepared(self, conn, xid: str) -> None:
+        query(conn, f"ROLLBACK PREPARED '{xid}'")
+
+    def prepared_xids(self, conn) -> list[str]:
+        return [r[0] for r in query(conn, "SELECT gid FROM pg_prepared_xacts")]

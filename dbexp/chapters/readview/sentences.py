@@ -1,0 +1,45 @@
+"""The readview page's sentences that depend on the results, rendered from the templates in
+notebooks/readview/ with the numbers of dbexp.chapters.readview.analysis."""
+
+from __future__ import annotations
+
+from dbexp.book import prose
+from dbexp.chapters.readview import analysis
+from dbexp.experiments.chapter import Results
+
+
+def _rows(df) -> list[dict]:
+    return [] if df is None else df.to_dict("records")
+
+
+def findings(res: Results) -> str:
+    """The view, loop and CPU slopes per prepared transaction (resolved where the interval lies above
+    zero, else the largest cost the interval allows), and reads/s at the largest H over H = 0."""
+    tables = []
+    for kind, g in analysis.prepared_slopes(res):
+        predicted = "predicted" in g
+        tables.append({"kind": kind,
+                       "up": [{**r, "predicted": r["predicted"] if predicted else None}
+                              for r in _rows(g[g["low"] > 0])],
+                       "flat": _rows(g[g["low"] <= 0]), "single": _rows(g[g["low"].isna()])})
+    top = analysis.relative_at_top(res)
+    said = bool(len(top)) or any(t["up"] or t["flat"] or t["single"] for t in tables)
+    return prose.render("readview", "findings", tables=tables, relative=_rows(top), said=said,
+                        top_holders=int(top["holders"].iloc[0]) if len(top) else 0)
+
+
+def loop_sentence(res: Results) -> str:
+    """Whether the server-side loop's cost per holder is the same at every H."""
+    steps = analysis.loop_steps(res)
+    return prose.render("readview", "loop", ran=steps is not None, steps=_rows(steps))
+
+
+def sessions_sentence(res: Results) -> str:
+    """PostgreSQL: the view's slope per idle session beside its slope per prepared transaction."""
+    return prose.render("readview", "sessions", servers=analysis.sessions_against_transactions(res))
+
+
+def statement_sentence(res: Results) -> str:
+    """Servers whose CPU per statement at H = 0 is more than twice the others' median."""
+    costly = analysis.costly_statements(res)
+    return prose.render("readview", "statement", compared=costly is not None, costly=_rows(costly))
