@@ -86,8 +86,8 @@ def test_chapter_renders_from_published_data(name, tmp_path, monkeypatch):
 
 
 def test_readme_figures_come_from_the_published_data():
+    from dbexp.chapters import calibration
     from dbexp.results.readme import read_block
-    from dbexp.experiments import calibration
 
     if not (REPO / "data" / "calibration").is_dir():
         pytest.skip("no published calibration results yet")

@@ -1,0 +1,145 @@
+"""The chapter's numbers from its tidy runs: the spread of single runs, the A / B ratios measured in
+pairs, the sampler's cost against the server's sessions and the versions against their base."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dbexp.catalog.versions import version_key
+from dbexp.chapters.calibration.parts import PARTS
+from dbexp.experiments import stats
+from dbexp.experiments.chapter import Results
+
+RATIOS = {  # name: (label of A, label of B, what it answers)
+    "harness": ("harness", "hand", "harness (sampling on) / the same sysbench command by hand"),
+    "container": ("container", "bare", "server in a container / same binary as a bare process"),
+    "pinning": ("pinned", "unpinned", "server and client pinned / neither pinned"),
+    "sessions": ("harness", "hand", "harness / by hand, with N idle server sessions (a process each on PostgreSQL)"),
+}
+
+
+def spread_table(res: Results) -> pd.DataFrame:
+    df = res.wide[res.wide["part"] == "spread"]
+    out = stats.spread(df, ["flavor", "version", "script"], "qps")
+    per_op = df.groupby(["flavor", "version", "script"])[["cpu_per_op_us", "cs_per_op", "wkb_per_op",
+                                                          "lat_p95_ms"]].median().reset_index()
+    return out.merge(per_op, on=["flavor", "version", "script"])
+
+
+def _sessions(df: pd.DataFrame) -> pd.Series:
+    """Idle sessions held during each run (0 where the run held none, or predates the column)."""
+    return df["sessions"].fillna(0).astype(int) if "sessions" in df else pd.Series(0, index=df.index)
+
+
+def ratio_table(res: Results, value: str = "qps") -> pd.DataFrame:
+    """Each ratio per server (and per number of held sessions): the geometric mean of its pair
+    ratios (A / B of one repeat, measured next to each other in ABBA order) with a t interval on
+    the log pair ratios, and the effect that interval excludes."""
+    rows = []
+    for part, (a, b, meaning) in RATIOS.items():
+        df = res.wide[res.wide["part"] == part]
+        for (flavor, version, n), g in df.groupby([df["flavor"], df["version"], _sessions(df)]):
+            # a pair: the A and B of one repeat of one sweep (a resumed sweep's runs pair only with each other)
+            qa = g[g["variant"] == a].set_index(["sweep_id", "repeat"])[value]
+            qb = g[g["variant"] == b].set_index(["sweep_id", "repeat"])[value]
+            ratio, lo, hi, pairs = stats.pair_ratio_by(qa, qb)
+            rows.append({"ratio": part, "meaning": meaning, "flavor": flavor, "version": version,
+                         "sessions": n, "pairs": pairs, "median_a": qa.median(), "median_b": qb.median(),
+                         "ratio_qps": ratio, "ci_low": lo, "ci_high": hi,
+                         "half_width_pct": 100 * (hi - lo) / 2 / ratio,
+                         "excluded_pct": 100 * stats.excluded_effect(lo, hi)})
+    return pd.DataFrame(rows)
+
+
+def sampler_cost(res: Results) -> pd.DataFrame:
+    """Part 3: the harness's cost as the server's process count grows: QPS and sysbench's CPU per
+    query, harness / by hand (pair ratios), with the server's threads and the sampler's own CPU."""
+    df = res.wide[res.wide["part"] == "sessions"]
+    if df.empty:
+        return pd.DataFrame()
+    qps = ratio_table(res)
+    cpu = ratio_table(res, "client_cpu_per_op_us")
+    rows = []
+    for n, g in df.groupby(_sessions(df)):
+        q = qps[(qps["ratio"] == "sessions") & (qps["sessions"] == n)].iloc[0]
+        c = cpu[(cpu["ratio"] == "sessions") & (cpu["sessions"] == n)].iloc[0]
+        harness = g[g["variant"] == "harness"]
+        row = {"idle sessions": n, "server": f"{q['flavor']} {q['version']}", "pairs": q["pairs"],
+               "server processes": harness["server_processes"].median() if "server_processes" in harness else None,
+               "QPS harness / hand": q["ratio_qps"], "QPS low": q["ci_low"], "QPS high": q["ci_high"],
+               "sysbench cpu/query harness / hand": c["ratio_qps"], "cpu low": c["ci_low"], "cpu high": c["ci_high"]}
+        if "sampler_cpu_pct" in harness:
+            row["sampler CPU (% of a CPU)"] = harness["sampler_cpu_pct"].median()
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def version_ratio(res: Results, flavor: str, num: str, den: str, script: str = "oltp_point_select",
+                  value: str = "qps") -> tuple[float, float, float]:
+    """Geometric-mean ratio of value, num over den, with a Welch interval on the logs (the versions
+    ran one after the other, not in pairs)."""
+    df = res.wide[(res.wide["part"] == "spread") & (res.wide["flavor"] == flavor) & (res.wide["script"] == script)]
+    major = df["version"].str.split("-").str[0]
+    a = df[major.str.startswith(num)][value]
+    b = df[major.str.startswith(den)][value]
+    return stats.unpaired_ratio_ci(a, b)
+
+
+def relative_versions(res: Results, script: str = "oltp_point_select") -> pd.DataFrame:
+    """Each version's QPS over its flavor's base (the series its part names: 5.7, 12, 10.11) as a
+    ratio of geometric means, with a Welch interval on the logs (versions are not paired)."""
+    df = res.wide[(res.wide["part"] == "spread") & (res.wide["script"] == script)]
+    rows = []
+    for flavor, g in df.groupby("flavor"):
+        versions = sorted(g["version"].unique(), key=version_key)
+        base = next((v for v in versions if v.startswith(PARTS.part_for_name(flavor).base)), versions[0])
+        for v in versions:
+            r, lo, hi = stats.unpaired_ratio_ci(g[g["version"] == v]["qps"], g[g["version"] == base]["qps"])
+            rows.append({"flavor": flavor, "version": v, "base": base, "ratio_qps": r, "ci_low": lo,
+                         "ci_high": hi, "pairs": int((g["version"] == v).sum()),
+                         "label": f"{flavor} {v.split('-')[0]} / {base.split('-')[0]}"})
+    return pd.DataFrame(rows)
+
+
+def server_label(r) -> str:
+    """A ratio row's server as the page names it: flavor, version and the sessions held (if any)."""
+    return f"{r['flavor']} {r['version']}" + (f", {int(r['sessions'])} sessions" if r.get("sessions") else "")
+
+
+def durations(res: Results, spread: bool) -> str:
+    """The seconds of the spread runs (or of the ratios' runs), '4' or '4/6' where they differ."""
+    w = res.wide[(res.wide["part"] == "spread") == spread]
+    return "/".join(f"{d:g}" for d in sorted(w["workload"].map(lambda x: x["duration_s"]).unique()))
+
+
+def setup(res: Results) -> dict:
+    """How the runs were set up, for the page: seconds of a spread run and of a pair's run, client
+    threads, rows of the table, and the first and last run's start and end (UTC)."""
+    w = res.wide
+    seconds = w["workload"].map(lambda x: x["duration_s"])
+    return {"duration_s": float(seconds[w["part"] == "spread"].max()),
+            "ratio_duration_s": float(seconds[w["part"] != "spread"].max()),
+            "threads": int(w["threads"].max()),
+            "table_size": int(w["workload"].map(lambda x: x["table_size"]).max()),
+            "first_run": f"{pd.to_datetime(w['started_at']).min():%Y-%m-%d %H:%M}",
+            "last_run": f"{pd.to_datetime(w['ended_at']).max():%H:%M}"}
+
+
+def spread_numbers(spread: pd.DataFrame) -> dict:
+    """The spread table's CVs the page quotes: point select's median and worst (and its server),
+    read-write's median and worst."""
+    ps = spread[spread["script"] == "oltp_point_select"]
+    rw = spread[spread["script"] == "oltp_read_write"]
+    return {"cv_ps_median": ps["cv"].median(), "cv_ps_max": ps["cv"].max(),
+            "cv_ps_max_server": " ".join(ps.loc[ps["cv"].idxmax(), ["flavor", "version"]]),
+            "cv_rw_median": rw["cv"].median(), "cv_rw_max": rw["cv"].max()}
+
+
+def ratio_numbers(ratios: pd.DataFrame) -> dict:
+    """Each ratio's point and interval, named ``<ratio>_<flavor>[_<sessions>]_ratio`` and ``..._ci``."""
+    out = {}
+    for _, r in ratios.iterrows():
+        key = f"{r['ratio']}_{r['flavor']}" + (f"_{r['sessions']}" if r["sessions"] else "")
+        out[f"{key}_ratio"] = r["ratio_qps"]
+        out[f"{key}_ci"] = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+    return out

@@ -1,0 +1,10 @@
+"""MariaDB's versions in this chapter: compared against 10.11 (no source's claim on them here; its own
+part, so that MySQL's base and claims do not serve it)."""
+
+from __future__ import annotations
+
+from dbexp.chapters.calibration.versions import Versions
+
+
+class MariaDBVersions(Versions):
+    base = "10.11"

@@ -1,0 +1,98 @@
+"""The chapter's sentences, from the templates in notebooks/calibration/ filled with the numbers of
+its analysis: what each ratio says, the sampler's cost, the page's findings and README.md's block."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dbexp.book import prose
+from dbexp.chapters.calibration.analysis import (RATIOS, durations, ratio_table, sampler_cost, server_label,
+                                                 spread_numbers, spread_table)
+from dbexp.experiments import verdicts
+from dbexp.experiments.chapter import Results
+from dbexp.paths import project_root
+from dbexp.results.provenance import hardware_label
+
+CHAPTER = "calibration"
+
+
+def _lines(name: str, **numbers) -> str:
+    """A template whose line breaks are its Markdown's own (a list, a table), rendered as written
+    (prose.render would make one paragraph of it), without its last line break."""
+    env = prose.environment(str(project_root() / "notebooks"))
+    return env.get_template(f"{CHAPTER}/{name}.md.j2").render(**numbers).rstrip("\n")
+
+
+def _nan_to_none(x):
+    return None if x is None or x != x else x
+
+
+def ratio_parts(res: Results) -> list[dict]:
+    """Per measured ratio: its A and B, its fewest pairs, each server's ratio, interval and effect
+    (in A's and B's names), and the widest interval's half-width in % of its ratio."""
+    rt = ratio_table(res)
+    out = []
+    for part, (a, b, _) in RATIOS.items():
+        g = rt[rt["ratio"] == part] if len(rt) else rt
+        if g.empty:
+            continue
+        cells = [{"server": server_label(r), "ratio": r["ratio_qps"], "lo": r["ci_low"], "hi": r["ci_high"],
+                  "effect": verdicts.effect(r["ci_low"], r["ci_high"]).replace("A is", a).replace("than B", "than " + b)}
+                 for _, r in g.iterrows()]
+        out.append({"part": part, "a": a, "b": b, "pairs": int(g["pairs"].min()), "cells": cells,
+                    "widest": g["half_width_pct"].max()})
+    return out
+
+
+def ratio_reading(res: Results) -> str:
+    """What each measured ratio says, one bullet per ratio (Markdown)."""
+    return _lines("ratio_reading", ratios=ratio_parts(res))
+
+
+def _cost_rows(cost: pd.DataFrame) -> list[dict]:
+    return [{"sessions": int(r["idle sessions"]), "processes": _nan_to_none(r.get("server processes")),
+             "ratio": r["QPS harness / hand"], "lo": r["QPS low"], "hi": r["QPS high"]} for _, r in cost.iterrows()]
+
+
+def sampler_cost_sentence(res: Results) -> str:
+    """Part 3 in words: the harness's QPS cost per number of sessions, the effect the last interval
+    excludes, and the sampler thread's own CPU."""
+    cost = sampler_cost(res)
+    if cost.empty:
+        return prose.render(CHAPTER, "sampler_cost", rows=[])
+    top = cost.iloc[-1]
+    cpu = cost["sampler CPU (% of a CPU)"].tolist() if "sampler CPU (% of a CPU)" in cost else None
+    return prose.render(CHAPTER, "sampler_cost", rows=_cost_rows(cost), server=top["server"],
+                        top_sessions=int(top["idle sessions"]), loss=100 * (1 - top["QPS harness / hand"]),
+                        worst=_nan_to_none(100 * (1 - top["QPS low"])), sampler_cpu=cpu)
+
+
+def findings(res: Results) -> str:
+    """The page's summary (Markdown list): the spread of single runs, the three ratios, the sampler's
+    cost at the most sessions held."""
+    sp = spread_table(res)
+    spread = None
+    if (sp["script"] == "oltp_point_select").any():
+        n = spread_numbers(sp)
+        spread = {"repeats": int(sp["n"].max()), "cv_median": n["cv_ps_median"], "cv_max": n["cv_ps_max"],
+                  "cv_max_server": n["cv_ps_max_server"]}
+    cost = sampler_cost(res)
+    sessions = None
+    if not cost.empty:
+        top = cost.iloc[-1]
+        sessions = {**_cost_rows(cost)[-1], "server": top["server"],
+                    "sampler_cpu": _nan_to_none(top.get("sampler CPU (% of a CPU)"))}
+    return prose.render(CHAPTER, "findings", spread=spread, ratios=ratio_parts(res), sessions=sessions)
+
+
+def readme_block(res: Results) -> str:
+    """The calibration figures as Markdown, for README.md (regenerated on publish)."""
+    sp = spread_table(res)
+    rt = ratio_table(res)
+    w = res.wide
+    ratios = [{**r, "server": server_label(r), "reading": verdicts.effect(r["ci_low"], r["ci_high"])}
+              for r in rt.to_dict("records")]
+    return _lines("readme_block", date=f"{pd.to_datetime(w['started_at']).min():%Y-%m-%d}",
+                  hardware=hardware_label(res.host), threads=int(w["threads"].max()),
+                  ratio_durations=durations(res, False), spread_durations=durations(res, True),
+                  repeats=int(sp["n"].max()), ratios=ratios, spread=sp.to_dict("records")) + "\n"

@@ -1,0 +1,99 @@
+"""The calibration chapter from its published runs, with no server: the flavors' parts (the series
+versions are compared against, the sources' version claims), the page's sentences in each of their
+branches, README.md's block, and the design's pairs."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from dbexp.chapters import calibration as cal
+from dbexp.chapters.calibration.parts import PARTS
+from dbexp.experiments.chapter import Cpus
+from dbexp.results.readme import read_block
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(not (REPO / "data" / "calibration").is_dir(), reason="no published calibration results")
+
+
+@pytest.fixture(scope="module")
+def res():
+    return cal.run("default", run=False, root=REPO)
+
+
+def _only(res, keep):
+    return dataclasses.replace(res, wide=res.wide[keep(res.wide)].reset_index(drop=True))
+
+
+def test_each_flavor_has_its_own_base_and_mariadb_not_mysqls_claims():
+    assert {f: PARTS.part_for_name(f).base for f in ("mysql", "postgres", "mariadb")} == {
+        "mysql": "5.7", "postgres": "12", "mariadb": "10.11"}
+    assert PARTS.part_for_name("mariadb").claims == ()
+    assert [len(PARTS.part_for_name(f).claims) for f in ("mysql", "postgres")] == [2, 1]
+
+
+def test_relative_versions_start_at_each_flavors_base(res):
+    rel = cal.relative_versions(res)
+    bases = rel.groupby("flavor")["base"].first().str.split("-").str[0].to_dict()
+    assert bases == {"mariadb": "10.11.19", "mysql": "5.7.22", "postgres": "12.22"}
+    at_base = rel[rel["version"] == rel["base"]]
+    assert (at_base["ratio_qps"] == 1.0).all() and len(at_base) == 3
+
+
+def test_version_claims_read_only_their_flavors_runs(res):
+    table = cal.claims(res)
+    assert len(table) == 4
+    # without MySQL's runs, its two claims are not measured and PostgreSQL's is unchanged
+    pg = cal.claims(_only(res, lambda w: w["flavor"] != "mysql"))
+    assert list(pg["verdict"][1:3]) == ["not measured at this scale"] * 2
+    assert pg["measured here"][1] == "not measured at this scale (needs mysql 5.7 and 8.0)"
+    assert pg.iloc[3].equals(table.iloc[3])
+
+
+def test_readme_block_is_the_readmes(res):
+    assert cal.readme_block(res) == read_block("calibration", REPO / "README.md")
+
+
+def test_ratio_reading_has_one_bullet_per_ratio(res):
+    lines = cal.ratio_reading(res).split("\n")
+    assert [line.split("**")[1] for line in lines] == list(cal.RATIOS)
+    assert lines[2].startswith("- **pinning** (pinned / unpinned, 192 pairs): mysql 8.0.15: 0.616 [0.600, 0.633], "
+                               "pinned 36.7 to 40.0% slower than unpinned;")
+    assert lines[3].endswith("(wider than the 3% the lab aims for).")
+
+
+def test_sampler_cost_sentence_in_each_branch(res):
+    text = cal.sampler_cost_sentence(res)
+    assert text.startswith("On postgres 16.14, QPS with the harness over QPS by hand: 10 sessions, 17 server "
+                           "processes: 0.978 [0.945, 1.012]; 100 sessions")
+    assert "a gain of 0.3% and the interval excludes a cost larger than 2.0% (the lab's aim is at most 1%: these " \
+           "pairs cannot show that much" in text
+    assert text.endswith(" of one CPU at 10, 100, 1,000 sessions.")
+    one_pair = cal.sampler_cost_sentence(_only(res, lambda w: (w["part"] != "sessions") | (w["repeat"] < 1)))
+    assert one_pair.endswith("[nan, nan] (too few pairs for an interval).") and "sampler thread" not in one_pair
+    none = cal.sampler_cost_sentence(_only(res, lambda w: w["part"] != "sessions"))
+    assert none == "This run has no sessions part (it needs `session_counts`)."
+
+
+def test_findings_give_each_ratio_with_its_interval(res):
+    bullets = cal.findings(res).split("\n\n")
+    assert len(bullets) == 5 and all(b.startswith("- **") for b in bullets)
+    assert "CV is 4.4% in the median and 18.2% at worst (postgres 15.18)" in bullets[0]
+    assert "harness / hand over 24 pairs is 0.992 [0.973, 1.011] on mysql 8.0.15" in bullets[1]
+    assert "with 1,000 idle sessions held (1,007 server processes) on postgres 16.14" in bullets[4]
+    # a run without the sessions part or MySQL still has a summary
+    assert len(cal.findings(_only(res, lambda w: (w["part"] != "sessions") & (w["flavor"] != "mysql"))).split("\n\n")) == 4
+
+
+def test_the_design_pairs_each_ratio_in_both_orders():
+    sc = cal.CHAPTER.scale("smoke")
+    parts = cal.CHAPTER.design(sc, Cpus())
+    spread, ratios, pinning, sessions = parts
+    assert len(spread.points) == 2 * len(sc.servers) and spread.repeats == sc.repeats
+    assert [p.params.variant for p in ratios.points] == ["harness", "hand", "container", "bare"]
+    assert [p.server_mode for p in ratios.points] == ["container"] * 3 + ["bare"]
+    assert [p.server.cpuset for p in pinning.points] == ["1", None]
+    assert [(p.params.sessions, p.sample) for p in sessions.points] == [(10, True), (10, False), (100, True), (100, False)]
+    assert sessions.points[0].server.settings["max_connections"] == "200"
