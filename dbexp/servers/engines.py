@@ -11,7 +11,7 @@ the reason for every flavor it cannot measure::
 
 A flavor is served by the part of its own name or of the nearest flavor it derives from (MariaDB
 derives from MySQL, so an InnoDB part declared for "mysql" serves MariaDB unless "mariadb" is given
-or skipped). A part is built once per flavor object with that flavor as its argument.
+or skipped). A part is built once per flavor class and version, with the flavor as its argument.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Engines(Generic[P]):
         self.chapter = chapter
         self.parts = dict(parts)
         self.skipped = dict(skipped or {})
-        self._built: dict[int, P] = {}
+        self._built: dict[tuple[type, str], P] = {}
 
     def _lookup(self, flavor_cls: type) -> tuple[str, type[P] | None]:
         for cls in flavor_cls.__mro__:
@@ -63,8 +63,8 @@ class Engines(Generic[P]):
             raise DbexpError(f"chapter {self.chapter} cannot measure {spec!r}: {why}; it measures {choices(can)}")
 
     def of(self, flavor: Flavor) -> P:
-        """This chapter's part for ``flavor`` (built once per flavor object)."""
-        key = id(flavor)
+        """This chapter's part for ``flavor`` (built once per flavor class and version)."""
+        key = (type(flavor), flavor.version)
         if key not in self._built:
             _, part = self._lookup(type(flavor))
             if part is None:
