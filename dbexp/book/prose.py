@@ -48,10 +48,13 @@ def environment(root: str) -> jinja2.Environment:
     return env
 
 
-def render(chapter: str, name: str, **numbers) -> str:
-    """The template ``notebooks/<chapter>/<name>.md.j2`` filled with ``numbers``, as one paragraph of
-    Markdown (line breaks and runs of spaces inside the template collapse to one space; a blank line
-    in it stays a paragraph break). A name missing from ``numbers`` is an error, never an empty gap."""
+def render(chapter: str, name: str, *, keep_lines: bool = False, **numbers) -> str:
+    """The template ``notebooks/<chapter>/<name>.md.j2`` filled with ``numbers``, as Markdown
+    paragraphs (line breaks and runs of spaces inside the template collapse to one space; a blank line
+    in it stays a paragraph break), or, with ``keep_lines``, line by line as written (a table, a list).
+    A name missing from ``numbers`` is an error, never an empty gap."""
     text = environment(str(project_root() / "notebooks")).get_template(f"{chapter}/{name}.md.j2").render(**numbers)
+    if keep_lines:
+        return text.rstrip("\n")
     paragraphs = [re.sub(r"\s+", " ", p).strip() for p in re.split(r"\n\s*\n", text)]
     return "\n\n".join(p for p in paragraphs if p)

@@ -10,17 +10,9 @@ from dbexp.chapters.calibration.analysis import (RATIOS, durations, ratio_table,
                                                  spread_numbers, spread_table)
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
-from dbexp.paths import project_root
 from dbexp.results.provenance import hardware_label
 
 CHAPTER = "calibration"
-
-
-def _lines(name: str, **numbers) -> str:
-    """A template whose line breaks are its Markdown's own (a list, a table), rendered as written
-    (prose.render would make one paragraph of it), without its last line break."""
-    env = prose.environment(str(project_root() / "notebooks"))
-    return env.get_template(f"{CHAPTER}/{name}.md.j2").render(**numbers).rstrip("\n")
 
 
 def _nan_to_none(x):
@@ -46,7 +38,7 @@ def ratio_parts(res: Results) -> list[dict]:
 
 def ratio_reading(res: Results) -> str:
     """What each measured ratio says, one bullet per ratio (Markdown)."""
-    return _lines("ratio_reading", ratios=ratio_parts(res))
+    return prose.render(CHAPTER, "ratio_reading", keep_lines=True, ratios=ratio_parts(res))
 
 
 def _cost_rows(cost: pd.DataFrame) -> list[dict]:
@@ -92,7 +84,7 @@ def readme_block(res: Results) -> str:
     w = res.wide
     ratios = [{**r, "server": server_label(r), "reading": verdicts.effect(r["ci_low"], r["ci_high"])}
               for r in rt.to_dict("records")]
-    return _lines("readme_block", date=f"{pd.to_datetime(w['started_at']).min():%Y-%m-%d}",
+    return prose.render(CHAPTER, "readme_block", keep_lines=True, date=f"{pd.to_datetime(w['started_at']).min():%Y-%m-%d}",
                   hardware=hardware_label(res.host), threads=int(w["threads"].max()),
                   ratio_durations=durations(res, False), spread_durations=durations(res, True),
                   repeats=int(sp["n"].max()), ratios=ratios, spread=sp.to_dict("records")) + "\n"
