@@ -45,7 +45,7 @@ def _has_facet(spec: dict) -> bool:
 
 
 def test_buffer_eviction_panels_hold_the_rows_of_their_labels():
-    from dbexp.experiments import buffer_eviction as be
+    from dbexp.chapters import buffer_eviction as be
 
     if not (REPO / "data" / "buffer_eviction").is_dir():
         pytest.skip("no published buffer_eviction results")

@@ -1,9 +1,10 @@
 """Where a full-table scan runs beside a workload: one session reading a whole table again and
-again for a window, then cancelled mid-pass (the buffer_eviction chapter's second client).
+again for a window, then cancelled mid-pass (the chapter's second client).
 
 Usage::
 
-    with Scanner(server, "sbtest1", "seq", database="sbtest", cpus="0") as scan:
+    part = PARTS.of(server.flavor)
+    with Scanner(server, part, "sbtest1", "seq", database="sbtest", cpus="0") as scan:
         scan.start()          # passes begin now, one after the other
         ...
         scan.stop()           # the pass in flight is cancelled; returns when the session is idle
@@ -20,14 +21,19 @@ import threading
 import time
 
 from dbexp.servers.config import cpus_of
+from dbexp.waits import wait_until
+
+from .pool import BufferPart
+
+CANCEL_TIMEOUT_S = 120.0  # a cancel that has not landed by then fails the run (it lands within seconds)
 
 
 class Scanner:
-    def __init__(self, server, table: str, kind: str, database: str, cpus: str | None = None,
+    def __init__(self, server, part: BufferPart, table: str, kind: str, database: str, cpus: str | None = None,
                  clock_zero: float | None = None):
         self.server = server
-        self.flavor = server.flavor
-        self.statements = self.flavor.full_read_sql(table, kind)
+        self.part = part
+        self.statements = part.full_read_sql(table, kind)
         self.database = database
         self.cpus = cpus
         self.zero = time.monotonic() if clock_zero is None else clock_zero
@@ -41,9 +47,9 @@ class Scanner:
     def __enter__(self) -> "Scanner":
         self._conn = self.server.connect(self.database)
         self._admin = self.server.connect(self.database)
-        self._session = self.flavor.session_id(self._conn)
+        self._session = self.part.session_id(self._conn)
         for stmt in self.statements[:-1]:
-            self.flavor.query(self._conn, stmt)
+            self.part.query(self._conn, stmt)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -71,9 +77,9 @@ class Scanner:
         while not self._stop.is_set():
             t0 = time.monotonic() - self.zero
             try:
-                self.flavor.query(self._conn, scan)
+                self.part.query(self._conn, scan)
             except Exception as exc:  # kept: stop() raises it unless it is the cancel asked for
-                if not (self._stop.is_set() and self.flavor.is_cancel(exc)):
+                if not (self._stop.is_set() and self.part.is_cancel(exc)):
                     self._error = exc
                 self.passes.append((t0, time.monotonic() - self.zero, False))
                 return
@@ -82,9 +88,14 @@ class Scanner:
     def _cancel(self) -> None:
         self._stop.set()
         # a pass may end just as the cancel arrives: cancel until the thread has left the loop
-        while self._thread.is_alive():
-            self.flavor.query(self._admin, self.flavor.cancel_sql(self._session))
-            self._thread.join(0.2)
+        wait_until(self._cancelled, CANCEL_TIMEOUT_S, "the scan's cancel", interval_s=0.0)
+
+    def _cancelled(self) -> bool:
+        if not self._thread.is_alive():
+            return True
+        self.part.query(self._admin, self.part.cancel_sql(self._session))
+        self._thread.join(0.2)
+        return not self._thread.is_alive()
 
     def stop(self) -> float:
         """Cancel the pass in flight and end the loop; the seconds the cancel took to land."""

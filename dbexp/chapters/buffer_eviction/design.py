@@ -1,0 +1,196 @@
+"""The chapter's scales and points, and one run: the hot workload for before + scan + after seconds
+with a second session reading the big table in the middle, the pool sampled every second."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
+from dbexp.experiments.measure import Measured, summarize, sysbench_series
+from dbexp.experiments.sweep import Point
+from dbexp.metrics.sampler import Sampler
+from dbexp.servers.registry import flavor_of_spec
+from dbexp.workloads import sysbench
+from dbexp.workloads.sysbench import Workload
+
+from .claims import claims
+from .findings import findings
+from .parts import CORE, MORE, PARTS, VARIANT_NAMES
+from .scanner import Scanner
+
+HOT, BIG = "hot", "sbtest1"
+
+
+@dataclass(frozen=True)
+class Scale:
+    servers: tuple[str, ...]
+    variants: tuple[str, ...]  # run on every server they apply to
+    more_variants: tuple[str, ...]  # run only on the servers in all_variants_on
+    all_variants_on: tuple[str, ...]  # servers (specs) that get more_variants too
+    pool_mb: int  # buffer pool / shared buffers
+    table_size: int  # rows of the big table (about 4x the pool)
+    hot_rows: int  # rows of the hot table (about 5% of the big table's)
+    threads: int  # hot-workload threads
+    before_s: int
+    scan_s: int
+    after_s: int
+    repeats: int
+    pg_memory_mb: int  # PostgreSQL's container memory limit: shared buffers, processes and a page cache smaller than the table
+    warmup_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class EvictionPoint:
+    variant: str
+    scan: str
+    settings: tuple[tuple[str, str], ...]
+    prewarm: bool
+    pool_mb: int
+    table_size: int
+    hot_rows: int
+    before_s: int
+    scan_s: int
+    after_s: int
+
+
+DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mariadb:10.11@offline", "postgres:12@offline",
+                   "postgres:14@offline", "postgres:16@offline", "postgres:17@offline", "postgres:18@offline")
+KNOB_HELP = {
+    "servers": 'the servers, e.g. ["mysql:8.0", "postgres:17"]',
+    "variants": "the variants run on every server (names as in the tables below)",
+    "more_variants": "the variants run only on the servers in all_variants_on",
+    "all_variants_on": "the servers that run more_variants too",
+    "pool_mb": "the buffer pool / shared buffers size (MiB)",
+    "table_size": "the big table's rows (about 4x the pool)",
+    "hot_rows": "the hot table's rows",
+    "threads": "the hot workload's threads",
+    "before_s": "the seconds of hot workload before the scan",
+    "scan_s": "the seconds the scan runs",
+    "after_s": "the seconds of hot workload after the scan",
+    "repeats": "the repeats",
+    "pg_memory_mb": "PostgreSQL's container memory limit (MiB)",
+    "warmup_s": "the warm-up seconds before each run",
+}
+
+
+def server_config(spec: str, sc: Scale, cpus: str):
+    part = PARTS.of(flavor_of_spec(spec))
+    cfg = Chapter.server_config(spec, cpus, part.buffer_pool_settings(sc.pool_mb))
+    if part.reads_through_page_cache:  # a page cache smaller than the table: misses reach the device
+        cfg = dataclasses.replace(cfg, memory=f"{sc.pg_memory_mb}m")
+    return cfg
+
+
+class BufferEviction(Chapter):
+    name = "buffer_eviction"
+    Scale = Scale
+    scales = {
+        "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"),
+                       ("defaults (scan depth 100)", "old_blocks_time=0", "seq scan (ring)",
+                        "index scan (no ring)"), (), (), 16, 300_000, 15_000, 2, 3, 4, 3, 1, 160),
+        "default": Scale(DEFAULT_SERVERS, CORE, MORE, ("postgres:16@offline", "postgres:18@offline"),
+                         32, 500_000, 25_000, 2, 3, 5, 4, 3, 128),
+        "full": Scale(DEFAULT_SERVERS, CORE, MORE, DEFAULT_SERVERS, 128, 2_400_000, 120_000, 4, 10, 20, 20, 5, 400),
+    }
+    order = "abba"  # a repeat walks a server's variants forward, the next one backward
+    knob_help = KNOB_HELP
+    engines = PARTS
+
+    def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
+        check_names(sc.variants + sc.more_variants, VARIANT_NAMES, "variant")
+        return sc
+
+    def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
+        points = []
+        for spec in sc.servers:
+            part = PARTS.of(flavor_of_spec(spec))
+            cfg = server_config(spec, sc, cpus.server)
+            wanted = sc.variants + (sc.more_variants if spec in sc.all_variants_on else ())
+            for v in part.variants:
+                if v.name not in wanted:
+                    continue
+                wl = Workload("hot_select", sc.threads, sc.before_s + sc.scan_s + sc.after_s, 1, sc.table_size,
+                              cpuset=cpus.client, options=(("hot-table", HOT), ("hot-rows", str(sc.hot_rows))))
+                params = EvictionPoint(v.name, v.scan, v.settings, v.prewarm, sc.pool_mb, sc.table_size, sc.hot_rows,
+                                       sc.before_s, sc.scan_s, sc.after_s)
+                points.append(Point(cfg, params, wl, group=f"buffer_eviction {spec}"))
+        return [Part(points, sc.repeats)]
+
+    def claims(self, res: Results) -> pd.DataFrame:
+        return claims(res)
+
+    def findings(self, res: Results) -> str:
+        return findings(res)
+
+    def session(self, server):
+        return nullcontext({})  # per server: the hot table, made at the first run (after sysbench's prepare)
+
+    def measure(self, server, point: Point, state: dict) -> Measured:
+        p: EvictionPoint = point.params
+        wl = point.workload
+        part = PARTS.of(server.flavor)
+        conn = server.connect(wl.database)
+        try:
+            if "hot_pages" not in state:
+                part.copy_rows(conn, BIG, HOT, p.hot_rows)
+                state["hot_pages"] = part.primary_pages(conn, HOT)
+                state["big_pages"] = part.primary_pages(conn, BIG)
+            for name, value in p.settings:
+                server.flavor.set_global(conn, name, value)
+        finally:
+            conn.close()
+        got = timed_window(server, point, state)
+        if p.scan == "update":  # the next run must read the same table
+            conn = server.connect(wl.database)
+            try:
+                part.restore_table(conn, BIG)
+            finally:
+                conn.close()
+        return got
+
+
+def timed_window(server, point: Point, state: dict) -> Measured:
+    """The hot workload for before + scan + after seconds with the scan in the middle, sampled
+    every second; every series on sysbench's clock (its first report is t = 1)."""
+    p: EvictionPoint = point.params
+    wl = point.workload
+    part = PARTS.of(server.flavor)
+    probe = {"pool": lambda c: part.buffer_sample(c, HOT, BIG)}
+    m: dict[str, tuple[float | None, str]] = {}
+    with Sampler(server, probes=probe, sql_series=False, cpus=wl.cpuset, database=wl.database) as sampler:
+        running = sysbench.start_run(wl, server)
+        try:
+            with Scanner(server, part, BIG, p.scan, wl.database, cpus=wl.cpuset, clock_zero=running.started) as scan:
+                _sleep_until(running.started + p.before_s)
+                scan.start()
+                _sleep_until(running.started + p.before_s + p.scan_s)
+                m["cancel_s"] = (scan.stop(), "s")
+                if p.prewarm:
+                    t0 = time.monotonic()
+                    m["prewarm_pages"] = (part.prewarm(scan.connection, HOT), "pages")
+                    m["prewarm_s"] = (time.monotonic() - t0, "s")
+            done = sysbench.finish_run(running, wl)
+        except BaseException:
+            running.kill()
+            raise
+    shift = running.started - sampler.t0  # sampler time - shift = sysbench time
+    m.update(summarize(done, sampler.totals()))
+    m["hot_pages"] = (float(state["hot_pages"]), "pages")
+    m["big_pages"] = (float(state["big_pages"]), "pages")
+    m["scan_passes"] = (float(sum(ok for *_, ok in scan.passes)), "count")
+    series = sysbench_series(done)
+    series += [(round(t - shift, 3), src, name, v) for t, src, name, v in sampler.series]
+    series += [(round(a, 3), "scan", "pass_start", float(ok)) for a, b, ok in scan.passes]
+    series += [(round(b, 3), "scan", "pass_end", float(ok)) for a, b, ok in scan.passes]
+    return Measured(m, sampler.counters, series,
+                    " ".join(done.cmd) + f" | from {p.before_s} s to {p.before_s + p.scan_s} s: "
+                    + "; ".join(part.full_read_sql(BIG, p.scan)) + " in a loop")
+
+
+def _sleep_until(t: float) -> None:
+    time.sleep(max(0.0, t - time.monotonic()))

@@ -1,0 +1,109 @@
+"""InnoDB's buffer pool (MySQL; MariaDB in mariadb.py): its midpoint LRU list, read live from
+``INNODB_BUFFER_PAGE_LRU`` and ``INNODB_BUFFER_POOL_STATS``, the variants that move the midpoint's
+settings, and the scanning session's SQL and cancel."""
+
+from __future__ import annotations
+
+import time
+
+import pymysql
+
+from .pool import BufferPart, Variant
+
+DEPTH = ("innodb_lru_scan_depth", "100")  # free pages the page cleaner keeps per instance: scaled to the tiny pool
+
+
+class BufferPool(BufferPart):
+    engine = "InnoDB"
+    variants = (
+        Variant("defaults (scan depth 100)", "seq",
+                (("innodb_old_blocks_time", "1000"), ("innodb_old_blocks_pct", "37"), DEPTH)),
+        Variant("old_blocks_time=0", "seq",
+                (("innodb_old_blocks_time", "0"), ("innodb_old_blocks_pct", "37"), DEPTH)),
+        Variant("old_blocks_pct=5", "seq",
+                (("innodb_old_blocks_time", "1000"), ("innodb_old_blocks_pct", "5"), DEPTH)),
+        # the server's own innodb_lru_scan_depth (MySQL 1024, MariaDB 1536), large against a pool this small
+        Variant("scan depth at its default", "seq",
+                (("innodb_old_blocks_time", "1000"), ("innodb_old_blocks_pct", "37"),
+                 ("innodb_lru_scan_depth", "DEFAULT"))),
+    )
+    page_bytes = 16384
+    reads_through_page_cache = False  # with buffer_pool_settings(): O_DIRECT
+
+    def buffer_pool_settings(self, mb: int) -> dict[str, str]:
+        return {
+            "innodb_buffer_pool_size": f"{mb}M",
+            # below the 128M chunk, InnoDB shrinks the chunk to the pool: one pool of exactly mb
+            "innodb_buffer_pool_instances": "1",
+            # data pages read around the page cache: a miss is a read from the device
+            "innodb_flush_method": "O_DIRECT",
+            # a cold start: no page list saved at shutdown and loaded at start (on by default)
+            "innodb_buffer_pool_dump_at_shutdown": "OFF",
+            "innodb_buffer_pool_load_at_startup": "OFF",
+        }
+
+    def copy_rows(self, conn, src: str, dst: str, rows: int) -> None:
+        self.query(conn, f"DROP TABLE IF EXISTS {dst}")
+        self.query(conn, f"CREATE TABLE {dst} LIKE {src}")
+        self.query(conn, f"INSERT INTO {dst} SELECT * FROM {src} WHERE id <= %s", (rows,))
+        self.query(conn, f"ANALYZE TABLE {dst}")
+
+    def _lru_pages(self, conn, tables: dict[str, str]) -> dict[str, tuple[float, float]]:
+        """{role: (pages of the table's clustered index in the pool, of those in the old sublist)}."""
+        names = {f"`{self._db(conn)}`.`{t}`": role for role, t in tables.items()}
+        rows = self.query(conn, "SELECT TABLE_NAME, COUNT(*), SUM(IS_OLD = 'YES') FROM "
+                                "information_schema.INNODB_BUFFER_PAGE_LRU WHERE INDEX_NAME = 'PRIMARY' "
+                                f"AND TABLE_NAME IN ({', '.join(['%s'] * len(names))}) GROUP BY TABLE_NAME",
+                          tuple(names))
+        out = {role: (0.0, 0.0) for role in tables}
+        for name, pages, old in rows:
+            out[names[name]] = (float(pages), float(old or 0))
+        return out
+
+    def _db(self, conn) -> str:
+        return str(self.query(conn, "SELECT DATABASE()")[0][0])
+
+    def primary_pages(self, conn, table: str) -> int:
+        """The clustered index's pages resident after a read of every row: exact where the table fits
+        in the pool; where it does not, the index's size from InnoDB's statistics (pages allocated)."""
+        self.query(conn, f"SELECT SUM(LENGTH(pad)) FROM {table}")
+        resident = int(self._lru_pages(conn, {"t": table})["t"][0])
+        self.query(conn, f"ANALYZE TABLE {table}")
+        (size,), = self.query(conn, "SELECT DATA_LENGTH / @@innodb_page_size FROM information_schema.TABLES "
+                                    "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s", (table,))
+        return resident if resident >= 0.8 * float(size) else int(size)
+
+    def buffer_sample(self, conn, hot: str, big: str) -> dict[str, float]:
+        t0 = time.perf_counter()
+        lru = self._lru_pages(conn, {"hot": hot, "big": big})
+        out = {"lru_query_ms": (time.perf_counter() - t0) * 1e3}
+        for role, (pages, old) in lru.items():
+            out[f"resident.{role}"], out[f"old.{role}"] = pages, old
+        (size, pages, old, free, young, not_young, reads, gets), = self.query(
+            conn, "SELECT SUM(POOL_SIZE), SUM(DATABASE_PAGES), SUM(OLD_DATABASE_PAGES), SUM(FREE_BUFFERS), "
+                  "SUM(PAGES_MADE_YOUNG), SUM(PAGES_NOT_MADE_YOUNG), SUM(NUMBER_PAGES_READ), "
+                  "SUM(NUMBER_PAGES_GET) FROM information_schema.INNODB_BUFFER_POOL_STATS")
+        out.update({"pool_pages": float(size), "lru_pages": float(pages), "lru_old_pages": float(old),
+                    "free_pages": float(free), "made_young": float(young), "not_made_young": float(not_young),
+                    "reads": float(reads), "requests": float(gets)})
+        # the hot table's own misses: performance_schema's reads of its tablespace file
+        got = self.query(conn, "SELECT COALESCE(SUM(COUNT_READ), 0) FROM performance_schema.file_summary_by_instance "
+                               "WHERE FILE_NAME LIKE %s", (f"%/{hot}.ibd",))
+        out["hot_reads"] = float(got[0][0])
+        return out
+
+    def full_read_sql(self, table: str, kind: str) -> list[str]:
+        if kind not in self.scan_kinds:
+            raise self.bad_kind(kind)
+        # the clustered index from end to end (not COUNT(*), which 8.0 may answer from another index
+        # or with parallel read threads): every page of the rows, once per pass
+        return [f"SELECT SUM(LENGTH(pad)) FROM {table}"]
+
+    def session_id(self, conn) -> int:
+        return int(self.query(conn, "SELECT CONNECTION_ID()")[0][0])
+
+    def cancel_sql(self, session: int) -> str:
+        return f"KILL QUERY {int(session)}"
+
+    def is_cancel(self, exc: BaseException) -> bool:
+        return isinstance(exc, pymysql.err.OperationalError) and exc.args and exc.args[0] == 1317

@@ -1,0 +1,82 @@
+"""What the chapter asks of an engine's buffer pool: the part each engine module implements
+(``innodb.py``, ``mariadb.py``, ``postgres.py``), and a variant of a run on that engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dbexp.servers.sql import query
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    scan: str  # seq | index | update (BufferPart.full_read_sql)
+    settings: tuple[tuple[str, str], ...] = ()  # dynamic settings made before the run (Flavor.set_global)
+    prewarm: bool = False  # load the hot table with pg_prewarm the moment the scan stops
+
+
+class BufferPart:
+    """One engine's buffer pool as the chapter measures it, built with the server's flavor."""
+
+    engine: str  # the engine's name on the page ("InnoDB", "PostgreSQL"): charts and tables group by it
+    variants: tuple[Variant, ...]  # the variants this engine runs, in the page's order
+    scan_kinds: tuple[str, ...] = ("seq",)  # the full reads full_read_sql() can issue (see there)
+    page_bytes: int  # the data page size the lab's servers use (each engine's default, never changed here)
+    reads_through_page_cache: bool  # True: a buffer-pool miss may be served by the OS page cache
+
+    query = staticmethod(query)
+
+    def __init__(self, flavor):
+        self.flavor = flavor
+
+    def buffer_pool_settings(self, mb: int) -> dict[str, str]:
+        """Start-up settings for a buffer pool (shared buffers) of ``mb`` MiB whose misses are
+        reads from the device where the engine can bypass the page cache, and that starts cold."""
+        raise NotImplementedError
+
+    def copy_rows(self, conn, src: str, dst: str, rows: int) -> None:
+        """Create ``dst`` like ``src`` (same columns and primary key) with its first ``rows`` ids."""
+        raise NotImplementedError
+
+    def primary_pages(self, conn, table: str) -> int:
+        """Pages of ``table`` a primary-key lookup can touch (the rows and their key), after a read
+        of all of it."""
+        raise NotImplementedError
+
+    def buffer_sample(self, conn, hot: str, big: str) -> dict[str, float]:
+        """One sample of the buffer pool: pages of ``hot``'s and ``big``'s primary key resident
+        (``resident.hot``, ``resident.big``; InnoDB also how many sit in the old sublist), the
+        pool's cumulative page requests and reads, and the engine's own counters of where pages
+        went (made young, ring reuses, usage counts), each as a float."""
+        raise NotImplementedError
+
+    def full_read_sql(self, table: str, kind: str) -> list[str]:
+        """Statements that read every row of ``table`` once: ``seq`` a sequential scan, ``index``
+        the same rows through the primary key, ``update`` a scan that rewrites every row (only
+        the kinds in ``scan_kinds``). All but the last set the session up."""
+        raise NotImplementedError
+
+    def bad_kind(self, kind: str) -> ValueError:
+        return ValueError(f"bad scan kind {kind!r} for {self.flavor.title}: "
+                          + ("valid is " if len(self.scan_kinds) == 1 else "valid are ") + ", ".join(self.scan_kinds))
+
+    def session_id(self, conn) -> int:
+        """The server's id of this connection's session (what cancel_sql() names)."""
+        raise NotImplementedError
+
+    def cancel_sql(self, session: int) -> str:
+        """A statement that cancels what session ``session`` is running, leaving it connected."""
+        raise NotImplementedError
+
+    def is_cancel(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is what a statement raises when cancel_sql() stopped it."""
+        return False
+
+    def prewarm(self, conn, table: str) -> float:
+        """Load ``table``'s primary key into the buffer pool now; pages loaded."""
+        raise NotImplementedError(f"{self.flavor.name} has no prewarm")
+
+    def restore_table(self, conn, table: str) -> None:
+        """Undo what an ``update`` scan left (dead versions, a grown table) so that the next run
+        starts from the same table; a no-op where nothing is left."""

@@ -1,0 +1,124 @@
+"""PostgreSQL's shared buffers: what ``pg_buffercache`` and the statistics views say they hold,
+the ways the chapter reads the big table (a sequential scan and its bulk-read ring, the same rows
+through the primary key, an UPDATE of every row), ``pg_prewarm``, and the cancel of a scan."""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+
+from dbexp.catalog.versions import major
+
+from .pool import BufferPart, Variant
+
+
+class SharedBuffers(BufferPart):
+    engine = "PostgreSQL"
+    variants = (
+        Variant("seq scan (ring)", "seq"),
+        Variant("index scan (no ring)", "index"),
+        Variant("UPDATE scan", "update"),
+        Variant("index scan, then pg_prewarm", "index", prewarm=True),
+    )
+    scan_kinds = ("seq", "index", "update")
+    page_bytes = 8192
+    reads_through_page_cache = True
+
+    @staticmethod
+    def reads_in_streams(version: str) -> bool:
+        """Whether this version's sequential scan reads through a read stream (17; asynchronous I/O
+        in 18) rather than one buffer at a time (12 to 16); ``version`` as a server or series name."""
+        return major(version) >= 17
+
+    def buffer_pool_settings(self, mb: int) -> dict[str, str]:
+        # PostgreSQL reads through the page cache: a miss in shared buffers may still be served from
+        # memory. The chapter limits the container's memory (the cgroup charges the page cache to it)
+        # and records the device's reads beside blks_read.
+        return {"shared_buffers": f"{mb}MB"}
+
+    def copy_rows(self, conn, src: str, dst: str, rows: int) -> None:
+        self.query(conn, f"DROP TABLE IF EXISTS {dst}")
+        self.query(conn, f"CREATE TABLE {dst} (LIKE {src} INCLUDING ALL)")
+        self.query(conn, f"INSERT INTO {dst} SELECT * FROM {src} WHERE id <= %s", (rows,))
+        self.query(conn, f"VACUUM (ANALYZE) {dst}")
+        for ext in ("pg_buffercache", "pg_prewarm"):
+            self.query(conn, f"CREATE EXTENSION IF NOT EXISTS {ext}")
+
+    @staticmethod
+    def _key_relations(table: str) -> tuple[str, str]:
+        return table, f"{table}_pkey"
+
+    def primary_pages(self, conn, table: str) -> int:
+        heap, key = self._key_relations(table)
+        row = self.query(conn, "SELECT (pg_relation_size(%s) + pg_relation_size(%s)) / "
+                               "current_setting('block_size')::int", (heap, key))
+        return int(row[0][0])
+
+    def buffer_sample(self, conn, hot: str, big: str) -> dict[str, float]:
+        t0 = time.perf_counter()
+        rows = self.query(conn, """
+            SELECT CASE WHEN b.relfilenode IS NULL THEN 'free'
+                        WHEN b.reldatabase <> d.oid OR b.relforknumber <> 0 THEN 'other'
+                        WHEN b.relfilenode IN (pg_relation_filenode(%s), pg_relation_filenode(%s)) THEN 'hot'
+                        WHEN b.relfilenode IN (pg_relation_filenode(%s), pg_relation_filenode(%s)) THEN 'big'
+                        ELSE 'other' END, COALESCE(b.usagecount, 0), count(*)
+            FROM pg_buffercache b, (SELECT oid FROM pg_database WHERE datname = current_database()) d
+            GROUP BY 1, 2""", (*self._key_relations(hot), *self._key_relations(big)))
+        out = {"lru_query_ms": (time.perf_counter() - t0) * 1e3}
+        for role in ("hot", "big", "other", "free"):
+            out[f"resident.{role}"] = 0.0
+            for u in range(6):
+                out[f"usage.{role}.{u}"] = 0.0
+        for role, usage, n in rows:
+            out[f"resident.{role}"] += float(n)
+            out[f"usage.{role}.{int(usage)}"] = float(n)
+        self.query(conn, "SELECT pg_stat_clear_snapshot()")
+        (hits, reads), = self.query(conn, "SELECT blks_hit, blks_read FROM pg_stat_database "
+                                          "WHERE datname = current_database()")
+        out["requests"], out["reads"] = float(hits + reads), float(reads)
+        (hh, hr), = self.query(conn, "SELECT COALESCE(heap_blks_hit, 0) + COALESCE(idx_blks_hit, 0), "
+                                     "COALESCE(heap_blks_read, 0) + COALESCE(idx_blks_read, 0) "
+                                     "FROM pg_statio_user_tables WHERE relname = %s", (hot,))
+        out["hot_requests"], out["hot_reads"] = float(hh + hr), float(hr)
+        # buffers handed out by the free list or the clock sweep (a ring's reuse of its own is not counted)
+        out["buffers_alloc"] = float(self.query(conn, "SELECT buffers_alloc FROM pg_stat_bgwriter")[0][0])
+        if self.query(conn, "SELECT 1 FROM pg_views WHERE viewname = 'pg_stat_io'"):  # 16+
+            for context, reads_, evictions, reuses in self.query(
+                    conn, "SELECT context, COALESCE(sum(reads), 0), COALESCE(sum(evictions), 0), "
+                          "COALESCE(sum(reuses), 0) FROM pg_stat_io WHERE object = 'relation' GROUP BY context"):
+                out[f"io.{context}.reads"] = float(reads_)
+                out[f"io.{context}.evictions"] = float(evictions)
+                out[f"io.{context}.reuses"] = float(reuses)
+        return out
+
+    def full_read_sql(self, table: str, kind: str) -> list[str]:
+        # one backend, no parallel workers: the scan's strategy is the backend's own
+        setup = ["SET max_parallel_workers_per_gather = 0"]
+        if kind == "seq":  # a table over a quarter of shared buffers: the bulk-read ring
+            return setup + [f"SELECT sum(length(pad)) FROM {table}"]
+        if kind == "index":  # the same rows in key order through shared buffers' clock sweep, no ring
+            return setup + ["SET enable_seqscan = off", "SET enable_bitmapscan = off",
+                            f"SELECT sum(length(pad)) FROM {table} WHERE id > 0"]
+        if kind == "update":  # a scan that dirties every page it reads (a new version of each row)
+            return setup + [f"UPDATE {table} SET c = c"]
+        raise self.bad_kind(kind)
+
+    def session_id(self, conn) -> int:
+        return int(self.query(conn, "SELECT pg_backend_pid()")[0][0])
+
+    def cancel_sql(self, session: int) -> str:
+        return f"SELECT pg_cancel_backend({int(session)})"
+
+    def is_cancel(self, exc: BaseException) -> bool:
+        return isinstance(exc, psycopg.errors.QueryCanceled)
+
+    def prewarm(self, conn, table: str) -> float:
+        return float(sum(self.query(conn, "SELECT pg_prewarm(%s)", (rel,))[0][0]
+                         for rel in self._key_relations(table)))
+
+    def restore_table(self, conn, table: str) -> None:
+        """An update scan leaves a new version of every row it reached (committed or not): rewrite
+        the table to its live rows and checkpoint, so the next run reads the same pages."""
+        self.query(conn, f"VACUUM (FULL, ANALYZE) {table}")
+        self.query(conn, "CHECKPOINT")
