@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from dbexp.chapters.mvcc_chains.engine import StatementClockError
+from dbexp.chapters.mvcc_chains.innodb import PerfSchemaClock
 from dbexp.errors import DbexpError, RetryableError
-from dbexp.metrics.statement_time import PerfSchemaClock, StatementClockError
 
 pytestmark = pytest.mark.docker
 

@@ -143,7 +143,7 @@ def test_quantities_in_different_units_get_charts_of_their_own():
 
 
 def test_published_mvcc_panels_hold_at_most_six_series():
-    from dbexp.experiments import mvcc_chains as mv
+    from dbexp.chapters import mvcc_chains as mv
 
     if not (REPO / "data" / "mvcc_chains").is_dir():
         pytest.skip("no published mvcc_chains results")

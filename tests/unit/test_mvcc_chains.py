@@ -1,21 +1,36 @@
-"""The mvcc_chains chapter's design and its analysis of the published data/ (no server)."""
+"""The mvcc_chains chapter with no server: its design, its engine parts, its per-version estimates and
+verdicts on fixed inputs with known answers, and its analysis and findings of the published data/."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from types import SimpleNamespace
 
-from dbexp.experiments import mvcc_chains
+import numpy as np
+import pandas as pd
+import pytest
+
+from dbexp.chapters import mvcc_chains as mv
+from dbexp.book import prose
+from dbexp.chapters.mvcc_chains import claims
+from dbexp.experiments import stats
+from dbexp.experiments.chapter import Cpus
+from dbexp.servers.registry import flavor_of_spec
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_mvcc_design_gives_typed_points():
-    from dbexp.experiments.chapter import Cpus
+def _store(spec: str) -> str:
+    return mv.PARTS.of(flavor_of_spec(spec)).version_store
 
-    parts = mvcc_chains.CHAPTER.design(mvcc_chains.CHAPTER.scale("smoke"), Cpus("1", "0"))
+
+def test_mvcc_design_gives_typed_points():
+    parts = mv.CHAPTER.design(mv.CHAPTER.scale("smoke"), Cpus("1", "0"))
     points = [p for part in parts for p in part.points]
-    heap = [p for p in points if p.server.spec.startswith("postgres")]
-    undo = [p for p in points if p.server.spec.startswith("mysql")]
+    heap = [p for p in points if _store(p.server.spec) == "heap"]
+    undo = [p for p in points if _store(p.server.spec) == "undo"]
+    assert heap and undo
     assert {p.params.fillfactor for p in heap} == {100, 70} and {p.params.fillfactor for p in undo} == {None}
     assert all(isinstance(p.params.versions, int) for p in points)
     # the comparable baseline, then the chapter's own settings, which win where they overlap
@@ -30,13 +45,135 @@ def test_mvcc_design_gives_typed_points():
         {(p.server.spec, p.params.column, p.params.fillfactor) for p in points}
     assert all(p.params.versions == 100 and p.params.gc_timeout_s > 0 for p in controls)
     assert undo[0].server.settings["performance-schema-consumer-events-statements-history-long"] == "ON"
-    assert mvcc_chains.CHAPTER.order == "shuffled"
+    assert mv.CHAPTER.order == "shuffled"
+
+
+def test_each_engine_has_its_part_and_mariadb_its_statement_consumer():
+    mysql, mariadb, pg = (mv.PARTS.of(flavor_of_spec(s)) for s in ("mysql:8.0", "mariadb:10.11", "postgres:16"))
+    assert (mysql.version_store, mariadb.version_store, pg.version_store) == ("undo", "undo", "heap")
+    # MariaDB's history consumers record only what the "current" one does, off by default there
+    assert "performance-schema-consumer-events-statements-current" not in mysql.statement_timing_settings()
+    assert mariadb.statement_timing_settings()["performance-schema-consumer-events-statements-current"] == "ON"
+    assert mysql.prompt_gc_settings() == {} and pg.prompt_gc_settings() == {"autovacuum_naptime": "1"}
+    assert (mysql.table_options(70), pg.table_options(70), pg.table_options(None)) == \
+        ("", " WITH (fillfactor = 70)", "")
+    assert pg.clock(None, None, "SELECT").kind == "explain_analyze"  # (performance_schema's needs a server)
+    with pytest.raises(NotImplementedError, match="keeps old versions in undo"):
+        mysql.version_chain(None, None, "chains", 1)
+
+
+def test_innodb_status_gives_the_purge_lag():
+    from dbexp.chapters.mvcc_chains.innodb import innodb_purge_state
+
+    status = ("Trx id counter 5210\nPurge done for trx's n:o < 5107 undo n:o < 0 state: running\n"
+              "History list length 96\n")
+    assert innodb_purge_state(status) == {"history_list_length": 96.0, "trx_id_counter": 5210.0,
+                                          "purge_done_no": 5107.0, "purge_lag_trx": 103.0}
+    assert np.isnan(innodb_purge_state("nothing here")["history_list_length"])
+
+
+def test_trimmed_mean_leaves_the_extremes_out():
+    x = np.array([1.0] * 8 + [100.0, 0.0])
+    assert mv.trimmed_mean(x) == 1.0
+    assert mv.trimmed_mean(np.array([2.0, 4.0])) == 3.0
+
+
+def test_mean_ci_has_the_t_interval():
+    m, lo, hi = stats.mean_ci([1.0, 2.0, 3.0, float("nan")])
+    assert m == 2.0 and lo == pytest.approx(2 - 4.302653 / np.sqrt(3)) and hi == pytest.approx(2 + 4.302653 / np.sqrt(3))
+
+
+def _results(rows: list[dict]):
+    return SimpleNamespace(wide=pd.DataFrame(rows), series=pd.DataFrame())
+
+
+def _chain_runs(flavor: str, name: str, per_version_old: float, per_version_fresh: float, column="v", ff=None):
+    """Runs whose server times are exact lines in V: old = 10 + a V, fresh = 12 + b V (us), with a repeat's
+    offset that moves both readers alike (drift), so the fitted slopes are a and b exactly."""
+    rows = []
+    for repeat in range(3):
+        for v in (0, 10, 100):
+            rows.append({"run_id": f"{name}-{v}-{repeat}", "flavor": flavor, "series_name": name, "versions": v,
+                         "column": column, "fillfactor": ff, "repeat": repeat, "snapshot": True,
+                         "hot_rows": 2, "samples": 40,
+                         "old_server_us": 10 + repeat + per_version_old * v / 1000,
+                         "fresh_server_us": 12 + repeat + per_version_fresh * v / 1000})
+    return rows
+
+
+def test_per_version_costs_and_the_excess_at_ten_have_known_answers():
+    res = _results(_chain_runs("mysql", "MySQL 8.0.15", 700.0, 0.0)
+                   + _chain_runs("postgres", "PostgreSQL 16.14", 0.0, 40.0, ff=70))
+    pv = mv.per_version(res).set_index(["series_name", "reader"])
+    assert pv.loc[("MySQL 8.0.15", "old"), "ns_per_version"] == pytest.approx(700.0)
+    assert pv.loc[("MySQL 8.0.15", "old - fresh"), "ns_per_version"] == pytest.approx(700.0)
+    assert pv.loc[("PostgreSQL 16.14", "fresh - old"), "ns_per_version"] == pytest.approx(40.0)
+    ex = mv.excess_at(res, 10).set_index("series_name")
+    assert ex.loc["MySQL 8.0.15", "payer"] == "old" and ex.loc["PostgreSQL 16.14", "payer"] == "fresh"
+    assert ex.loc["MySQL 8.0.15", "ns_per_version"] == pytest.approx(700.0)
+    assert ex.loc["PostgreSQL 16.14", "ns_per_version"] == pytest.approx(40.0)
+
+
+def test_the_held_verdict_needs_the_control():
+    t = pd.DataFrame({"held_snapshot": [2000.0], "held_control": [0.0], "reclaim_s": [1.5], "commits": [2000]})
+    assert claims._held_verdict(t).startswith("agrees")
+    assert claims._held_verdict(t.assign(held_control=1900.0)).startswith("not resolved: the control")
+    assert claims._held_verdict(t.assign(held_snapshot=10.0)).startswith("disagrees")
+
+
+def test_the_indexed_column_is_judged_against_the_hot_one():
+    slopes = pd.DataFrame([
+        {"series_name": "PostgreSQL 16.14", "variant": "col k, ff 100", "store": "heap", "reader": "fresh",
+         "ns_per_version": 80.0, "ci_low": 70.0, "ci_high": 90.0},
+        {"series_name": "PostgreSQL 16.14", "variant": "col v, ff 70", "store": "heap", "reader": "fresh",
+         "ns_per_version": 30.0, "ci_low": 20.0, "ci_high": 40.0},
+        {"series_name": "PostgreSQL 16.14", "variant": "col k, ff 100", "store": "heap", "reader": "old",
+         "ns_per_version": 35.0, "ci_low": 25.0, "ci_high": 45.0},
+        {"series_name": "PostgreSQL 16.14", "variant": "col v, ff 70", "store": "heap", "reader": "old",
+         "ns_per_version": 30.0, "ci_low": 20.0, "ci_high": 40.0},
+    ])
+    got = claims._indexed_against_hot(slopes).set_index("reader")["verdict"]
+    assert got["fresh"] == "agrees" and got["old"].startswith("not resolved")
+
+
+def test_the_excess_at_ten_uses_the_cold_rows_of_the_same_run():
+    rows = _chain_runs("mysql", "MySQL 8.0.15", 700.0, 0.0)
+    for r in rows:  # cold neighbours: what the hot rows cost with no versions, plus a run's own offset
+        r["old_cold_server_us"] = 10 + r["repeat"] + 0.5 * (r["run_id"].endswith("1"))
+        r["fresh_cold_server_us"] = 12 + r["repeat"] + 0.5 * (r["run_id"].endswith("1"))
+    ex = mv.excess_at(_results(rows), 10).set_index("series_name")
+    assert ex.loc["MySQL 8.0.15", "ns_per_version"] == pytest.approx(700.0)
 
 
 def test_published_mvcc_tables_have_numbers():
-    mv = mvcc_chains.CHAPTER.run("default", run=False, root=REPO)
-    t = mvcc_chains.at_largest_v(mv)
+    res = mv.CHAPTER.run("default", run=False, root=REPO)
+    t = mv.at_largest_v(res)
     assert t["old_server_us"].notna().all() and (t["versions"] == t["versions"].max()).all()
     assert t["held_snapshot"].notna().all() and t["held_control"].notna().all()
-    pv = mvcc_chains.per_version(mv)
+    pv = mv.per_version(res)
     assert pv["ns_per_version"].notna().all() and (pv["repeats"] >= 5).all()
+
+
+def test_the_published_findings_are_a_list_one_line_per_finding():
+    res = mv.CHAPTER.run("default", run=False, root=REPO)
+    lines = mv.CHAPTER.findings(res).splitlines()
+    assert [re.match(r"- \*\*(.+?)\*\*", line).group(1) for line in lines] == [
+        "InnoDB, the old reader:", "The first versions cost more:", "Chains of 10 versions:",
+        "PostgreSQL, both readers:", "PostgreSQL at V = 1,000, shared-buffer accesses per select (old / fresh):",
+        "The writer"]
+    # the numbers are those the tables print: InnoDB's old reader on MySQL 8.0, column v, as in the table
+    rows = mv.per_version_rows(res).set_index(["series_name", "variant"])
+    assert f"{rows.loc[('mysql 8.0.15', 'col v'), 'old']} ns (mysql 8.0.15, col v)" in lines[0]
+    assert lines[2].endswith("in 9 of 9 (InnoDB's old reader; PostgreSQL's fresh reader of a HOT chain on one page).")
+
+
+def test_findings_say_when_there_is_too_little_and_when_the_writer_slowed():
+    assert prose.render("mvcc_chains", "findings", enough=False) == \
+        "Too few points in these results for findings (a smoke run has one repeat)."
+    res = mv.CHAPTER.run("default", run=False, root=REPO)
+    slow = res.wide.copy()
+    slow.loc[slow["versions"].astype(int) == slow["versions"].astype(int).max(), "writer_us"] *= 3
+    text = mv.CHAPTER.findings(SimpleNamespace(**{**vars(res), "wide": slow})).splitlines()[-1]
+    assert text.startswith("- **The writer** (client wall time per committed update): an update took ")
+    assert text.endswith(" from the smallest to the largest V, more than 1.5 times as long; elsewhere it stayed "
+                         "within 1.5 times.")

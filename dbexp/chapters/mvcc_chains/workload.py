@@ -1,10 +1,6 @@
-"""Version chains on purpose: a few hot rows, an old snapshot, V committed updates, timed readers.
-
-MySQL and MariaDB keep the newest version of a row in the clustered index and reach
-older ones through undo records (new to old); PostgreSQL keeps every version in the
-heap and reaches them from the oldest through a HOT chain or index entries (old to
-new). With an old snapshot held open, neither engine may remove the old versions.
-"""
+"""Version chains on purpose: a ``chains`` table with a few hot rows, an old snapshot, V committed
+updates, and point selects timed at the client and by the server's clock. What differs between
+engines is asked of the server's engine part (:mod:`dbexp.chapters.mvcc_chains.parts`)."""
 
 from __future__ import annotations
 
@@ -14,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dbexp import waits
+from dbexp.chapters.mvcc_chains.parts import part_of
 from dbexp.errors import DbexpError, choices
 from dbexp.servers.sql import query
 
@@ -55,11 +53,11 @@ def reset_table(server, spec: ChainSpec, database: str = "sbtest") -> None:
     try:
         _q(conn, f"DROP TABLE IF EXISTS {TABLE}")
         _q(conn, f"CREATE TABLE {TABLE} (id INTEGER PRIMARY KEY, k INTEGER NOT NULL, v INTEGER NOT NULL, "
-                 f"pad CHAR(120) NOT NULL){server.flavor.table_options(spec.fillfactor)}")
+                 f"pad CHAR(120) NOT NULL){part_of(server).table_options(spec.fillfactor)}")
         _q(conn, f"CREATE INDEX {TABLE}_k ON {TABLE} (k)")
         values = ",".join(f"({i},{i},0,'x')" for i in range(1, spec.rows + 1))
         _q(conn, f"INSERT INTO {TABLE} (id, k, v, pad) VALUES {values}")
-        server.flavor.analyze(conn, TABLE)
+        part_of(server).analyze(conn, TABLE)
     finally:
         conn.close()
 
@@ -67,10 +65,11 @@ def reset_table(server, spec: ChainSpec, database: str = "sbtest") -> None:
 @contextlib.contextmanager
 def old_snapshot(server, database: str = "sbtest"):
     """A REPEATABLE READ transaction whose snapshot is taken now and kept until the block ends."""
+    part = part_of(server)
     conn = server.connect(database, autocommit=False)
-    server.flavor.pin_index_access(conn)
+    part.pin_index_access(conn)
     try:
-        server.flavor.begin_snapshot(conn)
+        part.begin_snapshot(conn)
         _q(conn, f"SELECT v FROM {TABLE} WHERE id = 1")  # PostgreSQL takes the snapshot at the first read
         yield conn
     finally:
@@ -123,7 +122,7 @@ SELECT = f"SELECT v, k FROM {TABLE} WHERE id = "  # every timed read begins so (
 
 def timed_reads(conn, spec: ChainSpec, samples: int, clock, cold: bool = False) -> Reads:
     """``samples`` point selects of the hot rows, round-robin, each timed at the client and by
-    ``clock`` at the server (see dbexp.metrics.statement_time); with ``cold``, every other select
+    ``clock`` at the server (see :mod:`dbexp.chapters.mvcc_chains.engine`); with ``cold``, every other select
     reads a hot row's cold neighbour instead (:meth:`ChainSpec.cold_ids`)."""
     hot_ids, cold_ids = spec.hot_ids(), spec.cold_ids()
     client = np.empty(samples)
@@ -145,7 +144,7 @@ def timed_reads(conn, spec: ChainSpec, samples: int, clock, cold: bool = False) 
 
 def fresh_reader(server, database: str = "sbtest"):
     conn = server.connect(database, autocommit=True)  # every statement: a new view of the latest data
-    server.flavor.pin_index_access(conn)
+    part_of(server).pin_index_access(conn)
     return conn
 
 
@@ -157,7 +156,7 @@ def garbage(server, database: str = "sbtest") -> dict[str, float]:
     """The engine's own measure of unreclaimed old versions."""
     conn = server.connect(database)
     try:
-        return server.flavor.garbage(conn, TABLE)
+        return part_of(server).garbage(conn, TABLE)
     finally:
         conn.close()
 
@@ -166,7 +165,7 @@ def chain_on_page(server, conn_old, database: str = "sbtest") -> list[dict]:
     """Heap engines: the stored versions of hot row id=1, from the one the old snapshot sees."""
     conn = server.connect(database)
     try:
-        return server.flavor.version_chain(conn_old, conn, TABLE, 1)
+        return part_of(server).version_chain(conn_old, conn, TABLE, 1)
     finally:
         conn.close()
 
@@ -175,7 +174,7 @@ def held_versions(server, hold_s: float = 3.0, database: str = "sbtest") -> dict
     """Ask the collector to reclaim the table's old versions now; how many it could not remove."""
     conn = server.connect(database)
     try:
-        return server.flavor.held_versions(conn, TABLE, hold_s)
+        return part_of(server).held_versions(conn, TABLE, hold_s)
     finally:
         conn.close()
 
@@ -183,9 +182,5 @@ def held_versions(server, hold_s: float = 3.0, database: str = "sbtest") -> dict
 def settle_garbage(server, database: str = "sbtest", timeout_s: float = 20.0) -> bool:
     """Wait until the collector has caught up with earlier work, so a point's garbage is its own;
     returns False when it had not within ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while not server.flavor.garbage_settled(garbage(server, database)):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.25)
-    return True
+    part = part_of(server)
+    return bool(waits.poll(lambda: part.garbage_settled(garbage(server, database)), timeout_s, interval_s=0.25))

@@ -1,0 +1,175 @@
+"""The chapter's estimates from its runs: each reader's cost per version at the server (fitted over
+V, and at V = 10 within each run against the cold neighbours), what each reader and the writer took
+at the largest V, what the collector held, and the garbage and pageinspect series as tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dbexp.chapters.mvcc_chains.parts import PARTS
+from dbexp.experiments import stats
+from dbexp.experiments.chapter import Results
+
+READERS = ("fresh", "old")  # the order of the readers in every legend (the first drawn solid, the old dashed)
+PAYER = {"undo": "old", "heap": "fresh"}  # who the sources say pays, per kind of version store
+
+
+def _payer_and_other(store: str) -> tuple[str, str]:
+    payer = PAYER.get(store, "old")
+    return payer, READERS[1 - READERS.index(payer)]
+
+
+def tidy(res: Results) -> pd.DataFrame:
+    w = res.wide.copy()
+    w["versions"] = w["versions"].astype(int)
+    # a heap fillfactor where the engine has one (results stored before typed parameters say "-")
+    ff = w["fillfactor"].where(w["fillfactor"].notna() & (w["fillfactor"].astype(str) != "-"))
+    w["variant"] = "col " + w["column"] + np.where(ff.notna(), ", ff " + ff.astype(str).str.replace(
+        r"\.0$", "", regex=True), "")
+    w["version_store"] = [PARTS.part_for_name(f).version_store for f in w["flavor"]]
+    snap = w["snapshot"] if "snapshot" in w else pd.Series(True, index=w.index)
+    w["snapshot"] = [_snapshot_on(x) for x in snap]
+    return w
+
+
+def _snapshot_on(x) -> bool:
+    """A point's ``snapshot`` parameter as stored (runs from before the controls have none: True)."""
+    if isinstance(x, str):
+        return x.strip().lower() not in ("false", "0")
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return True
+    return bool(x)
+
+
+def readers(res: Results) -> pd.DataFrame:
+    """The runs with an old snapshot and both readers timed (the controls have neither)."""
+    w = tidy(res)
+    return w[w["snapshot"]]
+
+
+def per_version(res: Results, value: str = "server_us") -> pd.DataFrame:
+    """Each reader's cost per version at the server: the slope of its time per read (ns) on V, each
+    repeat fitted on its own and a t interval over the repeats; and the same for the payer's
+    excess over the other reader, paired within each run (both read the same rows, interleaved)."""
+    w = readers(res)
+    rows = []
+    for (name, variant, store), g in w.groupby(["series_name", "variant", "version_store"]):
+        payer, other = _payer_and_other(store)
+        series = {r: g[f"{r}_{value}"] * 1000 for r in READERS}
+        series[f"{payer} - {other}"] = (g[f"{payer}_{value}"] - g[f"{other}_{value}"]) * 1000
+        for what, y in series.items():
+            slope, lo, hi = stats.slope_ci(g["versions"], y, g["repeat"])
+            rows.append({"series_name": name, "variant": variant, "store": store, "reader": what,
+                         "ns_per_version": slope, "ci_low": lo, "ci_high": hi, "repeats": g["repeat"].nunique(),
+                         "vmax": int(g["versions"].max())})
+    return pd.DataFrame(rows)
+
+
+def excess_at(res: Results, v: int, value: str = "server_us") -> pd.DataFrame:
+    """What a chain of v versions costs the reader the sources say pays, per version, one value per
+    repeat with a t interval over the repeats. Within each run: the payer's time on the hot rows less
+    its time on their cold neighbours (same page, no versions), less the same difference for the
+    other reader (a difference in differences: what the rows, the run and a reader's own statement
+    share drops out). Runs measured before the cold rows: the payer's excess over the other reader at
+    V = v less that at V = 0, across runs."""
+    w = readers(res)
+    rows = []
+    for (name, variant, store), g in w.groupby(["series_name", "variant", "version_store"]):
+        payer, other = _payer_and_other(store)
+        cold = f"{payer}_cold_{value}" in g and g[f"{payer}_cold_{value}"].notna().all()
+        if cold:
+            ex = ((g[f"{payer}_{value}"] - g[f"{payer}_cold_{value}"])
+                  - (g[f"{other}_{value}"] - g[f"{other}_cold_{value}"])) * 1000
+            d = ex[g["versions"] == v].groupby(g["repeat"]).mean().dropna()
+        else:
+            ex = (g[f"{payer}_{value}"] - g[f"{other}_{value}"]) * 1000
+            at = ex[g["versions"] == v].groupby(g["repeat"]).mean()
+            base = ex[g["versions"] == 0].groupby(g["repeat"]).mean()
+            d = (at - base).dropna()
+        if d.empty or not v:
+            continue
+        m, lo, hi = stats.mean_ci(d.to_numpy() / v)
+        rows.append({"series_name": name, "variant": variant, "store": store, "payer": payer, "versions": v,
+                     "ns_per_version": m, "ci_low": lo, "ci_high": hi, "repeats": len(d)})
+    return pd.DataFrame(rows)
+
+
+HELD = {  # what the collector could not remove while the snapshot was open: (measurement, unit)
+    "undo": ("held_purge_lag_trx", "purge lag (trx numbers)"),
+    "heap": ("held_dead_tuples", "dead, not removable"),
+}
+
+
+def at_largest_v(res: Results) -> pd.DataFrame:
+    return at_v(res, int(tidy(res)["versions"].max()))
+
+
+def at_v(res: Results, vmax: int) -> pd.DataFrame:
+    """At V = vmax beside V = 0: each reader's time per read at the server (median over repeats of
+    each run's trimmed mean) and at the client (median), the pages a read touched (PostgreSQL), the
+    writer's time per update; and at the largest V what the collector could not remove with the
+    snapshot open and in the control without one, and how long the reclaim took."""
+    w = tidy(res)
+    r = w[w["snapshot"]]
+    g = r[r["versions"] == vmax]
+    cols = {c: (c, "median") for c in ("old_server_us", "fresh_server_us", "old_p50_us", "fresh_p50_us",
+                                       "old_buffers", "fresh_buffers", "writer_us", "reclaim_s") if c in g}
+    out = g.groupby(["series_name", "variant", "version_store"]).agg(
+        repeats=("run_id", "count"), **cols).reset_index()
+    for c in ("old_buffers", "fresh_buffers", "reclaim_s", "writer_us"):
+        if c not in out:
+            out[c] = float("nan")
+    base = r[r["versions"] == 0].groupby(["series_name", "variant"])[["old_server_us", "fresh_server_us"]].median()
+    out = out.join(base.rename(columns={"old_server_us": "old_server_at_v0", "fresh_server_us": "fresh_server_at_v0"}),
+                   on=["series_name", "variant"])
+    out["old / fresh"] = out["old_server_us"] / out["fresh_server_us"]
+    held = w[w["versions"] == vmax].copy()
+    held["held"] = [row.get(HELD[s][0], float("nan")) if s in HELD else float("nan")
+                    for s, (_, row) in zip(held["version_store"], held.iterrows())]
+    for snap, label in ((True, "held_snapshot"), (False, "held_control")):
+        h = held[held["snapshot"] == snap].groupby(["series_name", "variant"])["held"].median().rename(label)
+        out = out.join(h, on=["series_name", "variant"])
+    ctl = held[~held["snapshot"]].groupby(["series_name", "variant"])["reclaim_s"].median().rename("reclaim_control_s") \
+        if "reclaim_s" in held else pd.Series(dtype=float, name="reclaim_control_s")
+    out = out.join(ctl, on=["series_name", "variant"])
+    out["held_unit"] = out["version_store"].map(lambda s: HELD.get(s, ("", ""))[1])
+    out["commits"] = vmax * r["hot_rows"].astype(int).max() if len(r) else float("nan")
+    out.insert(2, "versions", vmax)
+    return out
+
+
+def garbage_series(res: Results) -> pd.DataFrame:
+    s = res.series
+    g = s[s["source"] == "garbage"] if len(s) else s
+    if g.empty:
+        return g
+    w = tidy(res)[["run_id", "series_name", "variant", "repeat", "snapshot"]]
+    return g.merge(w, on="run_id")
+
+
+def pageinspect_table(res: Results) -> pd.DataFrame:
+    s = res.series
+    p = s[s["source"] == "pageinspect"] if len(s) else s
+    if p.empty:
+        return pd.DataFrame()
+    w = tidy(res)[["run_id", "series_name", "variant", "repeat"]]
+    p = p.merge(w, on="run_id")
+    first = p.sort_values(["series_name", "repeat"]).groupby("series_name")["run_id"].first()
+    p = p[p["run_id"].isin(first.values)]
+    wide = p.pivot_table(index=["series_name", "variant", "t"], columns="name", values="value").reset_index()
+    wide["t_ctid"] = "(" + wide["ctid_block"].astype(int).astype(str) + "," + wide["ctid_lp"].astype(int).astype(str) + ")"
+    cols = ["series_name", "variant", "lp", "lp_flags", "t_xmin", "t_xmax", "t_ctid", "hot_updated", "heap_only"]
+    out = wide[cols].rename(columns={"series_name": "server"})
+    for c in ("lp", "lp_flags", "t_xmin", "t_xmax", "hot_updated", "heap_only"):
+        out[c] = out[c].astype(int)
+    return out
+
+
+
+
+def interval(r) -> str:
+    """An estimate per version with its 95% interval, as the tables and the findings print it."""
+    if r["ci_low"] != r["ci_low"]:
+        return f"{r['ns_per_version']:+,.0f}"
+    return f"{r['ns_per_version']:+,.0f} [{r['ci_low']:+,.0f}, {r['ci_high']:+,.0f}]"

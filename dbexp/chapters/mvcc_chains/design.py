@@ -1,0 +1,100 @@
+"""The chapter's knobs, its points and how one is measured: per server and variant (the updated
+column, and the heap's fillfactor where the engine has one), one point per V with an old snapshot,
+and at the largest V a control without one; every repeat walks the points in its own random order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dbexp.chapters.mvcc_chains.claims import claims as claims_table
+from dbexp.chapters.mvcc_chains.findings import findings as findings_text
+from dbexp.chapters.mvcc_chains.measure import ChainPoint, measure_point
+from dbexp.chapters.mvcc_chains.parts import PARTS
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
+from dbexp.experiments.measure import Measured
+from dbexp.experiments.sweep import Point
+from dbexp.servers.registry import flavor_of_spec
+
+
+@dataclass(frozen=True)
+class Scale:
+    servers: tuple[str, ...]
+    versions: tuple[int, ...]
+    samples: int  # timed point selects per reader and point (after as many again / 4 unrecorded)
+    repeats: int
+    gc_timeout_s: float
+    hot_rows: int = 2  # each takes V commits
+    columns: tuple[str, ...] = ("v", "k")  # undo engines: the updated column
+    # heap engines: (updated column, fillfactor). v at 70: room on the page for a HOT chain; k at 100:
+    # an indexed column, never HOT, so the page's room does not matter.
+    heap_variants: tuple[tuple[str, int], ...] = (("v", 70), ("k", 100))
+
+
+DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mariadb:10.11@offline", "postgres:12@offline",
+                   "postgres:14@offline", "postgres:18@offline")
+
+
+def settings_for(spec: str) -> dict[str, str]:
+    """Durability relaxed so that thousands of commits per hot row take seconds, not minutes (it
+    changes when a commit reaches the disk, not how versions are kept), a collector that reacts
+    within seconds, and a statement clock at the server."""
+    flavor = flavor_of_spec(spec)
+    part = PARTS.of(flavor)
+    return {**flavor.relaxed_commit_settings(), **part.prompt_gc_settings(), **part.statement_timing_settings()}
+
+
+class MvccChains(Chapter):
+    name = "mvcc_chains"
+    Scale = Scale
+    scales = {
+        "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (0, 10, 100), 40, 1, 10),
+        # 800 timed selects per reader: the short chains (V = 10) need them, and they take about half a second
+        "default": Scale(DEFAULT_SERVERS, (0, 10, 100, 1000), 800, 5, 30),
+        "full": Scale(DEFAULT_SERVERS + ("postgres:16@offline",), (0, 10, 100, 1000, 10000), 1000, 6, 120,
+                      heap_variants=(("v", 100), ("v", 70), ("k", 100), ("k", 70))),
+    }
+    # every point is a block of its own: each repeat walks them in its own random order, so neither
+    # V nor the variant runs at the same time of a repeat twice
+    order = "shuffled"
+    add_official = True
+    engines = PARTS
+    knob_help = {
+        "servers": 'the servers, e.g. ["mysql:8.0", "postgres:17"]',
+        "versions": "the V values, e.g. [0, 10, 100, 1000, 10000]",
+        "samples": "the timed selects per reader and point (plus a quarter as warm-up)",
+        "repeats": "the repeats",
+        "gc_timeout_s": "how long the collector may take to reclaim the versions (s)",
+        "hot_rows": "the number of hot rows (each gets V updates)",
+        "columns": 'the updated columns of undo engines, e.g. ["v", "k"]',
+        "heap_variants": 'the heap engines\' (column, fillfactor) pairs, e.g. [["v", 70], ["k", 100]]',
+    }
+
+    def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
+        out = []
+        for spec in sc.servers:
+            cfg = self.server_config(spec, cpus.server, settings_for(spec))
+            heap = PARTS.of(flavor_of_spec(spec)).version_store == "heap"
+            variants = sc.heap_variants if heap else tuple((c, None) for c in sc.columns)
+            for column, ff in variants:
+                for v in sc.versions:
+                    params = ChainPoint(v, column, ff, sc.samples, sc.hot_rows, cpus.client,
+                                        sc.gc_timeout_s if v == max(sc.versions) else 0.0)
+                    out.append(Point(cfg, params, group=f"mvcc {spec}"))
+                control = ChainPoint(max(sc.versions), column, ff, sc.samples, sc.hot_rows, cpus.client,
+                                     sc.gc_timeout_s, snapshot=False)
+                out.append(Point(cfg, control, group=f"mvcc {spec}"))
+        return [Part(out, sc.repeats)]
+
+    def measure(self, server, point: Point, state) -> Measured:
+        return measure_point(server, point.params)
+
+    def claims(self, res: Results) -> pd.DataFrame:
+        return claims_table(res)
+
+    def findings(self, res: Results) -> str:
+        return findings_text(res)
+
+
+CHAPTER = MvccChains()

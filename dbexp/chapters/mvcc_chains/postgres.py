@@ -1,0 +1,160 @@
+"""PostgreSQL's heap: every version a tuple, dead tuples and VACUUM, a HOT chain on its page
+(pageinspect), and EXPLAIN ANALYZE as the statement clock.
+
+``EXPLAIN (ANALYZE, BUFFERS, TIMING OFF)`` runs the statement and reports the executor's own time
+(``Execution Time``, to the microsecond) and the shared buffers it touched (pages, hit or read): how
+many pages a read visits is the evidence of where versions lie. ``TIMING OFF`` leaves per-node clocks
+out, so the statement pays for one clock read at each end.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+
+from dbexp.chapters.mvcc_chains.engine import StatementClockError, VersionStore
+from dbexp.errors import DbexpError
+from dbexp.servers.sql import query
+
+VACUUM_PATTERNS = {
+    # PostgreSQL 15+: "tuples: 0 removed, 1002 remain, 2000 are dead but not yet removable"
+    "removed": (r"tuples: (\d+) removed", r"found (\d+) removable"),
+    # 12 to 14: "found 0 removable, 3002 nonremovable row versions ..." and, in the detail,
+    # "2000 dead row versions cannot be removed yet"
+    "not_removable": (r"(\d+) are dead but not yet removable", r"(\d+) dead row versions cannot be removed yet"),
+}
+
+
+def parse_vacuum_verbose(text: str) -> dict[str, float]:
+    """VACUUM VERBOSE's messages -> dead tuples it removed and those it found dead but could not
+    remove yet (an older snapshot may still see them)."""
+    out = {}
+    for name, patterns in VACUUM_PATTERNS.items():
+        for pat in patterns:
+            m = re.search(pat, text)
+            if m:
+                out[name] = float(m.group(1))
+                break
+        else:
+            raise DbexpError(f"VACUUM VERBOSE did not say how many tuples were {name.replace('_', ' ')}: "
+                             f"{' '.join(text.split())[:300]!r}")
+    return out
+
+
+def parse_explain(doc) -> tuple[float, float]:
+    """EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)'s document (text or parsed) -> (execution time in
+    microseconds, shared buffers the plan touched: hit plus read)."""
+    if isinstance(doc, str):
+        doc = json.loads(doc)
+    top = doc[0]
+    plan = top["Plan"]
+    if "Execution Time" not in top:
+        raise DbexpError("EXPLAIN reported no Execution Time (was ANALYZE on?)")
+    buffers = float(plan.get("Shared Hit Blocks", 0)) + float(plan.get("Shared Read Blocks", 0))
+    return float(top["Execution Time"]) * 1000.0, buffers
+
+
+class ExplainClock:
+    """The executor's time and buffers of each statement, from EXPLAIN ANALYZE."""
+
+    kind = "explain_analyze"
+    PREFIX = "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) "
+
+    def __init__(self, reader=None, monitor=None, marker: str = ""):
+        self._times: list[float] = []
+        self._buffers: list[float] = []
+
+    def wrap(self, sql: str) -> str:
+        return self.PREFIX + sql
+
+    def begin(self) -> None:
+        self._times, self._buffers = [], []
+
+    def after(self, rows) -> None:
+        t, b = parse_explain(rows[0][0])
+        self._times.append(t)
+        self._buffers.append(b)
+
+    def end(self, n: int) -> dict[str, np.ndarray]:
+        if len(self._times) != n:
+            raise StatementClockError(f"EXPLAIN timed {len(self._times)} of {n} statements")
+        return {"server_us": np.array(self._times), "buffers": np.array(self._buffers)}
+
+
+class Heap(VersionStore):
+    """Every version a heap tuple, reached from the oldest along a HOT chain or through index
+    entries of its own; VACUUM (or autovacuum) removes the dead ones no snapshot needs."""
+
+    version_store = "heap"
+
+    def prompt_gc_settings(self) -> dict[str, str]:
+        # autovacuum reacts within a second, so reclaim time is not the default 60 s nap
+        return {"autovacuum_naptime": "1"}
+
+    def table_options(self, fillfactor: int | None) -> str:
+        return f" WITH (fillfactor = {fillfactor})" if fillfactor else ""
+
+    def analyze(self, conn, table: str) -> None:
+        query(conn, f"VACUUM (ANALYZE) {table}")
+
+    def pin_index_access(self, conn) -> None:
+        query(conn, "SET enable_seqscan = off")
+        query(conn, "SET enable_bitmapscan = off")
+
+    def begin_snapshot(self, conn) -> None:
+        query(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+
+    def garbage(self, conn, table: str) -> dict[str, float]:
+        query(conn, "SELECT pg_stat_clear_snapshot()")
+        row = query(conn, "SELECT n_dead_tup, n_live_tup, COALESCE(autovacuum_count, 0), "
+                          "COALESCE(vacuum_count, 0), pg_relation_size(relid) FROM pg_stat_user_tables "
+                          "WHERE relname = %s", (table,))
+        dead, live, av, v, size = row[0] if row else (0, 0, 0, 0, 0)
+        return {"n_dead_tup": float(dead), "n_live_tup": float(live), "autovacuum_count": float(av),
+                "vacuum_count": float(v), "relation_bytes": float(size)}
+
+    def garbage_settled(self, g: dict[str, float]) -> bool:
+        return True  # dead tuples are counted per table, and each point's table is new
+
+    def reclaimed(self, g, before, peak) -> bool:
+        """A vacuum has run on the table since the point began (autovacuum, or the lab's own while it
+        asked what was held) and no dead tuple is left."""
+        runs = g["autovacuum_count"] + g.get("vacuum_count", 0.0)
+        return g["n_dead_tup"] == 0 and runs > before["autovacuum_count"] + before.get("vacuum_count", 0.0)
+
+    def held_versions(self, conn, table: str, hold_s: float) -> dict[str, tuple[float, str]]:
+        """A VACUUM now: the dead tuples it removed and those it found dead but could not remove yet
+        (``hold_s`` is not needed: VACUUM says so at once)."""
+        said: list[str] = []
+        conn.add_notice_handler(lambda d: said.append(f"{d.message_primary or ''} {d.message_detail or ''}"))
+        query(conn, f"VACUUM (VERBOSE) {table}")
+        got = parse_vacuum_verbose(" ".join(said))
+        return {"held_dead_tuples": (got["not_removable"], "dead tuples"),
+                "vacuum_removed": (got["removed"], "dead tuples")}
+
+    def version_chain(self, conn_snapshot, conn, table: str, row_id: int) -> list[dict]:
+        """The heap tuples of one row on its page, followed from the version ``conn_snapshot`` sees
+        along t_ctid (pageinspect's heap_page_items)."""
+        ctid = query(conn_snapshot, f"SELECT ctid::text FROM {table} WHERE id = %s", (row_id,))[0][0]
+        block, lp = (int(x) for x in ctid.strip("()").split(","))
+        query(conn, "CREATE EXTENSION IF NOT EXISTS pageinspect")
+        rows = query(conn, "SELECT lp, lp_flags, t_xmin::text::bigint, t_xmax::text::bigint, t_ctid::text, "
+                           "t_infomask2 FROM heap_page_items(get_raw_page(%s, %s))", (table, block))
+        items = {r[0]: r for r in rows}
+        chain, seen, cur = [], set(), lp
+        while cur in items and cur not in seen:
+            seen.add(cur)
+            lp_, flags, xmin, xmax, tctid, infomask2 = items[cur]
+            nb, nl = (int(x) for x in (tctid or "(0,0)").strip("()").split(","))
+            chain.append({"lp": lp_, "lp_flags": flags, "t_xmin": xmin, "t_xmax": xmax, "ctid_block": nb,
+                          "ctid_lp": nl, "hot_updated": int(bool((infomask2 or 0) & 0x4000)),
+                          "heap_only": int(bool((infomask2 or 0) & 0x8000)), "block": block})
+            if nb != block or nl == cur:
+                break  # the chain leaves the page (not HOT) or ends
+            cur = nl
+        return chain
+
+    def clock(self, reader, monitor, marker: str) -> ExplainClock:
+        return ExplainClock(reader, monitor, marker)
