@@ -1,14 +1,17 @@
 """The group_commit chapter's arithmetic on fixed inputs: group size, waits per commit, the
-efficiency bound, the exact efficiency from probe counts, and the design."""
+efficiency bound, the exact efficiency from probe counts, the design, the engine parts and the
+page's sentences."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
+from dbexp.chapters import group_commit as gc
 from dbexp.errors import DbexpError
-from dbexp.experiments import group_commit as gc
 from dbexp.experiments.chapter import Cpus, Results
+from dbexp.metrics import tracing
+from dbexp.servers.registry import flavor_of_spec
 
 
 def _res(rows):
@@ -80,3 +83,61 @@ def test_probe_cost_is_the_probe_run_over_the_run_beside_it_and_controls_stay_ou
 def test_unknown_configuration_is_refused_in_one_line():
     with pytest.raises(DbexpError, match="unknown configuration 'fast'; valid are"):
         gc.CHAPTER.adjust(gc.CHAPTER.scale("smoke", configs=["fast"]), "smoke", Cpus(), {})
+
+
+def test_a_chapter_that_cannot_probe_leaves_its_probe_points_out_and_says_why(monkeypatch):
+    monkeypatch.setattr(tracing, "unavailable", lambda: "probes need root: run as root or with password-less sudo")
+    sc = gc.CHAPTER.scale("default")
+    points = [p for part in gc.CHAPTER.design(sc, Cpus()) for p in part.points]
+    assert points and [p for p in points if p.params.probe] == []
+    assert gc.CHAPTER.notes(None) == ["The probe runs were skipped where these results were measured, since "
+                                      "probes cannot work there: probes need root: run as root or with "
+                                      "password-less sudo."]
+    monkeypatch.setattr(tracing, "unavailable", lambda: None)
+    points = [p for part in gc.CHAPTER.design(sc, Cpus()) for p in part.points]
+    assert any(p.params.probe for p in points) and gc.CHAPTER.notes(None) == []
+
+
+def test_each_engine_sets_its_own_commit_path():
+    mysql, mariadb, pg = (gc.PARTS.of(flavor_of_spec(s)) for s in ("mysql:8.0", "mariadb:10.11", "postgres:16"))
+    assert mysql.commit_settings(True)["log_bin"] == "binlog" and "log_bin" not in mysql.commit_settings(False)
+    assert mysql.commit_settings(True)["performance-schema-instrument"].endswith("MYSQL_BIN_LOG::COND_done=COUNTED")
+    assert mysql.group_settings(False, 300) == {"sync_binlog": "0", "binlog_group_commit_sync_delay": "300"}
+    # MariaDB: the same queue, its own condition, performance_schema turned on, a wait count no group reaches
+    assert mariadb.commit_settings(True)["performance_schema"] == "ON"
+    assert mariadb.commit_settings(True)["performance-schema-instrument"].endswith("THD::COND_wakeup_ready=COUNTED")
+    assert mariadb.group_settings(True, 300) == {"sync_binlog": "1", "binlog_commit_wait_usec": "300",
+                                                 "binlog_commit_wait_count": "100000"}
+    assert mariadb.group_settings(True, 0)["binlog_commit_wait_count"] == "0"
+    assert pg.commit_settings(True) == {"synchronous_commit": "on", "fsync": "on"}
+    assert pg.group_settings(True, 300) == {"commit_delay": "300", "commit_siblings": "5"}
+    assert (mysql.has_binlog, mariadb.has_binlog, pg.has_binlog) == (True, True, False)
+    # a probe where the chapter knows the binary: MySQL's binlog group commit and PostgreSQL's WAL flush
+    assert (mysql.probe_site, mariadb.probe_site, pg.probe_site) == ("enroll_for", None, "XLogFlush")
+    assert gc.CHAPTER.engines.skipped == {}
+
+
+def test_the_summary_states_each_servers_numbers():
+    rows = [{**BASE, "transactions": 1000.0, "gc_syncs": 100.0, "gc_waits": 1800.0},
+            {**BASE, "series_name": "postgres 16.4", "flavor": "postgres", "transactions": 3000.0, "gc_syncs": 60.0,
+             "tps": 1500.0}]
+    text = gc.findings(_res(rows))
+    assert text.splitlines() == [
+        "- **Group size at the most threads** (durable, update): mysql 8.0.15 10.0 commits per sync at 32 threads; "
+        "postgres 16.4 50.0 commits per sync at 32 threads.",
+        "- **Waits per commit and the efficiency bound** there: mysql 8.0.15 1.80 waits per commit, efficiency at "
+        "most 50.0% (the source: 52.7%)."]
+    assert gc.findings(_res([{**BASE, "config": "no binlog", "transactions": 1.0}])) == "No runs in these results."
+    assert gc.redo_note(_res(rows)) == "This run has not both MySQL 5.7 and 8.0 with the binlog off."
+
+
+def test_the_redo_note_compares_mysqls_versions_only():
+    nb = {**BASE, "config": "no binlog", "gc_waits": 0.0}
+    rows = [{**nb, "series_name": s, "threads": t, "transactions": 1000.0, "gc_syncs": syncs, "tps": tps}
+            for s, t, syncs, tps in (("mysql 5.7.22", 1, 1000.0, 500.0), ("mysql 5.7.22", 8, 500.0, 2000.0),
+                                     ("mysql 8.0.15", 1, 1190.0, 400.0), ("mysql 8.0.15", 8, 30.0, 7000.0))]
+    rows.append({**nb, "series_name": "mariadb 10.11.19", "flavor": "mariadb", "transactions": 1000.0,
+                 "gc_syncs": 10.0})
+    assert gc.redo_note(_res(rows)) == (
+        "With the binlog off: mysql 5.7.22: 1.00 redo syncs per commit at 1 thread(s) and 0.50 at 8, 500 and 2,000 "
+        "TPS; mysql 8.0.15: 1.19 redo syncs per commit at 1 thread(s) and 0.03 at 8, 400 and 7,000 TPS.")

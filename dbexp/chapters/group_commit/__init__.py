@@ -1,0 +1,17 @@
+"""The group_commit chapter: how many commits share one durable write, and how many times each
+waiting committer is woken for it (design.py measures, analysis.py computes, claims.py judges; one
+engine part each for MySQL's binlog, MariaDB's and PostgreSQL's WAL flush)."""
+
+from __future__ import annotations
+
+from .analysis import (WAIT_LINES, at_most_threads, curves, duration_s, probes, throughput, tidy,
+                       waits_long)
+from .claims import claims
+from .design import CHAPTER, CONFIG_NAMES, CONFIGS, GroupPoint, Scale
+from .parts import PARTS
+from .commit_probe import CommitProbe
+from .summary import findings, redo_note
+
+__all__ = ["CHAPTER", "CONFIGS", "CONFIG_NAMES", "CommitProbe", "GroupPoint", "PARTS", "Scale", "WAIT_LINES",
+           "at_most_threads", "claims", "curves", "duration_s", "findings", "probes", "redo_note", "throughput",
+           "tidy", "waits_long"]

@@ -1,0 +1,31 @@
+"""A probe run's bpftrace: where a commit waits for its durable write, counting per commit how many
+times its session was woken before the write was done (the program is the engine part's)."""
+
+from __future__ import annotations
+
+from dbexp.metrics.uprobe import Bpftrace, maps, server_binary
+
+from .parts import PARTS
+
+COUNTS = ("enrolls", "waiters", "waits", "syncs", "commits")
+
+
+class CommitProbe(Bpftrace):
+    """bpftrace on the server's binary with its engine part's program; after the run, ``counts``
+    (every name of COUNTS, 0 where never hit), ``waits_hist`` ((k, sessions woken k times)) and the
+    Bpftrace's ``stop_s``."""
+
+    def __init__(self, server, pin: str | None = None):
+        path = server_binary(server.main_pid(), server.flavor.executables)
+        pid = int(path.split("/")[2])
+        text, expected, what = PARTS.of(server.flavor).probe_program(path, pid)
+        super().__init__(text, expected, what, pin)
+        self.counts: dict[str, int] = {}
+        self.waits_hist: list[tuple[int, int]] = []
+
+    def finished(self) -> None:
+        got = maps(self.lines)
+        self.counts = {k.lstrip("@"): int(v) for k, v in got.items() if isinstance(v, int)}
+        for name in COUNTS:
+            self.counts.setdefault(name, 0)
+        self.waits_hist = [(lo, n) for lo, hi, n in got.get("@khist", [])]

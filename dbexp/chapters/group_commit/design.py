@@ -1,0 +1,184 @@
+"""The group_commit chapter's design and measurement.
+
+sysbench ``oltp_update_non_index`` (and ``oltp_insert`` at the durable setting), every statement its
+own transaction, at growing client threads, under each configuration of the commit path. Per run the
+engine part's commit counters are read before and after (``gc_<name>``: their difference); a probe
+run also counts with bpftrace where a commit waits (``probe_<name>``, ``probe_k<k>``), right after a
+run without probes at the same point (``beside``: the probes' cost).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dbexp.errors import DbexpError
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
+from dbexp.experiments.measure import Measured, measure
+from dbexp.experiments.sweep import Point
+from dbexp.metrics import tracing
+from dbexp.servers.registry import flavor_of_spec
+from dbexp.workloads.sysbench import Workload
+
+from .claims import claims as claims_table
+from .parts import PARTS
+from .commit_probe import CommitProbe
+from .summary import findings as summary_findings
+
+
+@dataclass(frozen=True)
+class Config:
+    label: str  # as points and results name it
+    binlog: bool  # the binlog on (flavors that have one)
+    sync_log: bool  # sync_binlog = 1 (else 0)
+    delay: bool  # a leader waits delay_us for more commits (MySQL binlog_group_commit_sync_delay, ...)
+    binlog_only: bool = False  # only for flavors with a binlog
+
+
+CONFIGS = (
+    Config("durable", True, True, False),
+    Config("sync_binlog=0", True, False, False, binlog_only=True),
+    Config("sync delay", True, True, True),
+    Config("no binlog", False, True, False, binlog_only=True),
+)
+CONFIG_NAMES = tuple(c.label for c in CONFIGS)
+
+
+@dataclass(frozen=True)
+class Scale:
+    servers: tuple[str, ...]
+    threads: tuple[int, ...]
+    probe_threads: tuple[int, ...]  # probe runs at these thread counts (durable, update)
+    configs: tuple[str, ...]
+    duration_s: int
+    repeats: int  # of the durable update workload at every thread count (the chapter's main curve)
+    other_threads: tuple[int, ...]  # the other configurations and the insert workload: these threads
+    other_repeats: int  # ... and repeats (also of the probe runs)
+    delay_us: int = 300
+    table_size: int = 10000
+    warmup_s: float = 2.0
+
+
+@dataclass(frozen=True)
+class GroupPoint:
+    config: str
+    delay_us: int
+    probe: bool = False
+    beside: bool = False  # a run without probes measured right before a probe run: the probes' cost
+
+
+DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mariadb:10.11@offline", "postgres:12@offline",
+                   "postgres:14@offline", "postgres:16@offline", "postgres:18@offline")
+SCRIPTS = ("oltp_update_non_index", "oltp_insert")
+
+
+class GroupCommit(Chapter):
+    name = "group_commit"
+    Scale = Scale
+    scales = {
+        "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (1, 8), (8,), ("durable", "no binlog"), 2, 1,
+                       (1, 8), 1),
+        "default": Scale(DEFAULT_SERVERS, (1, 2, 4, 8, 16, 32, 64, 128), (8, 32, 128), CONFIG_NAMES, 2, 2,
+                         (1, 8, 32, 128), 1),
+        "full": Scale(DEFAULT_SERVERS, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), (8, 32, 128, 512), CONFIG_NAMES,
+                      10, 3, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), 3),
+    }
+    order = "abba"
+    add_official = True
+    engines = PARTS
+    knob_help = {
+        "servers": 'the servers, e.g. ["mysql:8.0", "postgres:17"]',
+        "threads": "the client thread counts, e.g. [1, 4, 16, 64]",
+        "probe_threads": "the thread counts of the probe runs, e.g. [8, 32]",
+        "configs": 'the configurations, e.g. ["durable", "no binlog"]',
+        "duration_s": "the seconds per run",
+        "repeats": "the repeats",
+        "other_threads": "the thread counts of the other configurations and the insert workload",
+        "other_repeats": "the repeats of those and of the probe runs",
+        "delay_us": "a leader's wait for more commits in the sync delay configuration (µs)",
+        "table_size": "the rows in the table",
+        "warmup_s": "the seconds of warm-up before each run",
+    }
+
+    probes_skipped: str | None = None  # why this process could not probe (the probe points were left out)
+
+    def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
+        check_names(sc.configs, CONFIG_NAMES, "configuration")
+        bad = [t for t in sc.threads if not isinstance(t, int) or t < 1]
+        if bad:
+            raise DbexpError(f"bad thread count {bad[0]!r}: expected whole numbers >= 1")
+        return sc
+
+    def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
+        main, other = [], []
+        wanted = sc.probe_threads and any(PARTS.of(flavor_of_spec(spec)).probe_site for spec in sc.servers)
+        self.probes_skipped = tracing.unavailable() if wanted else None
+        for spec in sc.servers:
+            part = PARTS.of(flavor_of_spec(spec))
+            for cfg in CONFIGS:
+                if cfg.label not in sc.configs or (cfg.binlog_only and not part.has_binlog):
+                    continue
+                binlog = cfg.binlog and part.has_binlog
+                server = Chapter.server_config(spec, cpus.server, {**part.commit_settings(binlog),
+                                                                   "max_connections": "600"})
+                group = f"group_commit {spec} binlog={binlog}"
+                params = GroupPoint(cfg.label, sc.delay_us if cfg.delay else 0)
+                for script in SCRIPTS if cfg.label == "durable" else SCRIPTS[:1]:
+                    is_main = cfg.label == "durable" and script == SCRIPTS[0]
+                    for t in sorted(set(sc.threads) | (set(sc.probe_threads) if is_main else set())):
+                        wl = Workload(script, t, sc.duration_s, 1, sc.table_size, cpuset=cpus.client)
+                        if is_main and t in sc.threads:
+                            main.append(Point(server, params, wl, group=group))
+                        elif not is_main and t in sc.other_threads:
+                            other.append(Point(server, params, wl, group=group))
+                        if is_main and t in sc.probe_threads and part.probe_site and not self.probes_skipped:
+                            other.append(Point(server, GroupPoint(cfg.label, 0, beside=True), wl, group=group))
+                            other.append(Point(server, GroupPoint(cfg.label, 0, probe=True), wl, group=group))
+        return [Part(main, sc.repeats), Part(other, sc.other_repeats)]
+
+    def measure(self, server, point: Point, state) -> Measured:
+        p: GroupPoint = point.params
+        cfg = next(c for c in CONFIGS if c.label == p.config)
+        flavor = server.flavor
+        part = PARTS.of(flavor)
+        conn = server.connect(point.workload.database)
+        try:
+            for name, value in part.group_settings(cfg.sync_log, p.delay_us).items():
+                flavor.set_global(conn, name, value)
+            before = part.commit_counters(conn)
+            if p.probe:
+                with CommitProbe(server, pin=point.workload.cpuset) as probe:
+                    got = measure(server, point.workload, sql_series=False)
+            else:
+                got = measure(server, point.workload, sql_series=False)
+            time.sleep(0.5)  # PostgreSQL's backends report their WAL statistics as they exit
+            after = part.commit_counters(conn)
+        finally:
+            conn.close()
+        m = got.measurements
+        for name in after:
+            if name in before:
+                m[f"gc_{name}"] = (after[name] - before[name], "bytes" if name.endswith("bytes") else "count")
+        if p.probe:
+            for name, value in probe.counts.items():
+                m[f"probe_{name}"] = (float(value), "count")
+            for k, n in probe.waits_hist:
+                m[f"probe_k{k}"] = (float(n), "count")
+            m["probe_stop_s"] = (probe.stop_s, "s")  # SIGINT to bpftrace's exit: detaching its probes
+        return got
+
+    def claims(self, res: Results) -> pd.DataFrame:
+        return claims_table(res)
+
+    def findings(self, res: Results) -> str:
+        return summary_findings(res)
+
+    def notes(self, res: Results) -> list[str]:
+        """Why this process measured no probe runs, where it could not probe."""
+        note = tracing.skip_note(self.probes_skipped)
+        return [note] if note else []
+
+
+CHAPTER = GroupCommit()
