@@ -4,7 +4,14 @@
    dbexp.cli) has no cycle. Every import statement counts, also one inside a function or
    under ``if TYPE_CHECKING:``: a lazy import is still a dependency.
 2. Outside dbexp/servers/ (and the catalog, the table of builds) no code branches on
-   flavor names spelled as strings; it asks the server's flavor object instead.
+   flavor names spelled as strings; it asks the server's flavor object instead. The one
+   exception is a chapter's ``Engines(...)`` declaration, which names the flavors its
+   per-engine parts serve (dbexp/servers/engines.py).
+3. Outside dbexp/servers/ and the chapters' engine modules, no code imports a concrete flavor
+   class (dbexp.servers.mysql, .postgres, .mariadb), compares a flavor's ``name`` attribute
+   (``MySQL.name``, ``server.flavor.name == ...``) or asks ``isinstance(x, MySQL)``. A chapter's
+   engine modules are the modules of its folder whose classes it declares in ``Engines(...)``:
+   they are allowed to know their engine.
 """
 
 from __future__ import annotations
@@ -250,10 +257,20 @@ def flavor_names_in(node: ast.AST | None) -> list[str]:
     return []
 
 
+def engines_declarations(tree: ast.AST) -> list[ast.Call]:
+    """The ``Engines(...)`` calls of a module: where a chapter names the flavors its parts serve."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and (getattr(node.func, "id", None) == "Engines" or getattr(node.func, "attr", None) == "Engines")]
+
+
 def flavor_string_uses(tree: ast.AST) -> list[tuple[int, str]]:
-    """(line, what) for each place that compares against, or is keyed by, a flavor name."""
+    """(line, what) for each place that compares against, or is keyed by, a flavor name (an
+    ``Engines(...)`` declaration excepted)."""
     found = []
+    declared = {id(n) for call in engines_declarations(tree) for n in ast.walk(call)}
     for node in ast.walk(tree):
+        if id(node) in declared:
+            continue
         if isinstance(node, ast.Compare):
             operands = [node.left, *node.comparators]
             for op, left, right in zip(node.ops, operands, operands[1:]):
@@ -301,6 +318,103 @@ def flavor_problems(package: Path = PACKAGE) -> str:
 
 def test_no_flavor_name_comparisons_outside_servers():
     problems = flavor_problems()
+    assert not problems, "\n\n" + problems
+
+
+# --- flavor classes and their names --------------------------------------------------------
+
+FLAVOR_MODULES = {"dbexp.servers.mysql", "dbexp.servers.postgres", "dbexp.servers.mariadb"}
+FLAVOR_CLASSES = {"MySQL", "Postgres", "MariaDB"}
+
+
+def engine_modules(package: Path = PACKAGE) -> set[str]:
+    """Files (dbexp/chapters/<ch>/<m>.py) whose classes a chapter declares in ``Engines(...)``:
+    ``Engines("ch", {"mysql": innodb.Views})`` or ``{"mysql": Views}`` with ``from .innodb import Views``."""
+    found = set()
+    chapters = package / "chapters"
+    if not chapters.is_dir():
+        return found
+    for path in sorted(chapters.rglob("*.py")):
+        tree = parse(path)
+        calls = engines_declarations(tree)
+        if not calls:
+            continue
+        imported = {}  # local name -> module file stem it came from, within the chapter's folder
+        for stmt in ast.walk(tree):
+            if isinstance(stmt, ast.ImportFrom):
+                for alias in stmt.names:
+                    local = alias.asname or alias.name
+                    if stmt.level and not stmt.module:  # from . import innodb
+                        imported[local] = alias.name
+                    elif stmt.module:  # from .innodb import Views / from dbexp.chapters.x.innodb import Views
+                        imported[local] = stmt.module.rpartition(".")[2]
+                        if stmt.module.startswith("dbexp.chapters.") and stmt.module.count(".") == 2:
+                            imported[local] = alias.name  # from dbexp.chapters.x import innodb
+        for call in calls:
+            for value in (n for arg in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(arg)):
+                if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+                    stem = imported.get(value.value.id, value.value.id)
+                elif isinstance(value, ast.Name) and value.id in imported:
+                    stem = imported[value.id]
+                else:
+                    continue
+                candidate = path.parent / f"{stem}.py"
+                if candidate.exists():
+                    found.add(rel(candidate, package))
+    return found
+
+
+def _flavorish(node: ast.AST) -> bool:
+    """``MySQL.name``, ``flavor.name``, ``server.flavor.name``, ``self.flavor.name``."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "name"):
+        return False
+    inner = node.value
+    if isinstance(inner, ast.Name):
+        return inner.id in FLAVOR_CLASSES or inner.id.endswith("flavor")
+    return isinstance(inner, ast.Attribute) and inner.attr.endswith("flavor")
+
+
+def flavor_class_uses(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """(line, what) for each import of a concrete flavor class, comparison of a flavor's name and
+    isinstance against a flavor class."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for dotted in imported_modules(node, module, is_package):
+                if any(dotted == m or dotted.startswith(m + ".") for m in FLAVOR_MODULES) or (
+                        dotted.rpartition(".")[0] == "dbexp.servers" and dotted.rpartition(".")[2] in FLAVOR_CLASSES):
+                    found.append((node.lineno, f"imports {dotted}"))
+        elif isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                if _flavorish(side):
+                    found.append((node.lineno, f"compares {ast.unparse(side)}"))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" and len(node.args) == 2:
+            classes = [n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name) and n.id in FLAVOR_CLASSES]
+            if classes:
+                found.append((node.lineno, f"isinstance against {', '.join(classes)}"))
+    return found
+
+
+def flavor_class_problems(package: Path = PACKAGE) -> str:
+    allowed = engine_modules(package)
+    offenders = []
+    for path in source_files(package):
+        name = rel(path, package)
+        if name.startswith("dbexp/servers/") or name in allowed:
+            continue
+        lines = path.read_text().splitlines()
+        uses = flavor_class_uses(parse(path), module_name(path, package), path.name == "__init__.py")
+        for line, what in sorted(set(uses)):
+            offenders.append(f"  {name}:{line}: {what}\n      {lines[line - 1].strip()[:110]}")
+    if not offenders:
+        return ""
+    return (f"{len(offenders)} place(s) outside dbexp/servers/ and the chapters' engine modules know a concrete "
+            "flavor (its class or its name); give the chapter a part per engine (dbexp/servers/engines.py) "
+            "or ask the flavor object:\n\n" + "\n".join(offenders))
+
+
+def test_no_flavor_classes_or_names_outside_servers_and_engine_modules():
+    problems = flavor_class_problems()
     assert not problems, "\n\n" + problems
 
 
@@ -396,3 +510,28 @@ def test_flavor_checker_on_a_made_up_package(tmp_path):
         "(mariadb, mysql, pg, postgres, postgresql); ask the flavor object (dbexp/servers/) instead:\n\n"
         "  dbexp/metrics/counters.py:2: `in` against ('mysql', 'mariadb')\n"
         "      if flavor in ('mysql', 'mariadb'):")
+
+
+def test_flavor_class_checker_on_a_made_up_package(tmp_path):
+    package = write_package(tmp_path, {
+        "dbexp/__init__.py": "",
+        "dbexp/servers/mysql.py": "class MySQL: name = 'mysql'\n",
+        "dbexp/chapters/__init__.py": "",
+        "dbexp/chapters/ch/__init__.py": (
+            "from dbexp.servers.engines import Engines\nfrom . import innodb\nfrom .pg import Heap\n"
+            "PARTS = Engines('ch', {'mysql': innodb.Undo, 'postgres': Heap}, skipped={'mariadb': 'why'})\n"),
+        "dbexp/chapters/ch/innodb.py": "from dbexp.servers.mysql import MySQL\nclass Undo: pass\n",
+        "dbexp/chapters/ch/pg.py": "class Heap:\n    def f(self):\n        return self.flavor.name == 'x'\n",
+        "dbexp/chapters/ch/analysis.py": (
+            "from dbexp.servers.mysql import MySQL\nfrom dbexp.servers import Postgres\n"
+            "if server.flavor.name == MySQL.name: pass\nif isinstance(f, (MySQL, int)): pass\n"),
+    })
+    assert engine_modules(package) == {"dbexp/chapters/ch/innodb.py", "dbexp/chapters/ch/pg.py"}
+    assert flavor_problems(package) == ""  # the Engines declaration may name flavors
+    problems = flavor_class_problems(package)
+    assert problems.startswith("5 place(s) outside dbexp/servers/"), problems
+    assert "analysis.py:1: imports dbexp.servers.mysql.MySQL" in problems
+    assert "analysis.py:2: imports dbexp.servers.Postgres" in problems
+    assert "analysis.py:3: compares MySQL.name" in problems and "analysis.py:3: compares server.flavor.name" in problems
+    assert "analysis.py:4: isinstance against MySQL" in problems
+    assert "innodb.py" not in problems and "pg.py" not in problems
