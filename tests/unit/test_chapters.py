@@ -79,7 +79,7 @@ def test_a_server_the_chapter_cannot_measure_is_refused_in_one_line(name: str):
     chapter = chapters.get(name)
     if chapter.engines is None or not chapter.engines.skipped:
         pytest.skip(f"{name} measures every flavor it is given")
-    from dbexp.catalog import known_versions
+    from dbexp.catalog.catalog import known_versions
 
     flavor = next(iter(chapter.engines.skipped))
     spec = f"{flavor}:{known_versions(flavor)[0]}"
