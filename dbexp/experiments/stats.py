@@ -104,6 +104,22 @@ def unpaired_ratio_ci(a, b, level: float = 0.95) -> tuple[float, float, float]:
     return point, float(np.exp(ci.low)), float(np.exp(ci.high))
 
 
+def difference_ci(a, b, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean of a minus mean of b with a Welch t interval (unequal variances): how two servers are
+    compared, e.g. their per-repeat slopes. NaN bounds below two values on either side."""
+    a = np.asarray([v for v in a if v == v], dtype=float)
+    b = np.asarray([v for v in b if v == v], dtype=float)
+    if len(a) == 0 or len(b) == 0:
+        return _NAN3
+    point = float(a.mean() - b.mean())
+    if len(a) < 2 or len(b) < 2:
+        return point, float("nan"), float("nan")
+    if a.var() == 0 and b.var() == 0:
+        return (point,) * 3
+    ci = _quiet(sp.ttest_ind, a, b, equal_var=False).confidence_interval(level)
+    return point, float(ci.low), float(ci.high)
+
+
 def excluded_effect(lo: float, hi: float) -> float:
     """The smallest X such that the interval [lo, hi] of a ratio lies within [1 - X, 1 + X]:
     effects larger than X (as a fraction) are excluded by the data."""

@@ -1,13 +1,22 @@
 """Verdicts computed from the data, with their thresholds stated once (the methodology page
 quotes them): every claims table in the book takes its verdicts from here.
 
-A verdict is one of: "agrees", "disagrees", "not resolved (why)" where the data cannot decide,
-or "not measured at this scale" where the run lacks the servers or points the claim needs.
+A verdict is one of: "agrees", "agrees in direction, smaller" / "agrees in direction, larger"
+(the effect is there, its size outside the source's), "disagrees", "not resolved (why, and what
+would resolve it)" where the data cannot decide, "not testable here (the condition this lab cannot
+meet)", or "not measured at this scale" where the run lacks the servers or points the claim needs.
+
+A claims table has one row per claim (:class:`ClaimRow`, :func:`table`): the claim as the source
+states it (with its link), the source's number and conditions (version, clients, cores, run length,
+workload), this lab's conditions, what was measured here and the verdict.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import astuple, dataclass
+
+import pandas as pd
 
 NEAR_BAND = 0.05  # "about equal": a ratio's whole interval within 1 +- 5%
 PAYS_RATIO = 1.5  # "alike" readers: neither one's time over the other's above 1.5x; a latch "more often": above 1.5x
@@ -51,6 +60,49 @@ def claimed_range(lo: float, hi: float, low: float, high: float, reference: floa
     if lo <= reference <= hi:
         return f"not resolved (the interval spans {reference:g})"
     return "agrees"
+
+
+def magnitude(lo: float, hi: float, low: float, high: float, reference: float = 1.0,
+               point: float | None = None, n: int | None = None) -> str:
+    """An interval [lo, hi] of our effect (a ratio, reference 1; a difference, reference 0) against
+    the source's number, a range [low, high] on one side of ``reference`` (low == high for one
+    number): "agrees" where the interval reaches the source's range; "agrees in direction, smaller"
+    (or "larger") where it excludes the reference on the source's side but misses the range;
+    "disagrees" where it lies on the other side; else not resolved, saying how many times the
+    repeats would resolve an effect of the measured size (from ``point`` and ``n``, when given)."""
+    if _nan(lo, hi):
+        return NOT_MEASURED
+    up = low > reference
+    if lo <= reference <= hi:
+        return f"not resolved ({resolve_hint(lo, hi, reference, point, n)})"
+    if (lo > reference) != up:
+        return "disagrees"
+    if hi < low:
+        return f"agrees in direction, {'smaller' if up else 'larger'}"
+    if lo > high:
+        return f"agrees in direction, {'larger' if up else 'smaller'}"
+    return "agrees"
+
+
+def resolve_hint(lo: float, hi: float, reference: float = 1.0, point: float | None = None,
+                 n: int | None = None) -> str:
+    """What would resolve an interval that spans ``reference``: the interval narrows as the square
+    root of the repeats, so excluding the reference at the measured effect needs about
+    (half-width / effect)^2 times the repeats."""
+    half = (hi - lo) / 2
+    mid = (lo + hi) / 2 if point is None or _nan(point) else point
+    effect = abs(mid - reference)
+    if effect == 0 or half == 0:
+        return f"the interval spans {reference:g}"
+    factor = (half / effect) ** 2
+    more = (f"about {factor:.0f}x the repeats ({math.ceil(factor * n)} instead of {n})" if n
+            else f"about {factor:.0f}x the repeats")
+    return f"the interval spans {reference:g}; {more} would resolve an effect of the measured size"
+
+
+def not_testable(condition: str) -> str:
+    """The verdict for a claim made under a condition this lab cannot meet (say which)."""
+    return f"not testable here ({condition})"
 
 
 def single_runs(cv: float, band: float = NEAR_BAND) -> str:
@@ -101,3 +153,22 @@ def combine(verdicts) -> str:
     if len(found) == 1:
         return found[0]
     return " / ".join(f"{v} in {given.count(v)} of {len(given)}" for v in found)
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    """One row of a claims table."""
+
+    claim: str  # as the source states it, with its link (Source.cite)
+    source: str  # the source's number and its conditions: version, clients, cores, run length, workload
+    here: str  # this lab's conditions for the same claim
+    measured: str  # what was measured here, with intervals
+    verdict: str
+
+
+COLUMNS = ("claim", "source: number, conditions", "here: conditions", "measured here", "verdict")
+
+
+def table(rows: list[ClaimRow]) -> pd.DataFrame:
+    """A claims table in the book's shape (COLUMNS), one row per claim."""
+    return pd.DataFrame([astuple(r) for r in rows], columns=list(COLUMNS))

@@ -296,3 +296,14 @@ def test_a_claimed_number_outside_the_interval_disagrees_with_its_side():
     # calibration's cpu/o claim: the source's +23% against 1.024 [0.943, 1.112]
     assert verdicts.claimed_range(0.943, 1.112, 1.23, 1.23) == "disagrees (smaller than claimed)"
     assert verdicts.claimed_range(1.20, 1.30, 1.23, 1.23) == "agrees"
+
+
+def test_difference_of_two_servers_by_welch():
+    from scipy import stats as sp
+
+    a, b = [1.9, 2.1, 2.0, 2.2], [1.1, 1.3, 1.2, 1.0]
+    d, lo, hi = stats.difference_ci(a, b)
+    ci = sp.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert d == pytest.approx(0.9) and (lo, hi) == pytest.approx((ci.low, ci.high))
+    assert lo > 0  # resolved: the whole interval of the difference is above 0
+    assert all(x != x for x in stats.difference_ci([1.0], [2.0])[1:])

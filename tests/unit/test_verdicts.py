@@ -28,3 +28,29 @@ def test_ratio_verdicts_and_combination():
     assert verdicts.combine([]) == "not measured at this scale"
     with pytest.raises(ValueError):
         verdicts.interval(0, 1, "sideways")
+
+
+@pytest.mark.parametrize("lo,hi,low,high,ref,want", [
+    (0.86, 0.93, 0.85, 0.95, 1.0, "agrees"),
+    (0.96, 0.99, 0.85, 0.95, 1.0, "agrees in direction, smaller"),
+    (0.70, 0.80, 0.85, 0.95, 1.0, "agrees in direction, larger"),
+    (1.01, 1.05, 0.85, 0.95, 1.0, "disagrees"),
+    (1.30, 1.40, 1.10, 1.23, 1.0, "agrees in direction, larger"),
+    (0.10, 0.30, 0.50, 0.50, 0.0, "agrees in direction, smaller"),
+])
+def test_magnitude_verdicts(lo, hi, low, high, ref, want):
+    assert verdicts.magnitude(lo, hi, low, high, ref) == want
+
+
+def test_not_resolved_says_what_would_resolve_it():
+    # half-width 0.06, effect 0.02: (0.06 / 0.02)^2 = 9 times the repeats
+    got = verdicts.magnitude(0.92, 1.04, 0.85, 0.95, point=0.98, n=4)
+    assert got == ("not resolved (the interval spans 1; about 9x the repeats (36 instead of 4) would resolve "
+                   "an effect of the measured size)")
+    assert verdicts.not_testable("GTID persistence needs 8.0.17+; this lab runs 8.0.15") == \
+        "not testable here (GTID persistence needs 8.0.17+; this lab runs 8.0.15)"
+
+
+def test_claims_table_shape():
+    t = verdicts.table([verdicts.ClaimRow("c", "s", "h", "m", "agrees")])
+    assert list(t.columns) == list(verdicts.COLUMNS) and t.iloc[0]["verdict"] == "agrees"
