@@ -3,6 +3,10 @@
 Every polling loop in the lab (a server accepting connections, a settle step, a purge thread
 catching up, a session appearing) goes through :func:`poll` or :func:`wait_until`, so the deadline,
 the pause between checks and the error on timeout are written once.
+
+:func:`wait_until` raises ``"<what> did not happen within N s"``; :func:`poll` returns None on timeout
+for a caller whose error says more than that (the last error seen, a server's log, a counter's last
+value). A check may raise to stop waiting at once (a server that exited will not start answering).
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ import functools
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import docker
 from docker.errors import DockerException
 
 from dbexp.errors import DbexpError
+from dbexp.waits import poll
 
 DOCKERD_LOG = Path("/var/log/dbexp-dockerd.log")
 LABEL = "dbexp"  # every container and image the lab makes carries this label
@@ -64,9 +64,7 @@ def client() -> docker.DockerClient:
         raise DbexpError("no Docker engine answers; install and start one "
                          "(https://docs.docker.com/engine/install/) or set DOCKER_HOST")
     _install_and_start_dockerd()
-    for _ in range(60):
-        time.sleep(1)
-        c = _ping()
-        if c is not None:
-            return c
-    raise DbexpError(f"started dockerd but it did not answer within 60 s; see {DOCKERD_LOG}")
+    c = poll(_ping, 60, interval_s=1)
+    if c is None:
+        raise DbexpError(f"started dockerd but it did not answer within 60 s; see {DOCKERD_LOG}")
+    return c

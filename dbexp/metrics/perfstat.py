@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from dbexp.errors import DbexpError
 from dbexp.metrics import tracing
 from dbexp.metrics.procfs import cpu_seconds
+from dbexp.waits import poll
 from dbexp.workloads.children import child_options
 
 IVCS_FILTER = "prev_pid != 0 && (prev_state == 0 || prev_state >= 256)"
@@ -188,17 +189,19 @@ class PerfStat:
             raise PerfError("perf stat was not started")
         if proc.returncode is None:
             os.kill(proc.pid, signal.SIGINT)
-        deadline = time.monotonic() + timeout_s
         usage = None
-        while proc.returncode is None:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                proc.returncode = os.waitstatus_to_exitcode(status)
-            elif time.monotonic() > deadline:
-                text = self._kill()
-                raise PerfError(f"perf stat did not stop within {timeout_s:.0f} s: {tracing.cause(text, 'no message')}")
-            else:
-                time.sleep(0.005)
+
+        def reaped() -> bool:
+            nonlocal usage
+            if proc.returncode is None:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode is not None
+
+        if not poll(reaped, timeout_s, interval_s=0.005):
+            text = self._kill()
+            raise PerfError(f"perf stat did not stop within {timeout_s:.0f} s: {tracing.cause(text, 'no message')}")
         text = self._text()
         if proc.returncode not in (0, -signal.SIGINT, 128 + signal.SIGINT):
             raise PerfError(f"perf stat failed (exit {proc.returncode}): {tracing.cause(text, 'no message')}")

@@ -1,4 +1,18 @@
-"""Where servers start and stop: a pinned container per server, always torn down."""
+"""Where servers start and stop: a pinned container per server, always torn down.
+
+A container is started by testcontainers' ``DockerContainer`` (:func:`run_container`): the lab's
+labels (``dbexp``, ``dbexp.role``, ...; testcontainers adds its own ``org.testcontainers.*``), host
+networking (``network="host"``, which also keeps testcontainers from looking for a network of its
+own), the server bound to 127.0.0.1 on a free port by its command, cpuset, memory limit and shm size
+passed through to the docker SDK. Readiness is the lab's own (:func:`wait_ready`: the server answers a
+query, or the log says why it exited), as it is for a bare process, so no testcontainers wait strategy.
+
+Removal stays the lab's: Ryuk, testcontainers' reaper, is turned off (its image cannot be pulled
+offline, and it would take a ``dbexp server start`` container, which must outlive this process, with
+it). Every container this process started is removed with its anonymous volumes on any exit, Ctrl-C
+included (``running``, and an ``atexit`` hook for what is left); ``dbexp clean`` and orphan detection
+find leftovers by the ``dbexp`` label.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +33,7 @@ from dbexp.servers.config import ServerConfig
 from dbexp.servers.flavor import Flavor
 from dbexp.servers.options import check_settings, known_options
 from dbexp.servers.registry import flavor_for
+from dbexp.waits import poll
 
 READY_TIMEOUT_S = 300
 _LIVE: dict[str, Any] = {}  # containers this process started and has not removed yet
@@ -100,7 +115,7 @@ class Server:
 
     def stop(self) -> None:
         if self.container is not None:
-            _remove(self.container)
+            remove(self.container)
         if self.process is not None:
             stop_process(self.process, self.flavor.stop_signal)
 
@@ -122,7 +137,32 @@ def detach(server: Server) -> None:
         _LIVE.pop(server.container.id, None)
 
 
-def _remove(container) -> None:
+def run_container(ref: str, command: list[str], environment: dict[str, str], labels: dict[str, str],
+                  name: str | None = None, **kwargs: Any):
+    """Start ``ref`` with host networking (testcontainers' DockerContainer); the docker Container.
+    ``kwargs`` go to the docker SDK (cpuset_cpus, mem_limit, shm_size, ...). Until removed (:func:`remove`
+    or at exit) it is this process's; a start that fails or is interrupted leaves nothing behind."""
+    from testcontainers.core.config import testcontainers_config
+    from testcontainers.core.container import DockerContainer
+
+    client()  # an engine answers (started here where this host allows it)
+    testcontainers_config.ryuk_disabled = True  # the lab removes its own containers (module docstring)
+    wrapper = (DockerContainer(ref, docker_client_kw={"timeout": 120}, command=command, env=environment,
+                               name=name)
+               .with_kwargs(network="host", labels=labels, **kwargs))
+    try:
+        wrapper.start()
+    except BaseException:
+        with contextlib.suppress(Exception):
+            wrapper.stop()  # removes the container if it was created
+        raise
+    container = wrapper.get_wrapped_container()
+    _LIVE[container.id] = container
+    return container
+
+
+def remove(container) -> None:
+    """Remove a container and its anonymous volumes (a server's data directory); errors ignored."""
     with contextlib.suppress(Exception):
         container.remove(force=True, v=True)
     _LIVE.pop(container.id, None)
@@ -131,14 +171,15 @@ def _remove(container) -> None:
 @atexit.register
 def _remove_leftovers() -> None:
     for container in list(_LIVE.values()):
-        _remove(container)
+        remove(container)
 
 
 def wait_ready(server: Server, timeout_s: float = READY_TIMEOUT_S) -> None:
     """Poll until the server answers a query over TCP, or fail with its last log lines."""
-    deadline = time.monotonic() + timeout_s
     last = ""
-    while time.monotonic() < deadline:
+
+    def answers() -> bool:
+        nonlocal last
         if server.container is not None:
             server.container.reload()
             if server.container.status in ("exited", "dead"):
@@ -152,13 +193,15 @@ def wait_ready(server: Server, timeout_s: float = READY_TIMEOUT_S) -> None:
                 server.version_full = str(server.flavor.query(conn, "SELECT VERSION()")[0][0])
             finally:
                 conn.close()
-            server.ready_s = time.monotonic() - server.started_at
-            return
         except Exception as exc:  # not up yet
             last = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            time.sleep(0.5)
-    raise DbexpError(f"{server.build.spec} did not accept queries within {timeout_s:.0f} s "
-                     f"(last error: {last}; log: {server.why_stopped()})")
+            return False
+        return True
+
+    if not poll(answers, timeout_s, interval_s=0.5):
+        raise DbexpError(f"{server.build.spec} did not accept queries within {timeout_s:.0f} s "
+                         f"(last error: {last}; log: {server.why_stopped()})")
+    server.ready_s = time.monotonic() - server.started_at
 
 
 def prepare_build(config: ServerConfig) -> tuple[Build, Flavor, Any]:
@@ -187,11 +230,8 @@ def start(config: ServerConfig, role: str = "experiment", name: str | None = Non
         kwargs["mem_limit"] = config.memory
         kwargs["memswap_limit"] = config.memory
     started = time.monotonic()
-    container = client().containers.run(
-        image.ref, flavor.command(port, config.settings), detach=True, network_mode="host",
-        environment=flavor.environment(), labels=labels, name=name, shm_size="256m",
-        **kwargs)
-    _LIVE[container.id] = container
+    container = run_container(image.ref, flavor.command(port, config.settings), flavor.environment(), labels,
+                              name=name, shm_size="256m", **kwargs)
     server = Server(config, build, flavor, image, port, container=container, started_at=started)
     try:
         wait_ready(server)
@@ -219,5 +259,5 @@ def clean() -> int:
     """Remove every container the lab made (label dbexp); returns how many."""
     found = client().containers.list(all=True, filters={"label": LABEL})
     for container in found:
-        _remove(container)
+        remove(container)
     return len(found)

@@ -13,6 +13,7 @@ from dbexp.catalog.versions import version_key
 from dbexp.errors import DbexpError
 from dbexp.servers import sql
 from dbexp.servers.flavor import Flavor
+from dbexp.waits import poll
 
 # Prefixes MySQL accepts in front of an option name.
 OPTION_PREFIXES = ("loose_", "skip_", "enable_", "disable_", "maximum_")
@@ -148,13 +149,8 @@ class MySQL(Flavor):
         old = self.query(conn, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0]
         self.query(conn, "SET GLOBAL innodb_max_dirty_pages_pct = 0")
         try:
-            deadline = time.monotonic() + timeout_s
-            while time.monotonic() < deadline:
-                dirty = self.query(conn, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")[0][1]
-                if int(dirty) == 0:
-                    return True
-                time.sleep(0.2)
-            return False
+            return bool(poll(lambda: int(self.query(
+                conn, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")[0][1]) == 0, timeout_s, 0.2))
         finally:
             self.query(conn, f"SET GLOBAL innodb_max_dirty_pages_pct = {float(old)}")
 
@@ -266,11 +262,14 @@ class MySQL(Flavor):
     def held_versions(self, conn, table: str, hold_s: float) -> dict[str, tuple[float, str]]:
         """Purge runs by itself: give it up to ``hold_s`` to catch up, then its lag behind the
         transaction counter (what it could not purge) and the history list length."""
-        deadline = time.monotonic() + hold_s
-        g = self.garbage(conn, table)
-        while not self.garbage_settled(g) and time.monotonic() < deadline:
-            time.sleep(0.25)
+        g: dict[str, float] = {}
+
+        def settled() -> bool:
+            nonlocal g
             g = self.garbage(conn, table)
+            return self.garbage_settled(g)
+
+        poll(settled, hold_s, 0.25)
         return {"held_purge_lag_trx": (g["purge_lag_trx"], "trx numbers"),
                 "held_history_list_length": (g["history_list_length"], "undo logs")}
 
@@ -435,14 +434,15 @@ class MySQL(Flavor):
         for i, mode in enumerate(steps[steps.index(now) + 1:], start=steps.index(now) + 1):
             if i == len(steps) - 1:  # the last step needs the other kind of transaction gone
                 counter = "Ongoing_anonymous_transaction_count" if on else "Ongoing_automatic_gtid_violating_transaction_count"
-                deadline = time.monotonic() + timeout_s
-                while True:
+                rows: list[tuple] = []
+
+                def gone() -> bool:
+                    nonlocal rows
                     rows = self.query(conn, f"SHOW GLOBAL STATUS LIKE '{counter}'")
-                    if not rows or int(rows[0][1]) == 0:
-                        break
-                    if time.monotonic() > deadline:
-                        raise DbexpError(f"gtid_mode could not reach {mode}: {counter} stayed {rows[0][1]}")
-                    time.sleep(0.1)
+                    return not rows or int(rows[0][1]) == 0
+
+                if not poll(gone, timeout_s, 0.1):
+                    raise DbexpError(f"gtid_mode could not reach {mode}: {counter} stayed {rows[0][1]}")
             self.query(conn, f"SET GLOBAL gtid_mode = {mode}")
         if not on:
             self.query(conn, "SET GLOBAL enforce_gtid_consistency = OFF")

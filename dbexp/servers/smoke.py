@@ -2,20 +2,20 @@
 
 The contract is the flavor's own: :meth:`Flavor.command` and :meth:`Flavor.environment` on a
 free loopback port with host networking; label dbexp; container and anonymous volume removed
-on every exit.
+on every exit. The container is started and removed as a server's is (:func:`lifecycle.run_container`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from dbexp.engine import LABEL, client
+from dbexp.engine import LABEL
 from dbexp.errors import DbexpError
 from dbexp.servers.flavor import Flavor
-from dbexp.servers.lifecycle import free_port
+from dbexp.servers.lifecycle import free_port, remove, run_container
+from dbexp.waits import poll
 
 
 @dataclass(frozen=True)
@@ -49,27 +49,34 @@ def smoke(ref: str, flavor: Flavor, timeout_s: float = 300, extra_args: list[str
     """
     port = free_port()
     started = time.monotonic()
-    container = client().containers.run(ref, flavor.command(port, {}) + (extra_args or []),
-                                        environment=flavor.environment(), detach=True, network_mode="host",
-                                        labels={LABEL: "1", "dbexp.role": "smoke"})
+    container = run_container(ref, flavor.command(port, {}) + (extra_args or []), flavor.environment(),
+                              {LABEL: "1", "dbexp.role": "smoke"})
     try:
-        deadline = started + timeout_s
-        while True:
+        last: Exception | None = None
+
+        def version() -> str | None:
+            nonlocal last
             try:
-                version = _ask(flavor, port, ["SELECT VERSION()"])[0]
-                elapsed = time.monotonic() - started
-                break
+                return _ask(flavor, port, ["SELECT VERSION()"])[0]
             except Exception as exc:  # not up yet
+                last = exc
                 container.reload()
-                if container.status in ("exited", "dead") or time.monotonic() > deadline:
-                    why = flavor.why_stopped(container.logs().decode("utf-8", "replace"))
-                    raise DbexpError(f"{ref} did not answer on port {port} ({container.status}; "
-                                     f"last error: {exc}); log: {why}") from None
-                time.sleep(0.1)
+                if container.status in ("exited", "dead"):
+                    raise _no_answer(ref, flavor, port, container, exc) from None
+                return None
+
+        answered = poll(version, started + timeout_s - time.monotonic(), interval_s=0.1)  # from `docker run`
+        if answered is None:
+            raise _no_answer(ref, flavor, port, container, last)
+        elapsed = time.monotonic() - started
         queries = [sql] if isinstance(sql, str) else list(sql)
         answer = _ask(flavor, port, queries)[-1] if sql else ""
         logs = container.logs().decode("utf-8", "replace")
-        return SmokeResult(ref, version, elapsed, logs.count(flavor.ready_line), answer)
+        return SmokeResult(ref, answered, elapsed, logs.count(flavor.ready_line), answer)
     finally:
-        with contextlib.suppress(Exception):
-            container.remove(force=True, v=True)
+        remove(container)
+
+
+def _no_answer(ref: str, flavor: Flavor, port: int, container, exc: Exception | None) -> DbexpError:
+    why = flavor.why_stopped(container.logs().decode("utf-8", "replace"))
+    return DbexpError(f"{ref} did not answer on port {port} ({container.status}; last error: {exc}); log: {why}")
