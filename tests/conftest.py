@@ -23,6 +23,16 @@ MYSQL = os.environ.get("DBEXP_TEST_MYSQL", "mysql:8.0@offline")
 POSTGRES = os.environ.get("DBEXP_TEST_POSTGRES", "postgres:16@offline")
 
 
+def assert_catalog_version(version: str, build) -> None:
+    """``version``, a server's own (SHOW server_version, SELECT VERSION()), is the catalog's for
+    ``build``: exactly its version for an offline build; in the series an official image's tag names
+    (postgres:16 runs some 16.x) for an official one."""
+    if build.source == "offline":
+        assert version == build.version, f"{build.spec} reports version {version}"
+    else:
+        assert version.startswith(f"{build.version}."), f"{build.spec} reports version {version}"
+
+
 def labelled_containers() -> list:
     from dbexp.engine import LABEL, client
     return client().containers.list(all=True, filters={"label": [LABEL, "dbexp.role=experiment"]})

@@ -27,8 +27,11 @@ def test_clean_removes_leftover_containers_and_their_volumes(engine):
     volumes = [m["Name"] for m in engine.api.inspect_container(container.id)["Mounts"] if m["Type"] == "volume"]
     assert volumes  # the image declares its data directory as a VOLUME
 
+    present = engine.containers.list(all=True, filters={"label": "dbexp"})
+    assert container.id in {c.id for c in present}
     proc = subprocess.run([sys.executable, "-m", "dbexp.cli", "clean"], capture_output=True, text=True,
                           timeout=120)
-    assert proc.returncode == 0 and "removed 1 container(s)" in proc.stdout
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"removed {len(present)} container(s), ended 0 orphaned load process(es)"
     assert container.id not in {c.id for c in engine.containers.list(all=True)}
     assert not set(volumes) & {v.name for v in engine.volumes.list()}  # anonymous volumes went with it

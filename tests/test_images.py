@@ -76,9 +76,11 @@ def test_mariadb_has_no_bare_home():
 
 @pytest.mark.docker
 def test_base_image(engine):
+    from dbexp.images.base import base_hash
+
     images.ensure_base()
     labels = engine.images.get(images.BASE_REF).labels
-    assert labels[LABEL] == "1" and labels["dbexp.recipe-hash"]
+    assert labels[LABEL] == "1" and labels["dbexp.recipe-hash"] == base_hash()  # built from today's recipe
 
 
 @pytest.mark.docker

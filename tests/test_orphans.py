@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import POSTGRES, labelled_containers
+from dbexp.engine import LABEL, client
+from dbexp.waits import poll
 from dbexp.workloads.children import MARKER, orphans
 
 pytestmark = pytest.mark.docker
@@ -43,23 +45,30 @@ def _is_sysbench_run(pid: int) -> bool:
 def test_sigkill_of_the_harness_leaves_no_load_running(tmp_path):
     dbexp = str(Path(sys.executable).with_name("dbexp"))
     env = dict(os.environ, DBEXP_RESULTS=str(tmp_path / "r.duckdb"))
+    before = {c.id for c in labelled_containers()}
     harness = subprocess.Popen([dbexp, "bench", POSTGRES, "--time", "60", "--repeats", "1", "--threads", "2"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def run_started() -> bool:
+        assert harness.poll() is None, "the harness ended before its run started"
+        return any(_is_sysbench_run(p) for p in _load_of(harness.pid))
+
     try:
-        deadline = time.monotonic() + 240
-        while not any(_is_sysbench_run(p) for p in _load_of(harness.pid)):
-            assert harness.poll() is None, "the harness ended before its run started"
-            assert time.monotonic() < deadline, "no sysbench run started"
-            time.sleep(0.5)
+        assert poll(run_started, 240, interval_s=0.5), "no sysbench run started"
         # a sysbench run of the harness is under way (60 s): kill the harness outright
         harness.send_signal(signal.SIGKILL)
         harness.wait()
         time.sleep(1.0)
         assert [p for p in _load_of(harness.pid) if _is_sysbench_run(p)] == []
         assert orphans() == []
+        # its server outlives it (its exit handlers never ran): the one container it started
+        assert len([c for c in labelled_containers() if c.id not in before]) == 1
     finally:
         if harness.poll() is None:
             harness.kill()
+        present = client().containers.list(all=True, filters={"label": LABEL})
         proc = subprocess.run([dbexp, "clean"], capture_output=True, text=True)
-    assert proc.returncode == 0 and "orphaned load process" in proc.stdout
+    # every lab container present is removed (the harness's among them); no load process was left
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"removed {len(present)} container(s), ended 0 orphaned load process(es)"
     assert labelled_containers() == []

@@ -25,7 +25,6 @@ import contextlib
 import re
 import shutil
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +39,7 @@ from dbexp.errors import DbexpError
 from dbexp.images import pull
 from dbexp.servers import ServerConfig, running
 from dbexp.servers.lifecycle import free_port
+from dbexp.waits import poll
 
 OFFICIAL = "postgres:13"  # a catalog official build
 OFFLINE = "postgres:13.23@offline"  # the image pushed under the official name
@@ -81,18 +81,17 @@ def registry(tmp_path):
     log = tmp_path / "registry.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen([binary, "serve", str(config)], stdout=out, stderr=subprocess.STDOUT)
+    def answers() -> bool:
+        if proc.poll() is not None:
+            pytest.fail(f"docker-registry exited with {proc.returncode}: {log.read_text()[-500:]}")
+        with contextlib.suppress(requests.exceptions.RequestException):
+            return requests.get(f"http://{addr}/v2/", timeout=2).status_code == 200
+        return False
+
     try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"docker-registry exited with {proc.returncode}: {log.read_text()[-500:]}")
-            with contextlib.suppress(requests.exceptions.RequestException):
-                if requests.get(f"http://{addr}/v2/", timeout=2).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                pytest.fail(f"docker-registry did not answer on {addr} within {READY_TIMEOUT_S} s: "
-                            f"{log.read_text()[-500:]}")
-            time.sleep(0.2)
+        if not poll(answers, READY_TIMEOUT_S, interval_s=0.2):
+            pytest.fail(f"docker-registry did not answer on {addr} within {READY_TIMEOUT_S} s: "
+                        f"{log.read_text()[-500:]}")
         yield Registry(addr, log)
     finally:
         proc.kill()

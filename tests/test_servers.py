@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from conftest import MYSQL, POSTGRES, labelled_containers
+from conftest import MYSQL, POSTGRES, assert_catalog_version, labelled_containers
+from dbexp.catalog import parse_spec
 from dbexp.errors import DbexpError
 from dbexp.metrics.procfs import cpus_allowed
 
@@ -16,15 +18,15 @@ pytestmark = pytest.mark.docker
 
 
 def test_postgres_runs_pinned_with_its_exact_version(pg):
-    assert pg.version.startswith("16.")
-    assert pg.version_full.startswith(f"PostgreSQL {pg.version}")
+    assert_catalog_version(pg.version, pg.build)  # SHOW server_version: 16.14 for postgres:16@offline
+    assert pg.version_full.startswith(f"PostgreSQL {pg.version} on ")  # SELECT VERSION()
     assert cpus_allowed(pg.main_pid()) == "1"  # the kernel's view, read from /proc/PID/status
     assert pg.query("SELECT 1") == [(1,)]
     assert pg.container.labels["dbexp"] == "1"
 
 
 def test_mysql_runs_pinned_with_its_exact_version(my):
-    assert my.version.startswith("8.0.")
+    assert_catalog_version(my.version, my.build)  # SELECT VERSION(): 8.0.15 for mysql:8.0@offline
     assert cpus_allowed(my.main_pid()) == "1"
     settings = my.effective_settings()
     assert settings["bind_address"] == "127.0.0.1" and int(settings["port"]) == my.port
@@ -94,15 +96,25 @@ def test_cli_server_start_and_stop():
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "dbexp.cli", *args], capture_output=True, text=True,
                               timeout=300)
+    from dbexp.images import resolve
+    from dbexp.servers import interactive_containers
+
+    build = resolve(parse_spec(POSTGRES))
     started = cli("server", "start", POSTGRES, "--cpuset", "1")
     assert started.returncode == 0, started.stderr
-    assert "connect: psql -h 127.0.0.1 -p" in started.stdout
-    listed = cli("server", "list")
-    assert "postgres:16" in listed.stdout
-    stopped = cli("server", "stop")
-    assert "stopped" in stopped.stdout
-    from dbexp.servers import interactive_containers
-    assert interactive_containers() == []
+    said = re.fullmatch(r"(\S+) \((\S+), image (\S+)\) on 127\.0\.0\.1:(\d+), CPUs 1, container (\S+)",
+                        started.stdout.splitlines()[0])
+    assert said, started.stdout
+    version, spec, image, port, name = said.groups()
+    assert (spec, image) == (build.spec, build.image)
+    assert_catalog_version(version, build)
+    assert f"connect: psql -h 127.0.0.1 -p {port} -U postgres" in started.stdout
+    listed = [line.split() for line in cli("server", "list").stdout.splitlines()]
+    assert [name, spec, "port", port, "CPUs", "1", "running"] in listed
+    # by name: servers that others started by hand stay
+    stopped = cli("server", "stop", name)
+    assert stopped.stdout.strip() == f"stopped {name} ({spec})"
+    assert name not in {c.name for c in interactive_containers()}
 
 
 def test_bad_cli_input_is_one_line():
