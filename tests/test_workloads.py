@@ -167,6 +167,7 @@ def test_a_project_lua_script_runs(pg, pg_data):
 def test_every_flavor_reads_its_counters_and_garbage(spec, my, pg):
     """Each flavor's counters, sessions and version garbage, asked of a real server (MySQL and
     PostgreSQL from the shared fixtures; MariaDB, whose InnoDB metrics table differs, started here)."""
+    from dbexp.chapters.mvcc_chains.parts import PARTS
     from dbexp.servers import ServerConfig, running
 
     with running(ServerConfig(spec, cpuset="1", memory="2g")) as mariadb:
@@ -179,7 +180,7 @@ def test_every_flavor_reads_its_counters_and_garbage(spec, my, pg):
                 if server.flavor.version_store == "undo":
                     assert {"status", "innodb_metrics"} <= sources, (server.build.spec, sources)
                     assert ("innodb_metrics", "trx_rseg_history_len") in snap
-                    g = server.flavor.garbage(conn, "none")
+                    g = PARTS.of(server.flavor).garbage(conn, "none")
                     assert g["trx_id_counter"] >= g["purge_done_no"] and g["history_list_length"] >= 0
                 else:
                     assert "pg_stat_database" in sources and ("pg_stat_bgwriter" in sources

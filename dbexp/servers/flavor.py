@@ -30,12 +30,9 @@ class Flavor(abc.ABC):
     ready_line: str  # the log line that says the server accepts connections
     stop_signal = signal.SIGTERM  # a bare process's clean, fast shutdown
     supports_bare = False  # can the same binary run as a host process (calibration's control)?
-    base_version: str  # the series versions of this flavor are compared against (relative QPS)
     version_store: str  # "undo": newest version in place, older ones in undo; "heap": every version a tuple
-    statement_clock: str  # how a statement is timed at the server (a key of dbexp.metrics.statement_time.CLOCKS)
     counter_series: tuple[str, ...] = ()  # counters worth a per-second series
     gauges: frozenset[str] = frozenset()  # of those, the ones that are levels, not cumulative counts
-    waits_cumulative = True  # waits(): cumulative counts (deltas over a window) or a sample of now
     # Effective settings (names as effective_settings() reports them, across this flavor's versions)
     # that change what a run measures: the rows a drift table may show (dbexp.results.drift).
     performance_settings: tuple[str, ...] = ()
@@ -140,166 +137,14 @@ class Flavor(abc.ABC):
 
     # --- where a mechanism runs: for uprobes (dbexp.metrics.uprobe) ------------------------------
     executables: tuple[str, ...] = ()  # the server's executable names, as in /proc/<pid>/exe
-    snapshot_symbol: str | None = None  # the exported function that builds a snapshot (None: none exported)
-    # False where the structure a snapshot walks keeps its peak size after transactions end, so that a
-    # snapshot's cost depends on the most transactions held since the server started, not only now
-    trx_registry_shrinks: bool = True
-
-    # --- prepared transactions: write transactions held open without a session each -----------
-    prepared_one_per_session = True  # a session can hold only one until it ends (XA before 8.0.29)
-
-    def prepared_settings(self, n: int) -> dict[str, str]:
-        """Start-up settings that allow ``n`` prepared transactions at once."""
-        return {}
-
-    @abc.abstractmethod
-    def prepare_transaction(self, conn, xid: str, statement: str) -> None:
-        """Run ``statement`` in a new transaction named ``xid`` and leave it prepared (two-phase
-        commit's first phase): it stays open, a read-write transaction every snapshot must list,
-        after the session that prepared it has gone."""
-
-    @abc.abstractmethod
-    def rollback_prepared(self, conn, xid: str) -> None:
-        """End the prepared transaction ``xid`` (from any session)."""
-
-    @abc.abstractmethod
-    def prepared_xids(self, conn) -> list[str]:
-        """The names of the prepared transactions the server holds."""
-
-    def snapshot_wait_settings(self) -> dict[str, str]:
-        """Start-up settings that make :meth:`snapshot_waits` observable."""
-        return {}
-
-    @abc.abstractmethod
-    def snapshot_waits(self, conn) -> dict[str, float]:
-        """Waits around taking a snapshot: cumulative counts and times (``waits_cumulative``), or
-        a sample of what client sessions wait on right now."""
 
     @abc.abstractmethod
     def relaxed_commit_settings(self) -> dict[str, str]:
         """Settings that let thousands of small commits take seconds (durability off the path)."""
 
-    def prompt_gc_settings(self) -> dict[str, str]:
-        """Settings under which old versions are collected within seconds once no snapshot needs them."""
-        return {}
-
-    def table_options(self, fillfactor: int | None) -> str:
-        """The CREATE TABLE suffix for a heap fillfactor ('' where the engine has none)."""
-        return ""
-
-    @abc.abstractmethod
-    def analyze(self, conn, table: str) -> None:
-        """Fresh statistics (and, where it matters, a visibility map) for ``table``."""
-
-    def pin_index_access(self, conn) -> None:
-        """Make this session read single rows through the primary-key index, whatever the statistics say."""
-
-    @abc.abstractmethod
-    def begin_snapshot(self, conn) -> None:
-        """Begin a REPEATABLE READ transaction whose snapshot is kept until it ends (the caller's
-        first read takes it where the server takes it lazily)."""
-
-    @abc.abstractmethod
-    def garbage(self, conn, table: str) -> dict[str, float]:
-        """The engine's own measures of unreclaimed old versions."""
-
-    @abc.abstractmethod
-    def garbage_settled(self, g: dict[str, float]) -> bool:
-        """Whether earlier work's versions are gone, so that a new point's garbage is its own."""
-
-    @abc.abstractmethod
-    def reclaimed(self, g: dict[str, float], before: dict[str, float], peak: dict[str, float]) -> bool:
-        """After an old snapshot ended: has the collector removed what it kept? ``before``: the
-        garbage before the point started; ``peak``: right after the snapshot ended."""
-
-    def statement_timing_settings(self) -> dict[str, str]:
-        """Start-up settings under which the ``statement_clock`` can time every statement."""
-        return {}
-
-    @abc.abstractmethod
-    def held_versions(self, conn, table: str, hold_s: float) -> dict[str, tuple[float, str]]:
-        """Try to reclaim ``table``'s old versions now, and say how many the collector could not
-        remove (an open snapshot may still need them): {measurement: (value, unit)}."""
-
-    # --- the buffer pool under a scan (the buffer_eviction chapter) -----------------------------
-    scan_kinds: tuple[str, ...] = ("seq",)  # the full reads full_read_sql() can issue (see there)
-    page_bytes: int  # the data page size the lab's servers use (each engine's default, never changed here)
-    reads_through_page_cache: bool  # True: a buffer-pool miss may be served by the OS page cache
-
-    @abc.abstractmethod
-    def buffer_pool_settings(self, mb: int) -> dict[str, str]:
-        """Start-up settings for a buffer pool (shared buffers) of ``mb`` MiB whose misses are
-        reads from the device where the engine can bypass the page cache, and that starts cold."""
-
-    @abc.abstractmethod
-    def copy_rows(self, conn, src: str, dst: str, rows: int) -> None:
-        """Create ``dst`` like ``src`` (same columns and primary key) with its first ``rows`` ids."""
-
-    @abc.abstractmethod
-    def primary_pages(self, conn, table: str) -> int:
-        """Pages of ``table`` a primary-key lookup can touch (the rows and their key), after a read
-        of all of it."""
-
-    @abc.abstractmethod
-    def buffer_sample(self, conn, hot: str, big: str) -> dict[str, float]:
-        """One sample of the buffer pool: pages of ``hot``'s and ``big``'s primary key resident
-        (``resident.hot``, ``resident.big``; InnoDB also how many sit in the old sublist), the
-        pool's cumulative page requests and reads, and the engine's own counters of where pages
-        went (made young, ring reuses, usage counts), each as a float."""
-
-    @abc.abstractmethod
-    def full_read_sql(self, table: str, kind: str) -> list[str]:
-        """Statements that read every row of ``table`` once: ``seq`` a sequential scan, ``index``
-        the same rows through the primary key, ``update`` a scan that rewrites every row (only
-        the kinds in ``scan_kinds``). All but the last set the session up."""
-
-    @abc.abstractmethod
-    def session_id(self, conn) -> int:
-        """The server's id of this connection's session (what cancel_sql() names)."""
-
-    @abc.abstractmethod
-    def cancel_sql(self, session: int) -> str:
-        """A statement that cancels what session ``session`` is running, leaving it connected."""
-
-    def is_cancel(self, exc: BaseException) -> bool:
-        """Whether ``exc`` is what a statement raises when cancel_sql() stopped it."""
-        return False
 
     def set_global(self, conn, name: str, value: str) -> None:
         """Change a dynamic server setting for every new statement (MySQL's SET GLOBAL)."""
         raise NotImplementedError(f"{self.name} cannot change {name} at run time here")
 
-    def prewarm(self, conn, table: str) -> float:
-        """Load ``table``'s primary key into the buffer pool now; pages loaded."""
-        raise NotImplementedError(f"{self.name} has no prewarm")
 
-    def restore_table(self, conn, table: str) -> None:
-        """Undo what an ``update`` scan left (dead versions, a grown table) so that the next run
-        starts from the same table; a no-op where nothing is left."""
-
-    # --- the commit path (the group_commit chapter) ---------------------------------------------
-    has_binlog: bool = False  # a second, replication log written at commit that a chapter can turn on
-    # exported functions of the group commit a probe run counts ({} where the chapter has no probe for it)
-    commit_symbols: dict = {}
-
-    @abc.abstractmethod
-    def commit_settings(self, binlog: bool) -> dict[str, str]:
-        """Start-up settings for the commit path: durable commits, the binlog on or off (where the
-        flavor has one), and the instrumentation commit_counters() needs."""
-
-    @abc.abstractmethod
-    def group_settings(self, sync_log: bool, delay_us: int) -> dict[str, str]:
-        """Dynamic settings (set_global) for a commit: the log synced at every commit group or left to
-        the OS (``sync_log``: MySQL's sync_binlog), and a leader's wait of ``delay_us`` for more
-        commits to join its group (0: none)."""
-
-    @abc.abstractmethod
-    def commit_counters(self, conn) -> dict[str, float]:
-        """Cumulative counts of the commit path: ``syncs`` of the log a durable commit waits on (the
-        binlog where it is on, else the redo log or WAL), ``redo_syncs``, ``waits`` of committing
-        sessions on the wakeup of their group (where instrumented; absent otherwise) and
-        ``log_bytes`` written to that log. A count the server does not keep is absent."""
-
-    def version_chain(self, conn_snapshot, conn, table: str, row_id: int) -> list[dict]:
-        """The physical versions of one row as stored (heap engines only)."""
-        raise NotImplementedError(f"{self.name} keeps old versions in undo, not as tuples on a page")

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
-import time
 from pathlib import Path
 
 import pymysql
@@ -19,7 +17,6 @@ from dbexp.waits import poll
 OPTION_PREFIXES = ("loose_", "skip_", "enable_", "disable_", "maximum_")
 # Options of the image's my.cnf that name paths of the image; a bare process gets its own.
 PATH_OPTIONS = ("basedir", "datadir", "socket", "pid-file", "pid_file", "secure-file-priv", "secure_file_priv")
-SNAPSHOT_LATCHES = "wait/synch/mutex/innodb/trx_sys%"  # the mutexes around building a ReadView
 
 
 class MySQL(Flavor):
@@ -28,9 +25,7 @@ class MySQL(Flavor):
     server_binary = "mysqld"
     ready_line = "ready for connections"
     supports_bare = True
-    base_version = "5.7"
     version_store = "undo"
-    statement_clock = "performance_schema"  # its statement timer, from events_statements_history_long
     counter_series = ("Questions", "Com_select", "Com_commit", "Innodb_rows_read", "Innodb_rows_updated",
                       "Innodb_buffer_pool_reads", "Innodb_data_written", "Innodb_os_log_written",
                       "Threads_running", "trx_rseg_history_len")
@@ -171,20 +166,6 @@ class MySQL(Flavor):
         return {"open_write_trx": int(trx), "sessions": int(sessions)}
 
     executables = ("mysqld",)
-    # MVCC::view_open(ReadView*&, trx_t*): opens (or reopens) a statement's or transaction's view,
-    # copying the ids of the active read-write transactions (the same mangled name in 5.7 and 8.0)
-    snapshot_symbol = "_ZN4MVCC9view_openERP8ReadViewP5trx_t"
-
-    def prepare_transaction(self, conn, xid: str, statement: str) -> None:
-        for stmt in (f"XA START '{xid}'", statement, f"XA END '{xid}'", f"XA PREPARE '{xid}'"):
-            self.query(conn, stmt)
-
-    def rollback_prepared(self, conn, xid: str) -> None:
-        self.query(conn, f"XA ROLLBACK '{xid}'")
-
-    def prepared_xids(self, conn) -> list[str]:
-        # formatID, gtrid_length, bqual_length, data (the gtrid, as bytes in 8.0)
-        return [d.decode() if isinstance(d, bytes) else str(d) for *_, d in self.query(conn, "XA RECOVER")]
 
     # --- what chapters ask ----------------------------------------------------------------------
     def comparable_settings(self) -> dict[str, str]:
@@ -216,254 +197,12 @@ class MySQL(Flavor):
             "slow_query_log": "OFF",
         }
 
-    def snapshot_wait_settings(self) -> dict[str, str]:
-        return {"performance-schema-instrument": f"{SNAPSHOT_LATCHES}=ON"}
-
-    def snapshot_waits(self, conn) -> dict[str, float]:
-        """Acquisitions of and time waited on the trx-sys mutexes (performance_schema, cumulative)."""
-        out = {}
-        for name, count, wait_ps in self.query(
-                conn, "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
-                      "performance_schema.events_waits_summary_global_by_event_name WHERE EVENT_NAME LIKE %s",
-                (SNAPSHOT_LATCHES,)):
-            short = name.rsplit("/", 1)[-1]
-            out[f"{short}.count"] = float(count)
-            out[f"{short}.wait_ns"] = float(wait_ps) / 1000.0
-        return out
-
     def relaxed_commit_settings(self) -> dict[str, str]:
         return {"innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0"}
 
-    def analyze(self, conn, table: str) -> None:
-        self.query(conn, f"ANALYZE TABLE {table}")
-
-    def begin_snapshot(self, conn) -> None:
-        self.query(conn, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        self.query(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
-
-    def garbage(self, conn, table: str) -> dict[str, float]:
-        """The purge state from SHOW ENGINE INNODB STATUS, and the history list length from InnoDB's
-        metrics table (the status text prints the same counter)."""
-        state = innodb_purge_state(self.query(conn, "SHOW ENGINE INNODB STATUS")[0][2])
-        hll = self.query(conn, "SELECT `COUNT` FROM information_schema.INNODB_METRICS "
-                               "WHERE NAME = 'trx_rseg_history_len'")
-        if hll:
-            state["history_list_length"] = float(hll[0][0])
-        return state
-
-    def garbage_settled(self, g: dict[str, float]) -> bool:
-        return g["purge_lag_trx"] <= 2
-
-    def statement_timing_settings(self) -> dict[str, str]:
-        # every statement's timer kept (a ring of 10,000 by default, 1,000 in MariaDB): read by
-        # PerfSchemaClock
-        return {"performance-schema-consumer-events-statements-history-long": "ON"}
-
-    def held_versions(self, conn, table: str, hold_s: float) -> dict[str, tuple[float, str]]:
-        """Purge runs by itself: give it up to ``hold_s`` to catch up, then its lag behind the
-        transaction counter (what it could not purge) and the history list length."""
-        g: dict[str, float] = {}
-
-        def settled() -> bool:
-            nonlocal g
-            g = self.garbage(conn, table)
-            return self.garbage_settled(g)
-
-        poll(settled, hold_s, 0.25)
-        return {"held_purge_lag_trx": (g["purge_lag_trx"], "trx numbers"),
-                "held_history_list_length": (g["history_list_length"], "undo logs")}
-
-    def reclaimed(self, g, before, peak) -> bool:
-        """Purge has removed the versions of every transaction committed before the snapshot ended."""
-        return g["purge_done_no"] >= peak["trx_id_counter"]
-
-    # --- the buffer pool under a scan ---------------------------------------------------------
-    page_bytes = 16384
-    reads_through_page_cache = False  # with buffer_pool_settings(): O_DIRECT
-
-    def buffer_pool_settings(self, mb: int) -> dict[str, str]:
-        return {
-            "innodb_buffer_pool_size": f"{mb}M",
-            # below the 128M chunk, InnoDB shrinks the chunk to the pool: one pool of exactly mb
-            "innodb_buffer_pool_instances": "1",
-            # data pages read around the page cache: a miss is a read from the device
-            "innodb_flush_method": "O_DIRECT",
-            # a cold start: no page list saved at shutdown and loaded at start (on by default)
-            "innodb_buffer_pool_dump_at_shutdown": "OFF",
-            "innodb_buffer_pool_load_at_startup": "OFF",
-        }
-
-    def copy_rows(self, conn, src: str, dst: str, rows: int) -> None:
-        self.query(conn, f"DROP TABLE IF EXISTS {dst}")
-        self.query(conn, f"CREATE TABLE {dst} LIKE {src}")
-        self.query(conn, f"INSERT INTO {dst} SELECT * FROM {src} WHERE id <= %s", (rows,))
-        self.query(conn, f"ANALYZE TABLE {dst}")
-
-    def _lru_pages(self, conn, tables: dict[str, str]) -> dict[str, tuple[float, float]]:
-        """{role: (pages of the table's clustered index in the pool, of those in the old sublist)}."""
-        names = {f"`{self._db(conn)}`.`{t}`": role for role, t in tables.items()}
-        rows = self.query(conn, "SELECT TABLE_NAME, COUNT(*), SUM(IS_OLD = 'YES') FROM "
-                                "information_schema.INNODB_BUFFER_PAGE_LRU WHERE INDEX_NAME = 'PRIMARY' "
-                                f"AND TABLE_NAME IN ({', '.join(['%s'] * len(names))}) GROUP BY TABLE_NAME",
-                          tuple(names))
-        out = {role: (0.0, 0.0) for role in tables}
-        for name, pages, old in rows:
-            out[names[name]] = (float(pages), float(old or 0))
-        return out
-
-    def _db(self, conn) -> str:
-        return str(self.query(conn, "SELECT DATABASE()")[0][0])
-
-    def primary_pages(self, conn, table: str) -> int:
-        """The clustered index's pages resident after a read of every row: exact where the table fits
-        in the pool; where it does not, the index's size from InnoDB's statistics (pages allocated)."""
-        self.query(conn, f"SELECT SUM(LENGTH(pad)) FROM {table}")
-        resident = int(self._lru_pages(conn, {"t": table})["t"][0])
-        self.query(conn, f"ANALYZE TABLE {table}")
-        (size,), = self.query(conn, "SELECT DATA_LENGTH / @@innodb_page_size FROM information_schema.TABLES "
-                                    "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s", (table,))
-        return resident if resident >= 0.8 * float(size) else int(size)
-
-    def buffer_sample(self, conn, hot: str, big: str) -> dict[str, float]:
-        t0 = time.perf_counter()
-        lru = self._lru_pages(conn, {"hot": hot, "big": big})
-        out = {"lru_query_ms": (time.perf_counter() - t0) * 1e3}
-        for role, (pages, old) in lru.items():
-            out[f"resident.{role}"], out[f"old.{role}"] = pages, old
-        (size, pages, old, free, young, not_young, reads, gets), = self.query(
-            conn, "SELECT SUM(POOL_SIZE), SUM(DATABASE_PAGES), SUM(OLD_DATABASE_PAGES), SUM(FREE_BUFFERS), "
-                  "SUM(PAGES_MADE_YOUNG), SUM(PAGES_NOT_MADE_YOUNG), SUM(NUMBER_PAGES_READ), "
-                  "SUM(NUMBER_PAGES_GET) FROM information_schema.INNODB_BUFFER_POOL_STATS")
-        out.update({"pool_pages": float(size), "lru_pages": float(pages), "lru_old_pages": float(old),
-                    "free_pages": float(free), "made_young": float(young), "not_made_young": float(not_young),
-                    "reads": float(reads), "requests": float(gets)})
-        # the hot table's own misses: performance_schema's reads of its tablespace file
-        got = self.query(conn, "SELECT COALESCE(SUM(COUNT_READ), 0) FROM performance_schema.file_summary_by_instance "
-                               "WHERE FILE_NAME LIKE %s", (f"%/{hot}.ibd",))
-        out["hot_reads"] = float(got[0][0])
-        return out
-
-    def full_read_sql(self, table: str, kind: str) -> list[str]:
-        if kind != "seq":
-            raise ValueError(f"bad scan kind {kind!r} for {self.title}: valid is seq")
-        # the clustered index from end to end (not COUNT(*), which 8.0 may answer from another index
-        # or with parallel read threads): every page of the rows, once per pass
-        return [f"SELECT SUM(LENGTH(pad)) FROM {table}"]
-
-    def session_id(self, conn) -> int:
-        return int(self.query(conn, "SELECT CONNECTION_ID()")[0][0])
-
-    def cancel_sql(self, session: int) -> str:
-        return f"KILL QUERY {int(session)}"
-
-    def is_cancel(self, exc: BaseException) -> bool:
-        return isinstance(exc, pymysql.err.OperationalError) and exc.args and exc.args[0] == 1317
 
     def set_global(self, conn, name: str, value: str) -> None:
         """An integer, or DEFAULT for the server's own default."""
         self.query(conn, f"SET GLOBAL {name} = {'DEFAULT' if value == 'DEFAULT' else int(value)}")
 
-    # --- the commit path ----------------------------------------------------------------------
-    has_binlog = True
-    COMMIT_COND = "wait/synch/cond/sql/MYSQL_BIN_LOG::COND_done"  # one broadcast per finished group
-    # dynamic symbols of the binlog group commit (5.7 and 8.0; the mutex type's name differs)
-    commit_symbols = {"ordered_commit": "_ZN13MYSQL_BIN_LOG14ordered_commitEP3THDbb",
-                      "sync": "_ZN13MYSQL_BIN_LOG16sync_binlog_fileEb",
-                      "enroll": ("_ZN13Stage_manager10enroll_forENS_7StageIDEP3THDP14st_mysql_mutex",
-                                 "_ZN13Stage_manager10enroll_forENS_7StageIDEP3THDP13mysql_mutex_t")}
 
-    def commit_settings(self, binlog: bool) -> dict[str, str]:
-        out = {"innodb_flush_log_at_trx_commit": "1", "sync_binlog": "1",
-               # condition instruments are off by default: counted, not timed (the cheapest state)
-               "performance-schema-instrument": f"{self.COMMIT_COND}=COUNTED"}
-        if binlog:
-            out["log_bin"] = "binlog"  # after comparable_settings()' skip_log_bin: the later option wins
-        return out
-
-    def group_settings(self, sync_log: bool, delay_us: int) -> dict[str, str]:
-        return {"sync_binlog": "1" if sync_log else "0", "binlog_group_commit_sync_delay": str(int(delay_us))}
-
-    def binlog_on(self, conn) -> bool:
-        return str(self.query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
-
-    def commit_counters(self, conn) -> dict[str, float]:
-        out = {}
-        status = dict(self.query(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN "
-                                       "('Innodb_os_log_fsyncs', 'Innodb_os_log_written')"))
-        if "Innodb_os_log_fsyncs" in status:  # MariaDB 10.11 keeps no count of redo log syncs
-            out["redo_syncs"] = float(status["Innodb_os_log_fsyncs"])
-        binlog = self.query(conn, "SELECT COUNT_MISC, SUM_NUMBER_OF_BYTES_WRITE FROM "
-                                  "performance_schema.file_summary_by_event_name "
-                                  "WHERE EVENT_NAME = 'wait/io/file/sql/binlog'")
-        if self.binlog_on(conn):  # a binlog file's syncs are among its "misc" operations (open, close, sync, ...)
-            out["binlog_syncs"] = float(binlog[0][0])
-            out["syncs"], out["log_bytes"] = out["binlog_syncs"], float(binlog[0][1])
-        else:
-            out["log_bytes"] = float(status["Innodb_os_log_written"])
-            if "redo_syncs" in out:
-                out["syncs"] = out["redo_syncs"]
-        waits = self.query(conn, "SELECT COUNT_STAR FROM performance_schema.events_waits_summary_global_by_event_name "
-                                 "WHERE EVENT_NAME = %s", (self.COMMIT_COND,))
-        if waits:
-            out["waits"] = float(waits[0][0])
-        return out
-
-    # --- GTIDs (the gtid chapter) ---------------------------------------------------------------
-    def binlog_settings(self) -> dict[str, str]:
-        """The binlog on, everything it writes stated: row events with full images, no write sets
-        (5.7's default; 8.0 extracts them by default), dependencies by commit order, GTIDs off
-        (gtid_settings() turns them on from the start, set_gtid() on a running server)."""
-        return {"log_bin": "binlog", "binlog_format": "ROW", "binlog_row_image": "FULL",
-                "transaction_write_set_extraction": "OFF", "binlog_transaction_dependency_tracking": "COMMIT_ORDER",
-                **self.gtid_settings(False)}
-
-    GTID_STEPS = ("OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON")
-
-    def gtid_settings(self, on: bool) -> dict[str, str]:
-        """GTIDs from the server's start (with binlog_settings(), whose GTIDs are off)."""
-        value = "ON" if on else "OFF"
-        return {"gtid_mode": value, "enforce_gtid_consistency": value}
-
-    def set_gtid(self, conn, on: bool, timeout_s: float = 30.0) -> None:
-        """gtid_mode and enforce_gtid_consistency ON (or OFF) on a running server, one step at a
-        time as MySQL requires, waiting before the last step for transactions of the old kind to end."""
-        now = str(self.query(conn, "SELECT @@GLOBAL.gtid_mode")[0][0])
-        steps = list(self.GTID_STEPS) if on else list(reversed(self.GTID_STEPS))
-        if on:
-            self.query(conn, "SET GLOBAL enforce_gtid_consistency = ON")
-        for i, mode in enumerate(steps[steps.index(now) + 1:], start=steps.index(now) + 1):
-            if i == len(steps) - 1:  # the last step needs the other kind of transaction gone
-                counter = "Ongoing_anonymous_transaction_count" if on else "Ongoing_automatic_gtid_violating_transaction_count"
-                rows: list[tuple] = []
-
-                def gone() -> bool:
-                    nonlocal rows
-                    rows = self.query(conn, f"SHOW GLOBAL STATUS LIKE '{counter}'")
-                    return not rows or int(rows[0][1]) == 0
-
-                if not poll(gone, timeout_s, 0.1):
-                    raise DbexpError(f"gtid_mode could not reach {mode}: {counter} stayed {rows[0][1]}")
-            self.query(conn, f"SET GLOBAL gtid_mode = {mode}")
-        if not on:
-            self.query(conn, "SET GLOBAL enforce_gtid_consistency = OFF")
-
-    def binlog_bytes(self, conn) -> float | None:
-        """Bytes in the binlog files now (SHOW BINARY LOGS), or None with the binlog off."""
-        if not self.binlog_on(conn):
-            return None
-        return float(sum(int(r[1]) for r in self.query(conn, "SHOW BINARY LOGS")))
-
-
-def innodb_purge_state(status: str) -> dict[str, float]:
-    """From SHOW ENGINE INNODB STATUS: the history list length (undo logs not yet freed, which
-    InnoDB truncates lazily, in batches) and the purge lag: transactions committed since the last
-    one whose old versions purge has removed ("Purge done for trx's n:o < N")."""
-
-    def num(pattern: str) -> float:
-        m = re.search(pattern, status)
-        return float(m.group(1)) if m else float("nan")
-
-    counter = num(r"Trx id counter (\d+)")
-    done = num(r"Purge done for trx's n:o < (\d+)")
-    return {"history_list_length": num(r"History list length (\d+)"), "trx_id_counter": counter,
-            "purge_done_no": done, "purge_lag_trx": max(0.0, counter - done)}
