@@ -38,10 +38,12 @@ def recipe_files(path: Path) -> list[Path]:
                   and "__pycache__" not in p.parts)
 
 
-def digest(path: Path, extra: dict[str, str] | None = None) -> str:
-    """sha256 over a recipe folder's files (names, modes and contents) plus ``extra`` items."""
+def digest(path: Path, extra: dict[str, str] | None = None, files: list[Path] | None = None) -> str:
+    """sha256 over a recipe folder's files (names, modes and contents) plus ``extra`` items;
+    ``files``: only these files of the folder (default: all of them). A file that is a symbolic link
+    (a script shared with another recipe) counts with the contents of the file it names."""
     h = hashlib.sha256()
-    for f in recipe_files(path):
+    for f in recipe_files(path) if files is None else sorted(files):
         h.update(f.relative_to(path).as_posix().encode() + b"\0")
         h.update(b"x" if os.access(f, os.X_OK) else b"-")
         h.update(hashlib.sha256(f.read_bytes()).digest())
