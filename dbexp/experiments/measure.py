@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from dbexp.engine import is_local
 from dbexp.errors import DbexpError
+from dbexp.waits import poll
 from dbexp.metrics import cpustat
 from dbexp.metrics.marks import Marker, between
 from dbexp.metrics.sampler import Sampler, cpu_sets
@@ -137,11 +138,9 @@ def measure_together(runs: list[tuple[object, Workload]], *, sql_series: bool = 
             for server, wl in runs:
                 running.append(sysbench.start_run(wl, server))
             first, last = running[0].started, running[-1].started
-            while not all(r.has_started() for r in running):
-                if time.monotonic() > last + duration / 2:
-                    raise DbexpError(f"a workload measured at once had not started {duration / 2:g} s after "
-                                     "the last start: no common interval")
-                time.sleep(0.02)
+            if not poll(lambda: all(r.has_started() for r in running), last + duration / 2 - time.monotonic(), 0.02):
+                raise DbexpError(f"a workload measured at once had not started {duration / 2:g} s after "
+                                 "the last start: no common interval")
             time.sleep(max(0.0, last + lead_s - time.monotonic()))
             a = marker.read(order)
             time.sleep(max(0.0, first + duration - lead_s - time.monotonic()))

@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from dbexp.errors import DbexpError, choices
+from dbexp.waits import poll
 from dbexp.servers.config import check_cpuset
 from dbexp.workloads.children import child_options
 from dbexp.workloads.parse import SysbenchResult, parse_prepare, parse_run
@@ -116,15 +117,15 @@ class Running:
                                      start_new_session=True, **child_options())
 
     def wait(self, timeout_s: float | None = None) -> Finished:
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        def reaped():
+            pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            return (status, usage) if pid else None
+
         try:
-            while True:
-                pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
-                if pid:
-                    break
-                if deadline is not None and time.monotonic() > deadline:
-                    raise DbexpError(f"sysbench ran past {timeout_s:.0f} s and was stopped: {' '.join(self.cmd)}")
-                time.sleep(0.05)
+            done = poll(reaped, float("inf") if timeout_s is None else timeout_s, 0.05)
+            if done is None:
+                raise DbexpError(f"sysbench ran past {timeout_s:.0f} s and was stopped: {' '.join(self.cmd)}")
+            status, usage = done
         except BaseException:
             self.kill()  # Ctrl-C, SIGTERM or a timeout: no sysbench is left running
             raise
