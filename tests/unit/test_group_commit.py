@@ -141,3 +141,43 @@ def test_the_redo_note_compares_mysqls_versions_only():
     assert gc.redo_note(_res(rows)) == (
         "With the binlog off: mysql 5.7.22: 1.00 redo syncs per commit at 1 thread(s) and 0.50 at 8, 500 and 2,000 "
         "TPS; mysql 8.0.15: 1.19 redo syncs per commit at 1 thread(s) and 0.03 at 8, 400 and 7,000 TPS.")
+
+
+def test_the_sources_figure_is_recomputed_from_its_own_counts():
+    # its figure 8-15: followers that waited once, twice and three times; 52.7% is followers over waits
+    src = gc.analysis.source_efficiency()
+    assert (src["followers"], src["waits"]) == (1_890_712, 3_585_270)
+    assert round(src["per_wait"], 3) == 0.527
+
+
+def _probe(series, repeat, waiters, waits, **extra):
+    return {**BASE, "series_name": series, "threads": 128, "repeat": repeat, "probe": True, "transactions": 900.0,
+            "gc_syncs": 30.0, "probe_commits": 900.0, "probe_syncs": 30.0, "probe_enrolls": 900.0,
+            "probe_waiters": waiters, "probe_waits": waits, **extra}
+
+
+def test_the_claims_table_tests_the_sources_number_by_its_size():
+    # three repeats at about 37%: the interval lies below 52.7%, so followers here waste more wakeups
+    rows = [_probe("mysql 8.0.15", r, 370.0 + d, 1000.0) for r, d in enumerate((0.0, 5.0, -5.0))]
+    t = gc.claims(_res(rows))
+    assert list(t.columns) == list(gc.CLAIM_COLUMNS)
+    first = t.iloc[0]
+    assert "52.7%" in first["source: number, conditions"] and "500 concurrent users" in first["source: number, conditions"]
+    assert "37.0% [" in first["measured here"] and "(n = 3)" in first["measured here"]
+    assert first["verdict"] == "agrees in direction, larger"
+    # at the source's size: agrees, saying under whose conditions
+    t = gc.claims(_res([_probe("mysql 8.0.15", r, 527.0 + d, 1000.0) for r, d in enumerate((0.0, 5.0, -5.0))]))
+    assert t.iloc[0]["verdict"].startswith("agrees (this lab's conditions")
+    # one run: no interval, no verdict on its size
+    t = gc.claims(_res([_probe("mysql 8.0.15", 0, 370.0, 1000.0)]))
+    assert t.iloc[0]["verdict"].startswith("not measured at this scale (one probe run per point")
+
+
+def test_the_bound_places_the_efficiency_below_the_source_only_when_it_is_below_it():
+    rows = [{**BASE, "threads": 128, "repeat": r, "transactions": 1000.0, "gc_syncs": 100.0, "gc_waits": w}
+            for r, w in enumerate((2400.0, 2500.0, 2450.0))]  # at most 36 to 37.5%
+    bound = gc.claims(_res(rows)).iloc[1]
+    assert bound["claim"].startswith("Our extension: without a probe")
+    assert bound["verdict"].startswith("agrees in direction, larger")
+    rows = [{**r, "gc_waits": r["gc_waits"] / 2} for r in rows]  # at most 72 to 75%: cannot place the value
+    assert gc.claims(_res(rows)).iloc[1]["verdict"].startswith("not resolved (the upper bound's interval")

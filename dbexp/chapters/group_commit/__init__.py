@@ -4,6 +4,8 @@ engine part each for MySQL's binlog, MariaDB's and PostgreSQL's WAL flush)."""
 
 from __future__ import annotations
 
+from dbexp.experiments.verdicts import COLUMNS as CLAIM_COLUMNS
+
 from .analysis import (WAIT_LINES, at_most_threads, curves, duration_s, probes, throughput, tidy,
                        waits_long)
 from .claims import claims
@@ -12,6 +14,6 @@ from .parts import PARTS
 from .commit_probe import CommitProbe
 from .summary import findings, redo_note
 
-__all__ = ["CHAPTER", "CONFIGS", "CONFIG_NAMES", "CommitProbe", "GroupPoint", "PARTS", "Scale", "WAIT_LINES",
-           "at_most_threads", "claims", "curves", "duration_s", "findings", "probes", "redo_note", "throughput",
+__all__ = ["CHAPTER", "CLAIM_COLUMNS", "CONFIGS", "CONFIG_NAMES", "CommitProbe", "GroupPoint", "PARTS", "Scale",
+           "WAIT_LINES", "at_most_threads", "claims", "curves", "duration_s", "findings", "probes", "redo_note", "throughput",
            "tidy", "waits_long"]

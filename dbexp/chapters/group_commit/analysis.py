@@ -11,17 +11,51 @@ import json
 import numpy as np
 import pandas as pd
 
+from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results
 
 from .parts import PARTS, part_of_rows
 
-SOURCE_EFFICIENCY = 0.527  # the source's activation efficiency, measured in a patched 8.0
+# The source's followers by how many times each waited (its figure 8-15, "Statistics of threads
+# activated 1, 2, 3 times": the seed text links the figure, media/image-20240829103131857.png in the
+# source's repository, whose bars carry these counts), from which its 52.7% is recomputed.
+SOURCE_WAITS = {1: 392_571, 2: 1_301_724, 3: 196_417}
 WAIT_LINES = ("measured", "one per follower")
+
+
+def source_efficiency() -> dict:
+    """The source's activation efficiency recomputed from its counts: ``followers``, their ``waits``
+    and followers over waits (``per_wait``: 1 / mean k, the source's 52.7%)."""
+    followers = sum(SOURCE_WAITS.values())
+    waits = sum(k * n for k, n in SOURCE_WAITS.items())
+    return {"followers": followers, "waits": waits, "per_wait": followers / waits}
+
+
+SOURCE_EFFICIENCY = source_efficiency()["per_wait"]  # 0.527: the source's own figure
 
 
 def served(df: pd.DataFrame, attr: str, value) -> pd.Series:
     """Rows whose flavor's engine part has ``attr`` equal to ``value`` (a boolean mask)."""
     return pd.Series([getattr(p, attr) == value for p in part_of_rows(df["flavor"])], index=df.index, dtype=bool)
+
+
+def over_repeats(df: pd.DataFrame, by: list[str], cols) -> pd.DataFrame:
+    """Per group of ``by`` (one run per repeat in each): the runs (``n``) and, for each of ``cols``,
+    the mean over them with its 95% t interval (``<col>``, ``<col>_lo``, ``<col>_hi``; no interval
+    from one run; a column whose runs all agree has an interval of that one value)."""
+    rows = []
+    for key, g in df.groupby(by, sort=False):
+        row = dict(zip(by, key if isinstance(key, tuple) else (key,)))
+        row["n"] = len(g)
+        for c in cols:
+            v = g[c].dropna().to_numpy(dtype=float) if c in g else np.array([])
+            if len(v) >= 2 and np.ptp(v) == 0:
+                mean = lo = hi = float(v[0])
+            else:
+                mean, lo, hi = stats.mean_ci(v)
+            row[c], row[f"{c}_lo"], row[f"{c}_hi"] = mean, lo, hi
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def probe_sites() -> list[str]:
@@ -53,6 +87,8 @@ def tidy(res: Results) -> pd.DataFrame:
 
 def duration_s(res: Results) -> float:
     """The seconds each run's workload was asked to run (the longest, where they differ)."""
+    if "workload" not in res.wide:
+        return 0.0
     got = [(json.loads(x) if isinstance(x, str) else x or {}).get("duration_s", 0) for x in res.wide["workload"]]
     return float(max(got, default=0))
 
@@ -79,31 +115,49 @@ def curves(res: Results) -> pd.DataFrame:
     return out
 
 
-def probes(res: Results) -> pd.DataFrame:
-    """The probe runs, with their cost: QPS of the probe run over that of the run without probes
-    measured right before it (same server, workload, threads and repeat)."""
+PROBE_MEASURES = ("efficiency_exact", "waits_per_waiter", "probe_group_size", "cost")
+PROBE_COUNTS = ("probe_commits", "probe_syncs", "probe_waiters", "probe_waits")
+
+
+def probe_runs(res: Results) -> pd.DataFrame:
+    """The probe runs, one row each, with their ratios and their cost: QPS of the probe run over that
+    of the run without probes measured right before it (same server, workload, threads and repeat)."""
     w = tidy(res)
     if w.empty or not w["probe"].any():
         return pd.DataFrame()
-    pr = w[w["probe"]]
+    pr = w[w["probe"]].copy()
     base = w[w["beside"]].set_index(["series_name", "workload", "threads", "repeat"])["qps"]
-    pr = pr.assign(cost=[q / base.get((s, wl, t, r), np.nan) for q, s, wl, t, r in
-                         zip(pr["qps"], pr["series_name"], pr["workload"], pr["threads"], pr["repeat"])])
-    cols = ["probe_commits", "probe_syncs", "probe_enrolls", "probe_waiters", "probe_waits", "efficiency_exact",
-            "cost", "commits", "gc_syncs"] + [c for c in pr if c.startswith("probe_k")]
-    out = pr.groupby(["series_name", "flavor", "threads"])[cols].median().reset_index()
-    out["probe_group_size"] = out["probe_commits"] / out["probe_syncs"].where(out["probe_syncs"] > 0)
-    out["waits_per_waiter"] = out["probe_waits"] / out["probe_waiters"].where(out["probe_waiters"] > 0)
-    return out
+    pr["cost"] = [q / base.get((s, wl, t, r), np.nan) for q, s, wl, t, r in
+                  zip(pr["qps"], pr["series_name"], pr["workload"], pr["threads"], pr["repeat"])]
+    pr["probe_group_size"] = pr["probe_commits"] / pr["probe_syncs"].where(pr["probe_syncs"] > 0)
+    pr["waits_per_waiter"] = pr["probe_waits"] / pr["probe_waiters"].where(pr["probe_waiters"] > 0)
+    return pr
+
+
+def probes(res: Results) -> pd.DataFrame:
+    """Per server and thread count, over the probe runs' repeats: the mean of each of PROBE_MEASURES
+    with its interval (over_repeats), and the median of the counts."""
+    pr = probe_runs(res)
+    if pr.empty:
+        return pr
+    by = ["series_name", "flavor", "threads"]
+    out = over_repeats(pr, by, PROBE_MEASURES)
+    return out.merge(pr.groupby(by)[list(PROBE_COUNTS)].median().reset_index(), on=by)
+
+
+TOP_MEASURES = ("tps", "lat_p95_ms", "group_size", "group_size_own", "waits_per_commit", "efficiency_bound",
+                "cpu_per_op_us", "cs_per_op")
 
 
 def at_most_threads(res: Results) -> pd.DataFrame:
-    """The durable update workload at the largest thread count, per server."""
-    c = curves(res)
-    if c.empty:
-        return c
-    c = c[(c["config"] == "durable") & (c["workload"] == "update_non_index")]
-    return c[c["threads"] == c.groupby("series_name")["threads"].transform("max")].reset_index(drop=True)
+    """The durable update workload at the largest thread count, per server: the runs (``n``: one per
+    repeat) and the mean of each of TOP_MEASURES with its interval (over_repeats)."""
+    w = throughput(res)
+    if w.empty:
+        return w
+    w = w[(w["config"] == "durable") & (w["workload"] == "update_non_index")]
+    w = w[w["threads"] == w.groupby("series_name")["threads"].transform("max")]
+    return over_repeats(w, ["series_name", "flavor", "threads"], [c for c in TOP_MEASURES if c in w])
 
 
 def last_threads(df: pd.DataFrame) -> pd.DataFrame:
