@@ -8,7 +8,7 @@ from dbexp.errors import DbexpError
 
 def test_offline_catalog_has_every_promised_version():
     have = {(b.flavor, b.major) for b in OFFLINE}
-    assert {("mysql", "5.7"), ("mysql", "8.0"), ("mariadb", "10.11")} <= have
+    assert {("mysql", "5.7"), ("mysql", "8.0"), ("mysql", "9.7"), ("mariadb", "10.11"), ("mariadb", "11.8")} <= have
     assert {("postgres", str(v)) for v in range(12, 19)} <= have
 
 
@@ -38,6 +38,8 @@ def test_series_and_exact_versions_resolve_to_offline_builds():
     assert [b.version for b in candidates(parse_spec("postgres:16@offline"))] == ["16.14"]
     assert [b.version for b in candidates(parse_spec("postgres:16.14@offline"))] == ["16.14"]
     assert [b.version for b in candidates(parse_spec("mysql:8.0@offline"))] == ["8.0.15"]
+    assert [b.version for b in candidates(parse_spec("mysql:9.7@offline"))] == ["9.7.4"]
+    assert [b.version for b in candidates(parse_spec("mariadb:11.8@offline"))] == ["11.8.9"]
     # auto prefers the official image, then falls back to the offline build
     assert [b.source for b in candidates(parse_spec("mysql:8.0"))] == ["official", "offline"]
 
@@ -46,6 +48,7 @@ def test_official_only_versions_say_so():
     with pytest.raises(DbexpError) as err:
         lookup(parse_spec("mysql:8.4@offline"))
     assert "mysql:8.4@official" in str(err.value)
+    assert "no package registry reachable here ships MySQL 8.4" in str(err.value)
     with pytest.raises(DbexpError) as err:
         lookup(parse_spec("postgres:11"))
     assert "known postgres versions" in str(err.value)

@@ -1,12 +1,15 @@
 """The image layer: recipes hash stably, offline images build once and honour the image contract.
 
-The docker-marked tests build dbexp/base:bookworm, dbexp/mysql:8.0.15 and dbexp/postgres:16.14 when
-missing (about a minute on 2 cores) and start each per the contract with host networking on a free
-loopback port. Every container carries the label dbexp and is removed with its volumes.
+The docker-marked tests build dbexp/base:bookworm and dbexp/base:sid, dbexp/mysql:8.0.15 and
+dbexp/postgres:16.14 when missing (about a minute and a half on 2 cores; tests/test_mysql97.py and
+tests/test_mariadb118.py build the sid servers) and start each per the contract with host
+networking on a free loopback port. Every container carries the label dbexp and is removed with
+its volumes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import pytest
@@ -53,8 +56,33 @@ def test_recipe_hash_follows_recipe_files_artifact_and_args(tmp_path, monkeypatc
     assert first != image_build.recipe_hash(b80, "abc")  # a recipe file changed
 
 
+def test_base_hash_is_per_suite(tmp_path, monkeypatch):
+    """A suite's hook changes that suite's base (and the images on it) only."""
+    shutil.copytree(recipes.recipes_root(), tmp_path / "docker")
+    monkeypatch.setenv(recipes.RECIPES_ENV, str(tmp_path / "docker"))
+    from dbexp.images import base
+    bookworm, sid = base.base_hash("bookworm"), base.base_hash("sid")
+    assert bookworm != sid
+    (tmp_path / "docker" / "base" / "suites" / "sid.sh").write_text("#!/bin/sh\n")
+    assert base.base_hash("bookworm") == bookworm and base.base_hash("sid") != sid
+    b97 = _offline("mysql", "9.7.4")
+    assert image_build.build_args(b97)["BASE_IMAGE"] == "dbexp/base:sid"
+    assert image_build.recipe_hash(b97, b97.artifact.sha256) != image_build.recipe_hash(
+        dataclasses.replace(b97, base="bookworm"), b97.artifact.sha256)
+
+
+def test_debian_builds_are_pinned_to_a_version_and_its_deb():
+    for build in (b for b in catalog.OFFLINE if b.base == "sid"):
+        args = image_build.build_args(build)
+        assert args["SERVER_PACKAGE_VERSION"] == build.artifact.version
+        assert len(args["SERVER_PACKAGE_SHA256"]) == 64 == len(build.artifact.sha256)
+        assert image_build.artifact_name(build).endswith(f"={build.artifact.version}")
+        assert images.binaries.cached_sha256(build) == build.artifact.sha256  # recorded as the artifact's
+
+
 def test_recipes_follow_the_contract():
-    for name, cmd in (("mysql", "mysqld"), ("mariadb", "mysqld"), ("postgres", "postgres")):
+    for name, cmd in (("mysql", "mysqld"), ("mysql-debian", "mysqld"), ("mariadb", "mysqld"),
+                      ("postgres", "postgres")):
         dockerfile = (recipes.recipe_dir(name) / "Dockerfile").read_text()
         assert 'ENTRYPOINT ["docker-entrypoint.sh"]' in dockerfile
         assert f'CMD ["{cmd}"]' in dockerfile
@@ -75,12 +103,14 @@ def test_mariadb_has_no_bare_home():
 # --- real Docker ---------------------------------------------------------------------------------
 
 @pytest.mark.docker
-def test_base_image(engine):
+@pytest.mark.parametrize("suite", ["bookworm", "sid"])
+def test_base_image(engine, suite):
     from dbexp.images.base import base_hash
 
-    images.ensure_base()
-    labels = engine.images.get(images.BASE_REF).labels
-    assert labels[LABEL] == "1" and labels["dbexp.recipe-hash"] == base_hash()  # built from today's recipe
+    images.ensure_base(suite=suite)
+    labels = engine.images.get(images.base_ref(suite)).labels
+    assert labels[LABEL] == "1" and labels["dbexp.recipe-hash"] == base_hash(suite)  # built from today's recipe
+    assert labels["dbexp.version"] == suite
 
 
 @pytest.mark.docker
@@ -136,7 +166,8 @@ def test_resolve_names_every_source_tried(engine):
     text = str(err.value)
     assert "\n" not in text
     assert "official image mysql:8.4 could not be pulled" in text
-    assert "no offline build exists for mysql 8.4 (offline: mysql 5.7.22, 8.0.15)" in text
+    assert "no offline build exists for mysql 8.4 (offline: mysql 5.7.22, 8.0.15, 9.7.4)" in text
+    assert "no package registry reachable here ships MySQL 8.4" in text  # and why
 
 
 @pytest.mark.docker
@@ -145,6 +176,8 @@ def test_resolve_falls_back_to_offline(engine):
         pytest.skip("postgres:16 is present or pullable here")
     assert images.resolve(parse_spec("postgres:16")).spec == "postgres:16.14@offline"
     assert images.resolve(parse_spec("mysql:8.0@offline")).spec == "mysql:8.0.15@offline"
+    if not pull.available("mysql:9.7")[0]:
+        assert images.resolve(parse_spec("mysql:9.7")).spec == "mysql:9.7.4@offline"
 
 
 @pytest.mark.docker

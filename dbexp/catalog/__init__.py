@@ -1,5 +1,5 @@
-from dbexp.catalog.catalog import (ALL, FLAVORS, OFFICIAL, OFFLINE, SOURCE_CHOICES, Artifact, Build, Spec,
-                                   candidates, lookup, parse_spec)
+from dbexp.catalog.catalog import (ALL, FLAVORS, NO_OFFLINE, OFFICIAL, OFFLINE, SOURCE_CHOICES, Artifact, Build,
+                                   Spec, candidates, lookup, parse_spec)
 
-__all__ = ["ALL", "FLAVORS", "OFFICIAL", "OFFLINE", "SOURCE_CHOICES", "Artifact", "Build", "Spec",
+__all__ = ["ALL", "FLAVORS", "NO_OFFLINE", "OFFICIAL", "OFFLINE", "SOURCE_CHOICES", "Artifact", "Build", "Spec",
            "candidates", "lookup", "parse_spec"]

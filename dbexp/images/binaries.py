@@ -92,7 +92,7 @@ def download_name(build: Build) -> str:
 def cached_sha256(build: Build) -> str | None:
     """The sha256 of a build's download when it is in the cache (never downloads)."""
     if build.source != "offline" or build.artifact is None or build.artifact.registry == "debian":
-        return "" if build.source == "offline" else None
+        return (build.artifact.sha256 if build.artifact else "") if build.source == "offline" else None
     side = artifact_dir(build) / (download_name(build) + ".sha256")
     return side.read_text().split()[0] if side.exists() else None
 

@@ -17,10 +17,14 @@ from dbexp.catalog import Build
 from dbexp.engine import LABEL, client
 from dbexp.errors import DbexpError
 from dbexp.images import binaries, pull
-from dbexp.images.base import BASE_REF, HASH_LABEL, base_hash, ensure_base
+from dbexp.images.base import HASH_LABEL, base_hash, base_ref, ensure_base
 from dbexp.images.recipes import digest, recipe_dir
 
 ARTIFACT_LABEL = "dbexp.artifact-sha256"
+ARTIFACT_NAME_LABEL = "dbexp.artifact"
+# A recipe's step that fails for a reason it can name prints one line starting with this; the build's
+# error is that line (not Docker's "returned a non-zero code").
+BUILD_ERROR_MARK = "dbexp-build-error: "
 THROWAWAY_STAGES = ("unpack",)  # build stages whose last image is removed after a build (others are
 # kept as layer cache for the next build, e.g. postgres' locale stage; with nocache all are removed)
 
@@ -33,6 +37,8 @@ class ImageInfo:
     source: str  # official | offline
     recipe_hash: str  # "" for official images
     size: int  # bytes
+    artifact: str = ""  # offline: where its server came from, e.g. "debian:mysql-server-core=9.7.4-2"
+    artifact_sha256: str = ""  # offline: the SHA256 of that download (a jar, an npm tarball, the .deb)
 
 
 def archive_name(build: Build) -> str:
@@ -48,10 +54,18 @@ def build_args(build: Build) -> dict[str, str]:
     build context) or SERVER_PACKAGE (a Debian package installed inside the image)."""
     art = build.artifact
     assert art is not None
-    args = {"BASE_IMAGE": BASE_REF, "SERVER_VERSION": build.version}
+    args = {"BASE_IMAGE": base_ref(build.base), "SERVER_VERSION": build.version}
     if art.registry == "debian":
-        return args | {"SERVER_PACKAGE": art.package}
+        pin = {"SERVER_PACKAGE_VERSION": art.version, "SERVER_PACKAGE_SHA256": art.sha256} if art.version else {}
+        return args | {"SERVER_PACKAGE": art.package} | pin
     return args | {"SERVER_ARCHIVE": archive_name(build)}
+
+
+def artifact_name(build: Build) -> str:
+    """The artifact as the image's label records it: registry:package, =version where pinned."""
+    art = build.artifact
+    assert art is not None
+    return f"{art.registry}:{art.package}" + (f"={art.version}" if art.version else "")
 
 
 def recipe_hash(build: Build, artifact_sha: str) -> str:
@@ -60,7 +74,7 @@ def recipe_hash(build: Build, artifact_sha: str) -> str:
     assert art is not None
     extra = {f"arg:{k}": v for k, v in build_args(build).items()}
     extra |= {"artifact": f"{art.registry}:{art.package}", "artifact_sha256": artifact_sha,
-              "base": base_hash()}
+              "base": base_hash(build.base)}
     return digest(recipe_dir(build.recipe), extra)
 
 
@@ -70,7 +84,9 @@ def _info(ref: str, attrs: dict, source: str) -> ImageInfo:
     official = source == "official"
     return ImageInfo(ref=ref, id=attrs["Id"], digest=digests[0] if official and digests else attrs["Id"],
                      source=source, recipe_hash="" if official else labels.get(HASH_LABEL, ""),
-                     size=int(attrs.get("Size", 0)))
+                     size=int(attrs.get("Size", 0)),
+                     artifact="" if official else labels.get(ARTIFACT_NAME_LABEL, ""),
+                     artifact_sha256="" if official else labels.get(ARTIFACT_LABEL, ""))
 
 
 def offline_state(build: Build) -> tuple[str, dict | None]:
@@ -109,7 +125,7 @@ def _context(build: Build, work: Path) -> tuple[Path, str]:
     """Assemble the build context (the recipe folder plus the server archive); returns (path, sha)."""
     ctx = work / "context"
     shutil.copytree(recipe_dir(build.recipe), ctx)
-    sha = ""
+    sha = build.artifact.sha256 if build.artifact is not None else ""  # a Debian pin's .deb
     if build.artifact is not None and build.artifact.registry != "debian":
         got = binaries.fetch(build)
         sha = got.sha256
@@ -122,7 +138,7 @@ def _context(build: Build, work: Path) -> tuple[Path, str]:
 
 
 def _build(build: Build, old_id: str | None, nocache: bool = False) -> ImageInfo:
-    ensure_base()
+    ensure_base(suite=build.base)
     started = time.monotonic()
     art = build.artifact
     assert art is not None
@@ -131,7 +147,7 @@ def _build(build: Build, old_id: str | None, nocache: bool = False) -> ImageInfo
         wanted = recipe_hash(build, sha)
         labels = {LABEL: "1", "dbexp.flavor": build.flavor, "dbexp.version": build.version,
                   "dbexp.source": "offline", HASH_LABEL: wanted, ARTIFACT_LABEL: sha,
-                  "dbexp.artifact": f"{art.registry}:{art.package}"}
+                  ARTIFACT_NAME_LABEL: artifact_name(build)}
         print(f"dbexp: building {build.image} from docker/{build.recipe} (recipe {wanted[:12]})",
               file=sys.stderr)
         leftovers = _run_build(build, ctx, labels, nocache)
@@ -158,12 +174,14 @@ class _Progress:
     def __init__(self, throwaway: tuple[str, ...] | None) -> None:
         self.throwaway = throwaway  # None: every named stage
         self.tail: list[str] = []
-        self.stage = self.last_id = self.step = ""
+        self.stage = self.last_id = self.step = self.error = ""
         self.leftovers: list[str] = []
 
     def feed(self, text: str) -> None:
         for line in text.splitlines():
             self.tail = (self.tail + [line])[-40:]
+            if BUILD_ERROR_MARK in line:  # (a step's stderr comes with colour codes around it)
+                self.error = re.sub(r"\x1b\[[0-9;]*m", "", line.split(BUILD_ERROR_MARK, 1)[1]).strip()
             step = _STEP.match(line)
             if step:
                 self.step = f"step {step.group(1)}/{step.group(2)}"
@@ -189,8 +207,8 @@ def _run_build(build: Build, ctx: Path, labels: dict[str, str], nocache: bool) -
                                         pull=False, nocache=nocache, decode=True):
             if "error" in chunk:
                 print("\n".join(progress.tail[-20:]), file=sys.stderr)
-                raise DbexpError(f"building {build.image} failed at {progress.step or 'the start'}: "
-                                 f"{chunk['error'].strip().splitlines()[-1]}")
+                why = progress.error or chunk["error"].strip().splitlines()[-1]
+                raise DbexpError(f"building {build.image} failed at {progress.step or 'the start'}: {why}")
             progress.feed(chunk.get("stream", ""))
     except docker.errors.APIError as exc:
         raise DbexpError(f"building {build.image} failed: {pull.first_line(exc)}") from None

@@ -33,9 +33,10 @@ def resolve(spec: Spec) -> Build:
              for why, refs in failed.items()]
     if offline:
         return offline[0]
+    why = catalog.NO_OFFLINE.get((spec.flavor, spec.version))
     if spec.source in ("auto", "offline"):
         tried.append(f"no offline build exists for {spec.flavor} {spec.version} "
-                     f"({offline_versions(spec.flavor)})")
+                     f"({offline_versions(spec.flavor)})" + (f": {why}" if why else ""))
     else:
         alt = [b.spec for b in catalog.candidates(Spec(spec.flavor, spec.version, "offline"))]
         tried.append(f"offline builds exist: use {alt[0]}" if alt

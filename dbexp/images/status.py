@@ -25,7 +25,9 @@ def _official_row(build: Build, registry: tuple[bool, str] | None) -> tuple[str,
     serves = _offline_for(build)
     if serves:
         return "not pullable here", f"offline {build.flavor} {', '.join(serves)} serves it ({why})", None
-    return "official-only, not pullable here", f"{why}; {offline_versions(build.flavor)}", None
+    reason = catalog.NO_OFFLINE.get((build.flavor, build.major))
+    return ("official-only, not pullable here",
+            f"{why}; {offline_versions(build.flavor)}" + (f"; {reason}" if reason else ""), None)
 
 
 def list_rows() -> list[dict]:
@@ -42,7 +44,7 @@ def list_rows() -> list[dict]:
         if build.source == "offline":
             status, attrs = offline_state(build)
             art = build.artifact
-            detail = f"from {art.registry} {art.package}" if art and status == "buildable" else ""
+            detail = f"from {art} on dbexp/base:{build.base}" if art and status == "buildable" else ""
         else:
             if registry is None and pull.local_attrs(build.image) is None:
                 registry = pull.probe(build.image)

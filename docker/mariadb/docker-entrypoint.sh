@@ -57,8 +57,9 @@ fi
 
 if [ ! -d "$datadir/mysql" ]; then
     say "initializing $datadir: mariadb-install-db"
+    # --force: go on where the container's hostname does not resolve (11.8's resolveip check fails)
     mariadb-install-db "${@:2}" --datadir="$datadir" --auth-root-authentication-method=normal \
-        --skip-test-db --skip-name-resolve >&2
+        --skip-test-db --skip-name-resolve --force >&2
     say "initialized; first start creates 'root'@'%' (empty password)"
     set -- "$@" --init-file="$INIT_SQL"
 fi

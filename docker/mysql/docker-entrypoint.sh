@@ -3,8 +3,9 @@
 #   docker run IMAGE mysqld --port=N --bind-address=127.0.0.1 [--any-mysqld-option ...]
 # On an empty data directory it runs `mysqld --initialize-insecure` with the caller's options
 # (so init-time options such as innodb_page_size apply), then starts mysqld once with
-# --init-file to create 'root'@'%' with an empty password (mysql_native_password).
-# The server runs as user mysql and logs to stderr.
+# --init-file to create 'root'@'%' (the image's init-root.sql: mysql_native_password in 5.7 and
+# 8.0, caching_sha2_password in 9.x) with an empty password, or MYSQL_ROOT_PASSWORD where set.
+# Used by mysql/ and, through a link, mysql-debian/. The server runs as user mysql and logs to stderr.
 set -euo pipefail
 
 INIT_SQL=/usr/local/share/dbexp/init-root.sql
@@ -51,9 +52,6 @@ if [ "$(id -u)" = 0 ]; then
         mkdir -p "$sockdir"
         chown mysql:mysql "$sockdir"
     fi
-    if [ -n "${MYSQL_ROOT_PASSWORD:-}" ]; then
-        say "MYSQL_ROOT_PASSWORD is ignored: dbexp images give root an empty password"
-    fi
     export HOME=/var/lib/mysql
     exec setpriv --reuid=mysql --regid=mysql --init-groups "$0" "$@"
 fi
@@ -61,7 +59,18 @@ fi
 if [ ! -d "$datadir/mysql" ]; then
     say "initializing $datadir: mysqld --initialize-insecure"
     "$@" --initialize-insecure
-    say "initialized; first start creates 'root'@'%' (empty password)"
-    set -- "$@" --init-file="$INIT_SQL"
+    init=$INIT_SQL
+    if [ -n "${MYSQL_ROOT_PASSWORD:-}" ]; then
+        # the image's statements, then root's password (as an SQL string: \ and ' doubled)
+        init=$(mktemp /tmp/dbexp-init-XXXXXX.sql)
+        pw=$(printf '%s' "$MYSQL_ROOT_PASSWORD" | sed -e 's/\\/\\\\/g' -e "s/'/''/g")
+        { cat "$INIT_SQL"
+          printf "ALTER USER 'root'@'%%' IDENTIFIED BY '%s';\n" "$pw"
+          printf "ALTER USER 'root'@'localhost' IDENTIFIED BY '%s';\n" "$pw"; } > "$init"
+        say "initialized; first start creates 'root'@'%' (password from MYSQL_ROOT_PASSWORD)"
+    else
+        say "initialized; first start creates 'root'@'%' (empty password)"
+    fi
+    set -- "$@" --init-file="$init"
 fi
 exec "$@"

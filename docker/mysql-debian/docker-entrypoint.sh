@@ -1,0 +1,1 @@
+../mysql/docker-entrypoint.sh

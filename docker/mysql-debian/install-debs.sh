@@ -1,0 +1,1 @@
+../mariadb/install-debs.sh
