@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pymysql
@@ -17,6 +19,52 @@ from dbexp.waits import poll
 OPTION_PREFIXES = ("loose_", "skip_", "enable_", "disable_", "maximum_")
 # Options of the image's my.cnf that name paths of the image; a bare process gets its own.
 PATH_OPTIONS = ("basedir", "datadir", "socket", "pid-file", "pid_file", "secure-file-priv", "secure_file_priv")
+# root's password where the series has no mysql_native_password (9.x): caching_sha2_password over
+# plain TCP then needs one full authentication per account after a start (RSA, with the server's key)
+ROOT_PASSWORD = "dbexp"
+# Log lines of a sound start that look like failures: InnoDB asks for CPUs outside the container's
+# cpuset (9.x, with --cpuset-cpus) and says so as an [ERROR]; the server runs pinned all the same.
+HARMLESS_LOG = re.compile(r"sched_setaffinity\(\) failed")
+
+
+@dataclass(frozen=True)
+class Series:
+    """What differs between the series of a flavor, as data: a server takes the facts of the newest
+    row whose ``since`` is at or below its version (``series_of``). Everything else about the
+    flavor holds for every series it runs."""
+
+    since: tuple[int, ...]  # the first version these facts hold for
+    args: tuple[str, ...] = ()  # start options every server of the series gets
+    password: str = ""  # root's password: '' where root logs in with mysql_native_password
+    redo_option: str = "innodb_log_file_size"  # what sizes the redo log (per file, or in all)
+    gone: frozenset[str] = frozenset()  # options the lab's own settings name that the series lacks
+
+
+def series_of(table: tuple[Series, ...], version: str) -> Series:
+    """The row of ``table`` (oldest first) for ``version``; the oldest where it is older still."""
+    rows = [row for row in table if row.since <= version_key(version)]
+    return rows[-1] if rows else table[0]
+
+
+NATIVE_PASSWORD_80 = ("--mysqlx=OFF", "--default-authentication-plugin=mysql_native_password")
+# Write sets and the dependency tracker: 9.x always extracts write sets and tracks WRITESET (both
+# options are gone), so binlog_settings() cannot turn them off there.
+WRITESET_OPTIONS = frozenset({"transaction_write_set_extraction", "binlog_transaction_dependency_tracking"})
+MYSQL_SERIES: tuple[Series, ...] = (
+    Series((5, 7)),
+    # X Protocol off (a listener on 33060 the lab never uses); mysql_native_password for Debian's
+    # sysbench (libmariadb), which fails now and then to load caching_sha2_password with 16 threads
+    Series((8, 0), args=NATIVE_PASSWORD_80),
+    Series((8, 0, 30), args=NATIVE_PASSWORD_80, redo_option="innodb_redo_log_capacity"),
+    # 8.4: default_authentication_plugin is gone; mysql_native_password is a plugin loaded on demand
+    # (official images only: no registry here ships 8.4, so its other removals are not listed)
+    Series((8, 4), args=("--mysqlx=OFF", "--mysql-native-password=ON"), redo_option="innodb_redo_log_capacity",
+           gone=frozenset({"default_authentication_plugin"})),
+    # 9.x: no mysql_native_password at all: root has a password, for caching_sha2_password over TCP
+    Series((9, 0), args=("--mysqlx=OFF",), password=ROOT_PASSWORD, redo_option="innodb_redo_log_capacity",
+           gone=frozenset({"default_authentication_plugin", "innodb_log_file_size",
+                           "innodb_log_files_in_group"}) | WRITESET_OPTIONS),
+)
 
 
 class MySQL(Flavor):
@@ -25,6 +73,7 @@ class MySQL(Flavor):
     server_binary = "mysqld"
     ready_line = "ready for connections"
     supports_bare = True
+    series_table: tuple[Series, ...] = MYSQL_SERIES  # what differs between its series (``series``)
     version_store = "undo"
     counter_series = ("Questions", "Com_select", "Com_commit", "Innodb_rows_read", "Innodb_rows_updated",
                       "Innodb_buffer_pool_reads", "Innodb_data_written", "Innodb_os_log_written",
@@ -34,16 +83,19 @@ class MySQL(Flavor):
     performance_settings = (
         # durability, logging, instrumentation
         "log_bin", "sync_binlog", "binlog_format", "binlog_row_image", "log_slave_updates",
+        "log_replica_updates", "gtid_mode", "enforce_gtid_consistency",
         "innodb_flush_log_at_trx_commit", "innodb_flush_log_at_timeout", "innodb_flush_method",
         "innodb_doublewrite", "innodb_checksum_algorithm", "performance_schema", "general_log",
         "slow_query_log",
         # memory and redo
         "innodb_buffer_pool_size", "innodb_buffer_pool_instances", "innodb_page_size", "innodb_log_buffer_size",
         "innodb_log_file_size", "innodb_log_files_in_group", "innodb_redo_log_capacity",
+        "innodb_log_writer_threads", "innodb_numa_interleave",
         # flushing and I/O
         "innodb_io_capacity", "innodb_io_capacity_max", "innodb_flush_neighbors", "innodb_max_dirty_pages_pct",
         "innodb_max_dirty_pages_pct_lwm", "innodb_adaptive_flushing", "innodb_lru_scan_depth",
         "innodb_page_cleaners", "innodb_read_io_threads", "innodb_write_io_threads", "innodb_use_native_aio",
+        "innodb_use_fdatasync",
         # concurrency, purge, undo
         "innodb_thread_concurrency", "innodb_spin_wait_delay", "innodb_sync_spin_loops",
         "innodb_adaptive_hash_index", "innodb_autoinc_lock_mode", "innodb_change_buffering",
@@ -63,19 +115,43 @@ class MySQL(Flavor):
         args += [f"--{k}={v}" for k, v in settings.items()]
         return args
 
+    @property
+    def series(self) -> Series:
+        """This version's row of :attr:`series_table` (what differs between series, as data)."""
+        return series_of(self.series_table, self.version)
+
     def version_args(self) -> list[str]:
-        """Keep X Protocol off loopback-only hosts and give clients mysql_native_password."""
-        v = version_key(self.version)
-        if v >= (9,):
-            return ["--mysqlx=OFF"]
-        if v >= (8, 4):
-            return ["--mysqlx=OFF", "--mysql-native-password=ON"]
-        if v >= (8, 0):
-            return ["--mysqlx=OFF", "--default-authentication-plugin=mysql_native_password"]
-        return []
+        """Keep X Protocol off loopback-only hosts and give clients mysql_native_password where the
+        series has it (the series' ``args``)."""
+        return list(self.series.args)
 
     def environment(self) -> dict[str, str]:
-        return {"MYSQL_ALLOW_EMPTY_PASSWORD": "yes", "MYSQL_ROOT_HOST": "%"}
+        """The official images' variables (ours read the same): root from any host, with the series'
+        password or none."""
+        password = self.series.password
+        root = {"MYSQL_ROOT_PASSWORD": password} if password else {"MYSQL_ALLOW_EMPTY_PASSWORD": "yes"}
+        return {**root, "MYSQL_ROOT_HOST": "%"}
+
+    def supported(self, settings: dict[str, str]) -> dict[str, str]:
+        """``settings`` without the options this series no longer has (the series' ``gone``): for the
+        lab's own settings methods, whose docstrings say what the series does instead."""
+        gone = self.series.gone
+        return {k: v for k, v in settings.items() if self.normalize(k) not in gone}
+
+    def redo_log_settings(self, mb: int) -> dict[str, str]:
+        """A redo log of ``mb`` MiB in all: innodb_redo_log_capacity (8.0.30+), else two files of half
+        that (innodb_log_file_size, with innodb_log_files_in_group's default of 2)."""
+        if self.series.redo_option == "innodb_redo_log_capacity":
+            return {"innodb_redo_log_capacity": f"{mb}M"}
+        return {"innodb_log_file_size": f"{mb // 2}M"}
+
+    def shutdown(self, conn) -> None:
+        """A clean shutdown, asked over the connection (SQL SHUTDOWN: 5.7.9+, 8.0, 9.x, MariaDB). The
+        MariaDB client's ``mysqladmin shutdown`` fails against 9.x ("Unknown command")."""
+        self.query(conn, "SHUTDOWN")
+
+    def failure_lines(self, log: str) -> list[str]:
+        return [line for line in super().failure_lines(log) if not HARMLESS_LOG.search(line)]
 
     def options_probe(self):
         return [self.server_binary], None, ["--no-defaults", "--verbose", "--help"]
@@ -120,7 +196,9 @@ class MySQL(Flavor):
 
     # --- talking to it ------------------------------------------------------------------------
     def connect(self, port: int, database: str | None = None, autocommit: bool = True):
-        return pymysql.connect(host="127.0.0.1", port=port, user="root", password="",
+        # no TLS: with a password (9.x), caching_sha2_password's full authentication (the first login
+        # after a start) encrypts it with the server's RSA key, which needs the cryptography package
+        return pymysql.connect(host="127.0.0.1", port=port, user="root", password=self.series.password,
                                database=database, autocommit=autocommit, connect_timeout=5,
                                ssl_disabled=True)
 
@@ -132,10 +210,11 @@ class MySQL(Flavor):
 
     def sysbench_args(self, port: int, database: str) -> list[str]:
         return ["--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}",
-                "--mysql-user=root", "--mysql-password=", f"--mysql-db={database}"]
+                "--mysql-user=root", f"--mysql-password={self.series.password}", f"--mysql-db={database}"]
 
     def connect_hint(self, port: int) -> str:
-        return f"mysql -h 127.0.0.1 -P {port} -u root"
+        password = f" -p{self.series.password}" if self.series.password else ""
+        return f"mysql -h 127.0.0.1 -P {port} -u root{password}"
 
     # --- what the lab asks ------------------------------------------------------------------------
     def settle(self, conn, timeout_s: float = 30.0) -> bool:
@@ -169,6 +248,22 @@ class MySQL(Flavor):
 
     # --- what chapters ask ----------------------------------------------------------------------
     def comparable_settings(self) -> dict[str, str]:
+        """The same durability, logging and instrumentation in every series; the rest of each
+        version's defaults is left as shipped, and the drift table shows where it differs.
+
+        Against MySQL 9.7.4's defaults (SELECT @@ on 2 CPUs), the baseline overrides: ``log_bin``
+        (ON there, as since 8.0: off here), ``gtid_mode`` and ``enforce_gtid_consistency`` (ON since
+        9.5: OFF here, as 5.7 and 8.0 ship them; with no binlog, GTIDs would still be written to
+        mysql.gtid_executed at commit) and ``innodb_flush_method`` (O_DIRECT since 8.4: fsync here,
+        8.0's). It states without changing them 9.7's ``sync_binlog`` 1, ``innodb_flush_log_at_trx_commit``
+        1, ``innodb_doublewrite`` ON and ``performance_schema`` ON. It leaves, for the drift table to
+        show: ``innodb_adaptive_hash_index`` (OFF since 8.4; ON in 5.7 and 8.0), ``innodb_log_writer_threads``
+        (OFF here: 9.x turns them on only with more CPUs; 8.0.15 always has log writer threads and no
+        option), ``innodb_io_capacity``/``innodb_io_capacity_max`` (10000/20000; 200/2000 before 8.4),
+        the redo log's size (``innodb_redo_log_capacity`` 100 MiB; 8.0.15 two 48 MiB files,
+        ``innodb_log_file_size``) and ``character_set_server`` (utf8mb4 since 8.0; latin1 in 5.7).
+        These are performance defaults a version ships, part of what a comparison of versions
+        measures; a chapter that studies one sets it itself, after these settings."""
         return {
             # No binary log. 8.0 turned it on by default (5.7 and MariaDB have it off): a second log
             # written and fsynced at every commit. One spelling for every version: mysqld reads
@@ -177,6 +272,10 @@ class MySQL(Flavor):
             "skip_log_bin": "ON",
             # 8.0's default; 5.7's is 0, under which it refuses log_bin. Nothing else depends on it here.
             "server_id": "1",
+            # No GTIDs: the default of 5.7 and 8.0; 9.5+ turns both on. A chapter that studies them
+            # sets gtid_settings(True) after these.
+            "gtid_mode": "OFF",
+            "enforce_gtid_consistency": "OFF",
             # The binlog fsynced at every commit (group) once a chapter turns it on: the default of
             # 5.7.7+ and 8.0; MariaDB's is 0.
             "sync_binlog": "1",
