@@ -85,6 +85,16 @@ def host_facts() -> dict:
     }
 
 
+def image_provenance(image) -> dict:
+    """What a run records of its server's image (a dbexp.images.ImageInfo): its reference, id and
+    digest (an official image's RepoDigests entry, an offline one's id), and for an offline build
+    where its server came from: ``artifact`` (registry:package, with =version where a Debian package
+    is pinned, e.g. ``debian:mysql-server-core=9.7.4-2``) and ``artifact_sha256`` (the downloaded
+    jar's or npm tarball's, or the pinned .deb's). Both are '' for official images."""
+    return {"image": image.ref, "image_id": image.id, "image_digest": image.digest,
+            "artifact": image.artifact, "artifact_sha256": image.artifact_sha256}
+
+
 def hardware_label(facts: dict | None = None) -> str:
     """E.g. '2 CPUs (AMD EPYC 9454P, VM), 23.4 GiB, Linux 6.18': for chart subtitles."""
     f = facts or host_facts()

@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS runs (
     image VARCHAR,
     image_id VARCHAR,
     image_digest VARCHAR,
+    artifact VARCHAR,
+    artifact_sha256 VARCHAR,
     server_kind VARCHAR,
     server_cpus VARCHAR,
     server_cpus_observed VARCHAR,
@@ -84,6 +86,9 @@ class Store:
         self.db.execute(SCHEMA)
         # stores made before the retry rule: the column is added, NULL for their runs
         self.db.execute("ALTER TABLE runs ADD COLUMN IF NOT EXISTS measured_again JSON")
+        # stores made before offline builds recorded their artifact (results.provenance.image_provenance)
+        for column in ("artifact", "artifact_sha256"):
+            self.db.execute(f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {column} VARCHAR")
 
     def close(self) -> None:
         self.db.close()
