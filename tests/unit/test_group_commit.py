@@ -33,12 +33,17 @@ def test_group_size_waits_and_efficiency_bound():
     assert r["syncs_per_commit"] == pytest.approx(0.1)
 
 
-def test_exact_efficiency_is_followers_over_their_waits():
-    # the source's definition: a follower woken k times has efficiency 1 / k; 300 woken once, 100 twice,
-    # 100 three times: 500 followers in 800 waits
+def test_efficiency_is_read_both_ways_from_the_waits_histogram():
+    # a follower woken k times has efficiency 1 / k; 300 woken once, 100 twice, 100 three times:
+    # 500 followers in 800 waits (1 / mean k = 62.5%), and the mean of 1 / k = (300 + 50 + 33.3) / 500 = 76.7%
     w = gc.tidy(_res([{**BASE, "probe": True, "transactions": 600.0, "gc_syncs": 100.0, "gc_waits": 900.0,
-                       "probe_waiters": 500.0, "probe_waits": 300 + 200 + 300.0}]))
-    assert w.iloc[0]["efficiency_exact"] == pytest.approx(500 / 800)
+                       "probe_waiters": 500.0, "probe_waits": 300 + 200 + 300.0,
+                       "probe_k1": 300.0, "probe_k2": 100.0, "probe_k3": 100.0}]))
+    assert w.iloc[0]["efficiency_waiters_over_waits"] == pytest.approx(500 / 800)
+    assert w.iloc[0]["efficiency_mean_1_over_k"] == pytest.approx((300 + 100 / 2 + 100 / 3) / 500)
+    # the source's own counts, read the same two ways: its 52.7% is the first
+    src = gc.analysis.source_efficiency()
+    assert round(src["per_wait"], 3) == 0.527 and round(src["per_follower"], 3) == 0.587
 
 
 def test_no_syncs_or_waits_give_no_ratio_rather_than_infinity():
@@ -76,7 +81,7 @@ def test_probe_cost_is_the_probe_run_over_the_run_beside_it_and_controls_stay_ou
     res = _res(rows)
     pr = gc.probes(res)
     assert pr.iloc[0]["cost"] == pytest.approx(0.9)
-    assert pr.iloc[0]["efficiency_exact"] == pytest.approx(0.8)
+    assert pr.iloc[0]["efficiency_waiters_over_waits"] == pytest.approx(0.8)
     assert len(gc.throughput(res)) == 1 and gc.throughput(res).iloc[0]["qps"] == 2000.0
 
 
@@ -151,9 +156,11 @@ def test_the_sources_figure_is_recomputed_from_its_own_counts():
 
 
 def _probe(series, repeat, waiters, waits, **extra):
+    """A probe run at 128 threads whose ``waiters`` waited once or three times, ``waits`` in all."""
+    thrice = (waits - waiters) / 2
     return {**BASE, "series_name": series, "threads": 128, "repeat": repeat, "probe": True, "transactions": 900.0,
             "gc_syncs": 30.0, "probe_commits": 900.0, "probe_syncs": 30.0, "probe_enrolls": 900.0,
-            "probe_waiters": waiters, "probe_waits": waits, **extra}
+            "probe_waiters": waiters, "probe_waits": waits, "probe_k1": waiters - thrice, "probe_k3": thrice, **extra}
 
 
 def test_the_claims_table_tests_the_sources_number_by_its_size():
@@ -173,11 +180,21 @@ def test_the_claims_table_tests_the_sources_number_by_its_size():
     assert t.iloc[0]["verdict"].startswith("not measured at this scale (one probe run per point")
 
 
+def test_the_per_follower_reading_is_tested_against_the_sources_counts_read_the_same_way():
+    # 400 followers in 1,000 waits, 100 woken once and 300 three times: 1 / mean k = 40%, mean of 1 / k = 50%
+    t = gc.claims(_res([_probe("mysql 8.0.15", r, 400.0 + d, 1000.0) for r, d in enumerate((0.0, 2.0, -2.0))]))
+    first, second = t.iloc[0], t.iloc[1]
+    assert second["claim"].startswith("The same efficiency read per follower")
+    assert second["source: number, conditions"].startswith("58.7%: the mean of 1 / k")
+    assert "40.0% [" in first["measured here"] and "50.0% [" in second["measured here"]
+    assert first["verdict"] == second["verdict"] == "agrees in direction, larger"
+
+
 def test_the_bound_places_the_efficiency_below_the_source_only_when_it_is_below_it():
     rows = [{**BASE, "threads": 128, "repeat": r, "transactions": 1000.0, "gc_syncs": 100.0, "gc_waits": w}
             for r, w in enumerate((2400.0, 2500.0, 2450.0))]  # at most 36 to 37.5%
-    bound = gc.claims(_res(rows)).iloc[1]
+    bound = gc.claims(_res(rows)).iloc[2]
     assert bound["claim"].startswith("Our extension: without a probe")
     assert bound["verdict"].startswith("agrees in direction, larger")
     rows = [{**r, "gc_waits": r["gc_waits"] / 2} for r in rows]  # at most 72 to 75%: cannot place the value
-    assert gc.claims(_res(rows)).iloc[1]["verdict"].startswith("not resolved (the upper bound's interval")
+    assert gc.claims(_res(rows)).iloc[2]["verdict"].startswith("not resolved (the upper bound's interval")

@@ -12,8 +12,8 @@ from .claims import claims
 from .design import CHAPTER, CONFIG_NAMES, CONFIGS, GroupPoint, Scale
 from .parts import PARTS
 from .commit_probe import CommitProbe
-from .summary import findings, redo_note
+from .summary import findings, interval_labels, redo_note
 
 __all__ = ["CHAPTER", "CLAIM_COLUMNS", "CONFIGS", "CONFIG_NAMES", "CommitProbe", "GroupPoint", "PARTS", "Scale",
-           "WAIT_LINES", "at_most_threads", "claims", "curves", "duration_s", "findings", "probes", "redo_note", "throughput",
-           "tidy", "waits_long"]
+           "WAIT_LINES", "at_most_threads", "claims", "curves", "duration_s", "findings", "interval_labels", "probes",
+           "redo_note", "throughput", "tidy", "waits_long"]

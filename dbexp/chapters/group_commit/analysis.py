@@ -24,11 +24,21 @@ WAIT_LINES = ("measured", "one per follower")
 
 
 def source_efficiency() -> dict:
-    """The source's activation efficiency recomputed from its counts: ``followers``, their ``waits``
-    and followers over waits (``per_wait``: 1 / mean k, the source's 52.7%)."""
+    """The source's activation efficiency recomputed from its counts, read both ways a follower woken
+    k times (efficiency 1 / k) can be summed up: ``followers``, their ``waits``, followers over waits
+    (``per_wait``: 1 / mean k, which is the source's 52.7%) and the mean of 1 / k over followers
+    (``per_follower``: 58.7% from the same counts)."""
     followers = sum(SOURCE_WAITS.values())
     waits = sum(k * n for k, n in SOURCE_WAITS.items())
-    return {"followers": followers, "waits": waits, "per_wait": followers / waits}
+    return {"followers": followers, "waits": waits, "per_wait": followers / waits,
+            "per_follower": sum(n / k for k, n in SOURCE_WAITS.items()) / followers}
+
+
+def waits_histogram(df: pd.DataFrame) -> dict[int, pd.Series]:
+    """The probe runs' sessions by how many times each waited (k: the ``probe_k<k>`` columns, 0 where
+    a run has none; bpftrace's last bucket, k = 11, holds 11 or more)."""
+    ks = sorted(int(c.removeprefix("probe_k")) for c in df if c.startswith("probe_k") and c[7:].isdigit())
+    return {k: df[f"probe_k{k}"].fillna(0.0) for k in ks}
 
 
 SOURCE_EFFICIENCY = source_efficiency()["per_wait"]  # 0.527: the source's own figure
@@ -79,7 +89,13 @@ def tidy(res: Results) -> pd.DataFrame:
         followers = (w["commits"] - w["gc_syncs"].where(w["gc_syncs"] > 0)).clip(lower=0)
         w["efficiency_bound"] = followers / w["gc_waits"].where(w["gc_waits"] > 0)
     if "probe_waits" in w:
-        w["efficiency_exact"] = w["probe_waiters"] / w["probe_waits"].where(w["probe_waits"] > 0)
+        # a session woken k times before its commit was done has efficiency 1 / k; a run's sessions
+        # summed up two ways: waiting sessions over their waits (1 / mean k) and the mean of 1 / k
+        w["efficiency_waiters_over_waits"] = w["probe_waiters"] / w["probe_waits"].where(w["probe_waits"] > 0)
+        hist = waits_histogram(w)
+        if hist:
+            sessions = sum(hist.values())
+            w["efficiency_mean_1_over_k"] = sum(n / k for k, n in hist.items()) / sessions.where(sessions > 0)
     w["syncs_per_commit"] = w["gc_syncs"] / w["commits"] if "gc_syncs" in w else np.nan
     w["workload"] = w["script"].str.removeprefix("oltp_")
     return w
@@ -115,7 +131,8 @@ def curves(res: Results) -> pd.DataFrame:
     return out
 
 
-PROBE_MEASURES = ("efficiency_exact", "waits_per_waiter", "probe_group_size", "cost")
+PROBE_MEASURES = ("efficiency_waiters_over_waits", "efficiency_mean_1_over_k", "waits_per_waiter", "probe_group_size",
+                  "cost")
 PROBE_COUNTS = ("probe_commits", "probe_syncs", "probe_waiters", "probe_waits")
 
 
@@ -197,7 +214,7 @@ def findings_numbers(res: Results) -> dict:
     for site in probe_sites():
         g = pr[served(pr, "probe_site", site)] if len(pr) else pr
         if len(g):
-            out["probed"].append({"site": site, "rows": _records(g, "series_name", "threads", "efficiency_exact",
+            out["probed"].append({"site": site, "rows": _records(g, "series_name", "threads", "efficiency_waiters_over_waits",
                                                                  "waits_per_waiter", "cost")})
     counted = set(top.dropna(subset=["group_size"])["series_name"])
     uncounted = pr[~pr["series_name"].isin(counted)] if len(pr) else pr

@@ -3,6 +3,8 @@ templates in notebooks/group_commit/."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from dbexp.book import prose
 from dbexp.experiments.chapter import Results
 
@@ -17,3 +19,14 @@ def findings(res: Results) -> str:
 def redo_note(res: Results) -> str:
     """5.7 against 8.0 with the binlog off, where the redo log is the only sync: syncs per commit and TPS."""
     return prose.render("group_commit", "redo_note", servers=redo_numbers(res))
+
+
+def interval_labels(df: pd.DataFrame, cols, fmt: str = ".1%") -> pd.DataFrame:
+    """``df`` with ``<col>_ci`` beside each of ``cols``: its 95% interval as text, or "one run"
+    where a point has no interval (analysis.over_repeats' ``<col>_lo`` and ``<col>_hi``)."""
+    out = df.copy()
+    for c in cols:
+        if f"{c}_lo" in out:
+            out[f"{c}_ci"] = [("one run" if lo != lo else prose.ci(lo, hi, fmt))
+                              for lo, hi in zip(out[f"{c}_lo"], out[f"{c}_hi"])]
+    return out
