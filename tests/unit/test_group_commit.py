@@ -155,10 +155,10 @@ def test_the_sources_figure_is_recomputed_from_its_own_counts():
     assert round(src["per_wait"], 3) == 0.527
 
 
-def _probe(series, repeat, waiters, waits, **extra):
+def _probe(series_name, repeat, waiters, waits, **extra):
     """A probe run at 128 threads whose ``waiters`` waited once or three times, ``waits`` in all."""
     thrice = (waits - waiters) / 2
-    return {**BASE, "series_name": series, "threads": 128, "repeat": repeat, "probe": True, "transactions": 900.0,
+    return {**BASE, "series_name": series_name, "threads": 128, "repeat": repeat, "probe": True, "transactions": 900.0,
             "gc_syncs": 30.0, "probe_commits": 900.0, "probe_syncs": 30.0, "probe_enrolls": 900.0,
             "probe_waiters": waiters, "probe_waits": waits, "probe_k1": waiters - thrice, "probe_k3": thrice, **extra}
 
@@ -198,3 +198,19 @@ def test_the_bound_places_the_efficiency_below_the_source_only_when_it_is_below_
     assert bound["verdict"].startswith("agrees in direction, larger")
     rows = [{**r, "gc_waits": r["gc_waits"] / 2} for r in rows]  # at most 72 to 75%: cannot place the value
     assert gc.claims(_res(rows)).iloc[2]["verdict"].startswith("not resolved (the upper bound's interval")
+
+
+def test_postgresqls_second_wakeup_is_its_locks_structure_and_a_third_is_tested_as_rare():
+    pg = {"series_name": "postgres 16.14", "flavor": "postgres"}
+    # woken once or twice, a third time in 0.1% of waiting flushes: rare
+    rows = [_probe(**pg, repeat=r, waiters=1000.0, waits=1750.0 + d, probe_k1=250.0 - d, probe_k2=749.0 + d,
+                   probe_k3=1.0) for r, d in enumerate((0.0, 10.0, -10.0))]
+    t = gc.claims(_res(rows))
+    row = t[t["claim"].str.contains("WALWriteLock")].iloc[0]
+    assert "k = 2" in row["claim"] and "not a group size" in row["claim"]
+    assert "twice 74.9%" in row["measured here"] and "three times or more 0.10% [" in row["measured here"]
+    assert row["verdict"] == "agrees"
+    rows = [{**r, "probe_k3": 30.0} for r in rows]  # 3% woken a third time: not rare
+    t = gc.claims(_res(rows))
+    row = t[t["claim"].str.contains("WALWriteLock")].iloc[0]
+    assert row["verdict"] == "disagrees"

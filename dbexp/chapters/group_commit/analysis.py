@@ -94,8 +94,11 @@ def tidy(res: Results) -> pd.DataFrame:
         w["efficiency_waiters_over_waits"] = w["probe_waiters"] / w["probe_waits"].where(w["probe_waits"] > 0)
         hist = waits_histogram(w)
         if hist:
-            sessions = sum(hist.values())
-            w["efficiency_mean_1_over_k"] = sum(n / k for k, n in hist.items()) / sessions.where(sessions > 0)
+            sessions = sum(hist.values()).where(lambda n: n > 0)
+            w["efficiency_mean_1_over_k"] = sum(n / k for k, n in hist.items()) / sessions
+            # the waiting sessions by their wakeups: once, twice, three times or more
+            for name, ks in (("share_k1", [1]), ("share_k2", [2]), ("share_k3_or_more", [k for k in hist if k >= 3])):
+                w[name] = sum((hist[k] for k in ks if k in hist), pd.Series(0.0, index=w.index)) / sessions
     w["syncs_per_commit"] = w["gc_syncs"] / w["commits"] if "gc_syncs" in w else np.nan
     w["workload"] = w["script"].str.removeprefix("oltp_")
     return w
@@ -131,8 +134,8 @@ def curves(res: Results) -> pd.DataFrame:
     return out
 
 
-PROBE_MEASURES = ("efficiency_waiters_over_waits", "efficiency_mean_1_over_k", "waits_per_waiter", "probe_group_size",
-                  "cost")
+PROBE_MEASURES = ("efficiency_waiters_over_waits", "efficiency_mean_1_over_k", "share_k1", "share_k2",
+                  "share_k3_or_more", "waits_per_waiter", "probe_group_size", "cost")
 PROBE_COUNTS = ("probe_commits", "probe_syncs", "probe_waiters", "probe_waits")
 
 
