@@ -184,7 +184,7 @@ def test_the_per_follower_reading_is_tested_against_the_sources_counts_read_the_
     # 400 followers in 1,000 waits, 100 woken once and 300 three times: 1 / mean k = 40%, mean of 1 / k = 50%
     t = gc.claims(_res([_probe("mysql 8.0.15", r, 400.0 + d, 1000.0) for r, d in enumerate((0.0, 2.0, -2.0))]))
     first, second = t.iloc[0], t.iloc[1]
-    assert second["claim"].startswith("The same efficiency read per follower")
+    assert second["claim"].startswith("A follower that waits once is activated with 100% efficiency")
     assert second["source: number, conditions"].startswith("58.7%: the mean of 1 / k")
     assert "40.0% [" in first["measured here"] and "50.0% [" in second["measured here"]
     assert first["verdict"] == second["verdict"] == "agrees in direction, larger"

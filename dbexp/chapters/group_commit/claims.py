@@ -97,8 +97,8 @@ def claims(res: Results) -> pd.DataFrame:
     # a follower woken k times is activated with efficiency 1 / k; summed up over followers two ways
     readings = (
         (claim, "efficiency_waiters_over_waits", source_number),
-        ("The same efficiency read per follower: each follower's 1 / k averaged over the followers (the page's "
-         "definition, one value per follower), which the source's own counts put above its 52.7%",
+        (BINWANG.cite("A follower that waits once is activated with 100% efficiency, twice with 50%, three times "
+                      "with 33.3%: read per follower, the mean of 1 / k", "source, section 8.1.2"),
          "efficiency_mean_1_over_k",
          f"{src['per_follower']:.1%}: the mean of 1 / k over its {src['followers']:,} followers (recomputed from "
          "the counts of its figure 8-15; its 52.7% is the other reading, followers over their waits)"),
