@@ -14,7 +14,7 @@ import pytest
 from dbexp.chapters import mvcc_chains as mv
 from dbexp.book import prose
 from dbexp.chapters.mvcc_chains import claims
-from dbexp.experiments import stats
+from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Cpus
 from dbexp.servers.registry import flavor_of_spec
 
@@ -32,6 +32,8 @@ def test_mvcc_design_gives_typed_points():
     undo = [p for p in points if _store(p.server.spec) == "undo"]
     assert heap and undo
     assert {p.params.fillfactor for p in heap} == {100, 70} and {p.params.fillfactor for p in undo} == {None}
+    # k and v at one fillfactor (a HOT against a non-HOT update, the column alone changed), k at two
+    assert {(p.params.column, p.params.fillfactor) for p in heap} == {("v", 70), ("k", 70), ("k", 100)}
     assert all(isinstance(p.params.versions, int) for p in points)
     # the comparable baseline, then the chapter's own settings, which win where they overlap
     assert heap[0].server.settings["synchronous_commit"] == "off"
@@ -121,19 +123,40 @@ def test_the_held_verdict_needs_the_control():
     assert claims._held_verdict(t.assign(held_snapshot=10.0)).startswith("disagrees")
 
 
-def test_the_indexed_column_is_judged_against_the_hot_one():
-    slopes = pd.DataFrame([
-        {"series_name": "PostgreSQL 16.14", "variant": "col k, ff 100", "store": "heap", "reader": "fresh",
-         "ns_per_version": 80.0, "ci_low": 70.0, "ci_high": 90.0},
-        {"series_name": "PostgreSQL 16.14", "variant": "col v, ff 70", "store": "heap", "reader": "fresh",
-         "ns_per_version": 30.0, "ci_low": 20.0, "ci_high": 40.0},
-        {"series_name": "PostgreSQL 16.14", "variant": "col k, ff 100", "store": "heap", "reader": "old",
-         "ns_per_version": 35.0, "ci_low": 25.0, "ci_high": 45.0},
-        {"series_name": "PostgreSQL 16.14", "variant": "col v, ff 70", "store": "heap", "reader": "old",
-         "ns_per_version": 30.0, "ci_low": 20.0, "ci_high": 40.0},
-    ])
-    got = claims._indexed_against_hot(slopes).set_index("reader")["verdict"]
-    assert got["fresh"] == "agrees" and got["old"].startswith("not resolved")
+def _heap_runs(name: str, per_version: dict, jitter: float = 2.0) -> list[dict]:
+    """PostgreSQL runs whose both readers cost per_version[(column, fillfactor)] ns per version, each
+    repeat's slope moved by +-jitter (so the repeats spread and an interval has a width)."""
+    rows = []
+    for (column, ff), b in per_version.items():
+        for r in _chain_runs("postgres", name, b, b, column=column, ff=ff):
+            wiggle = jitter * (r["repeat"] - 1) * r["versions"] / 1000  # repeat 0: -jitter, 2: +jitter per version
+            r["run_id"] = f"{r['run_id']}-{column}{ff}"
+            r["old_server_us"] += wiggle
+            r["fresh_server_us"] += wiggle
+            rows.append(r)
+    return rows
+
+
+def test_a_hot_against_a_non_hot_update_changes_the_column_alone():
+    # k and v at fillfactor 70: only the column differs, 80 against 30 ns per version
+    res = _results(_heap_runs("PostgreSQL 16.14", {("k", 70): 80.0, ("v", 70): 30.0, ("k", 100): 90.0}))
+    cmp = mv.column_against_column(res).set_index(["reader", "ff_k"])
+    assert set(cmp["same_fillfactor"]) == {True, False}
+    clean = cmp.loc[("fresh", 70)]
+    assert clean["same_fillfactor"] and clean["ns_per_version"] == pytest.approx(50.0)
+    assert clean["ci_low"] < 50 < clean["ci_high"] and clean["ci_low"] > 0
+    measured, verdict = claims._indexed_column(mv.column_against_column(res))
+    assert verdict == "agrees"
+    assert "k at fillfactor 70 less v at 70 +50 [" in measured and "fillfactor 100" not in measured
+
+
+def test_a_pair_that_changes_the_fillfactor_too_is_not_measured():
+    # the published design: k at 100 against v at 70, two changes at once
+    res = _results(_heap_runs("PostgreSQL 16.14", {("k", 100): 80.0, ("v", 70): 30.0}))
+    measured, verdict = claims._indexed_column(mv.column_against_column(res))
+    assert verdict == verdicts.NOT_MEASURED
+    assert measured.startswith(f"{verdicts.NOT_MEASURED}: no fillfactor has both columns")
+    assert "k at fillfactor 100 less v at 70 +50 [" in measured
 
 
 def test_the_excess_at_ten_uses_the_cold_rows_of_the_same_run():

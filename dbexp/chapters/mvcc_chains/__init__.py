@@ -3,8 +3,8 @@
 ``CHAPTER`` and what the page draws: each reader's time per read, the costs per version, the rows at
 the largest V, the garbage after the snapshot ended and one hot row's chain on its page."""
 
-from dbexp.chapters.mvcc_chains.analysis import (READERS, at_largest_v, at_v, excess_at, garbage_series,
-                                                 pageinspect_table, per_version, readers, tidy)
+from dbexp.chapters.mvcc_chains.analysis import (READERS, at_largest_v, at_v, column_against_column, excess_at,
+                                                 garbage_series, pageinspect_table, per_version, readers, tidy)
 from dbexp.chapters.mvcc_chains.design import CHAPTER, DEFAULT_SERVERS, Scale, settings_for
 from dbexp.chapters.mvcc_chains.measure import HOLD_S, WARMUP_SHARE, ChainPoint, statement_clock, trimmed_mean
 from dbexp.chapters.mvcc_chains.parts import PARTS
@@ -14,6 +14,6 @@ from dbexp.chapters.mvcc_chains.tables import (GARBAGE_MEASURES, garbage_long, l
 run = CHAPTER.run
 
 __all__ = ["CHAPTER", "ChainPoint", "DEFAULT_SERVERS", "GARBAGE_MEASURES", "HOLD_S", "PARTS", "READERS", "Scale",
-           "WARMUP_SHARE", "at_largest_v", "at_v", "excess_at", "garbage_long",
+           "WARMUP_SHARE", "at_largest_v", "at_v", "column_against_column", "excess_at", "garbage_long",
            "garbage_series", "largest_v_rows", "pageinspect_table", "per_version", "per_version_rows", "readers",
            "reader_latency", "run", "settings_for", "statement_clock", "tidy", "trimmed_mean", "variant_order"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sp
 
 from dbexp.chapters.mvcc_chains.parts import PARTS
 from dbexp.experiments import stats
@@ -27,6 +28,7 @@ def tidy(res: Results) -> pd.DataFrame:
     ff = w["fillfactor"].where(w["fillfactor"].notna() & (w["fillfactor"].astype(str) != "-"))
     w["variant"] = "col " + w["column"] + np.where(ff.notna(), ", ff " + ff.astype(str).str.replace(
         r"\.0$", "", regex=True), "")
+    w["ff"] = pd.to_numeric(ff, errors="coerce")  # the fillfactor as a number (NaN: the engine has none)
     w["version_store"] = [PARTS.part_for_name(f).version_store for f in w["flavor"]]
     snap = w["snapshot"] if "snapshot" in w else pd.Series(True, index=w.index)
     w["snapshot"] = [_snapshot_on(x) for x in snap]
@@ -46,6 +48,19 @@ def readers(res: Results) -> pd.DataFrame:
     """The runs with an old snapshot and both readers timed (the controls have neither)."""
     w = tidy(res)
     return w[w["snapshot"]]
+
+
+def repeat_slopes(g: pd.DataFrame, y: pd.Series) -> pd.Series:
+    """The least-squares slope of ``y`` on V in each repeat of ``g`` on its own (repeats with two or
+    more V), indexed by repeat: the values :func:`stats.slope_ci`'s interval is taken over, kept so
+    that two slopes can be compared by the interval of their difference."""
+    out = {}
+    for rep, idx in g.groupby("repeat").groups.items():
+        x, yy = g.loc[idx, "versions"].to_numpy(float), y.loc[idx].to_numpy(float)
+        ok = ~np.isnan(yy)
+        if len(np.unique(x[ok])) >= 2:
+            out[rep] = float(sp.linregress(x[ok], yy[ok]).slope)
+    return pd.Series(out, dtype=float)
 
 
 def per_version(res: Results, value: str = "server_us") -> pd.DataFrame:
@@ -93,6 +108,32 @@ def excess_at(res: Results, v: int, value: str = "server_us") -> pd.DataFrame:
         rows.append({"series_name": name, "variant": variant, "store": store, "payer": payer, "versions": v,
                      "ns_per_version": m, "ci_low": lo, "ci_high": hi, "repeats": len(d)})
     return pd.DataFrame(rows)
+
+
+def column_against_column(res: Results, value: str = "server_us") -> pd.DataFrame:
+    """PostgreSQL: each reader's cost per version of the indexed column k less that of v (ns per
+    version), for every pair of a k and a v variant of one server: the mean of k's per-repeat slopes
+    less v's with a Welch interval (the two are different points, each repeat walking them in its own
+    order, so nothing pairs them). ``same_fillfactor``: only the column differs, the comparison of a
+    HOT against a non-HOT update; otherwise the fillfactor differs too and the difference mixes both."""
+    w = readers(res)
+    heap = w[w["version_store"] == "heap"]
+    rows = []
+    for name, g in heap.groupby("series_name"):
+        slopes = {}
+        for (column, ff), gv in g.groupby(["column", g["ff"].fillna(-1)]):
+            for reader in READERS:
+                slopes[(column, ff, reader)] = repeat_slopes(gv, gv[f"{reader}_{value}"] * 1000)
+        for (ck, ffk, reader), sk in slopes.items():
+            for (cv, ffv, rv), sv in slopes.items():
+                if ck != "k" or cv != "v" or rv != reader:
+                    continue
+                d, lo, hi = stats.difference_ci(sk, sv)
+                rows.append({"series_name": name, "reader": reader, "ff_k": int(ffk), "ff_v": int(ffv),
+                             "same_fillfactor": ffk == ffv, "ns_per_version": d, "ci_low": lo, "ci_high": hi,
+                             "k": float(sk.mean()), "v": float(sv.mean()), "repeats": min(len(sk), len(sv))})
+    return pd.DataFrame(rows, columns=["series_name", "reader", "ff_k", "ff_v", "same_fillfactor", "ns_per_version",
+                                       "ci_low", "ci_high", "k", "v", "repeats"])
 
 
 HELD = {  # what the collector could not remove while the snapshot was open: (measurement, unit)
