@@ -159,6 +159,33 @@ def test_a_pair_that_changes_the_fillfactor_too_is_not_measured():
     assert "k at fillfactor 100 less v at 70 +50 [" in measured
 
 
+def _garbage(run_id: str, name: str, ts, values) -> list[dict]:
+    return [{"run_id": run_id, "source": "garbage", "name": name, "t": t, "value": v} for t, v in zip(ts, values)]
+
+
+def test_a_collector_s_cadence_is_told_apart_from_its_pass():
+    """MySQL's purge: nothing for 5.5 s, then all 3,999 gone by the next poll; PostgreSQL: autovacuum
+    halfway at one poll, done at the next; and a run reclaimed by the first poll."""
+    wide = pd.DataFrame([
+        {"run_id": "my", "flavor": "mysql", "series_name": "mysql 8.0.15", "column": "v", "fillfactor": None,
+         "versions": 1000, "repeat": 0, "snapshot": True, "reclaim_s": 6.0},
+        {"run_id": "pg", "flavor": "postgres", "series_name": "postgres 16.14", "column": "v", "fillfactor": 70,
+         "versions": 1000, "repeat": 0, "snapshot": True, "reclaim_s": 1.5},
+        {"run_id": "pg0", "flavor": "postgres", "series_name": "postgres 16.14", "column": "v", "fillfactor": 70,
+         "versions": 1000, "repeat": 1, "snapshot": True, "reclaim_s": 0.01},
+    ])
+    polls = [round(0.5 * i, 2) for i in range(13)]
+    series = pd.DataFrame(_garbage("my", "purge_lag_trx", polls, [3999.0] * 12 + [0.0])
+                          + _garbage("pg", "n_dead_tup", [0.0, 0.5, 1.0, 1.5], [2000.0, 2000.0, 900.0, 0.0])
+                          + _garbage("pg0", "n_dead_tup", [0.01], [0.0]))
+    cp = mv.collector_passes(SimpleNamespace(wide=wide, series=series)).set_index("run_id")
+    assert cp.loc["my", "waited_s"] == 5.5 and cp.loc["my", "pass_s"] == 0.5 and cp.loc["my", "one_poll"]
+    assert cp.loc["my", "removed_per_s"] == pytest.approx(3999 / 0.5)
+    assert cp.loc["pg", "waited_s"] == 0.5 and cp.loc["pg", "pass_s"] == 1.0 and not cp.loc["pg", "one_poll"]
+    assert cp.loc["pg0", "waited_s"] == 0.0 and cp.loc["pg0", "pass_s"] == pytest.approx(0.01)
+    assert np.isnan(cp.loc["pg0", "removed_per_s"])  # nothing was seen before it was gone
+
+
 def test_the_excess_at_ten_uses_the_cold_rows_of_the_same_run():
     rows = _chain_runs("mysql", "MySQL 8.0.15", 700.0, 0.0)
     for r in rows:  # cold neighbours: what the hot rows cost with no versions, plus a run's own offset

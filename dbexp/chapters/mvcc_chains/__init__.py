@@ -1,19 +1,23 @@
 """The mvcc_chains chapter: who pays to read rows with many versions (notebooks/mvcc_chains.ipynb).
 
 ``CHAPTER`` and what the page draws: each reader's time per read, the costs per version, the rows at
-the largest V, the garbage after the snapshot ended and one hot row's chain on its page."""
+the largest V, the garbage after the snapshot ended (and when each collector ran) and one hot row's chain on
+its page."""
 
-from dbexp.chapters.mvcc_chains.analysis import (READERS, at_largest_v, at_v, column_against_column, excess_at,
-                                                 garbage_series, pageinspect_table, per_version, readers, tidy)
+from dbexp.chapters.mvcc_chains.analysis import (READERS, at_largest_v, at_v, collector_passes, column_against_column,
+                                                 excess_at, garbage_series, pageinspect_table, per_version, readers,
+                                                 tidy)
 from dbexp.chapters.mvcc_chains.design import CHAPTER, DEFAULT_SERVERS, Scale, settings_for
-from dbexp.chapters.mvcc_chains.measure import HOLD_S, WARMUP_SHARE, ChainPoint, statement_clock, trimmed_mean
+from dbexp.chapters.mvcc_chains.measure import (HOLD_S, RECLAIM_POLL_S, WARMUP_SHARE, ChainPoint, statement_clock,
+                                                trimmed_mean)
 from dbexp.chapters.mvcc_chains.parts import PARTS
 from dbexp.chapters.mvcc_chains.tables import (GARBAGE_MEASURES, garbage_long, largest_v_rows, per_version_rows,
                                                reader_latency, variant_order)
 
 run = CHAPTER.run
 
-__all__ = ["CHAPTER", "ChainPoint", "DEFAULT_SERVERS", "GARBAGE_MEASURES", "HOLD_S", "PARTS", "READERS", "Scale",
-           "WARMUP_SHARE", "at_largest_v", "at_v", "column_against_column", "excess_at", "garbage_long",
+__all__ = ["CHAPTER", "ChainPoint", "DEFAULT_SERVERS", "GARBAGE_MEASURES", "HOLD_S", "PARTS", "READERS",
+           "RECLAIM_POLL_S", "Scale", "WARMUP_SHARE", "at_largest_v", "at_v", "collector_passes",
+           "column_against_column", "excess_at", "garbage_long",
            "garbage_series", "largest_v_rows", "pageinspect_table", "per_version", "per_version_rows", "readers",
            "reader_latency", "run", "settings_for", "statement_clock", "tidy", "trimmed_mean", "variant_order"]

@@ -180,6 +180,49 @@ def at_v(res: Results, vmax: int) -> pd.DataFrame:
     return out
 
 
+RECLAIM_MEASURE = {"undo": "purge_lag_trx", "heap": "n_dead_tup"}  # the garbage a collector's pass removes
+PASS_LEFT = 0.5  # a pass has begun once less than this share of the garbage polled first is left
+
+
+def collector_passes(res: Results) -> pd.DataFrame:
+    """Per run whose reclaim was timed (the largest V, with the old snapshot), from the garbage polled
+    after the snapshot ended: ``reclaim_s`` (the first poll at which the collector had reclaimed it),
+    ``waited_s`` (the last poll at which at least PASS_LEFT of the garbage was still there: the
+    collector's pass had not begun, or had barely), ``pass_s`` (between the two: the collector's own
+    work lies within it, an upper bound that cannot be finer than ``poll_s``, the polls' spacing) and
+    ``removed_per_s`` (the garbage removed over ``pass_s``: a lower bound of the pass's rate).
+    ``waited_s`` is the collector's cadence (when it next ran), not its work."""
+    gs = garbage_series(res)
+    cols = ["series_name", "variant", "store", "repeat", "run_id", "measure", "garbage", "poll_s", "waited_s",
+            "reclaim_s", "pass_s", "one_poll", "removed_per_s"]
+    if gs.empty:
+        return pd.DataFrame(columns=cols)
+    w = tidy(res).set_index("run_id")
+    rows = []
+    for run_id, g in gs[gs["snapshot"]].groupby("run_id"):
+        store = w.loc[run_id, "version_store"]
+        measure = RECLAIM_MEASURE.get(store)
+        s = g[g["name"] == measure].sort_values("t") if measure else g.iloc[:0]
+        reclaim = w.loc[run_id, "reclaim_s"] if "reclaim_s" in w else float("nan")
+        if s.empty or reclaim != reclaim:
+            continue
+        t, val = s["t"].to_numpy(float), s["value"].to_numpy(float)
+        if len(s) == 1:  # reclaimed by the first poll: the pass lies between the snapshot's end and that poll
+            t, val = np.array([0.0, t[0]]), np.array([float("nan"), val[0]])
+        poll = float(np.median(np.diff(t)))
+        left = np.flatnonzero(val >= PASS_LEFT * val[0])
+        waited = float(t[left[-1]]) if len(left) else 0.0
+        end = float(t[-1])
+        pass_s = max(end - waited, min(poll, end))
+        rows.append({"series_name": w.loc[run_id, "series_name"], "variant": w.loc[run_id, "variant"],
+                     "store": store, "repeat": int(w.loc[run_id, "repeat"]), "run_id": run_id, "measure": measure,
+                     "garbage": float(np.nanmax(val)), "poll_s": poll, "waited_s": waited, "reclaim_s": float(reclaim),
+                     "pass_s": pass_s, "one_poll": end - waited <= 1.5 * poll,
+                     # unknown where the first poll found it reclaimed already (no garbage seen before)
+                     "removed_per_s": float((val.max() - val[-1]) / pass_s) if val[0] == val[0] else float("nan")})
+    return pd.DataFrame(rows, columns=cols)
+
+
 def garbage_series(res: Results) -> pd.DataFrame:
     s = res.series
     g = s[s["source"] == "garbage"] if len(s) else s

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dbexp.chapters.mvcc_chains.analysis import (READERS, at_largest_v, excess_at, garbage_series, interval,
-                                                 per_version, readers, tidy)
+from dbexp.chapters.mvcc_chains.analysis import (READERS, at_largest_v, collector_passes, excess_at, garbage_series,
+                                                 interval, per_version, readers, tidy)
 from dbexp.chapters.mvcc_chains.parts import PARTS
 from dbexp.experiments.chapter import Results
 from dbexp.servers.registry import flavor_class
@@ -88,9 +88,18 @@ def ordered(t: pd.DataFrame) -> pd.DataFrame:
 
 
 def largest_v_rows(res: Results) -> pd.DataFrame:
-    """:func:`at_largest_v` with the variant in words and the writer's time per update at the smallest
-    V beside the largest, for the page's table."""
+    """:func:`at_largest_v` with the variant in words, the writer's time per update at the smallest
+    V beside the largest, and from :func:`collector_passes` (medians over repeats) when the collector
+    next ran after the snapshot ended (``waited_s``) and the most its pass took (``pass_s``, a bound
+    set by the polls), for the page's tables."""
     t = at_largest_v(res)
+    cp = collector_passes(res)
+    if len(cp):
+        t = t.join(cp.groupby(["series_name", "variant"]).agg(waited_s=("waited_s", "median"),
+                                                              pass_s=("pass_s", "max")),
+                   on=["series_name", "variant"])
+    else:
+        t = t.assign(waited_s=float("nan"), pass_s=float("nan"))
     r = readers(res)
     first = r[r["versions"] > 0]["versions"].min()
     if "writer_us" in r and first == first:
