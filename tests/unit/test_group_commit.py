@@ -67,10 +67,33 @@ def test_design_gives_binlog_configs_to_flavors_with_a_binlog_only():
     probes = [p for p in points if p.params.probe]
     # every flavor whose binary the probe knows (MySQL's binlog group commit, PostgreSQL's WAL flush)
     assert {p.server.spec.split(":")[0] for p in probes} == {"mysql", "postgres"}
-    for p in probes:  # each right after its control: the same point without probes
+    for p in probes:  # each right after its control: the same point without probes (the main curve's, here)
         before = points[points.index(p) - 1]
-        assert before.params.beside and before.server == p.server and before.workload == p.workload
+        assert not before.params.probe and not before.params.beside and before.params.config == "durable"
+        assert before.server == p.server and before.workload == p.workload
     assert len({p.key("group_commit") for p in points}) == len(points)
+
+
+def test_the_main_curve_and_the_probe_runs_are_repeated_and_the_check_runs_ten_times_as_long():
+    sc = gc.CHAPTER.scale("default")
+    main, other = gc.CHAPTER.design(sc, Cpus("1", "0"))
+    assert main.repeats == sc.repeats >= 3 and other.repeats == sc.other_repeats
+    assert all(p.params.config == "durable" and p.workload.script == "oltp_update_non_index" for p in main.points)
+    assert any(p.params.probe for p in main.points) and not any(p.params.probe for p in other.points)
+    checks = [p for p in other.points if p.params.check]
+    # one per engine, on its newest server (the last of its engine in the list), at 10 times the length
+    assert sorted(p.server.spec for p in checks) == ["mariadb:10.11@offline", "mysql:8.0@offline",
+                                                     "postgres:18@offline"]
+    assert {(p.workload.threads, p.workload.duration_s) for p in checks} == {(128, 10 * sc.duration_s)}
+    assert sc.duration_s >= 3 and not any(p.params.check for p in main.points)
+    every = gc.CHAPTER.design(gc.CHAPTER.scale("default", check_every_server=True), Cpus("1", "0"))[1].points
+    assert len([p for p in every if p.params.check]) == len(sc.servers)
+    # a probe thread count the main curve lacks gets a control run of its own right before the probe run
+    main, _ = gc.CHAPTER.design(gc.CHAPTER.scale("default", probe_threads=[64]), Cpus("1", "0"))
+    probe = next(i for i, p in enumerate(main.points) if p.params.probe)
+    assert main.points[probe - 1].params.beside and main.points[probe - 1].workload == main.points[probe].workload
+    # smoke stays small: no check
+    assert not any(p.params.check for part in gc.CHAPTER.design(gc.CHAPTER.scale("smoke"), Cpus()) for p in part.points)
 
 
 def test_probe_cost_is_the_probe_run_over_the_run_beside_it_and_controls_stay_out_of_the_curves():
@@ -145,7 +168,8 @@ def test_the_redo_note_compares_mysqls_versions_only():
                  "gc_syncs": 10.0})
     assert gc.redo_note(_res(rows)) == (
         "With the binlog off: mysql 5.7.22: 1.00 redo syncs per commit at 1 thread(s) and 0.50 at 8, 500 and 2,000 "
-        "TPS; mysql 8.0.15: 1.19 redo syncs per commit at 1 thread(s) and 0.03 at 8, 400 and 7,000 TPS.")
+        "TPS; mysql 8.0.15: 1.19 redo syncs per commit at 1 thread(s) and 0.03 at 8, 400 and 7,000 TPS (one run per "
+        "point: a shape, with no interval).")
 
 
 def test_the_sources_figure_is_recomputed_from_its_own_counts():
@@ -214,3 +238,73 @@ def test_postgresqls_second_wakeup_is_its_locks_structure_and_a_third_is_tested_
     t = gc.claims(_res(rows))
     row = t[t["claim"].str.contains("WALWriteLock")].iloc[0]
     assert row["verdict"] == "disagrees"
+
+
+def _timed(seconds, **row):
+    return {**BASE, "threads": 128, "transactions": 1000.0, "gc_syncs": 25.0, "gc_waits": 2600.0,
+            "workload": {"script": "oltp_update_non_index", "duration_s": seconds}, **row}
+
+
+def test_the_run_length_check_compares_the_longer_run_with_the_main_curves_runs():
+    short = [_timed(3, repeat=r, tps=t, qps=t) for r, t in enumerate((1000.0, 1010.0, 990.0))]
+    res = _res(short + [_timed(30, repeat=0, check=True, tps=1005.0, qps=1005.0)])
+    rl = gc.analysis.run_length(res)
+    r = rl.iloc[0]
+    assert (r["n_long"], r["n_short"], r["long_s"], r["short_s"]) == (1, 3, 30.0, 3.0)
+    assert r["tps"] == pytest.approx(1005.0 / (1000.0 * 1010.0 * 990.0) ** (1 / 3))
+    assert r["tps_lo"] < 1 < r["tps_hi"] and r["group_size"] == pytest.approx(1.0)
+    assert gc.analysis.duration_s(res) == 3.0  # the page's run length is the main runs', not the check's
+    assert len(gc.throughput(res)) == 3  # the check stays out of the curves
+    row = gc.claims(res).iloc[-1]
+    assert row["claim"].startswith("Our extension: the answers do not depend on the runs' length")
+    assert "1 run(s) of 30 s against the 3 of 3 s" in row["here: conditions"] and row["verdict"] == "agrees"
+    slow = _res(short + [_timed(30, repeat=0, check=True, tps=1300.0, qps=1300.0)])
+    assert gc.claims(slow).iloc[-1]["verdict"] == "agrees in 2 of 3 / disagrees in 1 of 3"
+    # results without a check: not measured, never a crash
+    assert gc.claims(_res(short)).iloc[-1]["verdict"].startswith("not measured at this scale (no run 10 times")
+
+
+def test_the_probes_cost_pairs_each_probe_run_with_the_main_curves_run_of_its_repeat():
+    rows = [_timed(3, repeat=r, tps=q, qps=q) for r, q in enumerate((1000.0, 1100.0, 1050.0))]
+    rows += [_timed(3, repeat=r, probe=True, tps=q, qps=q, probe_commits=900.0, probe_syncs=30.0, probe_waiters=800.0,
+                    probe_waits=2000.0) for r, q in enumerate((900.0, 990.0, 945.0))]
+    pr = gc.probes(_res(rows))
+    assert pr.iloc[0]["cost"] == pytest.approx(0.9) and pr.iloc[0]["n"] == 3
+    assert pr.iloc[0]["cost_lo"] == pytest.approx(0.9) == pr.iloc[0]["cost_hi"]  # every pair 0.9: no spread
+
+
+def test_the_page_says_which_points_are_repeated():
+    rows = [_timed(3, repeat=r, tps=1000.0, qps=1000.0) for r in range(3)]
+    rows += [_timed(3, repeat=0, config="no binlog", tps=900.0, qps=900.0)]
+    got = gc.analysis.repeats(_res(rows))
+    assert got == {"main": {"points": 1, "fewest": 3, "most": 3, "seconds": 3.0},
+                   "other": {"points": 1, "fewest": 1, "most": 1, "seconds": 3.0}}
+
+
+def test_the_pages_faceted_charts_put_each_configurations_rows_in_its_panel():
+    from pathlib import Path
+
+    from chart_panels import check
+    from test_chart_facets import _has_facet, notebook_charts
+
+    repo = Path(__file__).resolve().parents[2]
+    if not (repo / "data" / "group_commit").is_dir():
+        pytest.skip("no published group_commit results")
+    res = gc.CHAPTER.run("default", run=False, root=repo)
+    from unittest import mock
+
+    from dbexp.book import tables
+
+    with mock.patch.object(tables, "show", lambda *a, **k: None):
+        specs = [c.to_dict() for c in notebook_charts("group_commit", {"gc": gc, "res": res, "c": gc.curves(res),
+                                                                       "tables": tables})]
+    specs = [s for s in specs if _has_facet(s)]
+    # group size, waits, efficiency bound, TPS and latency: one panel per configuration
+    assert len(specs) == 5, [s.get("title") for s in specs]
+    for spec in specs:
+        for facet in check(spec):
+            assert facet.fields == ("config",), spec["title"]
+            ran = set(facet.data["config"])
+            for p in facet.panels:
+                assert bool(p.rows) == (p.labels[0] in ran), (spec["title"], p.labels)
+                assert p.drawn_labels <= {p.labels}, (spec["title"], p.labels, p.drawn_labels)

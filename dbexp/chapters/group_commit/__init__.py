@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from dbexp.experiments.verdicts import COLUMNS as CLAIM_COLUMNS
 
-from .analysis import (WAIT_LINES, at_most_threads, curves, duration_s, probes, throughput, tidy,
+from .analysis import (WAIT_LINES, at_most_threads, curves, duration_s, probes, run_length, throughput, tidy,
                        waits_long)
 from .claims import claims
 from .design import CHAPTER, CONFIG_NAMES, CONFIGS, GroupPoint, Scale
 from .parts import PARTS
 from .commit_probe import CommitProbe
-from .summary import findings, interval_labels, redo_note
+from .summary import findings, interval_labels, redo_note, repeats_note
 
 __all__ = ["CHAPTER", "CLAIM_COLUMNS", "CONFIGS", "CONFIG_NAMES", "CommitProbe", "GroupPoint", "PARTS", "Scale",
            "WAIT_LINES", "at_most_threads", "claims", "curves", "duration_s", "findings", "interval_labels", "probes",
-           "redo_note", "throughput", "tidy", "waits_long"]
+           "redo_note", "repeats_note", "run_length", "throughput", "tidy", "waits_long"]

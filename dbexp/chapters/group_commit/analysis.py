@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sp
 
 from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results
@@ -77,7 +78,8 @@ def tidy(res: Results) -> pd.DataFrame:
     w = res.wide.copy()
     if w.empty:
         return w
-    w["beside"] = w["beside"].fillna(False).astype(bool) if "beside" in w else False
+    for flag in ("probe", "beside", "check"):  # results from before a flag was a parameter lack it
+        w[flag] = w[flag].fillna(False).astype(bool) if flag in w else False
     w["commits"] = w["transactions"]
     w["group_size"] = w["commits"] / w["gc_syncs"].where(w["gc_syncs"] > 0) if "gc_syncs" in w else np.nan
     if "gc_binlog_groups" in w:  # MariaDB counts its groups itself
@@ -100,22 +102,37 @@ def tidy(res: Results) -> pd.DataFrame:
             for name, ks in (("share_k1", [1]), ("share_k2", [2]), ("share_k3_or_more", [k for k in hist if k >= 3])):
                 w[name] = sum((hist[k] for k in ks if k in hist), pd.Series(0.0, index=w.index)) / sessions
     w["syncs_per_commit"] = w["gc_syncs"] / w["commits"] if "gc_syncs" in w else np.nan
+    w["duration_s"] = _durations(w) if "workload" in w else np.nan  # the seconds the workload was asked to run
     w["workload"] = w["script"].str.removeprefix("oltp_")
     return w
 
 
+def _durations(w: pd.DataFrame) -> pd.Series:
+    """The seconds each run's workload was asked to run."""
+    return pd.Series([float((json.loads(x) if isinstance(x, str) else x or {}).get("duration_s", 0))
+                      for x in w["workload"]], index=w.index, dtype=float)
+
+
 def duration_s(res: Results) -> float:
-    """The seconds each run's workload was asked to run (the longest, where they differ)."""
-    if "workload" not in res.wide:
+    """The seconds each run's workload was asked to run, the run-length check's aside (the longest,
+    where they differ)."""
+    w = tidy(res)
+    if w.empty or (~w["check"]).sum() == 0:
         return 0.0
-    got = [(json.loads(x) if isinstance(x, str) else x or {}).get("duration_s", 0) for x in res.wide["workload"]]
-    return float(max(got, default=0))
+    got = w.loc[~w["check"], "duration_s"].max()
+    return float(got) if got == got else 0.0
 
 
 def throughput(res: Results) -> pd.DataFrame:
-    """The runs without probes, those measured beside a probe run left out (they are its control)."""
+    """The runs without probes: those measured beside a probe run (its control, where the main curve
+    has no run there) and the run-length check's runs left out."""
     w = tidy(res)
-    return w[~w["probe"] & ~w["beside"]] if len(w) else w
+    return w[~w["probe"] & ~w["beside"] & ~w["check"]] if len(w) else w
+
+
+def main_curve(w: pd.DataFrame) -> pd.DataFrame:
+    """Of ``w`` (tidy rows), the durable update workload's runs (the chapter's main curve)."""
+    return w[(w["config"] == "durable") & (w["workload"] == "update_non_index")]
 
 
 def curves(res: Results) -> pd.DataFrame:
@@ -140,15 +157,18 @@ PROBE_COUNTS = ("probe_commits", "probe_syncs", "probe_waiters", "probe_waits")
 
 
 def probe_runs(res: Results) -> pd.DataFrame:
-    """The probe runs, one row each, with their ratios and their cost: QPS of the probe run over that
-    of the run without probes measured right before it (same server, workload, threads and repeat)."""
+    """The probe runs, one row each, with their ratios, their control's QPS (``control_qps``: the run
+    without probes measured next to it, same server, workload, threads and repeat: a ``beside`` run
+    where there is one, else the main curve's) and their cost, QPS over the control's."""
     w = tidy(res)
     if w.empty or not w["probe"].any():
         return pd.DataFrame()
     pr = w[w["probe"]].copy()
-    base = w[w["beside"]].set_index(["series_name", "workload", "threads", "repeat"])["qps"]
-    pr["cost"] = [q / base.get((s, wl, t, r), np.nan) for q, s, wl, t, r in
-                  zip(pr["qps"], pr["series_name"], pr["workload"], pr["threads"], pr["repeat"])]
+    key = ["series_name", "workload", "threads", "repeat"]
+    controls = pd.concat([w[w["beside"]], main_curve(throughput(res))]).drop_duplicates(key)
+    base = controls.set_index(key)["qps"]
+    pr["control_qps"] = [base.get(k, np.nan) for k in pr[key].itertuples(index=False, name=None)]
+    pr["cost"] = pr["qps"] / pr["control_qps"]
     pr["probe_group_size"] = pr["probe_commits"] / pr["probe_syncs"].where(pr["probe_syncs"] > 0)
     pr["waits_per_waiter"] = pr["probe_waits"] / pr["probe_waiters"].where(pr["probe_waiters"] > 0)
     return pr
@@ -162,6 +182,10 @@ def probes(res: Results) -> pd.DataFrame:
         return pr
     by = ["series_name", "flavor", "threads"]
     out = over_repeats(pr, by, PROBE_MEASURES)
+    # the cost is a paired ratio: the geometric mean of the pairs' ratios, its interval on their logs
+    pairs = {k: stats.pair_ratio_ci(g["qps"], g["control_qps"]) for k, g in pr.groupby(by, sort=False)}
+    for i, name in enumerate(("cost", "cost_lo", "cost_hi")):
+        out[name] = [pairs[k][i] for k in out[by].itertuples(index=False, name=None)]
     return out.merge(pr.groupby(by)[list(PROBE_COUNTS)].median().reset_index(), on=by)
 
 
@@ -175,9 +199,69 @@ def at_most_threads(res: Results) -> pd.DataFrame:
     w = throughput(res)
     if w.empty:
         return w
-    w = w[(w["config"] == "durable") & (w["workload"] == "update_non_index")]
+    w = main_curve(w)
     w = w[w["threads"] == w.groupby("series_name")["threads"].transform("max")]
     return over_repeats(w, ["series_name", "flavor", "threads"], [c for c in TOP_MEASURES if c in w])
+
+
+CHECK_MEASURES = ("tps", "group_size", "efficiency_bound")
+
+
+def longer_over_shorter(long, short, level: float = 0.95) -> tuple[float, float, float]:
+    """The long runs' geometric mean over the short runs', with an interval on the logs: Welch's where
+    both have two runs or more (stats.unpaired_ratio_ci); with one long run, the short runs' spread
+    alone, as for one more run of theirs (a prediction interval: t with n - 1 degrees of freedom, the
+    spread times sqrt(1 + 1 / n)). NaN where either side has no value or the short side one."""
+    a = np.asarray([v for v in long if v == v and v > 0], dtype=float)
+    b = np.asarray([v for v in short if v == v and v > 0], dtype=float)
+    if len(a) == 0 or len(b) == 0:
+        return (np.nan,) * 3
+    if len(a) >= 2 and len(b) >= 2:
+        return stats.unpaired_ratio_ci(a, b, level)
+    point = float(np.exp(np.log(a).mean() - np.log(b).mean()))
+    if len(b) < 2:
+        return point, np.nan, np.nan
+    half = sp.t.ppf(1 - (1 - level) / 2, len(b) - 1) * np.log(b).std(ddof=1) * np.sqrt(1 + 1 / len(b))
+    return point, float(point * np.exp(-half)), float(point * np.exp(half))
+
+
+def run_length(res: Results) -> pd.DataFrame:
+    """The run-length check: per server and thread count where it ran, each of CHECK_MEASURES of the
+    check's runs (``n_long``, ``long_s`` seconds) over the main curve's there (``n_short``, ``short_s``),
+    with its interval (longer_over_shorter)."""
+    w = tidy(res)
+    if w.empty or not w["check"].any():
+        return pd.DataFrame()
+    long, short = main_curve(w[w["check"]]), main_curve(throughput(res))
+    rows = []
+    for (name, t), g in long.groupby(["series_name", "threads"]):
+        s = short[(short["series_name"] == name) & (short["threads"] == t)]
+        row = {"series_name": name, "flavor": g["flavor"].iloc[0], "threads": t, "n_long": len(g),
+               "n_short": len(s), "long_s": g["duration_s"].max(), "short_s": s["duration_s"].max()}
+        for c in CHECK_MEASURES:
+            got = longer_over_shorter(g[c], s[c]) if c in g and c in s else (np.nan,) * 3
+            row[c], row[f"{c}_lo"], row[f"{c}_hi"] = got
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def repeats(res: Results) -> dict[str, dict]:
+    """Per kind of run (``main``: the durable update curve; ``probe``; ``other``: the other
+    configurations and the insert workload; ``check``: the run-length check): its points, the fewest and
+    most runs of a point, and its runs' seconds (the longest); kinds these results lack are left out."""
+    w = tidy(res)
+    if w.empty:
+        return {}
+    th = w[~w["probe"] & ~w["beside"] & ~w["check"]]
+    mc = main_curve(th)
+    kinds = {"main": mc, "probe": w[w["probe"]], "other": th.drop(mc.index), "check": main_curve(w[w["check"]])}
+    out = {}
+    for kind, g in kinds.items():
+        if len(g):
+            n = g.groupby(["series_name", "config", "workload", "threads"]).size()
+            out[kind] = {"points": int(len(n)), "fewest": int(n.min()), "most": int(n.max()),
+                         "seconds": float(g["duration_s"].max())}
+    return out
 
 
 def last_threads(df: pd.DataFrame) -> pd.DataFrame:
@@ -235,7 +319,7 @@ def findings_numbers(res: Results) -> dict:
 def redo_numbers(res: Results) -> list[dict]:
     """With the binlog off, where the redo log is the only sync, on the servers whose redo log writing
     changed between versions (MySQL 5.7 against 8.0): per server, syncs per commit and TPS at its
-    fewest and most threads ([] unless two servers ran)."""
+    fewest and most threads, and the most runs of a point ([] unless two servers ran)."""
     c = curves(res)
     nb = c[(c["config"] == "no binlog") & (c["workload"] == "update_non_index")]
     nb = nb[served(nb, "compares_redo_writers", True)] if len(nb) else nb
@@ -246,5 +330,5 @@ def redo_numbers(res: Results) -> list[dict]:
         lo, hi = g.loc[g["threads"].idxmin()], g.loc[g["threads"].idxmax()]
         rows.append({"series_name": name, "lo_threads": int(lo.threads), "hi_threads": int(hi.threads),
                      "lo_syncs": lo.syncs_per_commit, "hi_syncs": hi.syncs_per_commit, "lo_tps": lo.tps,
-                     "hi_tps": hi.tps})
+                     "hi_tps": hi.tps, "runs": int(g["repeats"].max())})
     return rows

@@ -53,12 +53,17 @@ class Scale:
     probe_threads: tuple[int, ...]  # probe runs at these thread counts (durable, update)
     configs: tuple[str, ...]
     duration_s: int
-    repeats: int  # of the durable update workload at every thread count (the chapter's main curve)
+    repeats: int  # of the durable update workload at every thread count (the main curve) and of the probe runs
     other_threads: tuple[int, ...]  # the other configurations and the insert workload: these threads
-    other_repeats: int  # ... and repeats (also of the probe runs)
+    other_repeats: int  # ... and repeats
     delay_us: int = 300
     table_size: int = 10000
     warmup_s: float = 2.0
+    # the run-length check: the durable update workload at these threads, check_x times as long, on the
+    # newest server of each engine (the last of its engine in the list) or on every server
+    check_threads: tuple[int, ...] = ()
+    check_x: int = 10
+    check_every_server: bool = False
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,8 @@ class GroupPoint:
     config: str
     delay_us: int
     probe: bool = False
-    beside: bool = False  # a run without probes measured right before a probe run: the probes' cost
+    beside: bool = False  # a run without probes right before a probe run, where the main curve has none there
+    check: bool = False  # the run-length check: check_x times as long as the other runs
 
 
 DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mariadb:10.11@offline", "postgres:12@offline",
@@ -77,13 +83,17 @@ SCRIPTS = ("oltp_update_non_index", "oltp_insert")
 class GroupCommit(Chapter):
     name = "group_commit"
     Scale = Scale
+    # default: about 16 minutes with one more MySQL server (the published runs' durations, 3 s runs):
+    # the main curve and the probe runs 3 repeats each, the other configurations one run per point, one
+    # 30 s check per engine at 128 threads
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (1, 8), (8,), ("durable", "no binlog"), 2, 1,
                        (1, 8), 1),
-        "default": Scale(DEFAULT_SERVERS, (1, 2, 4, 8, 16, 32, 64, 128), (8, 32, 128), CONFIG_NAMES, 2, 2,
-                         (1, 8, 32, 128), 1),
+        "default": Scale(DEFAULT_SERVERS, (1, 8, 32, 128), (8, 128), CONFIG_NAMES, 3, 3, (1, 32, 128), 1,
+                         check_threads=(128,)),
         "full": Scale(DEFAULT_SERVERS, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), (8, 32, 128, 512), CONFIG_NAMES,
-                      10, 3, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), 3),
+                      10, 3, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), 3, check_threads=(8, 128),
+                      check_every_server=True),
     }
     order = "abba"
     add_official = True
@@ -94,12 +104,15 @@ class GroupCommit(Chapter):
         "probe_threads": "the thread counts of the probe runs, e.g. [8, 32]",
         "configs": 'the configurations, e.g. ["durable", "no binlog"]',
         "duration_s": "the seconds per run",
-        "repeats": "the repeats",
         "other_threads": "the thread counts of the other configurations and the insert workload",
-        "other_repeats": "the repeats of those and of the probe runs",
+        "repeats": "the repeats of the main curve and of the probe runs",
+        "other_repeats": "the repeats of those",
         "delay_us": "a leader's wait for more commits in the sync delay configuration (µs)",
         "table_size": "the rows in the table",
         "warmup_s": "the seconds of warm-up before each run",
+        "check_threads": "the thread counts of the run-length check, e.g. [128]",
+        "check_x": "how many times as long the check's runs are",
+        "check_every_server": "True: the check on every server (else the newest of each engine)",
     }
 
     probes_skipped: str | None = None  # why this process could not probe (the probe points were left out)
@@ -112,11 +125,18 @@ class GroupCommit(Chapter):
         return sc
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
+        """Two parts. With ``repeats``: the durable update workload at ``threads`` and, where the engine
+        can be probed, a probe run at each of ``probe_threads`` right after the run without probes at
+        the same threads (its control: a ``beside`` run where the curve has none there). With
+        ``other_repeats``: the other configurations and the insert workload at ``other_threads``, and
+        the run-length check (``check_x`` times as long) on the newest server of each engine."""
         main, other = [], []
         wanted = sc.probe_threads and any(PARTS.of(flavor_of_spec(spec)).probe_site for spec in sc.servers)
         self.probes_skipped = tracing.unavailable() if wanted else None
+        newest = {type(PARTS.of(flavor_of_spec(spec))): spec for spec in sc.servers}
         for spec in sc.servers:
             part = PARTS.of(flavor_of_spec(spec))
+            checked = sc.check_every_server or newest[type(part)] == spec
             for cfg in CONFIGS:
                 if cfg.label not in sc.configs or (cfg.binlog_only and not part.has_binlog):
                     continue
@@ -127,6 +147,10 @@ class GroupCommit(Chapter):
                 params = GroupPoint(cfg.label, sc.delay_us if cfg.delay else 0)
                 for script in SCRIPTS if cfg.label == "durable" else SCRIPTS[:1]:
                     is_main = cfg.label == "durable" and script == SCRIPTS[0]
+                    if is_main and checked:
+                        for t in sorted(set(sc.check_threads)):
+                            wl = Workload(script, t, sc.duration_s * sc.check_x, 1, sc.table_size, cpuset=cpus.client)
+                            other.append(Point(server, GroupPoint(cfg.label, 0, check=True), wl, group=group))
                     for t in sorted(set(sc.threads) | (set(sc.probe_threads) if is_main else set())):
                         wl = Workload(script, t, sc.duration_s, 1, sc.table_size, cpuset=cpus.client)
                         if is_main and t in sc.threads:
@@ -134,8 +158,9 @@ class GroupCommit(Chapter):
                         elif not is_main and t in sc.other_threads:
                             other.append(Point(server, params, wl, group=group))
                         if is_main and t in sc.probe_threads and part.probe_site and not self.probes_skipped:
-                            other.append(Point(server, GroupPoint(cfg.label, 0, beside=True), wl, group=group))
-                            other.append(Point(server, GroupPoint(cfg.label, 0, probe=True), wl, group=group))
+                            if t not in sc.threads:
+                                main.append(Point(server, GroupPoint(cfg.label, 0, beside=True), wl, group=group))
+                            main.append(Point(server, GroupPoint(cfg.label, 0, probe=True), wl, group=group))
         return [Part(main, sc.repeats), Part(other, sc.other_repeats)]
 
     def measure(self, server, point: Point, state) -> Measured:
@@ -153,7 +178,7 @@ class GroupCommit(Chapter):
                     got = measure(server, point.workload, sql_series=False)
             else:
                 got = measure(server, point.workload, sql_series=False)
-            time.sleep(0.5)  # PostgreSQL's backends report their WAL statistics as they exit
+            time.sleep(part.counts_settle_s)  # counts some servers report only after the run's sessions exit
             after = part.commit_counters(conn)
         finally:
             conn.close()

@@ -15,6 +15,7 @@ class WalFlush:
     wakeup = "lock release"  # every waiter for WALWriteLock wakes when it is released
     probe_site = "XLogFlush"
     compares_redo_writers = False
+    counts_settle_s = 0.5  # backends report their WAL statistics as they exit: wait for them after a run
 
     # the WAL flush a commit waits on (exported by every version's binary): XLogFlush(record), whose
     # loop waits for WALWriteLock in LWLockAcquireOrWait (false: woken when it was released, without

@@ -8,7 +8,7 @@ import pandas as pd
 from dbexp.book import prose
 from dbexp.experiments.chapter import Results
 
-from .analysis import findings_numbers, redo_numbers
+from .analysis import findings_numbers, redo_numbers, repeats
 
 
 def findings(res: Results) -> str:
@@ -19,6 +19,12 @@ def findings(res: Results) -> str:
 def redo_note(res: Results) -> str:
     """5.7 against 8.0 with the binlog off, where the redo log is the only sync: syncs per commit and TPS."""
     return prose.render("group_commit", "redo_note", servers=redo_numbers(res))
+
+
+def repeats_note(res: Results) -> str:
+    """How many runs each kind of point has (the page states no repeats the runs lack)."""
+    kinds = repeats(res)
+    return prose.render("group_commit", "repeats", **{k: kinds.get(k) for k in ("main", "probe", "other", "check")})
 
 
 def interval_labels(df: pd.DataFrame, cols, fmt: str = ".1%") -> pd.DataFrame:
