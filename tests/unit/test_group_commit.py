@@ -151,12 +151,27 @@ def test_the_summary_states_each_servers_numbers():
              "tps": 1500.0}]
     text = gc.findings(_res(rows))
     assert text.splitlines() == [
-        "- **Group size at the most threads** (durable, update): mysql 8.0.15 10.0 commits per sync at 32 threads; "
-        "postgres 16.4 50.0 commits per sync at 32 threads.",
-        "- **Waits per commit and the efficiency bound** there: mysql 8.0.15 1.80 waits per commit, efficiency at "
-        "most 50.0% (the source: 52.7%)."]
+        "- **Without a probe**, performance_schema's count of waits bounds the first reading from above, on the main "
+        "curve's runs: mysql 8.0.15 at most 50.0% (one run: no interval) at 32 threads.",
+        "- **Group size at the most threads** (commits per durable sync, durable update): mysql 8.0.15 10.0 (one run: "
+        "no interval) at 32 threads; postgres 16.4 50.0 (one run: no interval) at 32 threads.",
+        "- **Run length**: these results hold no run 10 times as long, so they do not show that the page's runs are "
+        "long enough; the design now measures one per engine."]
     assert gc.findings(_res([{**BASE, "config": "no binlog", "transactions": 1.0}])) == "No runs in these results."
     assert gc.redo_note(_res(rows)) == "This run has not both MySQL 5.7 and 8.0 with the binlog off."
+
+
+def test_the_summary_gives_intervals_and_tests_them_against_the_source():
+    rows = [_probe("mysql 8.0.15", r, 370.0 + d, 1000.0) for r, d in enumerate((0.0, 5.0, -5.0))]
+    rows += [{**BASE, "threads": 128, "repeat": r, "transactions": 1000.0, "gc_syncs": 25.0, "gc_waits": w}
+             for r, w in enumerate((2600.0, 2650.0, 2550.0))]
+    lines = gc.findings(_res(rows)).splitlines()
+    assert lines[0].startswith("- **MySQL's followers, counted where they wait** (probe runs, durable update): "
+                               "mysql 8.0.15's waited 2.70 times each at 128 threads, so waiting followers over "
+                               "their waits were 37.0% [")
+    assert "both below the source's. The source's own counts give 52.7% the first way (its figure) and 58.7%" in lines[0]
+    assert "at most 37.5% [" in lines[1] and lines[1].endswith("so below the source's 52.7% on every MySQL measured here.")
+    assert "40.0 [40.0, 40.0] at 128 threads" in lines[2]
 
 
 def test_the_redo_note_compares_mysqls_versions_only():

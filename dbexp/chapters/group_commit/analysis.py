@@ -205,6 +205,7 @@ def at_most_threads(res: Results) -> pd.DataFrame:
 
 
 CHECK_MEASURES = ("tps", "group_size", "efficiency_bound")
+RARELY = 0.01  # PostgreSQL's flushes woken "rarely" a third time: fewer than this share of the waiting ones
 
 
 def longer_over_shorter(long, short, level: float = 0.95) -> tuple[float, float, float]:
@@ -287,32 +288,69 @@ def _records(df: pd.DataFrame, *cols: str) -> list[dict]:
             for r in df[list(cols)].to_dict("records")]
 
 
+def side(lo: float, hi: float, reference: float) -> str | None:
+    """Where an interval lies against a number: "below", "above", "reaches" (holds it), or None where
+    there is no interval (one run)."""
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return None
+    return "below" if hi < reference else ("above" if lo > reference else "reaches")
+
+
+def _together(sides: list) -> str | None:
+    """One word for several rows' sides: theirs where all agree, "mixed" where not, None if none."""
+    found = set(sides)
+    return None if not sides else (sides[0] if len(found) == 1 else "mixed")
+
+
+def _with_ci(*cols: str) -> list[str]:
+    """``cols`` and their ``_lo``/``_hi``: the names _records takes for values with intervals."""
+    return [n for c in cols for n in (c, f"{c}_lo", f"{c}_hi")]
+
+
 def findings_numbers(res: Results) -> dict:
-    """What the page's summary states, every number from the results (notebooks/group_commit/findings.md.j2)."""
+    """What the page's summary states, every number from the results (notebooks/group_commit/findings.md.j2):
+    MySQL's followers both ways against the source's counts, performance_schema's bound, PostgreSQL's
+    wakeups, group sizes, and the run-length check; each value with its interval over the repeats."""
     top = at_most_threads(res)
     if top.empty:
         return {"empty": True}
+    src = source_efficiency()
     pr = probes(res)
-    out = {"empty": False, "source_efficiency": SOURCE_EFFICIENCY,
-           "sized": _records(top.dropna(subset=["group_size"]), "series_name", "group_size", "threads"),
-           "bound": _records(top.dropna(subset=["efficiency_bound"]), "series_name", "waits_per_commit",
-                             "efficiency_bound") if "efficiency_bound" in top else [],
-           "probed": [], "uncounted": [], "probe_cost": bool(len(pr)), "binlog_off": None}
-    for site in probe_sites():
-        g = pr[served(pr, "probe_site", site)] if len(pr) else pr
-        if len(g):
-            out["probed"].append({"site": site, "rows": _records(g, "series_name", "threads", "efficiency_waiters_over_waits",
-                                                                 "waits_per_waiter", "cost")})
-    counted = set(top.dropna(subset=["group_size"])["series_name"])
-    uncounted = pr[~pr["series_name"].isin(counted)] if len(pr) else pr
-    if len(uncounted):
-        out["uncounted"] = _records(last_threads(uncounted), "series_name", "probe_group_size", "threads")
-    c = curves(res)
-    nb = c[(c["config"] == "no binlog") & (c["workload"] == "update_non_index")]
-    dur = c[(c["config"] == "durable") & (c["workload"] == "update_non_index")]
-    if len(nb) and len(dur):
-        both = last_threads(dur.merge(nb, on=["series_name", "threads"], suffixes=("", "_nb")))
-        out["binlog_off"] = _records(both, "series_name", "group_size_nb", "tps_nb", "tps")
+    top_pr = last_threads(pr) if len(pr) else pr
+    out = {"empty": False, "source": src, "rarely": RARELY, "followers": [], "bound": [], "lock": [], "own": [],
+           "sized": [], "length": []}
+    if len(top_pr):
+        fol = top_pr[served(top_pr, "wakeup", "broadcast")]
+        out["followers"] = _records(fol, "series_name", "threads", "n", "waits_per_waiter",
+                                    *_with_ci("efficiency_waiters_over_waits", "efficiency_mean_1_over_k"))
+        for r in out["followers"]:
+            r["side"] = _together([side(r["efficiency_waiters_over_waits_lo"], r["efficiency_waiters_over_waits_hi"],
+                                        src["per_wait"]),
+                                   side(r["efficiency_mean_1_over_k_lo"], r["efficiency_mean_1_over_k_hi"],
+                                        src["per_follower"])])
+        lock = top_pr[served(top_pr, "wakeup", "lock release")]
+        out["lock"] = _records(lock, "series_name", "threads", "n", "share_k2", *_with_ci("share_k3_or_more"))
+        for r in out["lock"]:
+            r["side"] = side(r["share_k3_or_more_lo"], r["share_k3_or_more_hi"], RARELY)
+    bounded = top.dropna(subset=["efficiency_bound"]) if "efficiency_bound" in top else top.iloc[0:0]
+    mine = bounded[served(bounded, "wakeup", "broadcast")]
+    out["bound"] = _records(mine, "series_name", "threads", "n", *_with_ci("efficiency_bound"))
+    for r in out["bound"]:
+        r["side"] = side(r["efficiency_bound_lo"], r["efficiency_bound_hi"], src["per_wait"])
+    own = bounded[served(bounded, "wakeup", "own")]
+    out["own"] = _records(own.assign(followers_per_commit=1 - 1 / own["group_size"]), "series_name", "threads", "n",
+                          "waits_per_commit", "followers_per_commit", *_with_ci("efficiency_bound"))
+    sized = top.dropna(subset=["group_size"])
+    out["sized"] = _records(sized, "series_name", "threads", "n", *_with_ci("group_size"))
+    uncounted = top_pr[~top_pr["series_name"].isin(set(sized["series_name"]))] if len(top_pr) else top_pr
+    if len(uncounted):  # no count of its own: the probe runs' count of syncs
+        out["sized"] += [{**r, "probed": True} for r in _records(
+            uncounted.rename(columns={c: c.replace("probe_group_size", "group_size") for c in uncounted}),
+            "series_name", "threads", "n", *_with_ci("group_size"))]
+    rl = run_length(res)
+    if len(rl):
+        out["length"] = _records(rl, "series_name", "threads", "long_s", "short_s", "n_long", "n_short",
+                                 *_with_ci(*CHECK_MEASURES))
     return out
 
 

@@ -11,7 +11,7 @@ from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import BINWANG
 
-from .analysis import (CHECK_MEASURES, at_most_threads, duration_s, last_threads, probes, run_length, served,
+from .analysis import (CHECK_MEASURES, RARELY, at_most_threads, duration_s, last_threads, probes, run_length, served,
                        source_efficiency)
 
 # the source's conditions for its 52.7% (section 8.1.2): the chapter's MySQL (8.0.27) patched to count
@@ -20,8 +20,6 @@ from .analysis import (CHECK_MEASURES, at_most_threads, duration_s, last_threads
 SOURCE_CONDITIONS = ("MySQL 8.0 (the chapter's 8.0.27) patched to count each follower's waits; TPC-C "
                      "(BenchmarkSQL), the section's test at 500 concurrent users; a multi-socket NUMA server "
                      "(cores not given); run length not given")
-# "rarely" woken a third time: fewer than this share of the waiting flushes
-RARELY = 0.01
 # what this lab differs in, for a verdict that agrees in size under other conditions
 LAB = "this lab's conditions: one server CPU and at most {threads} clients, not the source's 500 on a NUMA server"
 

@@ -28,11 +28,12 @@ def repeats_note(res: Results) -> str:
 
 
 def interval_labels(df: pd.DataFrame, cols, fmt: str = ".1%") -> pd.DataFrame:
-    """``df`` with ``<col>_ci`` beside each of ``cols``: its 95% interval as text, or "one run"
-    where a point has no interval (analysis.over_repeats' ``<col>_lo`` and ``<col>_hi``)."""
+    """``df`` with ``<col>_ci`` beside each of ``cols``: its 95% interval as text, "one run" where a
+    point has a value but no interval, None where it has no value (analysis.over_repeats' ``<col>_lo``
+    and ``<col>_hi``)."""
     out = df.copy()
     for c in cols:
         if f"{c}_lo" in out:
-            out[f"{c}_ci"] = [("one run" if lo != lo else prose.ci(lo, hi, fmt))
-                              for lo, hi in zip(out[f"{c}_lo"], out[f"{c}_hi"])]
+            out[f"{c}_ci"] = [None if v != v else ("one run" if lo != lo else prose.ci(lo, hi, fmt))
+                              for v, lo, hi in zip(out[c], out[f"{c}_lo"], out[f"{c}_hi"])]
     return out
