@@ -21,11 +21,14 @@ class BinlogGroupCommit:
     counts_settle_s = 0.0  # status and performance_schema count as commits happen: nothing to wait for
 
     COMMIT_COND = "wait/synch/cond/sql/MYSQL_BIN_LOG::COND_done"  # one broadcast per finished group
-    # dynamic symbols of the binlog group commit (5.7 and 8.0; the mutex type's name differs)
+    # dynamic symbols of the binlog group commit (5.7 and 8.0.15 name the queue Stage_manager, their mutex
+    # types differ; later versions, 9.7 among them, name it Commit_stage_manager, whose enroll_for also
+    # takes the mutex to enter with)
     SYMBOLS = {"ordered_commit": "_ZN13MYSQL_BIN_LOG14ordered_commitEP3THDbb",
                "sync": "_ZN13MYSQL_BIN_LOG16sync_binlog_fileEb",
                "enroll": ("_ZN13Stage_manager10enroll_forENS_7StageIDEP3THDP14st_mysql_mutex",
-                          "_ZN13Stage_manager10enroll_forENS_7StageIDEP3THDP13mysql_mutex_t")}
+                          "_ZN13Stage_manager10enroll_forENS_7StageIDEP3THDP13mysql_mutex_t",
+                          "_ZN20Commit_stage_manager10enroll_forENS_7StageIDEP3THDP13mysql_mutex_tS4_")}
     # every Stage_manager::enroll_for (a session joining a stage's queue; a follower waits inside it
     # until its group is done), the pthread_cond_wait calls made inside it, every binlog sync and
     # every ordered commit
