@@ -3,6 +3,7 @@ verdicts on fixed inputs with known answers, and its analysis and findings of th
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -145,18 +146,25 @@ def test_a_hot_against_a_non_hot_update_changes_the_column_alone():
     clean = cmp.loc[("fresh", 70)]
     assert clean["same_fillfactor"] and clean["ns_per_version"] == pytest.approx(50.0)
     assert clean["ci_low"] < 50 < clean["ci_high"] and clean["ci_low"] > 0
-    measured, verdict = claims._indexed_column(mv.column_against_column(res))
-    assert verdict == "agrees"
-    assert "k at fillfactor 70 less v at 70 +50 [" in measured and "fillfactor 100" not in measured
+    row = claims._indexed_column(mv.tidy(res), mv.column_against_column(res), lambda text: text)
+    assert row.verdict == claims.DIRECTION_ONLY
+    assert "k at fillfactor 70 less v at 70 +50 ns" in row.measured and "fillfactor 100" not in row.measured
 
 
 def test_a_pair_that_changes_the_fillfactor_too_is_not_measured():
     # the published design: k at 100 against v at 70, two changes at once
     res = _results(_heap_runs("PostgreSQL 16.14", {("k", 100): 80.0, ("v", 70): 30.0}))
-    measured, verdict = claims._indexed_column(mv.column_against_column(res))
-    assert verdict == verdicts.NOT_MEASURED
-    assert measured.startswith(f"{verdicts.NOT_MEASURED}: no fillfactor has both columns")
-    assert "k at fillfactor 100 less v at 70 +50 [" in measured
+    row = claims._indexed_column(mv.tidy(res), mv.column_against_column(res), lambda text: text)
+    assert row.verdict == verdicts.NOT_MEASURED
+    assert row.measured.startswith(f"{verdicts.NOT_MEASURED}: no fillfactor has both columns")
+    assert "k at fillfactor 100 less v at 70 +50 ns" in row.measured
+
+
+def test_direction_verdicts_say_the_source_gives_no_number():
+    assert claims.direction(1.0, 3.0) == claims.DIRECTION_ONLY
+    assert claims.direction(-3.0, -1.0) == "disagrees"
+    assert claims.direction(-1.0, 3.0, 1.0, 5).startswith("not resolved (the interval spans 0; about 4x the repeats")
+    assert claims.direction(float("nan"), 1.0) == verdicts.NOT_MEASURED
 
 
 def _garbage(run_id: str, name: str, ts, values) -> list[dict]:
@@ -208,22 +216,62 @@ def test_the_published_findings_are_a_list_one_line_per_finding():
     res = mv.CHAPTER.run("default", run=False, root=REPO)
     lines = mv.CHAPTER.findings(res).splitlines()
     assert [re.match(r"- \*\*(.+?)\*\*", line).group(1) for line in lines] == [
-        "InnoDB, the old reader:", "The first versions cost more:", "Chains of 10 versions:",
-        "PostgreSQL, both readers:", "PostgreSQL at V = 1,000, shared-buffer accesses per select (old / fresh):",
-        "The writer"]
-    # the numbers are those the tables print: InnoDB's old reader on MySQL 8.0, column v, as in the table
+        "InnoDB, the old reader:", "The first versions cost more:", "PostgreSQL, a HOT chain on one page:",
+        "A non-HOT version against a HOT one:", "The collectors:"]
+    # the numbers are those the tables print: InnoDB's smallest and largest excess per version
     rows = mv.per_version_rows(res).set_index(["series_name", "variant"])
-    assert f"{rows.loc[('mysql 8.0.15', 'col v'), 'old']} ns (mysql 8.0.15, col v)" in lines[0]
-    assert lines[2].endswith("in 9 of 9 (InnoDB's old reader; PostgreSQL's fresh reader of a HOT chain on one page).")
+    assert f"from {rows.loc[('mariadb 10.11.19', 'col k'), 'excess']} ns (mariadb 10.11.19, col k)" in lines[0]
+    assert f"to {rows.loc[('mysql 5.7.22', 'col k'), 'excess']} ns (mysql 5.7.22, col k)" in lines[0]
+    assert "resolved above 0 in 6 of 6" in lines[0]
+    # the published runs update k at fillfactor 100 and v at 70: the clean comparison is not there
+    assert lines[3].startswith("- **A non-HOT version against a HOT one:** not measured at this scale: these "
+                               "results update k at fillfactor 100 and v at 70, two changes at once.")
+    # the reclaim times are the collectors' cadence: MySQL's purge ran 5.5 to 6.5 s after the snapshot ended
+    assert "6.0 to 6.5 s later by mysql 5.7.22 (all 10 runs), 5.5 to 6.1 s later by mysql 8.0.15 (all 10 runs)" \
+        in lines[4]
+    assert lines[4].endswith("when each collector next ran, not how long its work took, which ended within one poll "
+                             "(0.5 s) in 60 of 60 runs.")
 
 
-def test_findings_say_when_there_is_too_little_and_when_the_writer_slowed():
+def test_findings_say_when_there_is_too_little_and_compare_columns_at_one_fillfactor():
     assert prose.render("mvcc_chains", "findings", enough=False) == \
         "Too few points in these results for findings (a smoke run has one repeat)."
     res = mv.CHAPTER.run("default", run=False, root=REPO)
-    slow = res.wide.copy()
-    slow.loc[slow["versions"].astype(int) == slow["versions"].astype(int).max(), "writer_us"] *= 3
-    text = mv.CHAPTER.findings(SimpleNamespace(**{**vars(res), "wide": slow})).splitlines()[-1]
-    assert text.startswith("- **The writer** (client wall time per committed update): an update took ")
-    assert text.endswith(" from the smallest to the largest V, more than 1.5 times as long; elsewhere it stayed "
-                         "within 1.5 times.")
+    # the design's new variant, k at fillfactor 70, as if measured: the k at 100 runs under its name
+    w = res.wide.copy()
+    k70 = w[w["column"] == "k"].dropna(subset=["fillfactor"])
+    k70 = k70[k70["fillfactor"].astype(str).isin(["100", "100.0"])].assign(
+        fillfactor=70, run_id=lambda d: d["run_id"] + "-k70")
+    both = dataclasses.replace(res, wide=pd.concat([w, k70], ignore_index=True))
+    line = [x for x in mv.CHAPTER.findings(both).splitlines() if "non-HOT" in x][0]
+    assert line.startswith("- **A non-HOT version against a HOT one:** at fillfactor 70, a version of the indexed "
+                           "column k costs a reader from ")
+    assert "resolved above 0 in 6 of 6" in line
+    row = mv.CHAPTER.claims(both).iloc[2]
+    assert row["verdict"] == claims.DIRECTION_ONLY and "fillfactor 100" not in row["measured here"]
+
+
+def test_the_published_claims_have_the_book_s_shape():
+    res = mv.CHAPTER.run("default", run=False, root=REPO)
+    t = mv.CHAPTER.claims(res)
+    assert list(t.columns) == list(verdicts.COLUMNS) and len(t) == 5
+    assert (t["source: number, conditions"] == claims.SOURCE).all()  # the source gives no number
+    assert all("one server CPU of a 2-CPU VM" in here for here in t["here: conditions"])
+    assert t.iloc[2]["verdict"] == verdicts.NOT_MEASURED  # k at 100 against v at 70: two changes at once
+    assert t.iloc[4]["verdict"].startswith("not testable here (a 1,000-row table")
+
+
+def test_the_chapter_s_charts_hold_the_rows_of_their_labels():
+    from chart_panels import check
+    from test_chart_facets import notebook_charts
+
+    res = mv.CHAPTER.run("default", run=False, root=REPO)
+    w = res.wide.copy()  # one PostgreSQL server with a variant the others lack: its panel says so
+    extra = w[(w["series_name"] == "postgres 14.23") & (w["column"] == "k")].assign(
+        fillfactor=70, run_id=lambda d: d["run_id"] + "-k70")
+    holes = dataclasses.replace(res, wide=pd.concat([w, extra], ignore_index=True))
+    for r in (res, holes):
+        specs = [c.to_dict() for c in notebook_charts("mvcc_chains", {"mv": mv, "res": r})]
+        assert len(specs) == 4, [s.get("title") for s in specs]
+        for spec in specs:
+            assert check(spec), spec["title"]

@@ -5,8 +5,9 @@ the largest V, the garbage after the snapshot ended (and when each collector ran
 its page."""
 
 from dbexp.chapters.mvcc_chains.analysis import (READERS, at_largest_v, at_v, collector_passes, column_against_column,
-                                                 excess_at, garbage_series, pageinspect_table, per_version, readers,
-                                                 tidy)
+                                                 excess_at, first_versions, garbage_series, pageinspect_table,
+                                                 per_version, readers, tidy)
+from dbexp.chapters.mvcc_chains.claims import lab
 from dbexp.chapters.mvcc_chains.design import CHAPTER, DEFAULT_SERVERS, Scale, settings_for
 from dbexp.chapters.mvcc_chains.measure import (HOLD_S, RECLAIM_POLL_S, WARMUP_SHARE, ChainPoint, statement_clock,
                                                 trimmed_mean)
@@ -18,6 +19,6 @@ run = CHAPTER.run
 
 __all__ = ["CHAPTER", "ChainPoint", "DEFAULT_SERVERS", "GARBAGE_MEASURES", "HOLD_S", "PARTS", "READERS",
            "RECLAIM_POLL_S", "Scale", "WARMUP_SHARE", "at_largest_v", "at_v", "collector_passes",
-           "column_against_column", "excess_at", "garbage_long",
-           "garbage_series", "largest_v_rows", "pageinspect_table", "per_version", "per_version_rows", "readers",
+           "column_against_column", "excess_at", "first_versions", "garbage_long",
+           "garbage_series", "lab", "largest_v_rows", "pageinspect_table", "per_version", "per_version_rows", "readers",
            "reader_latency", "run", "settings_for", "statement_clock", "tidy", "trimmed_mean", "variant_order"]

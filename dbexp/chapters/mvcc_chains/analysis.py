@@ -136,6 +136,28 @@ def column_against_column(res: Results, value: str = "server_us") -> pd.DataFram
                                        "ci_low", "ci_high", "k", "v", "repeats"])
 
 
+def first_versions(res: Results, v: int = 10) -> pd.DataFrame:
+    """The payer's excess at V = v (:func:`excess_at`, per repeat) less its fitted excess per version
+    (the per-repeat slopes of :func:`per_version`'s excess), with a Welch interval: above 0 where a
+    short chain costs more per version than the fit over every V says."""
+    w = readers(res)
+    rows = []
+    for (name, variant, store), g in w.groupby(["series_name", "variant", "version_store"]):
+        payer, other = _payer_and_other(store)
+        cold = f"{payer}_cold_server_us" in g and g[f"{payer}_cold_server_us"].notna().all()
+        if not cold or not (g["versions"] == v).any():
+            continue
+        ex = ((g[f"{payer}_server_us"] - g[f"{payer}_cold_server_us"])
+              - (g[f"{other}_server_us"] - g[f"{other}_cold_server_us"])) * 1000
+        at = (ex[g["versions"] == v].groupby(g["repeat"]).mean() / v).dropna()
+        fit = repeat_slopes(g, (g[f"{payer}_server_us"] - g[f"{other}_server_us"]) * 1000)
+        d, lo, hi = stats.difference_ci(at, fit)
+        rows.append({"series_name": name, "variant": variant, "store": store, "payer": payer,
+                     "at_v": float(at.mean()), "fitted": float(fit.mean()), "ns_per_version": d,
+                     "ci_low": lo, "ci_high": hi, "repeats": min(len(at), len(fit))})
+    return pd.DataFrame(rows)
+
+
 HELD = {  # what the collector could not remove while the snapshot was open: (measurement, unit)
     "undo": ("held_purge_lag_trx", "purge lag (trx numbers)"),
     "heap": ("held_dead_tuples", "dead, not removable"),

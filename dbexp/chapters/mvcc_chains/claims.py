@@ -1,90 +1,170 @@
-"""The claims of the MVCC comparison beside what this chapter measured, each with its verdict."""
+"""The claims of the MVCC comparison beside what this chapter measured: one :class:`verdicts.ClaimRow`
+each (the claim, the source's number and conditions, this lab's, what was measured here with its 95%
+interval, the verdict), every cell computed from the results.
+
+The source reads both engines' code: it gives mechanisms and directions, no number, no version and no
+benchmark. So a verdict here tests a direction, never a size, and says so ("agrees (direction only:
+...)"); two variants are compared by the interval of their difference; where a claim can be read two
+ways (a reader's own slope or its excess over the other reader; a chain on one page or the fit over
+every V) both readings are measured and both verdicts given."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from dbexp.chapters.mvcc_chains.analysis import (at_largest_v, collector_passes, column_against_column, excess_at,
-                                                 interval, per_version)
+                                                 per_version, tidy)
+from dbexp.chapters.mvcc_chains.measure import HOLD_S
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import KERNELMAKER_MVCC
 
+SOURCE = "no number: a reading of the engines' code (no version named, no benchmark, no run)"
+DIRECTION_ONLY = "agrees (direction only: the source gives no number)"
+HOT_V = 10  # the V whose chain still fits on one page (see the pageinspect table)
+HOT_VARIANT = "col v, ff 70"  # the HOT-eligible column with room on the page
+GARBAGE_WORDS = {"purge_lag_trx": "transaction numbers of purge lag", "n_dead_tup": "dead tuples"}
+HELD_WORDS = {"undo": "transaction numbers of purge lag", "heap": "dead tuples VACUUM could not remove"}
+
+
+def lab(w: pd.DataFrame) -> str:
+    """This lab's conditions, from the runs: one reader at a time, the server's CPUs and the machine's,
+    the hot rows and the table."""
+    cpus = sorted({str(c) for c in w["server_cpus"]}) if "server_cpus" in w else []
+    n = len(cpus[0].split(",")) if len(cpus) == 1 and "-" not in cpus[0] else None
+    host = next((h for h in w["host"] if isinstance(h, dict)), {}) if "host" in w else {}
+    machine = (f" of a {host['cpus']}-CPU {'VM' if host.get('hypervisor') else 'machine'}"
+               if host.get("cpus") else "")
+    server = f"{'one' if n == 1 else n} server CPU{'s' if n != 1 else ''}" if n else f"server CPUs {', '.join(cpus)}"
+    hot = int(w["hot_rows"].astype(int).max()) if "hot_rows" in w and len(w) else 0
+    return f"one reader at a time on {server}{machine}, {hot} hot rows of a 1,000-row table"
+
+
+def direction(lo: float, hi: float, point: float | None = None, n: int | None = None) -> str:
+    """An interval of an effect (a difference, reference 0) against a claimed positive direction with
+    no claimed size: agrees (direction only), disagrees, or not resolved with what would resolve it."""
+    if lo != lo or hi != hi:
+        return verdicts.NOT_MEASURED
+    if lo > 0:
+        return DIRECTION_ONLY
+    if hi < 0:
+        return "disagrees"
+    return f"not resolved ({verdicts.resolve_hint(lo, hi, 0.0, point, n)})"
+
+
+def _readings(by_reading: dict[str, str]) -> str:
+    """One verdict per reading of a claim; the verdict once where every reading gives it."""
+    found = set(by_reading.values())
+    if len(found) == 1:
+        return f"{found.pop()}; {' and '.join(by_reading)} alike"
+    return "; ".join(f"{reading}: {v}" for reading, v in by_reading.items())
+
+
+def _ns(r) -> str:
+    if r["ci_low"] != r["ci_low"]:
+        return f"{r['ns_per_version']:+,.0f} ns"
+    return f"{r['ns_per_version']:+,.0f} ns [{r['ci_low']:+,.0f}, {r['ci_high']:+,.0f}]"
+
+
+def _here(w: pd.DataFrame, store: str | None, what: str) -> str:
+    """This lab's conditions for a claim: the servers (of one kind of version store, or all), what was
+    measured, the V values and repeats, and the lab's own conditions."""
+    g = w if store is None else w[w["version_store"] == store]
+    if g.empty:
+        return verdicts.NOT_MEASURED
+    names = ", ".join(dict.fromkeys(g.sort_values("series_name")["series_name"]))
+    vs = ", ".join(f"{v:,}" for v in sorted(g["versions"].unique()))
+    return f"{names}; {what}; V = {vs}, {g['repeat'].nunique()} repeats; {lab(w)}"
+
+
 def claims(res: Results) -> pd.DataFrame:
-    t = at_largest_v(res)
+    w = tidy(res)
     slopes = per_version(res)
     link = KERNELMAKER_MVCC.cite
-    hot_v = 10  # the V whose chain still fits on one page (see the pageinspect table)
-    ex10 = excess_at(res, hot_v)
-
-    def pick(table: pd.DataFrame, store: str, variant: str | None = None) -> pd.DataFrame:
-        if table.empty:
-            return table
-        g = table[table["store"] == store]
-        return g[g["variant"] == variant] if variant else g
-
-    def ns(r) -> str:
-        return f"{r['ns_per_version']:+,.0f} ns [{r['ci_low']:+,.0f}, {r['ci_high']:+,.0f}]"
-
-    # 1. InnoDB: the old reader pays per version (its excess over the fresh reader grows with V)
-    my = pick(slopes, "undo")
-    my = my[my["reader"] == "old - fresh"]
-    claim1 = ("; ".join(f"{r['series_name']} ({r['variant']}): old over fresh {ns(r)} per version"
-                        for _, r in my.iterrows()) or verdicts.NOT_MEASURED,
-              verdicts.combine(verdicts.interval(r["ci_low"], r["ci_high"], "above", 0) for _, r in my.iterrows()))
-    # 2. PostgreSQL, HOT chain on one page: the fresh reader pays for the older versions at V = 10
-    pg = pick(ex10, "heap", "col v, ff 70")
-    claim2 = ("; ".join(f"{r['series_name']}: fresh over old at V = {hot_v} {ns(r)} per version"
-                        for _, r in pg.iterrows()) or verdicts.NOT_MEASURED,
-              verdicts.combine(verdicts.interval(r["ci_low"], r["ci_high"], "above", 0) for _, r in pg.iterrows()))
-    # 3. PostgreSQL, indexed column: a new index entry per version, so both readers visit every version;
-    # judged only where k and v share a fillfactor (the column the one change)
-    claim3 = _indexed_column(column_against_column(res))
-    # 4. no collector removes what an open snapshot may need; it does once the snapshot ends (the time that
-    # takes is when the collector next ran, said as such)
     cp = collector_passes(res)
-    claim4 = (_held(t, cp), _held_verdict(t))
-    # 5. the collectors' work: not testable on a table this small; what the polls say of it is shown
-    claim5 = _collector_work(cp)
-    rows = [
-        (link("InnoDB keeps the newest version in the clustered index and walks undo records from new to old, "
-              "so a reader with an old snapshot pays for every newer version"), *claim1),
-        (link("PostgreSQL reaches versions from the oldest along the HOT chain (old to new), so a fresh reader "
-              f"pays for the older versions it must step over (judged at V = {hot_v}, where the chain stays on "
-              "one page)"), *claim2),
-        (link("An update of an indexed column is not HOT: the new version gets its own index entries, so the "
-              "chain is no longer walked within one page") + "; so, we infer, each such version costs a read more "
-              "than a HOT one (judged for both readers, the indexed column k against v at the same fillfactor)",
-         *claim3),
-        (link("Purge (InnoDB) and VACUUM (PostgreSQL) cannot remove versions an open snapshot may still need; "
-              "they reclaim them after it ends"), *claim4),
-        (link("VACUUM scans the heap, then the indexes, for dead tuples, which for a frequently updated table can "
-              "be much scanning; purge takes the undo logs of the oldest commits from a list kept in commit order"),
-         *claim5),
-    ]
-    return pd.DataFrame(rows, columns=["claim", "measured here", "verdict"])
+    rows = [_undo_old_reader(w, slopes, link), _heap_fresh_reader(w, slopes, excess_at(res, HOT_V), link),
+            _indexed_column(w, column_against_column(res), link), _held(w, at_largest_v(res), cp, link),
+            _collector_work(w, cp, link)]
+    return verdicts.table(rows)
 
 
-def _indexed_column(cmp: pd.DataFrame) -> tuple[str, str]:
-    """Per PostgreSQL server and reader: the indexed column k's cost per version less v's (a Welch
-    interval over the per-repeat slopes, :func:`column_against_column`), judged only where k and v were
-    measured at the same fillfactor, so that the column is the one thing that differs. A pair whose
-    fillfactor differs too is shown, with what else it changes, and the verdict is 'not measured at
-    this scale'."""
+def _undo_old_reader(w, slopes, link) -> verdicts.ClaimRow:
+    """InnoDB: the old reader pays per newer version. Two readings: its own slope, and its excess
+    over the fresh reader (paired within each run)."""
+    undo = slopes[slopes["store"] == "undo"] if len(slopes) else slopes
+    parts, own, excess = [], [], []
+    for (name, variant), g in undo.groupby(["series_name", "variant"]) if len(undo) else []:
+        old = g[g["reader"] == "old"].iloc[0]
+        ex = g[g["reader"] == "old - fresh"].iloc[0]
+        parts.append(f"{name} ({variant}): old reader {_ns(old)}, over the fresh reader {_ns(ex)} per version")
+        own.append(direction(old["ci_low"], old["ci_high"], old["ns_per_version"], int(old["repeats"])))
+        excess.append(direction(ex["ci_low"], ex["ci_high"], ex["ns_per_version"], int(ex["repeats"])))
+    verdict = (_readings({"its own slope": verdicts.combine(own), "its excess over the fresh reader":
+                          verdicts.combine(excess)}) if parts else verdicts.NOT_MEASURED)
+    return verdicts.ClaimRow(
+        link("InnoDB keeps the newest version in the clustered index and walks undo records from new to old, "
+             "so a reader with an old snapshot pays for every newer version"),
+        SOURCE,
+        _here(w, "undo", "time per read at the server (performance_schema), slope over V in each repeat"),
+        "; ".join(parts) or verdicts.NOT_MEASURED, verdict)
+
+
+def _heap_fresh_reader(w, slopes, ex10, link) -> verdicts.ClaimRow:
+    """PostgreSQL: a fresh reader steps over the older versions of a HOT chain. Two readings: at V = 10
+    within each run (the chain on one page), and the fitted excess over every V (past its page the
+    chain breaks and both readers go through index entries)."""
+    at10 = ex10[(ex10["store"] == "heap") & (ex10["variant"] == HOT_VARIANT)] if len(ex10) else ex10
+    fit = slopes[(slopes["store"] == "heap") & (slopes["variant"] == HOT_VARIANT)
+                 & (slopes["reader"] == "fresh - old")] if len(slopes) else slopes
+    parts, v10, fitted = [], [], []
+    for _, r in at10.iterrows():
+        f = fit[fit["series_name"] == r["series_name"]]
+        text = f"{r['series_name']}: fresh over old at V = {HOT_V} {_ns(r)} per version"
+        v10.append(direction(r["ci_low"], r["ci_high"], r["ns_per_version"], int(r["repeats"])))
+        if len(f):
+            f = f.iloc[0]
+            text += f", fitted over V up to {int(f['vmax']):,} {_ns(f)}"
+            fitted.append(direction(f["ci_low"], f["ci_high"], f["ns_per_version"], int(f["repeats"])))
+        parts.append(text)
+    readings = {f"at V = {HOT_V} (one page)": verdicts.combine(v10)}
+    if fitted:
+        readings["fitted over every V"] = verdicts.combine(fitted)
+    return verdicts.ClaimRow(
+        link("PostgreSQL reaches versions from the oldest along the HOT chain (old to new), so a fresh reader "
+             "pays for the older versions it must step over"),
+        SOURCE,
+        _here(w, "heap", "column v (no index) at fillfactor 70; time per read at the server (EXPLAIN ANALYZE); "
+                         f"at V = {HOT_V}: hot rows less their cold neighbours, fresh reader less old"),
+        "; ".join(parts) or verdicts.NOT_MEASURED,
+        _readings(readings) if parts else verdicts.NOT_MEASURED)
+
+
+def _indexed_column(w, cmp, link) -> verdicts.ClaimRow:
+    """PostgreSQL: a version of the indexed column k against one of v, at the same fillfactor (the
+    column the only change). Where the results have no such pair, the pair they have is shown, with what
+    else it changes, and the verdict is 'not measured at this scale'."""
+    same = cmp[cmp["same_fillfactor"]] if len(cmp) else cmp
+    claim = (link("An update of an indexed column is not HOT: the new version gets its own index entries, so the "
+                  "chain is no longer walked within one page") + "; so, we infer, each such version costs a read "
+             "more than a HOT one")
+    here = _here(w, "heap", "column k (indexed) against v (no index) at the same fillfactor, each reader's "
+                            "slope over V in each repeat, k less v by a Welch interval")
+
     def pairs(t) -> str:
         return "; ".join(f"{r['series_name']} ({r['reader']} reader): k at fillfactor {r['ff_k']} less v at "
-                         f"{r['ff_v']} {interval(r)} ns per version (k {r['k']:+,.0f}, v {r['v']:+,.0f})"
+                         f"{r['ff_v']} {_ns(r)} per version (k {r['k']:+,.0f}, v {r['v']:+,.0f})"
                          for _, r in t.iterrows())
 
-    same = cmp[cmp["same_fillfactor"]] if len(cmp) else cmp
     if len(same):
-        return pairs(same), verdicts.combine(verdicts.interval(r["ci_low"], r["ci_high"], "above", 0)
-                                             for _, r in same.iterrows())
-    if cmp.empty:
-        return verdicts.NOT_MEASURED, verdicts.NOT_MEASURED
-    return (f"{verdicts.NOT_MEASURED}: no fillfactor has both columns in these results. The pair they have "
-            "changes two things at once, the column and the fillfactor, so it cannot say which made the "
-            f"difference: {pairs(cmp)}", verdicts.NOT_MEASURED)
+        verdict = verdicts.combine(direction(r["ci_low"], r["ci_high"], r["ns_per_version"], int(r["repeats"]))
+                                   for _, r in same.iterrows())
+        return verdicts.ClaimRow(claim, SOURCE, here, pairs(same), verdict)
+    measured = verdicts.NOT_MEASURED
+    if len(cmp):
+        measured = (f"{verdicts.NOT_MEASURED}: no fillfactor has both columns in these results. The pair they "
+                    "have changes two things at once, the column and the fillfactor, so it cannot say which made "
+                    f"the difference: {pairs(cmp)}")
+    return verdicts.ClaimRow(claim, SOURCE, here, measured, verdicts.NOT_MEASURED)
 
 
 HELD_SHARE = 0.5  # "held": at least half the point's commits' versions unremoved with the snapshot open
@@ -101,7 +181,8 @@ def _held_verdict(t: pd.DataFrame) -> str:
     reclaimed = t["reclaim_s"].notna()
     n = len(t)
     if held.all() and free.all() and reclaimed.all():
-        return (f"agrees: held with the snapshot, not without it, and reclaimed after it ended in {n} of {n}")
+        return (f"{DIRECTION_ONLY}: held with the snapshot, not without it, and reclaimed after it ended "
+                f"in {n} of {n}")
     if not held.all():
         return f"disagrees: the collector removed most versions under the open snapshot in {int((~held).sum())} of {n}"
     if not free.all():
@@ -110,19 +191,14 @@ def _held_verdict(t: pd.DataFrame) -> str:
             "(a missing reclaim time cannot tell slow from never)")
 
 
-HELD_WORDS = {"undo": "transaction numbers of purge lag", "heap": "dead tuples VACUUM could not remove"}
-GARBAGE_WORDS = {"purge_lag_trx": "transaction numbers of purge lag", "n_dead_tup": "dead tuples"}
-
-
 def _range(s: pd.Series, fmt: str) -> str:
     lo, hi = format(s.min(), fmt), format(s.max(), fmt)
     return lo if lo == hi else f"{lo} to {hi}"
 
 
-def _held(t: pd.DataFrame, cp: pd.DataFrame) -> str:
+def _held(w, t, cp, link) -> verdicts.ClaimRow:
     """Held with the snapshot open, not in the control, reclaimed after it ended: per server over its
-    variants (the time to reclaim over every run, from ``cp``: :func:`collector_passes`), and that this
-    time is when the collector next ran."""
+    variants (the time to reclaim over every run, from ``cp``: :func:`collector_passes`)."""
     parts = []
     for name, g in t.groupby("series_name", sort=False) if len(t) else []:
         runs = cp[cp["series_name"] == name]["reclaim_s"] if len(cp) else pd.Series(dtype=float)
@@ -134,15 +210,25 @@ def _held(t: pd.DataFrame, cp: pd.DataFrame) -> str:
     if parts:
         parts[-1] += (". The time to reclaim is when each collector next ran after the snapshot ended (the next "
                       "claim), not how long its work took")
-    return "; ".join(parts) or verdicts.NOT_MEASURED
+    return verdicts.ClaimRow(
+        link("Purge (InnoDB) and VACUUM (PostgreSQL) cannot remove versions an open snapshot may still need; "
+             "they reclaim them after it ends"),
+        SOURCE,
+        (f"every server here, at V = {int(t['versions'].iloc[0]):,} ({int(t['commits'].iloc[0]):,} commits), "
+         f"with the old snapshot and in a control without one; InnoDB's purge given up to {HOLD_S:.0f} s, PostgreSQL "
+         f"asked by VACUUM (VERBOSE); {lab(w)}") if len(t) else verdicts.NOT_MEASURED,
+        "; ".join(parts) or verdicts.NOT_MEASURED, _held_verdict(t))
 
 
-def _collector_work(cp: pd.DataFrame) -> tuple[str, str]:
+def _collector_work(w, cp, link) -> verdicts.ClaimRow:
     """The source's contrast of the collectors' work (VACUUM scans heap and indexes, purge takes the oldest
     undo logs from an ordered list): not testable on a table this small, and what the polls do say (when
     each collector ran, and that its pass fitted within one poll) is shown."""
+    claim = link("VACUUM scans the heap, then the indexes, for dead tuples, which for a frequently updated table "
+                 "can be much scanning; purge takes the undo logs of the oldest commits from a list kept in commit "
+                 "order")
     if cp.empty:
-        return verdicts.NOT_MEASURED, verdicts.NOT_MEASURED
+        return verdicts.ClaimRow(claim, SOURCE, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED)
     parts = []
     for name, g in cp.groupby("series_name"):
         rate = g["removed_per_s"].dropna()
@@ -156,4 +242,6 @@ def _collector_work(cp: pd.DataFrame) -> tuple[str, str]:
         f"each collector next ran (InnoDB's purge thread when idle, autovacuum_naptime = 1), and each pass "
         f"fitted within one poll ({poll:.1f} s) in {int(cp['one_poll'].sum())} of {len(cp)} runs: the polls "
         "bound the work, they do not measure it")
-    return "; ".join(parts), verdict
+    return verdicts.ClaimRow(claim, SOURCE, _here(w[w["versions"] == w["versions"].max()], None,
+                                                  "the garbage polled after the old snapshot ended"),
+                             "; ".join(parts), verdict)

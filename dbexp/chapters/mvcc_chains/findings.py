@@ -1,68 +1,84 @@
-"""The numbers of the page's findings, rendered by ``notebooks/mvcc_chains/findings.md.j2``.
+"""The numbers of the page's findings, rendered by ``notebooks/mvcc_chains/findings.md.j2``: InnoDB's
+old reader per version, the first versions against the fit, PostgreSQL's fresh reader on a HOT chain,
+a HOT against a non-HOT update, and what the collectors held and when they reclaimed it.
 
 Each estimate per version is handed over as the tables print it (:func:`analysis.interval`), so the
 text and the tables show the same figures."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from dbexp.book import prose
-from dbexp.chapters.mvcc_chains.analysis import READERS, at_largest_v, excess_at, interval, per_version
-from dbexp.chapters.mvcc_chains.tables import ordered, largest_v_rows
+from dbexp.chapters.mvcc_chains.analysis import (at_largest_v, collector_passes, column_against_column, excess_at,
+                                                 first_versions, interval, per_version)
+from dbexp.chapters.mvcc_chains.claims import HELD_SHARE, HOT_V, HOT_VARIANT
 from dbexp.experiments.chapter import Results
 
-WRITER_GROWTH = 1.5  # the writer "grew" where an update at the largest V took more than this times the smallest's
+
+def _one(r) -> dict:
+    return {"server": r["series_name"], "variant": r.get("variant", ""), "interval": interval(r)}
 
 
-def _estimates(table, **extra) -> list[dict]:
-    """One entry per row: its server, variant and estimate with interval (and ``extra`` columns)."""
-    return [{"server": r["series_name"], "variant": r["variant"], "interval": interval(r),
-             **{k: r[c] for k, c in extra.items()}} for _, r in table.iterrows()]
+def _span(t: pd.DataFrame) -> dict:
+    """The smallest and the largest estimate of ``t`` (each as the tables print it), how many there are
+    and how many are resolved above 0."""
+    t = t.dropna(subset=["ns_per_version"]).sort_values("ns_per_version")
+    return {"low": _one(t.iloc[0]), "high": _one(t.iloc[-1]), "n": len(t),
+            "above": int((t["ci_low"] > 0).sum())} if len(t) else None
+
+
+def _median(t: pd.DataFrame, store: str) -> float | None:
+    g = t[t["version_store"] == store]["held_snapshot"]
+    return float(g.median()) if len(g) else None
 
 
 def numbers(res: Results) -> dict:
     """What the findings say, as numbers and labels (``enough``: False where the results are too few)."""
     pv = per_version(res)
     t = at_largest_v(res)
-    if pv.empty or t.empty:
+    if pv.empty or t.empty or pv["ci_low"].isna().all():
         return {"enough": False}
-    out: dict = {"enough": True}
-    undo = pv[(pv["store"] == "undo") & (pv["reader"] == "old")]
-    fresh = pv[(pv["store"] == "undo") & (pv["reader"] == "fresh")]
-    out["undo_old"] = _estimates(undo)
-    out["undo_fresh"] = {"low": fresh["ns_per_version"].min(), "high": fresh["ns_per_version"].max(),
-                         "flat": int(((fresh["ci_low"] <= 0) & (fresh["ci_high"] >= 0)).sum()), "n": len(fresh)}
-    ex = excess_at(res, 10)
-    out["below"] = _estimates(ex[ex["ci_high"] < 0])
-    steeper = []
-    for _, r in ex[ex["store"] == "undo"].iterrows():
-        fit = pv[(pv["series_name"] == r["series_name"]) & (pv["variant"] == r["variant"])
-                 & pv["reader"].str.contains(" - ")]
-        if len(fit) and r["ci_low"] > fit["ci_high"].iloc[0]:
-            steeper.append({"server": r["series_name"], "variant": r["variant"], "at10": interval(r),
-                            "fitted": interval(fit.iloc[0])})
-    out["steeper"] = steeper
-    at10 = ex[(ex["store"] == "undo") | (ex["variant"] == "col v, ff 70")]
-    out["at10"] = {"n": len(at10), "resolved": _estimates(at10[at10["ci_low"] > 0])}
-    heap = pv[(pv["store"] == "heap") & pv["reader"].isin(READERS)]
-    out["heap"] = None
-    if len(heap):
-        def span(column: str, reader: str) -> dict:
-            g = heap[(heap["reader"] == reader) & heap["variant"].str.startswith(f"col {column}")]["ns_per_version"]
-            return {"low": g.min(), "high": g.max()}
-        out["heap"] = {"vmax": int(heap["vmax"].max()),
-                       **{f"{c}_{reader}": span(c, reader) for c in ("v", "k") for reader in READERS}}
-    t = ordered(t)
-    heap_t = t[t["version_store"] == "heap"]
-    out["vmax"] = int(t["versions"].iloc[0])
-    out["buffers"] = [{"server": r["series_name"], "variant": r["short"], "old": r["old_buffers"],
-                       "fresh": r["fresh_buffers"]} for _, r in heap_t.iterrows()]
-    lv = largest_v_rows(res)
-    out["writer"] = None
-    if "writer_us" in lv and lv["writer_us"].notna().any():
-        grow = lv[lv["writer_us"] > WRITER_GROWTH * lv["writer_us_first"]]
-        out["writer"] = {"growth": WRITER_GROWTH, "grew": [
-            {"server": r["series_name"], "variant": r["short"], "first": r["writer_us_first"], "last": r["writer_us"]}
-            for _, r in grow.iterrows()]}
+    out: dict = {"enough": True, "hot_v": HOT_V}
+    undo = pv[pv["store"] == "undo"]
+    out["undo"] = _span(undo[undo["reader"] == "old - fresh"])
+    fresh = undo[undo["reader"] == "fresh"]
+    out["undo_fresh"] = {"flat": int(((fresh["ci_low"] <= 0) & (fresh["ci_high"] >= 0)).sum()), "n": len(fresh)}
+    fv = first_versions(res)
+    out["first"] = _span(fv[fv["store"] == "undo"]) if len(fv) else None
+    ex = excess_at(res, HOT_V)
+    hot = ex[(ex["store"] == "heap") & (ex["variant"] == HOT_VARIANT)] if len(ex) else ex
+    out["hot"] = _span(hot)
+    heap = pv[(pv["store"] == "heap") & (pv["variant"] == HOT_VARIANT)]
+    fit = heap[heap["reader"] == "fresh - old"]["ns_per_version"]
+    both = heap[heap["reader"].isin(["old", "fresh"])]["ns_per_version"]
+    out["hot_fit"] = ({"low": fit.min(), "high": fit.max(), "reader_low": both.min(), "reader_high": both.max(),
+                       "vmax": int(heap["vmax"].max())} if len(fit) else None)
+    cmp = column_against_column(res)
+    if len(cmp):  # which reader (and, where several, which fillfactor) each estimate is
+        many = cmp[cmp["same_fillfactor"]]["ff_k"].nunique() > 1
+        cmp = cmp.assign(variant=[f"{r} reader" + (f", ff {f}" if many and same else "") for r, f, same in
+                                  zip(cmp["reader"], cmp["ff_k"], cmp["same_fillfactor"])])
+    same = cmp[cmp["same_fillfactor"]] if len(cmp) else cmp
+    out["column"] = {"clean": len(same) > 0, "ff": sorted({int(f) for f in same["ff_k"]}) if len(same) else [],
+                     "span": _span(same if len(same) else cmp),
+                     "pair": (sorted({int(f) for f in cmp["ff_k"]}), sorted({int(f) for f in cmp["ff_v"]}))
+                     if len(cmp) else None} if len(cmp) else None
+    cp = collector_passes(res)
+    out["held"] = None
+    if len(cp):
+        # servers whose collector waited more than two polls before it ran, every run: a cadence of its own
+        waits = cp.groupby("series_name").agg(low=("reclaim_s", "min"), high=("reclaim_s", "max"),
+                                              n=("run_id", "count"), poll=("poll_s", "max"))
+        slow = waits[waits["low"] > 2 * waits["poll"]]
+        rest = cp[~cp["series_name"].isin(slow.index)]
+        out["held"] = {
+            "variants": len(t), "held": int((t["held_snapshot"] >= HELD_SHARE * t["commits"]).sum()),
+            "control_max": float(t["held_control"].max()),
+            "undo_held": _median(t, "undo"), "heap_held": _median(t, "heap"),
+            "slow": [{"server": name, **r.to_dict()} for name, r in slow.iterrows()],
+            "fast": {"low": rest["reclaim_s"].min(), "high": rest["reclaim_s"].max()} if len(rest) else None,
+            "one_poll": int(cp["one_poll"].sum()), "runs": len(cp), "poll": float(cp["poll_s"].median())}
     return out
 
 
