@@ -48,7 +48,7 @@ from dbexp.errors import DbexpError, RetryableError
 from dbexp.experiments.measure import Measured, measure, measure_together
 from dbexp.metrics.noise import STEAL_LIMIT_PCT, noisy
 from dbexp.metrics.procfs import cpus_allowed
-from dbexp.results.provenance import host_facts
+from dbexp.results.provenance import host_facts, image_provenance
 from dbexp.results.store import Store
 from dbexp.servers.config import ServerConfig
 from dbexp.workloads import sysbench
@@ -427,8 +427,7 @@ def provenance(server, point: Point, dataset: dict, command: str) -> dict:
     return {
         "flavor": server.build.flavor, "spec": point.server.spec, "version": server.version,
         "version_full": server.version_full,
-        "source": server.build.source, "image": image.ref, "image_id": image.id,
-        "image_digest": image.digest, "server_kind": server.kind,
+        "source": server.build.source, **image_provenance(image), "server_kind": server.kind,
         "server_cpus": point.server.cpuset or "all",
         "server_cpus_observed": cpus_allowed(pid) if pid else None,
         "client_cpus": (point.workload.cpuset if point.workload else point.param_dict().get("client_cpus"))
