@@ -1,7 +1,7 @@
 """The calibration chapter from its published runs, with no server: the flavors' parts (the series
-versions are compared against, the sources' version claims), the page's sentences in each of their
-branches, README.md's block, and the design's pairs."""
-
+versions are compared against, the sources' version claims), the machine's episodes in the spread,
+the page's sentences in each of their branches, README.md's block, the charts' panels and the
+design's pairs."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,7 +15,7 @@ from dbexp.experiments.chapter import Cpus
 from dbexp.results.readme import read_block
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.skipif(not (REPO / "data" / "calibration").is_dir(), reason="no published calibration results")
+published = pytest.mark.skipif(not (REPO / "data" / "calibration").is_dir(), reason="no published calibration results")
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +34,7 @@ def test_each_flavor_has_its_own_base_and_mariadb_not_mysqls_claims():
     assert [len(PARTS.part_for_name(f).claims) for f in ("mysql", "postgres")] == [2, 1]
 
 
+@published
 def test_relative_versions_start_at_each_flavors_base(res):
     rel = cal.relative_versions(res)
     bases = rel.groupby("flavor")["base"].first().str.split("-").str[0].to_dict()
@@ -42,6 +43,7 @@ def test_relative_versions_start_at_each_flavors_base(res):
     assert (at_base["ratio_qps"] == 1.0).all() and len(at_base) == 3
 
 
+@published
 def test_version_claims_read_only_their_flavors_runs(res):
     table = cal.claims(res)
     assert len(table) == 4
@@ -52,10 +54,30 @@ def test_version_claims_read_only_their_flavors_runs(res):
     assert pg.iloc[3].equals(table.iloc[3])
 
 
+@published
+def test_the_machines_episodes_are_told_apart(res):
+    e = cal.episode_numbers(res)
+    assert (e["episodes"], e["runs"]) == (7, 100)
+    assert round(e["busy_low"], 1) == 80.1 and round(e["busy_high"], 1) == 94.4 and e["rest_low"] > 96.8
+    assert [s["servers"] for s in e["stretches"]] == [["mysql 5.7.22"], ["postgres 15.18"]]
+    assert [(r["script"], r["repeat"]) for r in e["stretches"][0]["runs"]] == [
+        ("oltp_point_select", 3), ("oltp_point_select", 4), ("oltp_read_write", 4)]
+    sp = cal.spread_table(res).set_index(["version", "script"])
+    assert round(sp.loc[("5.7.22", "oltp_point_select"), "cv"], 3) == 0.164
+    assert round(sp.loc[("5.7.22", "oltp_point_select"), "cv_steady"], 3) == 0.031
+    text = cal.episodes_sentence(res)
+    assert text.startswith("7 of the 100 spread runs had their server's CPU busy only 80.1 to 94.4% of the window")
+    assert "episodes of the machine" in text
+    quiet = cal.episodes_sentence(_only(res, lambda w: ~w["version"].isin(["5.7.22", "15.18"])))
+    assert quiet.startswith("None of the 80 spread runs")
+
+
+@published
 def test_readme_block_is_the_readmes(res):
     assert cal.readme_block(res) == read_block("calibration", REPO / "README.md")
 
 
+@published
 def test_ratio_reading_has_one_bullet_per_ratio(res):
     lines = cal.ratio_reading(res).split("\n")
     assert [line.split("**")[1] for line in lines] == list(cal.RATIOS)
@@ -64,6 +86,7 @@ def test_ratio_reading_has_one_bullet_per_ratio(res):
     assert lines[3].endswith("(wider than the 3% the lab aims for).")
 
 
+@published
 def test_sampler_cost_sentence_in_each_branch(res):
     text = cal.sampler_cost_sentence(res)
     assert text.startswith("On postgres 16.14, QPS with the harness over QPS by hand: 10 sessions, 17 server "
@@ -77,6 +100,7 @@ def test_sampler_cost_sentence_in_each_branch(res):
     assert none == "This run has no sessions part (it needs `session_counts`)."
 
 
+@published
 def test_findings_give_each_ratio_with_its_interval(res):
     bullets = cal.findings(res).split("\n\n")
     assert len(bullets) == 5 and all(b.startswith("- **") for b in bullets)
@@ -85,6 +109,20 @@ def test_findings_give_each_ratio_with_its_interval(res):
     assert "with 1,000 idle sessions held (1,007 server processes) on postgres 16.14" in bullets[4]
     # a run without the sessions part or MySQL still has a summary
     assert len(cal.findings(_only(res, lambda w: (w["part"] != "sessions") & (w["flavor"] != "mysql"))).split("\n\n")) == 4
+
+
+@published
+def test_spread_charts_panels_hold_the_rows_of_their_labels(res):
+    from chart_panels import check
+    from test_chart_facets import notebook_charts
+
+    specs = notebook_charts("calibration", {"res": res, "w": res.wide, "cal": cal})
+    titles = [c.to_dict()["title"]["text"] for c in specs]
+    assert titles[:2] == ["QPS of every repeat (dot) and its median (tick)",
+                          "Share of each repeat's window the server's CPU was busy (dot), and its median (tick)"]
+    for chart in specs[:2]:
+        for facet in check(chart):
+            assert {p.labels for p in facet.panels} == {("oltp_point_select",), ("oltp_read_write",)}
 
 
 def test_the_design_pairs_each_ratio_in_both_orders():

@@ -1,20 +1,18 @@
 """The chapter's sentences, from the templates in notebooks/calibration/ filled with the numbers of
-its analysis: what each ratio says, the sampler's cost, the page's findings and README.md's block."""
-
+its analysis: what each ratio says, the sampler's cost, the spread and the machine's episodes, the
+page's findings and README.md's block."""
 from __future__ import annotations
 
 import pandas as pd
 
 from dbexp.book import prose
-from dbexp.chapters.calibration.analysis import (RATIOS, durations, ratio_table, sampler_cost, server_label,
-                                                 spread_numbers, spread_table)
+from dbexp.chapters.calibration.analysis import (RATIOS, durations, episode_numbers, ratio_table, sampler_cost,
+                                                 server_label, spread_numbers, spread_table)
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.results.provenance import hardware_label
 
 CHAPTER = "calibration"
-
-
 def _nan_to_none(x):
     return None if x is None or x != x else x
 
@@ -34,6 +32,11 @@ def ratio_parts(res: Results) -> list[dict]:
         out.append({"part": part, "a": a, "b": b, "pairs": int(g["pairs"].min()), "cells": cells,
                     "widest": g["half_width_pct"].max()})
     return out
+
+
+def spread_reading(res: Results) -> str:
+    """The spread of single runs in words (point select both ways; read-write where measured)."""
+    return prose.render(CHAPTER, "spread_reading", **spread_numbers(spread_table(res)))
 
 
 def ratio_reading(res: Results) -> str:
@@ -57,6 +60,12 @@ def sampler_cost_sentence(res: Results) -> str:
     return prose.render(CHAPTER, "sampler_cost", rows=_cost_rows(cost), server=top["server"],
                         top_sessions=int(top["idle sessions"]), loss=100 * (1 - top["QPS harness / hand"]),
                         worst=_nan_to_none(100 * (1 - top["QPS low"])), sampler_cpu=cpu)
+
+
+def episodes_sentence(res: Results) -> str:
+    """The spread's runs that fell in episodes of the machine, and why they are the machine's."""
+    e = episode_numbers(res)
+    return prose.render(CHAPTER, "episodes", threads=int(res.wide["threads"].max()), **e)
 
 
 def findings(res: Results) -> str:
