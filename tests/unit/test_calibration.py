@@ -1,7 +1,7 @@
 """The calibration chapter from its published runs, with no server: the flavors' parts (the series
 versions are compared against, the sources' version claims), the machine's episodes in the spread,
-the page's sentences in each of their branches, README.md's block, the charts' panels and the
-design's pairs."""
+CPU per query under pinning, the page's sentences in each of their branches, README.md's block, the
+charts' panels and the design's pairs."""
 from __future__ import annotations
 
 import dataclasses
@@ -70,6 +70,17 @@ def test_the_machines_episodes_are_told_apart(res):
     assert "episodes of the machine" in text
     quiet = cal.episodes_sentence(_only(res, lambda w: ~w["version"].isin(["5.7.22", "15.18"])))
     assert quiet.startswith("None of the 80 spread runs")
+
+
+@published
+def test_pinning_raises_cpu_per_query_with_pair_intervals(res):
+    cpu = cal.cpu_table(res).set_index(["ratio", "flavor"])
+    mysql, pg = cpu.loc[("pinning", "mysql")], cpu.loc[("pinning", "postgres")]
+    assert [round(mysql[k], 3) for k in ("ratio_cpu", "ci_low", "ci_high")] == [1.327, 1.293, 1.362]
+    assert [round(pg[k], 3) for k in ("ratio_cpu", "ci_low", "ci_high")] == [1.432, 1.407, 1.458]
+    assert mysql["pairs"] == 192 and round(mysql["cpus_b"], 2) == 1.19
+    text = cal.cpu_reading(res)
+    assert "pinned / unpinned is 1.327 [1.293, 1.362]" in text and "1.29 to 1.46 times" in text
 
 
 @published

@@ -1,6 +1,6 @@
 """The chapter's numbers from its tidy runs: the spread of single runs (and the repeats the machine,
-not the server, slowed), the A / B ratios measured in pairs, the sampler's cost against the server's
-sessions and the versions against their base."""
+not the server, slowed), the A / B ratios measured in pairs (of throughput and of CPU per query), the
+sampler's cost against the server's sessions and the versions against their base."""
 from __future__ import annotations
 
 import pandas as pd
@@ -28,12 +28,13 @@ def _sessions(df: pd.DataFrame) -> pd.Series:
 
 
 def with_derived(w: pd.DataFrame) -> pd.DataFrame:
-    """The runs with the columns the analysis derives: whether the run fell in an episode of the
-    machine."""
+    """The runs with the columns the analysis derives: the server's CPUs in use (server CPU per
+    second of the window), and whether the run fell in an episode of the machine."""
     out = w.copy()
     for col in ("cpu_per_op_us", "client_cpu_per_op_us", "server_busy_pct"):
         if col not in out:
             out[col] = float("nan")
+    out["server_cpus_used"] = out["qps"] * out["cpu_per_op_us"] / 1e6
     out["episode"] = out["server_busy_pct"] < EPISODE_BUSY_PCT
     return out
 
@@ -82,6 +83,31 @@ def ratio_table(res: Results, value: str = "qps") -> pd.DataFrame:
                          "ratio_qps": ratio, "ci_low": lo, "ci_high": hi,
                          "half_width_pct": 100 * (hi - lo) / 2 / ratio,
                          "excluded_pct": 100 * stats.excluded_effect(lo, hi)})
+    return pd.DataFrame(rows)
+
+
+def cpu_table(res: Results) -> pd.DataFrame:
+    """CPU per query through the ratios whose two sides both read the server's CPU (container and
+    pinning; sysbench by hand reads none): the server's cpu/o of A and B (medians), A / B as the
+    geometric mean of the pair ratios with its t interval (the pairs of the QPS ratio), sysbench's
+    cpu/o of A and B, and the server's CPUs in use (its CPU seconds per second of the window)."""
+    cpu = ratio_table(res, "cpu_per_op_us")
+    cpu = cpu[(cpu["pairs"] > 0) & (cpu["ratio"] != "sessions")]
+    w = with_derived(res.wide)
+    rows = []
+    for _, r in cpu.iterrows():
+        runs = w[(w["flavor"] == r["flavor"]) & (w["version"] == r["version"])]
+        a = runs[(runs["part"] == r["ratio"]) & (runs["variant"] == RATIOS[r["ratio"]][0])]
+        b = runs[(runs["part"] == r["ratio"]) & (runs["variant"] == RATIOS[r["ratio"]][1])]
+        pair = ["sweep_id", "repeat"]
+        client, client_lo, client_hi, _ = stats.pair_ratio_by(a.set_index(pair)["client_cpu_per_op_us"],
+                                                              b.set_index(pair)["client_cpu_per_op_us"])
+        rows.append({"ratio": r["ratio"], "flavor": r["flavor"], "version": r["version"], "pairs": r["pairs"],
+                     "cpu_a": r["median_a"], "cpu_b": r["median_b"], "ratio_cpu": r["ratio_qps"],
+                     "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                     "client_a": a["client_cpu_per_op_us"].median(), "client_b": b["client_cpu_per_op_us"].median(),
+                     "ratio_client": client, "client_low": client_lo, "client_high": client_hi,
+                     "cpus_a": a["server_cpus_used"].median(), "cpus_b": b["server_cpus_used"].median()})
     return pd.DataFrame(rows)
 
 

@@ -1,13 +1,13 @@
 """The chapter's sentences, from the templates in notebooks/calibration/ filled with the numbers of
-its analysis: what each ratio says, the sampler's cost, the spread and the machine's episodes, the
-page's findings and README.md's block."""
+its analysis: what each ratio says, the sampler's cost, the spread and the machine's episodes, CPU per
+query under pinning, the page's findings and README.md's block."""
 from __future__ import annotations
 
 import pandas as pd
 
 from dbexp.book import prose
-from dbexp.chapters.calibration.analysis import (RATIOS, durations, episode_numbers, ratio_table, sampler_cost,
-                                                 server_label, spread_numbers, spread_table)
+from dbexp.chapters.calibration.analysis import (RATIOS, cpu_table, durations, episode_numbers, ratio_table,
+                                                 sampler_cost, server_label, spread_numbers, spread_table)
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.results.provenance import hardware_label
@@ -66,6 +66,22 @@ def episodes_sentence(res: Results) -> str:
     """The spread's runs that fell in episodes of the machine, and why they are the machine's."""
     e = episode_numbers(res)
     return prose.render(CHAPTER, "episodes", threads=int(res.wide["threads"].max()), **e)
+
+
+def _cpu_rows(res: Results) -> list[dict]:
+    cpu = cpu_table(res)
+    cpu = cpu[cpu["ratio"] == "pinning"] if len(cpu) else cpu
+    return [{"server": f"{r['flavor']} {r['version']}", "cpu_a": r["cpu_a"], "cpu_b": r["cpu_b"],
+             "ratio": r["ratio_cpu"], "lo": r["ci_low"], "hi": r["ci_high"], "pairs": int(r["pairs"]),
+             "client": r["ratio_client"], "client_lo": r["client_low"], "client_hi": r["client_high"],
+             "cpus_a": r["cpus_a"], "cpus_b": r["cpus_b"]} for _, r in cpu.iterrows()]
+
+
+def cpu_reading(res: Results) -> str:
+    """Server CPU per query under pinning (pair ratios) and what it means for the rest of the book."""
+    rows = _cpu_rows(res)
+    return prose.render(CHAPTER, "cpu_reading", keep_lines=True, rows=rows,
+                        low=min((r["lo"] for r in rows), default=None), high=max((r["hi"] for r in rows), default=None))
 
 
 def findings(res: Results) -> str:
