@@ -1,12 +1,13 @@
 """The calibration chapter from its published runs, with no server: the flavors' parts (the series
 versions are compared against, the sources' version claims), the machine's episodes in the spread,
-CPU per query under pinning, the page's sentences in each of their branches, README.md's block, the
-charts' panels and the design's pairs."""
+CPU per query under pinning, the run-length check, the page's sentences in each of their branches,
+README.md's block, the charts' panels, the design's groups and its time at default scale."""
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from dbexp.chapters import calibration as cal
@@ -25,6 +26,19 @@ def res():
 
 def _only(res, keep):
     return dataclasses.replace(res, wide=res.wide[keep(res.wide)].reset_index(drop=True))
+
+
+def _with_long_runs(res):
+    """The published runs plus a made-up run-length part: one pinning pair of each server and the
+    first spread repeat of 5.7, 8.0, 12 and 18, relabelled as runs ten times as long."""
+    w = res.wide
+    pair = w[(w["part"] == "pinning") & (w["repeat"] == 0)].drop_duplicates(["flavor", "variant"])
+    pair = pair.assign(variant=pair["variant"].map({"pinned": "reference", "unpinned": "unpinned"}))
+    versions = w[(w["part"] == "spread") & (w["repeat"] == 0) & (w["script"] == "oltp_point_select")
+                 & w["version"].str.match(r"(5\.7|8\.0|12\.|18\.)")].assign(variant="reference")
+    long = pd.concat([pair, versions]).assign(part="length")
+    long["workload"] = [{**wl, "duration_s": 10 * wl["duration_s"]} for wl in long["workload"]]
+    return dataclasses.replace(res, wide=pd.concat([w, long], ignore_index=True))
 
 
 def test_each_flavor_has_its_own_base_and_mariadb_not_mysqls_claims():
@@ -84,6 +98,45 @@ def test_pinning_raises_cpu_per_query_with_pair_intervals(res):
 
 
 @published
+def test_run_length_check_is_not_measured_in_the_published_runs(res):
+    checks = cal.length_checks(res)
+    assert len(checks) == 13 and checks["position"].isna().all()
+    assert cal.length_reading(res).startswith("These results have no run-length check")
+
+
+@published
+def test_run_length_check_places_each_long_ratio_against_its_interval(res):
+    long = _with_long_runs(res)
+    checks = cal.length_checks(long).set_index(["label", "value"])
+    pin = checks.loc[("mysql 8.0.15: pinned / unpinned", "qps")]
+    assert pin["long_s"] == 40 and pin["short_s"] == 4 and pin["position"] in ("inside", "above", "below")
+    v = checks.loc[("mysql 8.0.15 / 5.7.22", "qps")]
+    w = long.wide
+    first = w[(w["part"] == "length") & (w["flavor"] == "mysql") & (w["script"] == "oltp_point_select")
+              & w["workload"].map(lambda x: x["duration_s"] == 60)].set_index("version")["qps"]
+    assert v["long"] == pytest.approx(first["8.0.15"] / first["5.7.22"]) and v["long_s"] == 60
+    assert pd.isna(checks.loc[("mysql 8.0.15: harness / hand", "qps"), "position"])  # no long hand run
+    text = cal.length_reading(long)
+    assert "comparisons measured with runs 10 times as long lie inside" in text
+    assert "had no long runs at this scale" in text
+
+
+def test_ratios_of_the_shared_design_pair_each_b_with_its_repeats_reference():
+    rows = [{"part": "ratios", "variant": v, "flavor": "postgres", "version": "16.14", "sweep_id": "s", "repeat": r,
+             "qps": 100.0 * f * (1 + 0.01 * r), "cpu_per_op_us": float("nan") if v == "hand" else 10.0 / f,
+             "client_cpu_per_op_us": 5.0}
+            for r in range(4) for v, f in (("reference", 1.0), ("hand", 1.0), ("bare", 0.98), ("unpinned", 1.6))]
+    res = cal.CHAPTER.run("smoke", run=False, root=REPO) if (REPO / "data" / "calibration").is_dir() else None
+    fake = dataclasses.replace(res, wide=pd.DataFrame(rows)) if res else type("R", (), {"wide": pd.DataFrame(rows)})()
+    rt = cal.ratio_table(fake).set_index("ratio")
+    assert rt.loc[["harness", "container", "pinning"], "pairs"].tolist() == [4, 4, 4]
+    assert rt.loc["pinning", "ratio_qps"] == pytest.approx(1 / 1.6)
+    assert rt.loc["container", "ratio_qps"] == pytest.approx(1 / 0.98)
+    cpu = cal.cpu_table(fake).set_index("ratio")
+    assert cpu.loc["pinning", "ratio_cpu"] == pytest.approx(1.6) and "harness" not in cpu.index
+
+
+@published
 def test_readme_block_is_the_readmes(res):
     assert cal.readme_block(res) == read_block("calibration", REPO / "README.md")
 
@@ -95,6 +148,7 @@ def test_ratio_reading_has_one_bullet_per_ratio(res):
     assert lines[2].startswith("- **pinning** (pinned / unpinned, 192 pairs): mysql 8.0.15: 0.616 [0.600, 0.633], "
                                "pinned 36.7 to 40.0% slower than unpinned;")
     assert lines[3].endswith("(wider than the 3% the lab aims for).")
+    assert cal.ratio_design(res).startswith("These results measured each ratio in its own group")
 
 
 @published
@@ -136,13 +190,31 @@ def test_spread_charts_panels_hold_the_rows_of_their_labels(res):
             assert {p.labels for p in facet.panels} == {("oltp_point_select",), ("oltp_read_write",)}
 
 
-def test_the_design_pairs_each_ratio_in_both_orders():
+def test_the_design_measures_the_ratios_beside_one_reference_and_checks_run_length():
     sc = cal.CHAPTER.scale("smoke")
-    parts = cal.CHAPTER.design(sc, Cpus())
-    spread, ratios, pinning, sessions = parts
+    spread, ratios, sessions, length = cal.CHAPTER.design(sc, Cpus())
     assert len(spread.points) == 2 * len(sc.servers) and spread.repeats == sc.repeats
-    assert [p.params.variant for p in ratios.points] == ["harness", "hand", "container", "bare"]
-    assert [p.server_mode for p in ratios.points] == ["container"] * 3 + ["bare"]
-    assert [p.server.cpuset for p in pinning.points] == ["1", None]
+    assert [p.params.variant for p in ratios.points] == ["reference", "hand", "bare", "unpinned"]
+    assert [p.server_mode for p in ratios.points] == ["container", "container", "bare", "container"]
+    assert [p.sample for p in ratios.points] == [True, False, True, True]
+    assert [p.server.cpuset for p in ratios.points] == ["1", "1", "1", None]
+    assert {p.group for p in ratios.points} == {"ratios postgres:16@offline"}
     assert [(p.params.sessions, p.sample) for p in sessions.points] == [(10, True), (10, False), (100, True), (100, False)]
     assert sessions.points[0].server.settings["max_connections"] == "200"
+    # run length: smoke has no version claim with both its servers; postgres 16 checks its three ratios
+    assert length.repeats == 1 and [p.params.variant for p in length.points] == list(cal.design.VARIANTS)
+    assert {p.workload.duration_s for p in length.points} == {sc.length_factor * sc.ratio_duration_s}
+
+
+def test_default_scale_checks_the_claims_servers_and_fits_its_budget():
+    sc = cal.CHAPTER.scale("default")
+    length = cal.CHAPTER.design(sc, Cpus())[-1]
+    checked = {(p.server.spec, p.params.variant) for p in length.points}
+    assert {("mysql:5.7.22@offline", "reference"), ("postgres:12.22@offline", "reference"),
+            ("postgres:18.4@offline", "reference"), ("mysql:8.0@offline", "reference"),
+            ("mysql:8.0@offline", "unpinned"), ("postgres:16@offline", "hand")} <= checked
+    assert ("mysql:8.0.15@offline", "reference") not in checked  # measured once, with the ratio server's runs
+    assert {p.workload.duration_s for p in length.points} == {10 * sc.duration_s} == {10 * sc.ratio_duration_s}
+    # at most 18 minutes with one MySQL more than the catalog had (9.7) and MariaDB 11.8
+    more = [s for s in ("mysql:9.7@offline", "mariadb:11.8@offline") if s.split("@")[0] not in " ".join(sc.servers)]
+    assert cal.estimated_s(dataclasses.replace(sc, servers=sc.servers + tuple(more))) <= 18 * 60

@@ -1,15 +1,18 @@
-"""Calibration: the spread of single runs, the harness, container and pinning ratios in ABBA pairs,
-and the sampler's cost against the server's sessions (the notebook notebooks/calibration.ipynb)."""
+"""Calibration: the spread of single runs (and the machine's episodes in it), the harness, container
+and pinning ratios in ABBA pairs (throughput and CPU per query), the sampler's cost against the
+server's sessions, and the run-length check (the notebook notebooks/calibration.ipynb)."""
 
-from dbexp.chapters.calibration.analysis import (EPISODE_BUSY_PCT, RATIOS, cpu_table, episode_numbers, ratio_numbers,
-                                                 ratio_table, relative_versions, sampler_cost, setup, spread_numbers,
-                                                 spread_runs, spread_table, version_ratio)
+from dbexp.chapters.calibration.analysis import (EPISODE_BUSY_PCT, RATIOS, cpu_table, episode_numbers, length_checks,
+                                                 ratio_numbers, ratio_table, relative_versions, sampler_cost, setup,
+                                                 spread_numbers, spread_runs, spread_table, version_ratio)
 from dbexp.chapters.calibration.claims import claims
-from dbexp.chapters.calibration.design import CHAPTER, Scale, run
-from dbexp.chapters.calibration.sentences import (cpu_reading, episodes_sentence, findings, ratio_reading,
-                                                  readme_block, sampler_cost_sentence, spread_reading)
+from dbexp.chapters.calibration.design import CHAPTER, Scale, estimated_s, run
+from dbexp.chapters.calibration.sentences import (cpu_reading, episodes_sentence, findings, length_reading,
+                                                  ratio_design, ratio_reading, readme_block, sampler_cost_sentence,
+                                                  spread_reading)
 
 __all__ = ["CHAPTER", "EPISODE_BUSY_PCT", "RATIOS", "Scale", "claims", "cpu_reading", "cpu_table", "episode_numbers",
-           "episodes_sentence", "findings", "ratio_numbers", "ratio_reading", "ratio_table", "readme_block",
-           "relative_versions", "run", "sampler_cost", "sampler_cost_sentence", "setup", "spread_numbers",
-           "spread_reading", "spread_runs", "spread_table", "version_ratio"]
+           "episodes_sentence", "estimated_s", "findings", "length_checks", "length_reading", "ratio_design",
+           "ratio_numbers", "ratio_reading", "ratio_table", "readme_block", "relative_versions", "run",
+           "sampler_cost", "sampler_cost_sentence", "setup", "spread_numbers", "spread_reading", "spread_runs",
+           "spread_table", "version_ratio"]

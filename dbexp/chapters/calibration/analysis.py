@@ -1,7 +1,11 @@
 """The chapter's numbers from its tidy runs: the spread of single runs (and the repeats the machine,
 not the server, slowed), the A / B ratios measured in pairs (of throughput and of CPU per query), the
-sampler's cost against the server's sessions and the versions against their base."""
+sampler's cost against the server's sessions, the versions against their base, and the run-length
+check (each comparison once more with runs ten times as long)."""
+
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 
@@ -16,12 +20,28 @@ RATIOS = {  # name: (label of A, label of B, what it answers)
     "pinning": ("pinned", "unpinned", "server and client pinned / neither pinned"),
     "sessions": ("harness", "hand", "harness / by hand, with N idle server sessions (a process each on PostgreSQL)"),
 }
-
-
+# Where each ratio's A and B runs are, as (part, variant): this design measures one reference run (the
+# server pinned in its container, sampled) beside the three B runs in one ABBA group ("ratios", and
+# "length" for the long check); the published runs before it measured each ratio in its own group.
+SIDES = {
+    "harness": ({("ratios", "reference"), ("harness", "harness")}, {("ratios", "hand"), ("harness", "hand")}),
+    "container": ({("ratios", "reference"), ("container", "container")}, {("ratios", "bare"), ("container", "bare")}),
+    "pinning": ({("ratios", "reference"), ("pinning", "pinned")}, {("ratios", "unpinned"), ("pinning", "unpinned")}),
+    "sessions": ({("sessions", "harness")}, {("sessions", "hand")}),
+}
+LONG_SIDES = {"harness": ("reference", "hand"), "container": ("reference", "bare"),
+              "pinning": ("reference", "unpinned")}
 # A run whose server CPU was busy less than this share of its window ran in an episode of the machine:
 # the server, pinned alone to its CPU with 4 clients, keeps it 97 to 99% busy otherwise (the published
 # spread: 93 of 100 runs at 96.9% or more, the other 7 at 80 to 94%, with no CPU steal recorded).
 EPISODE_BUSY_PCT = 95.0
+LENGTH_FACTOR = 10  # the run-length check's runs are this many times as long as the runs they check
+
+
+def _side(df: pd.DataFrame, sides: set) -> pd.Series:
+    return pd.Series([(p, v) in sides for p, v in zip(df["part"], df["variant"])], index=df.index, dtype=bool)
+
+
 def _sessions(df: pd.DataFrame) -> pd.Series:
     """Idle sessions held during each run (0 where the run held none, or predates the column)."""
     return df["sessions"].fillna(0).astype(int) if "sessions" in df else pd.Series(0, index=df.index)
@@ -68,20 +88,24 @@ def spread_table(res: Results) -> pd.DataFrame:
 
 def ratio_table(res: Results, value: str = "qps") -> pd.DataFrame:
     """Each ratio per server (and per number of held sessions): the geometric mean of its pair
-    ratios (A / B of one repeat, measured next to each other in ABBA order) with a t interval on
-    the log pair ratios, and the effect that interval excludes."""
+    ratios (A / B of one repeat of one sweep, measured in ABBA order) with a t interval on the log
+    pair ratios, and the effect that interval excludes. ``value``: the column compared (qps,
+    cpu_per_op_us, ...); a ratio whose B side lacks it (sysbench by hand has no server CPU) has no
+    pairs."""
+    w = with_derived(res.wide)
     rows = []
     for part, (a, b, meaning) in RATIOS.items():
-        df = res.wide[res.wide["part"] == part]
+        in_a, in_b = _side(w, SIDES[part][0]), _side(w, SIDES[part][1])
+        df = w[in_a | in_b]
         for (flavor, version, n), g in df.groupby([df["flavor"], df["version"], _sessions(df)]):
             # a pair: the A and B of one repeat of one sweep (a resumed sweep's runs pair only with each other)
-            qa = g[g["variant"] == a].set_index(["sweep_id", "repeat"])[value]
-            qb = g[g["variant"] == b].set_index(["sweep_id", "repeat"])[value]
+            qa = g[in_a[g.index]].set_index(["sweep_id", "repeat"])[value]
+            qb = g[in_b[g.index]].set_index(["sweep_id", "repeat"])[value]
             ratio, lo, hi, pairs = stats.pair_ratio_by(qa, qb)
             rows.append({"ratio": part, "meaning": meaning, "flavor": flavor, "version": version,
                          "sessions": n, "pairs": pairs, "median_a": qa.median(), "median_b": qb.median(),
                          "ratio_qps": ratio, "ci_low": lo, "ci_high": hi,
-                         "half_width_pct": 100 * (hi - lo) / 2 / ratio,
+                         "half_width_pct": 100 * (hi - lo) / 2 / ratio if pairs else float("nan"),
                          "excluded_pct": 100 * stats.excluded_effect(lo, hi)})
     return pd.DataFrame(rows)
 
@@ -97,8 +121,8 @@ def cpu_table(res: Results) -> pd.DataFrame:
     rows = []
     for _, r in cpu.iterrows():
         runs = w[(w["flavor"] == r["flavor"]) & (w["version"] == r["version"])]
-        a = runs[(runs["part"] == r["ratio"]) & (runs["variant"] == RATIOS[r["ratio"]][0])]
-        b = runs[(runs["part"] == r["ratio"]) & (runs["variant"] == RATIOS[r["ratio"]][1])]
+        a = runs[_side(runs, SIDES[r["ratio"]][0])]
+        b = runs[_side(runs, SIDES[r["ratio"]][1])]
         pair = ["sweep_id", "repeat"]
         client, client_lo, client_hi, _ = stats.pair_ratio_by(a.set_index(pair)["client_cpu_per_op_us"],
                                                               b.set_index(pair)["client_cpu_per_op_us"])
@@ -134,15 +158,30 @@ def sampler_cost(res: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def version_ratio(res: Results, flavor: str, num: str, den: str, script: str = "oltp_point_select",
-                  value: str = "qps") -> tuple[float, float, float]:
-    """Geometric-mean ratio of value, num over den, with a Welch interval on the logs (the versions
-    ran one after the other, not in pairs)."""
-    df = res.wide[(res.wide["part"] == "spread") & (res.wide["flavor"] == flavor) & (res.wide["script"] == script)]
+def _of_series(df: pd.DataFrame, series: str) -> pd.DataFrame:
     major = df["version"].str.split("-").str[0]
-    a = df[major.str.startswith(num)][value]
-    b = df[major.str.startswith(den)][value]
-    return stats.unpaired_ratio_ci(a, b)
+    return df[(major == series) | major.str.startswith(series + ".")]
+
+
+def version_ratio(res: Results, flavor: str, num: str, den: str, script: str = "oltp_point_select",
+                  value: str = "qps", steady: bool = False) -> tuple[float, float, float]:
+    """Geometric-mean ratio of value, num over den, with a Welch interval on the logs (the versions
+    ran one after the other, not in pairs); ``steady``: without the runs of machine episodes."""
+    df = with_derived(res.wide)
+    df = df[(df["part"] == "spread") & (df["flavor"] == flavor) & (df["script"] == script)]
+    if steady:
+        df = df[~df["episode"]]
+    return stats.unpaired_ratio_ci(_of_series(df, num)[value], _of_series(df, den)[value])
+
+
+def version_repeats(res: Results, flavor: str, num: str, den: str, script: str = "oltp_point_select",
+                    steady: bool = False) -> int:
+    """The fewer repeats of the two versions a version ratio compares."""
+    df = with_derived(res.wide)
+    df = df[(df["part"] == "spread") & (df["flavor"] == flavor) & (df["script"] == script)]
+    if steady:
+        df = df[~df["episode"]]
+    return int(min(len(_of_series(df, num)), len(_of_series(df, den))))
 
 
 def relative_versions(res: Results, script: str = "oltp_point_select") -> pd.DataFrame:
@@ -161,14 +200,81 @@ def relative_versions(res: Results, script: str = "oltp_point_select") -> pd.Dat
     return pd.DataFrame(rows)
 
 
+def _durations(df: pd.DataFrame) -> pd.Series:
+    return df["workload"].map(lambda x: x["duration_s"]).astype(float)
+
+
+def _seconds(df: pd.DataFrame) -> float:
+    return float(df["workload"].map(lambda x: x["duration_s"]).max()) if len(df) else float("nan")
+
+
+def _position(long: float, lo: float, hi: float) -> str | None:
+    """Where a long run's ratio lies against the short runs' interval: inside, above, below, or None
+    where either is missing."""
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (long, lo, hi)):
+        return None
+    return "inside" if lo <= long <= hi else ("above" if long > hi else "below")
+
+
+def length_checks(res: Results) -> pd.DataFrame:
+    """The run-length check: each comparison the page draws a verdict from (the three ratios on each
+    ratio server, and each version claim's ratio), its short runs' ratio with its interval (pair
+    ratios for the ratios, Welch for the versions), and the same ratio from one run of each side
+    ``length_factor`` times as long: inside, above or below that interval. Comparisons whose long
+    runs these results lack have no long value (the check was not measured at this scale)."""
+    w = with_derived(res.wide)
+    long = w[w["part"] == "length"]
+    rows = []
+    for value in ("qps", "cpu_per_op_us"):
+        rt = ratio_table(res, value)
+        for _, r in rt[(rt["ratio"] != "sessions") & (rt["pairs"] > 0)].iterrows():
+            a, b = LONG_SIDES[r["ratio"]]
+            mine = long[(long["flavor"] == r["flavor"]) & (long["version"] == r["version"])]
+            lb = mine[mine["variant"] == b]
+            # A's long run of B's length (a server both compared and checked for a version claim may
+            # have a reference of the spread's length too)
+            la = mine[(mine["variant"] == a) & (_durations(mine) == _seconds(lb))]
+            ratio_long = float(la[value].iloc[-1] / lb[value].iloc[-1]) if len(la) and len(lb) else float("nan")
+            short = w[_side(w, SIDES[r["ratio"]][0]) & (w["flavor"] == r["flavor"]) & (w["version"] == r["version"])]
+            rows.append({"comparison": r["ratio"], "label": f"{r['flavor']} {r['version']}: {RATIOS[r['ratio']][0]} / "
+                                                            f"{RATIOS[r['ratio']][1]}",
+                         "value": value, "ratio": r["ratio_qps"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                         "n": r["pairs"], "short_s": _seconds(short), "long": ratio_long, "long_s": _seconds(lb),
+                         "position": _position(ratio_long, r["ci_low"], r["ci_high"])})
+        for flavor, part in PARTS.parts.items():
+            for c in part.claims:
+                if c.value != value:
+                    continue
+                r, lo, hi = version_ratio(res, flavor, c.num, c.den, value=value)
+                if r != r:
+                    continue
+                ref = long[(long["flavor"] == flavor) & (long["variant"] == "reference")]
+                ref = ref[_durations(ref) == _durations(ref).max()] if len(ref) else ref  # the spread's long runs
+                la, lb = _of_series(ref, c.num)[value], _of_series(ref, c.den)[value]
+                ratio_long = float(la.iloc[-1] / lb.iloc[-1]) if len(la) and len(lb) else float("nan")
+                spread = w[(w["part"] == "spread") & (w["flavor"] == flavor)]
+                num = _of_series(spread, c.num)["version"].iloc[0].split("-")[0]
+                den = _of_series(spread, c.den)["version"].iloc[0].split("-")[0]
+                rows.append({"comparison": "versions", "label": f"{flavor} {num} / {den}", "value": value,
+                             "ratio": r, "ci_low": lo, "ci_high": hi,
+                             "n": version_repeats(res, flavor, c.num, c.den), "short_s": _seconds(spread),
+                             "long": ratio_long, "long_s": _seconds(_of_series(ref, c.num)),
+                             "position": _position(ratio_long, lo, hi)})
+    return pd.DataFrame(rows)
+
+
 def server_label(r) -> str:
     """A ratio row's server as the page names it: flavor, version and the sessions held (if any)."""
     return f"{r['flavor']} {r['version']}" + (f", {int(r['sessions'])} sessions" if r.get("sessions") else "")
 
 
+def _ratio_runs(w: pd.DataFrame) -> pd.Series:
+    return ~w["part"].isin(["spread", "length"])
+
+
 def durations(res: Results, spread: bool) -> str:
     """The seconds of the spread runs (or of the ratios' runs), '4' or '4/6' where they differ."""
-    w = res.wide[(res.wide["part"] == "spread") == spread]
+    w = res.wide[(res.wide["part"] == "spread") if spread else _ratio_runs(res.wide)]
     return "/".join(f"{d:g}" for d in sorted(w["workload"].map(lambda x: x["duration_s"]).unique()))
 
 
@@ -178,7 +284,7 @@ def setup(res: Results) -> dict:
     w = res.wide
     seconds = w["workload"].map(lambda x: x["duration_s"])
     return {"duration_s": float(seconds[w["part"] == "spread"].max()),
-            "ratio_duration_s": float(seconds[w["part"] != "spread"].max()),
+            "ratio_duration_s": float(seconds[_ratio_runs(w)].max()),
             "threads": int(w["threads"].max()),
             "table_size": int(w["workload"].map(lambda x: x["table_size"]).max()),
             "first_run": f"{pd.to_datetime(w['started_at']).min():%Y-%m-%d %H:%M}",

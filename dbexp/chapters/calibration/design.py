@@ -1,9 +1,11 @@
 """The calibration chapter's design and measurement.
 
-Part 1, spread: every offline server, oltp_point_select and oltp_read_write at one fixed
-configuration, repeated. Parts 2 and 3, A / B ratios in ABBA pairs of short runs: harness (sampling
-on) / sysbench alone, container / bare process, pinned / unpinned (more pairs). Part 4, the harness
-ratio again with N idle sessions held open on one server.
+Part 1, spread: every offline server, its workloads at one fixed configuration, repeated. Part 2,
+the lab's three ratios in ABBA repeats on each ratio server: one reference run (the server pinned in
+its container, sampled, as every chapter measures) beside sysbench alone (harness), the same binary
+as a bare process (container) and neither pinned (pinning). Part 3, the harness ratio again with N
+idle sessions held open on one server. Part 4, run length: the comparisons the page draws a verdict
+from, measured once more with runs ``length_factor`` times as long.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dbexp.catalog import OFFLINE
+from dbexp.catalog import OFFLINE, parse_spec
+from dbexp.chapters.calibration.analysis import LENGTH_FACTOR
 from dbexp.chapters.calibration.claims import claims
 from dbexp.chapters.calibration.parts import PARTS
 from dbexp.chapters.calibration.sentences import findings, readme_block
@@ -24,6 +27,8 @@ from dbexp.workloads.sysbench import Workload
 
 ALL_OFFLINE = [f"{b.flavor}:{b.version}@offline" for b in OFFLINE]
 WORKLOADS = ("oltp_point_select", "oltp_read_write")
+# the variants of the ratios part: the reference (what every chapter measures) and one B per ratio
+VARIANTS = ("reference", "hand", "bare", "unpinned")
 
 
 @dataclass(frozen=True)
@@ -35,23 +40,74 @@ class Scale:
     duration_s: int
     table_size: int
     threads: int = 4
-    warmup_s: int = 5  # one unrecorded run after each server's dataset is prepared
+    warmup_s: int = 3  # one unrecorded run after each server's dataset is prepared
     ratio_duration_s: int = 4  # the ratios' runs: short, so that many pairs fit and a pair is close in time
-    # Pairs of the pinning ratio (None: ratio_pairs). Unpinned throughput moves by about 11% run to run
-    # on 2 CPUs (where the scheduler puts the server's and the client's threads), and the ratio itself
-    # moves between sessions of pairs, so a 3% half-width needs several times the pairs the others need.
-    pinning_pairs: int | None = None
-    # Pairs of the sessions part (None: ratio_pairs): its 100-session ratio needed about 36 for 3%.
+    workloads: tuple[str, ...] = WORKLOADS  # the spread's sysbench scripts
+    # Pairs of the sessions part (None: ratio_pairs).
     sessions_pairs: int | None = None
     sessions_server: str = "postgres:16@offline"  # the sampler's cost against the server's process count
     session_counts: tuple[int, ...] = (10, 100, 1000)
+    # Run length: the version claims' servers and the ratio servers' reference and unpinned runs once
+    # more, this many times as long (0: not measured); on length_servers the hand and bare runs too.
+    length_factor: int = LENGTH_FACTOR
+    length_servers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class CalibrationPoint:
-    part: str  # spread, or the name of a ratio (analysis.RATIOS)
-    variant: str | None = None  # A or B of a ratio
+    part: str  # spread, ratios, sessions or length (older results: harness, container, pinning)
+    variant: str | None = None  # the run's side of a ratio (VARIANTS; sessions: harness or hand)
     sessions: int = 0  # idle sessions held open on the server during the run
+
+
+def _series(spec: str) -> tuple[str, str]:
+    """A spec's flavor and version series ('mysql:5.7@offline' -> ('mysql', '5.7'))."""
+    parsed = parse_spec(spec)
+    return parsed.flavor, parsed.version
+
+
+def claim_servers(servers) -> list[str]:
+    """The servers of ``servers`` a version claim compares, where both of its series are there (its
+    flavor's part names the series: 8.0 over 5.7)."""
+    def of(flavor: str, series: str) -> list[str]:
+        return [spec for spec in servers if _series(spec)[0] == flavor
+                and (_series(spec)[1] == series or _series(spec)[1].startswith(series + "."))]
+
+    out: list[str] = []
+    for flavor in dict.fromkeys(_series(spec)[0] for spec in servers):
+        for c in PARTS.part_for_name(flavor).claims:
+            num, den = of(flavor, c.num), of(flavor, c.den)
+            if num and den:
+                out += [spec for spec in num + den if spec not in out]
+    return out
+
+
+def same_build(a: str, b: str) -> bool:
+    """Whether two specs name one series of one flavor ('mysql:8.0@offline', 'mysql:8.0.15@offline')."""
+    (fa, va), (fb, vb) = _series(a), _series(b)
+    return fa == fb and (va == vb or va.startswith(vb + ".") or vb.startswith(va + "."))
+
+
+def estimated_s(sc: Scale, cpus: Cpus = Cpus()) -> float:
+    """Wall time of a sweep of ``sc`` from nothing measured, in seconds, from the published runs'
+    timings: each run its seconds plus RUN_OVERHEAD_S, each server a group starts its flavor's
+    ``start_s`` (start and prepare) and the warm-up, held sessions SESSIONS_HOLD_S, and FIXED_S for
+    the page."""
+    total = FIXED_S
+    for part in CHAPTER.design(sc, cpus):
+        groups: dict[str, set] = {}
+        for p in part.points:
+            groups.setdefault(p.group_name, set()).add((p.server_key(), p.server.spec))
+        for started in groups.values():
+            total += sum(PARTS.part_for_name(_series(spec)[0]).start_s + sc.warmup_s for _, spec in started)
+        total += part.repeats * sum(p.workload.duration_s + RUN_OVERHEAD_S for p in part.points)
+        total += SESSIONS_HOLD_S * len({p.group_name for p in part.points if p.params.sessions})
+    return total
+
+
+RUN_OVERHEAD_S = 0.15  # a published run of d seconds took d + 0.15 (sysbench's start and the sampler's edges)
+SESSIONS_HOLD_S = 10.0  # opening the idle sessions of a group
+FIXED_S = 30.0  # the kernel, image checks and the page's analysis
 
 
 class Calibration(Chapter):
@@ -60,66 +116,83 @@ class Calibration(Chapter):
     # counts each as an error. They are part of that workload, so they are kept and shown, not failed.
     tolerates = ("errors",)
     Scale = Scale
+    # default fits 18 minutes with one more MySQL server (estimated_s): 3 s runs, the spread on point
+    # selects only, 8 ABBA repeats of the ratios, the sessions part at 1,000 sessions; full measures
+    # the spread's two workloads and many more pairs, and checks every ratio at 10x
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000,
-                       warmup_s=1, ratio_duration_s=2, session_counts=(10, 100)),
-        "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 24, 6, 100000,
-                         pinning_pairs=192, sessions_pairs=40),
+                       warmup_s=1, ratio_duration_s=2, session_counts=(10, 100), length_factor=2,
+                       length_servers=("postgres:16@offline",)),
+        "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 8, 3, 100000,
+                         ratio_duration_s=3, workloads=("oltp_point_select",), session_counts=(1000,),
+                         length_servers=("postgres:16@offline",)),
         "full": Scale(tuple(ALL_OFFLINE), ("mysql:5.7@offline", "mysql:8.0@offline", "postgres:12@offline",
                                            "postgres:16@offline", "postgres:18@offline"), 10, 30, 30, 1000000,
-                      ratio_duration_s=10),
+                      ratio_duration_s=10, sessions_pairs=40,
+                      length_servers=("mysql:8.0@offline", "postgres:16@offline")),
     }
     knob_help = {
         "servers": 'the servers of the spread part, e.g. ["mysql:8.0@offline"]',
         "ratio_servers": "the servers the three ratios are measured on",
         "repeats": "the repeats of the spread part",
-        "ratio_pairs": "the A/B pairs of each ratio",
+        "ratio_pairs": "the ABBA repeats of the ratios (each one pair per ratio)",
         "duration_s": "the seconds of each spread run",
         "table_size": "the rows of the sysbench table",
         "threads": "the client threads",
         "warmup_s": "the seconds of the unrecorded run after a server's dataset is prepared",
         "ratio_duration_s": "the seconds of each run of a pair",
-        "pinning_pairs": "the A/B pairs of the pinning ratio",
+        "workloads": 'the sysbench scripts of the spread part, e.g. ["oltp_point_select"]',
         "sessions_pairs": "the A/B pairs of the sessions part",
         "sessions_server": "the server the sessions part holds its idle sessions on",
         "session_counts": "the idle sessions held in the sessions part, e.g. [10, 100, 1000]",
+        "length_factor": "how many times longer the run-length check's runs are (0: no check)",
+        "length_servers": "the ratio servers whose harness and container ratios are checked at that length too",
     }
     engines = PARTS
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
-        """Part 1, the spread: repeats of every server and workload. Part 2, the harness and container
-        ratios, part 3 the pinning ratio (more pairs), part 4 the harness with N sessions held: A/B pairs
-        (a repeat of a group is one pair, ABBA order)."""
+        """Part 1, the spread: repeats of every server and workload. Part 2, the ratios: per ratio
+        server one group of the reference and the three B runs, walked in ABBA order (a repeat of the
+        group holds one pair per ratio). Part 3, the harness with N sessions held. Part 4, run length:
+        the same comparisons once with runs length_factor times as long."""
         def wl(script: str, duration_s: int, pinned: bool = True) -> Workload:
             return Workload(script, sc.threads, duration_s, 1, sc.table_size,
                             cpuset=cpus.client if pinned else None)
 
-        spread = [Point(self.server_config(spec, cpus.server), CalibrationPoint("spread"), wl(script, sc.duration_s),
-                        group=f"spread {spec}") for spec in sc.servers for script in WORKLOADS]
-        ratios: list[Point] = []
-        pinning: list[Point] = []
-        for spec in sc.ratio_servers:
+        def ratio_points(spec: str, seconds: int, part: str, variants=VARIANTS) -> list[Point]:
             pinned = self.server_config(spec, cpus.server)
-            ps = wl("oltp_point_select", sc.ratio_duration_s)
-            ratios += [
-                Point(pinned, CalibrationPoint("harness", "harness"), ps, f"harness {spec}", sample=True),
-                Point(pinned, CalibrationPoint("harness", "hand"), ps, f"harness {spec}", sample=False),
-                Point(pinned, CalibrationPoint("container", "container"), ps, f"container {spec}"),
-                Point(pinned, CalibrationPoint("container", "bare"), ps, f"container {spec}", server_mode="bare"),
-            ]
-            pinning += [
-                Point(pinned, CalibrationPoint("pinning", "pinned"), ps, f"pinning {spec}"),
-                Point(self.server_config(spec, None), CalibrationPoint("pinning", "unpinned"),
-                      wl("oltp_point_select", sc.ratio_duration_s, pinned=False), f"pinning {spec}"),
-            ]
+            ps = wl("oltp_point_select", seconds)
+            made = {"reference": Point(pinned, CalibrationPoint(part, "reference"), ps, f"{part} {spec}"),
+                    "hand": Point(pinned, CalibrationPoint(part, "hand"), ps, f"{part} {spec}", sample=False),
+                    "bare": Point(pinned, CalibrationPoint(part, "bare"), ps, f"{part} {spec}", server_mode="bare"),
+                    "unpinned": Point(self.server_config(spec, None), CalibrationPoint(part, "unpinned"),
+                                      wl("oltp_point_select", seconds, pinned=False), f"{part} {spec}")}
+            return [made[v] for v in VARIANTS if v in variants]
+
+        spread = [Point(self.server_config(spec, cpus.server), CalibrationPoint("spread"), wl(script, sc.duration_s),
+                        group=f"spread {spec}") for spec in sc.servers for script in sc.workloads]
+        ratios = [p for spec in sc.ratio_servers for p in ratio_points(spec, sc.ratio_duration_s, "ratios")]
         held = self.server_config(sc.sessions_server, cpus.server,
                                   {"max_connections": str(max(sc.session_counts, default=0) + 100)})
         ps = wl("oltp_point_select", sc.ratio_duration_s)
         sessions = [Point(held, CalibrationPoint("sessions", variant, n), ps, f"sessions {sc.sessions_server}",
                           sample=variant == "harness")
                     for n in sorted(sc.session_counts) for variant in ("harness", "hand")]
-        return [Part(spread, sc.repeats), Part(ratios, sc.ratio_pairs), Part(pinning, sc.pinning_pairs or sc.ratio_pairs),
-                Part(sessions, sc.sessions_pairs or sc.ratio_pairs)]
+        parts = [Part(spread, sc.repeats), Part(ratios, sc.ratio_pairs),
+                 Part(sessions, sc.sessions_pairs or sc.ratio_pairs)]
+        if sc.length_factor:
+            length: dict[str, Point] = {}
+            for spec in claim_servers(sc.servers):
+                if any(same_build(spec, r) for r in sc.ratio_servers):
+                    continue  # its reference is measured with the ratio server's runs below
+                length.update((p.key(self.name), p) for p in
+                              ratio_points(spec, sc.length_factor * sc.duration_s, "length", ("reference",)))
+            for spec in sc.ratio_servers:
+                variants = VARIANTS if spec in sc.length_servers else ("reference", "unpinned")
+                length.update((p.key(self.name), p) for p in
+                              ratio_points(spec, sc.length_factor * sc.ratio_duration_s, "length", variants))
+            parts.append(Part(list(length.values()), 1))
+        return parts
 
     def session(self, server) -> HolderPool:
         return HolderPool(server)

@@ -8,3 +8,4 @@ from dbexp.chapters.calibration.versions import Versions
 
 class MariaDBVersions(Versions):
     base = "10.11"
+    start_s = 5.0

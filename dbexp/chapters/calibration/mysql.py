@@ -13,6 +13,7 @@ NEEDS = "mysql 5.7 and 8.0"
 
 class MySQLVersions(Versions):
     base = "5.7"
+    start_s = 15.0
     claims = (
         VersionClaim(CALLAGHAN_24, "MySQL 5.7 to 8.0 lost throughput on every point-query test (24 cores, "
                                    "16 clients, 8 x 10M rows, cached)",

@@ -11,6 +11,7 @@ from dbexp.experiments.sources import CALLAGHAN_PG
 
 class PostgresVersions(Versions):
     base = "12"
+    start_s = 3.0
     claims = (
         VersionClaim(CALLAGHAN_PG, "PostgreSQL point queries are roughly unchanged from 12.22 to 18.1 (48 "
                                    "cores, 40 clients, IO-bound)",

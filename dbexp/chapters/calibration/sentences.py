@@ -1,18 +1,22 @@
 """The chapter's sentences, from the templates in notebooks/calibration/ filled with the numbers of
-its analysis: what each ratio says, the sampler's cost, the spread and the machine's episodes, CPU per
-query under pinning, the page's findings and README.md's block."""
+its analysis: what each ratio says, the sampler's cost, the machine's episodes, CPU per query under
+pinning, the run-length check, the page's findings and README.md's block."""
 from __future__ import annotations
 
 import pandas as pd
 
 from dbexp.book import prose
-from dbexp.chapters.calibration.analysis import (RATIOS, cpu_table, durations, episode_numbers, ratio_table,
-                                                 sampler_cost, server_label, spread_numbers, spread_table)
+from dbexp.chapters.calibration.analysis import (LENGTH_FACTOR, RATIOS, cpu_table, durations, episode_numbers,
+                                                 length_checks, ratio_table, sampler_cost, server_label,
+                                                 spread_numbers, spread_table)
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.results.provenance import hardware_label
 
 CHAPTER = "calibration"
+WHAT = {"qps": "QPS", "cpu_per_op_us": "server cpu/o"}
+
+
 def _nan_to_none(x):
     return None if x is None or x != x else x
 
@@ -23,7 +27,7 @@ def ratio_parts(res: Results) -> list[dict]:
     rt = ratio_table(res)
     out = []
     for part, (a, b, _) in RATIOS.items():
-        g = rt[rt["ratio"] == part] if len(rt) else rt
+        g = rt[(rt["ratio"] == part) & (rt["pairs"] > 0)] if len(rt) else rt
         if g.empty:
             continue
         cells = [{"server": server_label(r), "ratio": r["ratio_qps"], "lo": r["ci_low"], "hi": r["ci_high"],
@@ -37,6 +41,12 @@ def ratio_parts(res: Results) -> list[dict]:
 def spread_reading(res: Results) -> str:
     """The spread of single runs in words (point select both ways; read-write where measured)."""
     return prose.render(CHAPTER, "spread_reading", **spread_numbers(spread_table(res)))
+
+
+def ratio_design(res: Results) -> str:
+    """How these results paired the ratios: one group per server sharing the reference run, or one
+    group per ratio (the published runs before the shared design)."""
+    return prose.render(CHAPTER, "ratio_design", shared=bool((res.wide["part"] == "ratios").any()))
 
 
 def ratio_reading(res: Results) -> str:
@@ -84,6 +94,34 @@ def cpu_reading(res: Results) -> str:
                         low=min((r["lo"] for r in rows), default=None), high=max((r["hi"] for r in rows), default=None))
 
 
+def _checks(res: Results) -> tuple[list[dict], list[str]]:
+    """The run-length checks measured (as the templates name them) and the comparisons without one."""
+    lc = length_checks(res)
+    done, missing = [], []
+    for _, r in lc.iterrows():
+        what = WHAT.get(r["value"], r["value"])
+        if pd.isna(r["position"]):
+            missing.append(f"{r['label']}, {what}")
+            continue
+        done.append({"label": r["label"], "what": what, "ratio": r["ratio"], "lo": r["ci_low"], "hi": r["ci_high"],
+                     "long": r["long"], "long_s": r["long_s"], "short_s": r["short_s"], "position": r["position"],
+                     "comparison": r["comparison"]})
+    return done, missing
+
+
+def _factor(checks: list[dict]) -> int:
+    return round(checks[0]["long_s"] / checks[0]["short_s"]) if checks else LENGTH_FACTOR
+
+
+def length_reading(res: Results) -> str:
+    """The run-length check in words: how many comparisons' long point lies inside their interval, and
+    which do not."""
+    checks, missing = _checks(res)
+    return prose.render(CHAPTER, "length_reading", checks=checks, missing=missing, factor=_factor(checks),
+                        inside=sum(c["position"] == "inside" for c in checks),
+                        outside=[c for c in checks if c["position"] != "inside"])
+
+
 def findings(res: Results) -> str:
     """The page's summary (Markdown list): the spread of single runs, the three ratios, the sampler's
     cost at the most sessions held."""
@@ -106,6 +144,7 @@ def readme_block(res: Results) -> str:
     """The calibration figures as Markdown, for README.md (regenerated on publish)."""
     sp = spread_table(res)
     rt = ratio_table(res)
+    rt = rt[rt["pairs"] > 0]
     w = res.wide
     ratios = [{**r, "server": server_label(r), "reading": verdicts.effect(r["ci_low"], r["ci_high"])}
               for r in rt.to_dict("records")]

@@ -1,6 +1,6 @@
 """What the versions of one flavor are compared against: the series of its base and the sources'
 claims on its versions, declared per engine (mysql.py, postgres.py, mariadb.py) and served by
-:data:`dbexp.chapters.calibration.engines.PARTS`."""
+:data:`dbexp.chapters.calibration.parts.PARTS`."""
 
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ class Versions:
 
     base: str
     claims: tuple[VersionClaim, ...] = ()
+    # seconds a sweep spends starting one of its servers and preparing the table (the published runs'
+    # gap between groups less their 5 s warm-up), for the design's time estimate
+    start_s: float = 15.0
 
     def __init__(self, flavor):
         self.flavor = flavor
