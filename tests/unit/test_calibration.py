@@ -1,7 +1,9 @@
 """The calibration chapter from its published runs, with no server: the flavors' parts (the series
-versions are compared against, the sources' version claims), the machine's episodes in the spread,
-CPU per query under pinning, the run-length check, the page's sentences in each of their branches,
-README.md's block, the charts' panels, the design's groups and its time at default scale."""
+versions are compared against, the sources' version claims with their numbers and conditions), the
+claims table's shape and verdicts, the machine's episodes in the spread, CPU per query under pinning,
+the run-length check, the page's sentences in each of their branches, README.md's block, the
+charts' panels, the design's groups and its time at default scale."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +13,9 @@ import pandas as pd
 import pytest
 
 from dbexp.chapters import calibration as cal
+from dbexp.chapters.calibration.claims import against, qualified
 from dbexp.chapters.calibration.parts import PARTS
+from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Cpus
 from dbexp.results.readme import read_block
 
@@ -57,11 +61,47 @@ def test_relative_versions_start_at_each_flavors_base(res):
     assert (at_base["ratio_qps"] == 1.0).all() and len(at_base) == 3
 
 
+def test_the_sources_numbers_are_recomputed_from_their_text():
+    qps, cpu = PARTS.part_for_name("mysql").claims
+    assert cpu.figure == 1.23 and qps.figure == pytest.approx(1 / 1.23)
+    assert "x 1/1.23 = 0.81" in qps.number and "+23%" in cpu.number
+    for c in (qps, cpu):  # the source's versions, clients, cores and run length
+        assert all(s in c.conditions for s in ("5.7.44", "8.0.44", "16 clients", "12 cores", "600 s"))
+    pg, = PARTS.part_for_name("postgres").claims
+    assert pg.figure is None and "IO-bound" in pg.untestable and "40 clients" in pg.conditions
+
+
+def test_against_tells_the_sources_number_apart_from_no_effect():
+    assert against(0.943, 1.112, 1.23) == "disagrees (smaller than claimed)"  # spans 1, excludes +23%
+    assert against(1.003, 1.130, 1.23) == "agrees in direction, smaller"
+    assert against(1.10, 1.30, 1.23) == "agrees"
+    assert against(0.861, 1.309, 0.813) == "disagrees (smaller than claimed)"
+    assert against(0.80, 1.30, 0.813).startswith("not resolved")
+    assert qualified("agrees") == "agrees under this lab's conditions, not the source's"
+
+
+@published
+def test_claims_table_has_the_books_shape_and_both_readings(res):
+    table = cal.claims(res)
+    assert list(table.columns) == list(verdicts.COLUMNS) and len(table) == 4
+    single, qps, cpu, pg = table.to_dict("records")
+    assert single["verdict"].startswith("agrees: the ratio of two single runs moves by up to 12.3%")
+    assert "for 6 s runs on one server CPU; the source's ran 600 s" in single["verdict"]
+    assert "5 repeats of 6 s per server, 4 clients" in single["here: conditions"]
+    assert "8.0.15 over 5.7.22" in qps["here: conditions"] and "16 clients" in qps["source: number, conditions"]
+    # the +23% verdict over all repeats is kept; without the machine's episodes the increase is resolved
+    assert cpu["verdict"].startswith("point-select cpu/o, the server's CPU: disagrees (smaller than claimed) over "
+                                     "all 5 repeats, agrees in direction, smaller without the 2 runs")
+    assert "1.024 [0.943, 1.112] over all 5 repeats, 1.064 [1.003, 1.130] without the 2 runs" in cpu["measured here"]
+    assert "as vmstat counts: 1.000 [0.913, 1.095]" in cpu["measured here"]
+    assert "0.939 [0.884, 0.998] without the 2 runs of machine episodes" in qps["measured here"]
+    assert "60 s runs not measured at this scale" in qps["measured here"]
+    assert pg["verdict"].startswith("not testable here (the source's point queries are IO-bound")
+
+
 @published
 def test_version_claims_read_only_their_flavors_runs(res):
     table = cal.claims(res)
-    assert len(table) == 4
-    # without MySQL's runs, its two claims are not measured and PostgreSQL's is unchanged
     pg = cal.claims(_only(res, lambda w: w["flavor"] != "mysql"))
     assert list(pg["verdict"][1:3]) == ["not measured at this scale"] * 2
     assert pg["measured here"][1] == "not measured at this scale (needs mysql 5.7 and 8.0)"
@@ -100,7 +140,7 @@ def test_pinning_raises_cpu_per_query_with_pair_intervals(res):
 @published
 def test_run_length_check_is_not_measured_in_the_published_runs(res):
     checks = cal.length_checks(res)
-    assert len(checks) == 13 and checks["position"].isna().all()
+    assert len(checks) == 14 and checks["position"].isna().all()
     assert cal.length_reading(res).startswith("These results have no run-length check")
 
 
@@ -119,6 +159,8 @@ def test_run_length_check_places_each_long_ratio_against_its_interval(res):
     text = cal.length_reading(long)
     assert "comparisons measured with runs 10 times as long lie inside" in text
     assert "had no long runs at this scale" in text
+    assert "one run each 60 s long" not in cal.claims(long)["measured here"][1]
+    assert "from one 60 s run each" in cal.claims(long)["measured here"][1]
 
 
 def test_ratios_of_the_shared_design_pair_each_b_with_its_repeats_reference():

@@ -48,12 +48,14 @@ def _sessions(df: pd.DataFrame) -> pd.Series:
 
 
 def with_derived(w: pd.DataFrame) -> pd.DataFrame:
-    """The runs with the columns the analysis derives: the server's CPUs in use (server CPU per
+    """The runs with the columns the analysis derives: server and sysbench CPU per query together
+    (what vmstat's machine-wide CPU per query counts), the server's CPUs in use (server CPU per
     second of the window), and whether the run fell in an episode of the machine."""
     out = w.copy()
     for col in ("cpu_per_op_us", "client_cpu_per_op_us", "server_busy_pct"):
         if col not in out:
             out[col] = float("nan")
+    out["total_cpu_per_op_us"] = out["cpu_per_op_us"] + out["client_cpu_per_op_us"]
     out["server_cpus_used"] = out["qps"] * out["cpu_per_op_us"] / 1e6
     out["episode"] = out["server_busy_pct"] < EPISODE_BUSY_PCT
     return out
@@ -225,8 +227,8 @@ def length_checks(res: Results) -> pd.DataFrame:
     w = with_derived(res.wide)
     long = w[w["part"] == "length"]
     rows = []
-    for value in ("qps", "cpu_per_op_us"):
-        rt = ratio_table(res, value)
+    for value in ("qps", "cpu_per_op_us", "total_cpu_per_op_us"):
+        rt = ratio_table(res, value) if value != "total_cpu_per_op_us" else pd.DataFrame(columns=["ratio", "pairs"])
         for _, r in rt[(rt["ratio"] != "sessions") & (rt["pairs"] > 0)].iterrows():
             a, b = LONG_SIDES[r["ratio"]]
             mine = long[(long["flavor"] == r["flavor"]) & (long["version"] == r["version"])]
@@ -243,7 +245,7 @@ def length_checks(res: Results) -> pd.DataFrame:
                          "position": _position(ratio_long, r["ci_low"], r["ci_high"])})
         for flavor, part in PARTS.parts.items():
             for c in part.claims:
-                if c.value != value:
+                if value not in (c.value, c.also[0] if c.also else None):
                     continue
                 r, lo, hi = version_ratio(res, flavor, c.num, c.den, value=value)
                 if r != r:

@@ -1,36 +1,134 @@
-"""The sources' claims this chapter can speak to, with what the runs measured and a verdict computed
-from the confidence interval: the spread of single runs, then each flavor's version claims (its part)."""
+"""The sources' claims this chapter can speak to, one verdicts.ClaimRow each: the source's number and
+conditions, this lab's, what the runs measured (every reading where a definition or the runs can be
+read two ways) and a verdict computed from the intervals: the spread of single runs, then each
+flavor's version claims (its part)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from dbexp.chapters.calibration.analysis import spread_table, version_ratio
+from dbexp.chapters.calibration.analysis import (EPISODE_BUSY_PCT, LENGTH_FACTOR, _of_series, length_checks,
+                                                 spread_table, version_ratio, version_repeats, with_derived)
 from dbexp.chapters.calibration.parts import PARTS
+from dbexp.chapters.calibration.versions import VersionClaim
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import CALLAGHAN_24
 
+# the source's practice: each microbenchmark run once per version, read-only ones for 600 s
+SOURCE_PRACTICE = ("no figure; one run per version and test, 600 s (reads) or 900 s (writes), 16 clients, "
+                   "24 cores, 8 tables x 10M rows cached, MySQL 5.6.51 to 9.5.0")
+SOURCE_RUN_S = 600
 
-def _ratio_text(what: str, r: float, lo: float, hi: float, needs: str) -> str:
-    if r != r:
-        return f"not measured at this scale (needs {needs})"
-    return f"{what}: {r:.3f} [{lo:.3f}, {hi:.3f}]"
+
+def against(lo: float, hi: float, figure: float, point: float | None = None, n: int | None = None) -> str:
+    """An interval against the source's number: verdicts.magnitude, except where the interval spans
+    1 but excludes the source's number: then it is told apart from that number (disagrees, saying
+    on which side), as verdicts.claimed_range does."""
+    v = verdicts.magnitude(lo, hi, figure, figure, point=point, n=n)
+    if v.startswith("not resolved") and (hi < figure or lo > figure):
+        return verdicts.claimed_range(lo, hi, figure, figure)
+    return v
+
+
+def qualified(verdict: str) -> str:
+    """A bare 'agrees' says under whose conditions: this lab's, never the source's."""
+    return "agrees under this lab's conditions, not the source's" if verdict == "agrees" else verdict
+
+
+def _seconds(df: pd.DataFrame) -> float:
+    return float(df["workload"].map(lambda x: x["duration_s"]).max())
+
+
+def _spread_here(res: Results, n: int, versions: str = "") -> str:
+    w = res.wide[res.wide["part"] == "spread"]
+    rows = w["workload"].map(lambda x: x["table_size"]).max()
+    return (f"{versions}{n} repeats of {_seconds(w):g} s per server, {int(w['threads'].max())} clients, the server "
+            f"pinned to one CPU and sysbench to another, 1 table x {rows:,} rows cached")
+
+
+def single_runs_row(res: Results) -> verdicts.ClaimRow:
+    sp = spread_table(res)
+    ps = sp[sp["script"] == "oltp_point_select"]
+    n = int(sp["n"].max()) if len(sp) else 0
+    claim = CALLAGHAN_24.cite("Versions are compared as relative QPS against a named base; below 1 there "
+                              "might be a regression")
+    if ps.empty:
+        return verdicts.ClaimRow(claim, SOURCE_PRACTICE, "no point-select spread in these runs",
+                                 verdicts.NOT_MEASURED, verdicts.NOT_MEASURED)
+    worst = ps.loc[ps["cv"].idxmax()]
+    episodes = int(ps["episodes"].sum())
+    seconds = _seconds(res.wide[res.wide["part"] == "spread"])
+    measured = (f"point-select CV, the median of {len(ps)} servers: {ps['cv'].median():.1%} over all repeats (worst "
+                f"{worst['cv']:.1%}, {worst['flavor']} {worst['version'].split('-')[0]}); "
+                + (f"{ps['cv_steady'].median():.1%} without the {episodes} runs of machine episodes (server CPU busy "
+                   f"under {EPISODE_BUSY_PCT:g}%; worst {ps['cv_steady'].max():.1%})" if episodes
+                   else "no run fell in a machine episode"))
+    verdict = (verdicts.single_runs(float(ps["cv"].median()))
+               + f" (for {seconds:g} s runs on one server CPU; the source's ran {SOURCE_RUN_S} s)")
+    return verdicts.ClaimRow(claim, SOURCE_PRACTICE, _spread_here(res, n), measured, verdict)
+
+
+def _long(res: Results, flavor: str, value: str) -> tuple[float, float, str | None]:
+    """The run-length check of a flavor's version ratio: the long runs' ratio, their seconds and where
+    the ratio lies against the short runs' interval (None: not measured)."""
+    checks = length_checks(res)
+    if checks.empty:
+        return float("nan"), float("nan"), None
+    mine = checks[(checks["comparison"] == "versions") & (checks["value"] == value)
+                  & checks["label"].str.startswith(flavor + " ")]
+    if mine.empty or pd.isna(mine.iloc[0]["position"]):
+        return float("nan"), float("nan"), None
+    r = mine.iloc[0]
+    return r["long"], r["long_s"], r["position"]
+
+
+def version_row(res: Results, flavor: str, c: VersionClaim) -> verdicts.ClaimRow:
+    w = with_derived(res.wide)
+    spread = w[(w["part"] == "spread") & (w["flavor"] == flavor) & (w["script"] == "oltp_point_select")]
+    num, den = _of_series(spread, c.num), _of_series(spread, c.den)
+    source = f"{c.number}; {c.conditions}"
+    claim = c.source.cite(c.claim)
+    untestable = verdicts.not_testable(c.untestable) if c.untestable else None
+    if num.empty or den.empty:
+        return verdicts.ClaimRow(claim, source, f"needs {c.needs}", f"{verdicts.NOT_MEASURED} (needs {c.needs})",
+                                 untestable or verdicts.NOT_MEASURED)
+    seconds = _seconds(spread)
+    n = version_repeats(res, flavor, c.num, c.den)
+    episodes = int(num["episode"].sum() + den["episode"].sum())
+    measured, judged = [], []
+    for value, words in [(c.value, c.measured)] + ([c.also] if c.also else []):
+        cells, verdict_cells = [], []
+        for steady in (False, True) if episodes else (False,):
+            r, lo, hi = version_ratio(res, flavor, c.num, c.den, value=value, steady=steady)
+            which = f"without the {episodes} runs of machine episodes" if steady else f"over all {n} repeats"
+            cells.append(f"{r:.3f} [{lo:.3f}, {hi:.3f}] {which}")
+            if c.figure is not None:
+                k = version_repeats(res, flavor, c.num, c.den, steady=steady)
+                verdict_cells.append(f"{qualified(against(lo, hi, c.figure, r, k))} {which.split(' (')[0]}")
+        long, long_s, position = _long(res, flavor, value)
+        if position not in (None, "inside") and verdict_cells:
+            verdict_cells.append(f"but the {long_s:g} s runs' {long:.3f} lies {position} the interval: run length "
+                                 "may move the answer (one long run each)")
+        cells.append(f"{LENGTH_FACTOR * seconds:g} s runs {verdicts.NOT_MEASURED}" if position is None else
+                     f"{long:.3f} from one {long_s:g} s run each ({position} the {seconds:g} s interval)")
+        measured.append(f"{words}: " + ", ".join(cells))
+        judged.append((words, verdict_cells))
+    long_s = _long(res, flavor, c.value)[1]
+    here = (_spread_here(res, n, f"{num['version'].iloc[0]} over {den['version'].iloc[0]}, oltp_point_select, ")
+            + (f"; one run of each {long_s:g} s long, the run-length check" if long_s == long_s else ""))
+    if untestable:
+        verdict = untestable
+    elif len(judged) == 1 and len(judged[0][1]) == 1:
+        verdict = judged[0][1][0].rsplit(" over all", 1)[0]
+    else:
+        verdict = "; ".join(f"{words}: " + ", ".join(cells) for words, cells in judged)
+    return verdicts.ClaimRow(claim, source, here, "; ".join(measured), verdict)
 
 
 def claims(res: Results) -> pd.DataFrame:
-    rows = []
-    sp = spread_table(res)
-    cv_ps = sp[sp["script"] == "oltp_point_select"]["cv"]
-    rows.append({
-        "claim": CALLAGHAN_24.cite("Versions are compared as relative QPS against a named base; a value below "
-                                   "1 may be a regression or only noise, so suspicious results are rerun"),
-        "measured here": f"point-select CV over {int(sp['n'].max()) if len(sp) else 0} repeats: median "
-                         f"{cv_ps.median():.1%}, worst {cv_ps.max():.1%}",
-        "verdict": verdicts.single_runs(float(cv_ps.median()) if len(cv_ps) else float("nan"))})
+    rows = [single_runs_row(res)]
     for flavor, part in PARTS.parts.items():  # the parts in the order declared: MySQL's claims, then PostgreSQL's
         for c in part.claims:
-            r, lo, hi = version_ratio(res, flavor, c.num, c.den, value=c.value)
-            rows.append({"claim": c.source.cite(c.claim), "measured here": _ratio_text(c.measured, r, lo, hi, c.needs),
-                         "verdict": c.verdict(lo, hi)})
-    return pd.DataFrame(rows)
+            rows.append(version_row(res, flavor, c))
+    return verdicts.table(rows)

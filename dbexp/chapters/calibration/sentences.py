@@ -1,6 +1,7 @@
 """The chapter's sentences, from the templates in notebooks/calibration/ filled with the numbers of
 its analysis: what each ratio says, the sampler's cost, the machine's episodes, CPU per query under
 pinning, the run-length check, the page's findings and README.md's block."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -14,7 +15,7 @@ from dbexp.experiments.chapter import Results
 from dbexp.results.provenance import hardware_label
 
 CHAPTER = "calibration"
-WHAT = {"qps": "QPS", "cpu_per_op_us": "server cpu/o"}
+WHAT = {"qps": "QPS", "cpu_per_op_us": "server cpu/o", "total_cpu_per_op_us": "server and sysbench cpu/o"}
 
 
 def _nan_to_none(x):

@@ -4,7 +4,6 @@ claims on its versions, declared per engine (mysql.py, postgres.py, mariadb.py) 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from dbexp.experiments.sources import Source
@@ -12,7 +11,8 @@ from dbexp.experiments.sources import Source
 
 @dataclass(frozen=True)
 class VersionClaim:
-    """A source's claim on one version's point-select throughput (or CPU per query) over another's."""
+    """A source's claim on one version's point-select throughput (or CPU per query) over another's,
+    with the source's own number and conditions (recomputed from its text) for the claims table."""
 
     source: Source
     claim: str  # paraphrased, as the claims table cites it
@@ -20,8 +20,14 @@ class VersionClaim:
     den: str  # the series under it ("5.7")
     measured: str  # what the measured cell names
     needs: str  # the servers the ratio needs, for a run without them
-    verdict: Callable[[float, float], str]  # the interval's verdict (dbexp.experiments.verdicts)
+    number: str  # the source's number in words, and how it follows from the source's text
+    conditions: str  # the source's versions, clients, cores, rows, run length and test
+    figure: float | None = None  # the source's number as a ratio num / den (None: it gives none)
+    untestable: str | None = None  # the source's condition this lab cannot meet (None: testable)
     value: str = "qps"  # the column compared
+    # a second reading of the same figure, where the source's definition can be read two ways:
+    # (column, words), e.g. the server's CPU and sysbench's together, as vmstat counts the host's
+    also: tuple[str, str] | None = None
 
 
 class Versions:
