@@ -208,14 +208,19 @@ def test_sampler_cost_sentence_in_each_branch(res):
 
 
 @published
-def test_findings_give_each_ratio_with_its_interval(res):
+def test_findings_are_five_with_numbers_and_intervals(res):
     bullets = cal.findings(res).split("\n\n")
     assert len(bullets) == 5 and all(b.startswith("- **") for b in bullets)
     assert "CV is 4.4% in the median and 18.2% at worst (postgres 15.18)" in bullets[0]
-    assert "harness / hand over 24 pairs is 0.992 [0.973, 1.011] on mysql 8.0.15" in bullets[1]
-    assert "with 1,000 idle sessions held (1,007 server processes) on postgres 16.14" in bullets[4]
+    assert "7 of 100 runs fell in episodes of the machine" in bullets[0]
+    assert "harness / hand is 0.992 [0.973, 1.011] on mysql 8.0.15" in bullets[1]
+    assert "the server's CPU per query 1.33 [1.29, 1.36] on mysql 8.0.15 and 1.43 [1.41, 1.46]" in bullets[2]
+    assert "with 1,000 idle sessions held (1,007 server processes) on postgres 16.14" in bullets[3]
+    assert bullets[4].startswith("- **Run length is not checked in these results**")
+    assert "**Run length**: " in cal.findings(_with_long_runs(res))
     # a run without the sessions part or MySQL still has a summary
     assert len(cal.findings(_only(res, lambda w: (w["part"] != "sessions") & (w["flavor"] != "mysql"))).split("\n\n")) == 4
+    assert "read-write was not measured" in cal.spread_reading(_only(res, lambda w: w["script"] != "oltp_read_write"))
 
 
 @published

@@ -123,22 +123,44 @@ def length_reading(res: Results) -> str:
                         outside=[c for c in checks if c["position"] != "inside"])
 
 
+def _seconds_range(res: Results) -> str:
+    """The seconds of the runs the page compares (the run-length check's left out): '3' or '4 to 6'."""
+    w = res.wide[res.wide["part"] != "length"]
+    seconds = sorted(w["workload"].map(lambda x: x["duration_s"]).unique())
+    return f"{seconds[0]:g}" if len(seconds) == 1 else f"{seconds[0]:g} to {seconds[-1]:g}"
+
+
 def findings(res: Results) -> str:
-    """The page's summary (Markdown list): the spread of single runs, the three ratios, the sampler's
-    cost at the most sessions held."""
+    """The page's summary (Markdown list): the spread of single runs and the machine's episodes, what
+    the lab costs, what pinning changes (QPS and CPU per query), the sampler's cost at the most
+    sessions held, and the run-length check."""
     sp = spread_table(res)
     spread = None
     if (sp["script"] == "oltp_point_select").any():
         n = spread_numbers(sp)
+        e = episode_numbers(res)
         spread = {"repeats": int(sp["n"].max()), "cv_median": n["cv_ps_median"], "cv_max": n["cv_ps_max"],
-                  "cv_max_server": n["cv_ps_max_server"]}
-    cost = sampler_cost(res)
+                  "cv_max_server": n["cv_ps_max_server"], "cv_steady_max": n["cv_ps_steady_max"],
+                  "episodes": e["episodes"], "runs": e["runs"], "busy_low": e["busy_low"], "busy_high": e["busy_high"],
+                  "rest_median": e["rest_median"]}
+    parts = {p["part"]: p for p in ratio_parts(res)}
+    cost = [parts[p] for p in ("harness", "container") if p in parts]
+    cpu = [{"server": r["server"], "ratio": r["ratio"], "lo": r["lo"], "hi": r["hi"]} for r in _cpu_rows(res)]
+    sampler = sampler_cost(res)
     sessions = None
-    if not cost.empty:
-        top = cost.iloc[-1]
-        sessions = {**_cost_rows(cost)[-1], "server": top["server"],
+    if not sampler.empty:
+        top = sampler.iloc[-1]
+        sessions = {**_cost_rows(sampler)[-1], "server": top["server"],
                     "sampler_cpu": _nan_to_none(top.get("sampler CPU (% of a CPU)"))}
-    return prose.render(CHAPTER, "findings", spread=spread, ratios=ratio_parts(res), sessions=sessions)
+    checks, _ = _checks(res)
+    length = None
+    if checks:
+        versions = [c for c in checks if c["comparison"] == "versions"]
+        length = {"inside": sum(c["position"] == "inside" for c in checks), "total": len(checks),
+                  "factor": _factor(checks), "first": (versions or checks)[0],
+                  "outside": [c for c in checks if c["position"] != "inside"]}
+    return prose.render(CHAPTER, "findings", spread=spread, cost=cost, pinning=parts.get("pinning"), cpu=cpu,
+                        sessions=sessions, length=length, durations=_seconds_range(res))
 
 
 def readme_block(res: Results) -> str:
