@@ -36,7 +36,7 @@ def test_gtid_ratio_is_paired_by_repeat():
     assert b["ratio"] == pytest.approx(0.8)
     st = gtid.source_table(_res(rows))
     assert st["throughput B / A"].iloc[0] == pytest.approx(1 / 0.9)
-    assert st["cpu/o"].iloc[0] == pytest.approx(1.1)
+    assert st["server CPU/o"].iloc[0] == pytest.approx(1.1)
 
 
 def test_design_measures_the_configurations_of_a_version_at_once_on_a_server_each():

@@ -12,9 +12,11 @@ from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results
 
 # throughput and CPU per query over the interval every workload of the window was running
-# (measure_together's marks); context switches and bytes per query over each run's own window
-VALUES = {"qps_common": "throughput", "cpu_per_op_common_us": "cpu/o", "vcs_per_op": "cs/o", "wchar_kb_per_op": "wKB/o",
-          "binlog_bytes_per_commit": "binlog bytes per commit"}
+# (measure_together's marks); context switches and bytes per query over each run's own window.
+# Named for what they are: the server's threads' voluntary switches (and all of them, voluntary and
+# involuntary, the other reading of the GTID source's vmstat count), its processes' write() bytes.
+VALUES = {"qps_common": "throughput", "cpu_per_op_common_us": "server CPU/o", "vcs_per_op": "voluntary cs/o",
+          "cs_per_op": "all cs/o", "wchar_kb_per_op": "write() KB/o", "binlog_bytes_per_commit": "binlog bytes per commit"}
 
 
 def tidy(res: Results) -> pd.DataFrame:
@@ -49,7 +51,7 @@ def ratios(res: Results) -> pd.DataFrame:
 
 def source_table(res: Results, comparison: str = "GTIDs") -> pd.DataFrame:
     """Shaped like the GTID source's: per server, test and threads, throughput B / A (how much more B
-    does: the source writes nogtid's throughput over gtid's) and A / B for cpu/o, cs/o, wKB/o."""
+    does: the source writes nogtid's throughput over gtid's) and A / B for the per-query values."""
     r = ratios(res)
     if r.empty:
         return r
@@ -95,7 +97,7 @@ def control(res: Results) -> dict[str, float]:
     """The A/A control's throughput ratios (two identical servers in one window): how far from 1 the
     ratios lie (the largest distance), how many intervals hold 1, and their median half-width."""
     r = ratios(res)
-    cpu = r[(r["value"] == "cpu/o") & (r["comparison"] == CONTROL)] if len(r) else r
+    cpu = r[(r["value"] == "server CPU/o") & (r["comparison"] == CONTROL)] if len(r) else r
     r = r[(r["value"] == "throughput") & (r["comparison"] == CONTROL)] if len(r) else r
     if r.empty or r["half_width"].isna().all():
         return {"n": 0}

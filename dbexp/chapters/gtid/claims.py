@@ -29,18 +29,18 @@ def claims(res: Results) -> pd.DataFrame:
                  "GTID / no GTID throughput: " + _cells(g.assign(series_name=g["series_name"] + " " + g["test"])),
                  verdicts.combine(verdicts.claimed_range(x.ci_low, x.ci_high, *GTID_CLAIMED)
                                   for x in g.itertuples())))
-    for label, (low, high), claim in (("cpu/o", (1.10, 1.15), "more CPU per operation"),
-                                      ("cs/o", (1.23, 1.45), "more context switches per operation"),
-                                      ("wKB/o", (1.16, 1.24), "more KB written per operation")):
+    for label, (low, high), claim in (("server CPU/o", (1.10, 1.15), "more CPU per operation"),
+                                      ("voluntary cs/o", (1.23, 1.45), "more context switches per operation"),
+                                      ("write() KB/o", (1.16, 1.24), "more KB written per operation")):
         g = r[(r["comparison"] == "GTIDs") & (r["value"] == label) & (r["test"] == "insert")]
         extra = ""
-        if label == "wKB/o":
+        if label == "write() KB/o":
             bb = r[(r["comparison"] == "GTIDs") & (r["value"] == "binlog bytes per commit") & (r["test"] == "insert")]
             if len(bb):
                 extra = ("; binlog bytes per commit, GTID / no GTID: " + ", ".join(f"{x.ratio:.3f}" for x in bb.itertuples())
                          + " (with GTIDs off each transaction still gets an anonymous GTID event of the same size)")
         rows.append((CALLAGHAN_GTID.cite(f"On insert, GTIDs cost {claim} ({low:.2f} to {high:.2f}X)"),
-                     _cells(g) + extra,
+                     f"{label}: " + _cells(g) + extra,
                      verdicts.combine(verdicts.claimed_range(x.ci_low, x.ci_high, low, high) for x in g.itertuples())
                      if len(g) else nm))
     for comparison, claim, expect in (

@@ -65,7 +65,7 @@ def _extremes(r: pd.DataFrame, comparison: str, value: str = "throughput", test:
 
 def findings_numbers(res: Results) -> dict:
     r = ratios(res)
-    return {"gtid": _extremes(r, "GTIDs"), "cpu": _extremes(r, "GTIDs", "cpu/o", "insert"),
+    return {"gtid": _extremes(r, "GTIDs"), "cpu": _extremes(r, "GTIDs", "server CPU/o", "insert"),
             "binlog": _extremes(r, "the binlog", test="update-non-index"),
             "ps_off": _extremes(r, "performance_schema off", test="update-non-index"),
             "claimed": GTID_CLAIMED, **resolution_numbers(res)}
