@@ -133,6 +133,37 @@ def test_gtid_loss_and_the_a_a_control_are_said_from_the_ratios():
     assert gtid.sentence(gains, "resolution").startswith("One repeat per configuration at this scale")
 
 
+NOISE = (1.0, 1.004, 0.997, 1.002, 0.999, 1.003)  # per window and configuration, so intervals have a width
+QPS = {"mysql 5.7.22": {"binlog off": 1200, "binlog": 1000, "binlog + GTID": 980, "binlog, P_S off": 1050,
+                        "binlog, twin": 1000},
+       "mysql 8.0.15": {"binlog off": 650, "binlog": 500, "binlog + GTID": 490, "binlog, P_S off": 550,
+                        "binlog, twin": 500}}
+
+
+def _two_versions(tests=("update-non-index", "insert"), repeats=4, extra=()):
+    """5.7 and 8.0 with known ratios: 8.0 / 5.7 = 0.5 at *binlog*; the binlog off gains 1.2 (5.7) and 1.3
+    (8.0), so it moves the gap by 1.3 / 1.2; P_S off 1.05 and 1.1; each window drifts both versions' servers
+    alike, and a little noise per configuration."""
+    rows = []
+    for name, qps in {**QPS, **dict(extra)}.items():
+        for test in tests:
+            for rep in range(repeats):
+                drift = (1.0, 0.8, 1.2, 0.9)[rep % 4]
+                for i, (config, q) in enumerate(qps.items()):
+                    noise = NOISE[(rep + i) % len(NOISE)]
+                    row = _row(config, rep, q * drift * noise, 50.0 * noise, test)
+                    rows.append({**row, "series_name": name})
+    return rows
+
+
+def test_the_ablation_ratio_is_the_ratio_of_the_geometric_means_it_shows():
+    ab = gtid.ablation(_res(_two_versions()))
+    b = ab[(ab["config"] == "binlog") & (ab["threads"] == 1)].iloc[0]
+    assert b["ratio"] == pytest.approx(b["qps_new"] / b["qps_base"])  # one estimator: geometric means
+    assert b["ratio"] == pytest.approx(0.5, rel=0.01) and b["ci_low"] < b["ratio"] < b["ci_high"]
+    assert set(ab["config"]) == set(gtid.CONFIGS) and (ab["windows_base"] == 4).all()
+
+
 def test_the_findings_name_each_comparison_with_its_interval():
     rows = []
     for rep in range(3):

@@ -1,10 +1,18 @@
 """The gtid chapter's analysis: the tidy runs, every ratio A / B with its paired interval, the
-source-shaped table, the 5.7 / 8.0 ablation, and the resolution, spread and A/A control of the ratios."""
+source-shaped table, the versions' gap per configuration, and the resolution, spread and A/A control
+of the ratios.
+
+One estimator throughout: geometric means. A ratio within a version is the geometric mean of its
+windows' ratios (A and B of a window ran at once) with a paired t interval on the logs; a ratio
+between versions (measured in sweeps of their own, nothing pairs their windows) is the ratio of
+the geometric means of the windows' values with a Welch t interval on the logs.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sp
 
 from dbexp.catalog.versions import version_key
 from dbexp.chapters.gtid.configs import CONFIGS, CONTROL, RATIOS, TARGET_HALF_WIDTH
@@ -64,21 +72,51 @@ def source_table(res: Results, comparison: str = "GTIDs") -> pd.DataFrame:
     return wide
 
 
-def ablation(res: Results) -> pd.DataFrame:
-    """8.0 over 5.7 on update-non-index, per configuration and threads: relative QPS with a Welch
-    interval (the versions ran in groups of their own, not side by side)."""
+def versions(w: pd.DataFrame) -> list[str]:
+    """The servers in these runs, oldest first."""
+    return sorted(w["series_name"].unique(), key=version_key) if len(w) else []
+
+
+def family(name: str) -> str:
+    """'mysql 8.0.15' -> '8.0'."""
+    return ".".join(str(n) for n in version_key(name)[:2])
+
+
+def pick(w: pd.DataFrame, fam: str) -> str | None:
+    """The server of version family ``fam`` ('5.7') in these runs (the newest of it), or None."""
+    found = [n for n in versions(w) if family(n) == fam]
+    return found[-1] if found else None
+
+
+def _gmean(v: pd.Series) -> float:
+    v = v.dropna()
+    return float(sp.gmean(v)) if len(v) and (v > 0).all() else np.nan
+
+
+def _against_base(res: Results, base_family: str) -> tuple[pd.DataFrame, str | None, list[str]]:
+    """update-non-index's runs, the ``base_family`` server and the newer ones."""
     w = tidy(res)
-    w = w[w["test"] == "update-non-index"]
-    names = sorted(w["series_name"].unique(), key=version_key)
-    if len(names) < 2:
-        return pd.DataFrame()
-    base, new = names[0], names[-1]
+    w = w[w["test"] == "update-non-index"] if len(w) else w
+    base = pick(w, base_family)
+    return w, base, [n for n in versions(w) if base is not None and version_key(n) > version_key(base)]
+
+
+def ablation(res: Results, base_family: str = "5.7") -> pd.DataFrame:
+    """Each newer version against the ``base_family`` server on update-non-index, per configuration
+    and threads: each one's QPS as the geometric mean over its windows, and their ratio (the ratio of
+    those geometric means) with a Welch interval on the logs (the versions ran in sweeps of their own,
+    nothing pairs their windows)."""
+    w, base, newer = _against_base(res, base_family)
     rows = []
-    for (config, threads), g in w.groupby(["config", "threads"], observed=True):
-        a, b = g[g["series_name"] == new]["qps_common"], g[g["series_name"] == base]["qps_common"]
-        r, lo, hi = stats.unpaired_ratio_ci(a, b)
-        rows.append({"config": str(config), "threads": threads, "base": base, "new": new,
-                     "qps_base": b.median(), "qps_new": a.median(), "ratio": r, "ci_low": lo, "ci_high": hi})
+    for new in newer:
+        for (config, threads), g in w.groupby(["config", "threads"], observed=True):
+            a, b = g[g["series_name"] == new]["qps_common"], g[g["series_name"] == base]["qps_common"]
+            if a.dropna().empty or b.dropna().empty:
+                continue
+            r, lo, hi = stats.unpaired_ratio_ci(a, b)
+            rows.append({"config": str(config), "threads": threads, "base": base, "new": new,
+                         "qps_base": _gmean(b), "qps_new": _gmean(a), "ratio": r, "ci_low": lo, "ci_high": hi,
+                         "windows_base": int(b.notna().sum()), "windows_new": int(a.notna().sum())})
     return pd.DataFrame(rows)
 
 
