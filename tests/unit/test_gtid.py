@@ -156,12 +156,59 @@ def _two_versions(tests=("update-non-index", "insert"), repeats=4, extra=()):
     return rows
 
 
-def test_the_ablation_ratio_is_the_ratio_of_the_geometric_means_it_shows():
-    ab = gtid.ablation(_res(_two_versions()))
+def test_the_gap_between_versions_and_how_each_change_moves_it_use_one_estimator():
+    res = _res(_two_versions())
+    ab = gtid.ablation(res)
     b = ab[(ab["config"] == "binlog") & (ab["threads"] == 1)].iloc[0]
-    assert b["ratio"] == pytest.approx(b["qps_new"] / b["qps_base"])  # one estimator: geometric means
+    assert b["ratio"] == pytest.approx(b["qps_new"] / b["qps_base"])  # the ratio of the geometric means shown
     assert b["ratio"] == pytest.approx(0.5, rel=0.01) and b["ci_low"] < b["ratio"] < b["ci_high"]
-    assert set(ab["config"]) == set(gtid.CONFIGS) and (ab["windows_base"] == 4).all()
+    gc = gtid.gap_changes(res).set_index("config")
+    assert gc.loc["binlog off", "ratio"] == pytest.approx(1.3 / 1.2, rel=0.01)
+    assert gc.loc["binlog off", "gap_with"] == pytest.approx(
+        ab[(ab["config"] == "binlog off")]["ratio"].iloc[0], rel=1e-9)  # gap x change = the gap with it
+    assert gc.loc["binlog off", "points"] == pytest.approx(100 * 0.5 * (1.3 / 1.2 - 1), rel=0.02)
+    assert gc.loc["binlog, P_S off", "ratio"] == pytest.approx(1.1 / 1.05, rel=0.01)
+    assert gc.loc["binlog, twin", "ci_low"] < 1 < gc.loc["binlog, twin", "ci_high"]
+
+
+def test_the_regression_claims_test_the_sources_own_numbers():
+    from dbexp.chapters.gtid import source
+
+    assert source.gap() == pytest.approx(0.6805, abs=1e-4)  # -32.0%
+    assert source.gain("skip-log-bin", "mysql 5.7.22") == pytest.approx(1.670, abs=1e-3)
+    assert source.gain("skip-log-bin", "mysql 8.0.15") == pytest.approx(1.860, abs=1e-3)
+    assert source.gain("skip-log-bin", "mysql 9.7.0") is None
+    assert source.gap_points("skip-log-bin") == pytest.approx(7.8, abs=0.05)
+    assert source.gap_points("performance_schema=0") == pytest.approx(2.2, abs=0.05)  # it prints 2.3
+    c = gtid.claims(_res(_two_versions())).set_index("claim")
+    row = next(v for k, v in c["verdict"].items() if "largest single factor" in k)
+    assert row == "agrees in direction, smaller"  # 1.083, resolved, against the source's 1.114
+    head = next(v for k, v in c["verdict"].items() if "32.0% less" in k)
+    assert head == "agrees in direction, larger"  # 0.5 against 0.680
+    gain = next(v for k, v in c["verdict"].items() if "+67%, 8.0 +86%" in k)
+    assert gain == "agrees in direction, smaller"
+    from dbexp.chapters.gtid.claims import against
+
+    # an interval that holds 1 but excludes the source's number rejects that number
+    assert against(0.945, 1.009, 1.114, 1.114, 0.976, 12).startswith("disagrees (smaller than the source's")
+    assert against(0.95, 1.05, 1.02, 1.02, 1.0, 12).startswith("not resolved")
+    assert list(c.reset_index().columns) == ["claim", "source: number, conditions", "here: conditions",
+                                             "measured here", "verdict"]
+
+
+def test_the_sources_numbers_are_the_seed_texts():
+    """The typed figures of source.py, found in the sources' text where the seeds are on this machine."""
+    from pathlib import Path
+
+    from dbexp.chapters.gtid import source
+
+    regression = Path("/work/shared/seeds") / "000_821872aaa83dc035.plain.txt"
+    if not regression.exists():
+        pytest.skip("the seed texts are not on this machine")
+    text = regression.read_text()
+    for factor, (old, new) in source.ABLATION_TPS.items():
+        assert f"{old:,}" in text and f"{new:,}" in text, factor
+    assert "-32.0%" in text and "5.7: +67%, 8.0: +86%" in text and "7.8 pp" in text and "2.3 pp" in text
 
 
 def test_the_findings_name_each_comparison_with_its_interval():

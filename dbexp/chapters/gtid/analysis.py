@@ -1,11 +1,12 @@
 """The gtid chapter's analysis: the tidy runs, every ratio A / B with its paired interval, the
-source-shaped table, the versions' gap per configuration, and the resolution, spread and A/A control
-of the ratios.
+source-shaped table, the versions' gap per configuration and how each configuration moves it, and
+the resolution, spread and A/A control of the ratios.
 
 One estimator throughout: geometric means. A ratio within a version is the geometric mean of its
 windows' ratios (A and B of a window ran at once) with a paired t interval on the logs; a ratio
 between versions (measured in sweeps of their own, nothing pairs their windows) is the ratio of
-the geometric means of the windows' values with a Welch t interval on the logs.
+the geometric means of the windows' values with a Welch t interval on the logs, and so is a ratio of
+two versions' within-version ratios (how a configuration moves the versions' gap).
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ from dbexp.experiments.chapter import Results
 # involuntary, the other reading of the GTID source's vmstat count), its processes' write() bytes.
 VALUES = {"qps_common": "throughput", "cpu_per_op_common_us": "server CPU/o", "vcs_per_op": "voluntary cs/o",
           "cs_per_op": "all cs/o", "wchar_kb_per_op": "write() KB/o", "binlog_bytes_per_commit": "binlog bytes per commit"}
+KEYS = ["series_name", "test", "threads"]
+# each configuration as a change from *binlog* (the regression source's baseline: binlog and
+# performance_schema on): the configuration, and what it changes
+CHANGES = {"binlog off": "the binlog off", "binlog, P_S off": "performance_schema off",
+           "binlog + GTID": "GTIDs on", "binlog, twin": CONTROL}
 
 
 def tidy(res: Results) -> pd.DataFrame:
@@ -32,6 +38,13 @@ def tidy(res: Results) -> pd.DataFrame:
     if len(w):
         w["config"] = pd.Categorical(w["config"], list(CONFIGS), ordered=True)
     return w
+
+
+def window_ratios(g: pd.DataFrame, a: str, b: str, value: str = "qps_common") -> pd.Series:
+    """A's ``value`` over B's, window by window (indexed by the repeat) within one point's runs."""
+    ga = g[g["config"] == a].set_index("repeat")[value]
+    gb = g[g["config"] == b].set_index("repeat")[value]
+    return (ga / gb).dropna()
 
 
 def ratios(res: Results) -> pd.DataFrame:
@@ -118,6 +131,47 @@ def ablation(res: Results, base_family: str = "5.7") -> pd.DataFrame:
                          "qps_base": _gmean(b), "qps_new": _gmean(a), "ratio": r, "ci_low": lo, "ci_high": hi,
                          "windows_base": int(b.notna().sum()), "windows_new": int(a.notna().sum())})
     return pd.DataFrame(rows)
+
+
+def gap_changes(res: Results, base_family: str = "5.7") -> pd.DataFrame:
+    """How each configuration moves a newer version's gap to the ``base_family`` server on
+    update-non-index: per version and threads, the gap at *binlog* (new / base QPS), the gap with the
+    change (its configuration's new / base QPS), and the change itself, new's window ratios
+    (configuration / *binlog*) over base's, as the ratio of their geometric means with a Welch interval
+    on the logs; ``points``: the change in percentage points of the gap, as the regression source
+    states its attributions."""
+    w, base, newer = _against_base(res, base_family)
+    rows = []
+    for new in newer:
+        for threads in sorted(w["threads"].unique()):
+            gb, gn = (w[(w["series_name"] == s) & (w["threads"] == threads)] for s in (base, new))
+            gap, glo, ghi = stats.unpaired_ratio_ci(gn[gn["config"] == "binlog"]["qps_common"],
+                                                    gb[gb["config"] == "binlog"]["qps_common"])
+            for config, change in CHANGES.items():
+                rb, rn = window_ratios(gb, config, "binlog"), window_ratios(gn, config, "binlog")
+                if rb.empty or rn.empty:
+                    continue
+                r, lo, hi = stats.unpaired_ratio_ci(rn, rb)
+                rows.append({"new": new, "base": base, "threads": threads, "config": config, "change": change,
+                             "gap": gap, "gap_low": glo, "gap_high": ghi, "gap_with": gap * r,
+                             "gain_base": _gmean(rb), "gain_new": _gmean(rn),
+                             "ratio": r, "ci_low": lo, "ci_high": hi, "points": 100 * gap * (r - 1),
+                             "windows_base": len(rb), "windows_new": len(rn)})
+    return pd.DataFrame(rows)
+
+
+def windows(res: Results) -> dict:
+    """The design's windows as measured: their length and common interval (medians), windows per
+    point."""
+    w = tidy(res)
+    if w.empty:
+        return {"n": 0}
+    per_point = w.groupby(KEYS + ["config"], observed=True).size()
+    workload = w["workload"] if "workload" in w else pd.Series([{}] * len(w), index=w.index)
+    return {"n": len(w), "duration_s": float(workload.map(lambda x: (x or {}).get("duration_s", np.nan)).median()),
+            "common_s": float(w["common_s"].median()) if "common_s" in w else float("nan"),
+            "repeats": int(per_point.median()), "threads": sorted(int(t) for t in w["threads"].unique()),
+            "table_size": int(workload.map(lambda x: (x or {}).get("table_size", 0)).median())}
 
 
 def resolution(res: Results) -> dict[str, float]:
