@@ -209,6 +209,13 @@ def test_the_sources_numbers_are_the_seed_texts():
     for factor, (old, new) in source.ABLATION_TPS.items():
         assert f"{old:,}" in text and f"{new:,}" in text, factor
     assert "-32.0%" in text and "5.7: +67%, 8.0: +86%" in text and "7.8 pp" in text and "2.3 pp" in text
+    callaghan = Path("/work/shared/seeds") / "001_2580ba3315e5cddc.txt"
+    text = callaghan.read_text()
+    assert "small regression (~5%) for the -gtid configs vs the -nogtid result for insert" in text
+    assert "small improvements (~5%) for the -gtid configs vs the -nogtid result for update-index" in text
+    assert "small regression (~1%) for the -gtid configs vs the -nogtid result for other tests" in text
+    assert "typically 5% to 10% less with the -gtid configs vs the -nogtid configs with 40 clients" in text
+    assert "Throughput is 1.15X larger in 9.5.0-nogtid" in text and "Throughput is 1.17X larger in 9.5.0-nogtid" in text
 
 
 def test_the_findings_name_each_comparison_with_its_interval():
