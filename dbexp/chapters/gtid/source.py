@@ -5,8 +5,8 @@ rounded percentages and ratios, each with the conditions it was measured under);
 and share of a gap the claims test is computed from them below, so that it can be checked against
 the seed text (tests/unit/test_gtid.py reads /work/shared/seeds/ where it is there).
 
-Rounded figures are read as the rounding allows: "about 5%" as 4.5 to 5.5% (half a unit of the last
-digit either way).
+Rounded figures are read as the rounding allows: "about 5%" as 4.5 to 5.5%, "1.10X" as 1.095 to
+1.105 (half a unit of the last digit either way).
 """
 
 from __future__ import annotations
@@ -82,6 +82,12 @@ def about_pct(pct: float, digits: int = 0) -> tuple[float, float]:
     return 1 + (pct - half) / 100, 1 + (pct + half) / 100
 
 
+def about_x(x: float, digits: int = 2) -> tuple[float, float]:
+    """A ratio printed to ``digits`` decimals ("1.10X") as the range it allows."""
+    half = 0.5 * 10 ** -digits
+    return x - half, x + half
+
+
 # the 8-core server's summary (every version): throughput GTID / no GTID per test
 EIGHT_TPUT = {"insert": about_pct(-5), "update-index": about_pct(+5), "update-non-index": about_pct(-1),
               "update-inlist": about_pct(-1), "write-only": about_pct(-1)}
@@ -89,6 +95,10 @@ EIGHT_TPUT_PRINTED = {"insert": "about 5% less", "update-index": "about 5% more"
                       "update-inlist": "about 1% less", "write-only": "about 1% less"}
 # "typically 5% to 10% less with the -gtid configs ... with 40 clients on the 48-core server"
 FORTY_EIGHT_TPUT = (0.90, 0.95)
+# vmstat / iostat per operation on insert, 9.5.0-gtid over 9.5.0-nogtid, per server
+INSERT_X = {"cpu/o": {"8-core": 1.10, "24-core": 1.15, "48-core": 1.13},
+            "cs/o": {"8-core": 1.45, "24-core": 1.23, "48-core": 1.26},
+            "wKB/o": {"8-core": 1.16, "24-core": 1.24, "48-core": 1.24}}
 # insert throughput, 9.5.0-nogtid over 9.5.0-gtid (the 8-core server's is the summary's "about 5%")
 INSERT_NOGTID_OVER_GTID = {"24-core": 1.15, "48-core": 1.17}
 
