@@ -42,13 +42,14 @@ def test_gtid_ratio_is_paired_by_repeat():
 
 
 def test_design_measures_the_configurations_of_a_version_at_once_on_a_server_each():
-    points = gtid.CHAPTER.design(gtid.CHAPTER.scale("default"), Cpus("1", "0"))[0].points
+    main, check = gtid.CHAPTER.design(gtid.CHAPTER.scale("default"), Cpus("1", "0"))
+    points = main.points
     groups = {p.group for p in points}
     assert groups == {"gtid mysql:5.7@offline", "gtid mysql:8.0@offline"}
     windows = {}
     for p in points:
         windows.setdefault(p.together, []).append(p)
-    assert len(windows) == 2 * len(gtid.TESTS) * 2  # versions x tests x threads
+    assert len(windows) == 2 * len(gtid.TESTS) * 1  # versions x tests x threads
     for ps in windows.values():
         assert [p.params.config for p in ps] == list(gtid.CONFIGS)
         assert len({p.server.key() for p in ps}) == len(gtid.CONFIGS)  # a server per configuration
@@ -56,6 +57,25 @@ def test_design_measures_the_configurations_of_a_version_at_once_on_a_server_eac
     gtid_on = [p for p in points if p.params.config == "binlog + GTID"][0]
     assert gtid_on.server.settings["gtid_mode"] == "ON" and gtid_on.server.settings["enforce_gtid_consistency"] == "ON"
     assert len({p.key("gtid") for p in points}) == len(points)
+    assert {p.params.length for p in points} == {1} and {p.workload.duration_s for p in points} == {5}
+
+
+def test_the_run_length_check_measures_one_point_again_in_windows_ten_times_as_long():
+    sc = gtid.CHAPTER.adjust(gtid.CHAPTER.scale("default"), "default", Cpus(), {})
+    main, check = gtid.CHAPTER.design(sc, Cpus("1", "0"))
+    assert check.repeats == 3 and [p.params.config for p in check.points] == list(gtid.CONFIGS)
+    assert {(p.server.spec, p.params.test, p.params.length, p.workload.duration_s, p.workload.threads)
+            for p in check.points} == {("mysql:8.0@offline", "update-non-index", 10, 50, 1)}
+    assert len({p.together for p in check.points}) == 1
+    # the same servers' settings as the main part's, a point key of its own
+    same = {p.params.config: p.server.settings for p in main.points if p.server.spec == "mysql:8.0@offline"}
+    assert all(p.server.settings == same[p.params.config] for p in check.points)
+    assert not {p.key("gtid") for p in check.points} & {p.key("gtid") for p in main.points}
+    # smoke has none; a check server this run does not measure gives way to the first that it does
+    smoke = gtid.CHAPTER.adjust(gtid.CHAPTER.scale("smoke"), "smoke", Cpus(), {})
+    assert gtid.CHAPTER.design(smoke, Cpus())[1].points == []
+    moved = gtid.CHAPTER.adjust(gtid.CHAPTER.scale("default", servers=["mysql:5.7@offline"]), "default", Cpus(), {})
+    assert moved.check_servers == ("mysql:5.7@offline",)
 
 
 def test_each_configuration_differs_from_binlog_only_in_what_it_names():
@@ -213,6 +233,19 @@ def test_persistence_claims_are_not_testable_before_8_0_17_and_tested_after():
     assert "9.7.0: agrees in direction, larger" in kb
     gains = c[c["claim"].str.contains("the binlog off gains")]["verdict"].iloc[0]
     assert "9.7.0: not testable here (the source measured 5.7.44 and 8.0.45 only" in gains
+
+
+def test_the_run_length_check_compares_each_ratio_at_two_lengths():
+    rows = _two_versions(tests=("update-non-index",))
+    longer = [{**r, "length": 10} for r in rows if r["series_name"] == "mysql 8.0.15"][:15]  # 3 windows
+    res = _res([{**r, "length": 1} for r in rows] + longer)
+    lc = gtid.length_check(res).set_index("comparison")
+    assert set(lc.index) == set(gtid.CSV_NAMES) and (lc["windows_long"] == 3).all()
+    assert lc.loc["the binlog", "ratio"] == pytest.approx(1.0, abs=0.01)
+    assert (lc["ci_low"] <= 1).all() and (lc["ci_high"] >= 1).all()
+    assert gtid.ratios(res)["pairs"].max() == 4  # the main ratios leave the longer windows out
+    assert gtid.sentence(res, "length_check").startswith("on 8.0.15, update-non-index 1t, 3 windows of")
+    assert gtid.sentence(_res(rows), "length_check").endswith("not measured at this scale")
 
 
 def test_the_sources_numbers_are_the_seed_texts():

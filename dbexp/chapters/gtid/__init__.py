@@ -2,8 +2,8 @@
 (MySQL), five configurations of a version measured at once. The notebook notebooks/gtid.ipynb is the
 chapter's narrative."""
 
-from dbexp.chapters.gtid.analysis import (ablation, control, gap_changes, ratios, resolution, source_table, spread, tidy,
-                                          windows)
+from dbexp.chapters.gtid.analysis import (ablation, control, gap_changes, length_check, main_runs, ratios, resolution,
+                                          source_table, spread, tidy, windows)
 from dbexp.chapters.gtid.claims import claims
 from dbexp.chapters.gtid.configs import CONFIGS, CONTROL, CSV_NAMES, RATIOS, TESTS
 from dbexp.chapters.gtid.design import CHAPTER, PARTS, Gtid, Scale
@@ -12,5 +12,5 @@ from dbexp.chapters.gtid.summary import sentence
 run = CHAPTER.run
 
 __all__ = ["CHAPTER", "CONFIGS", "CONTROL", "CSV_NAMES", "PARTS", "RATIOS", "TESTS", "Gtid", "Scale", "ablation",
-           "claims", "control", "gap_changes", "ratios", "resolution", "run", "sentence", "source_table", "spread", "tidy",
-           "windows"]
+           "claims", "control", "gap_changes", "length_check", "main_runs", "ratios", "resolution", "run", "sentence",
+           "source_table", "spread", "tidy", "windows"]

@@ -1,12 +1,13 @@
 """The gtid chapter's analysis: the tidy runs, every ratio A / B with its paired interval, the
-source-shaped table, the versions' gap per configuration and how each configuration moves it, and
-the resolution, spread and A/A control of the ratios.
+source-shaped table, the versions' gap per configuration and how each configuration moves it, the
+run-length check, and the resolution, spread and A/A control of the ratios.
 
 One estimator throughout: geometric means. A ratio within a version is the geometric mean of its
 windows' ratios (A and B of a window ran at once) with a paired t interval on the logs; a ratio
 between versions (measured in sweeps of their own, nothing pairs their windows) is the ratio of
 the geometric means of the windows' values with a Welch t interval on the logs, and so is a ratio of
-two versions' within-version ratios (how a configuration moves the versions' gap).
+two versions' within-version ratios (how a configuration moves the versions' gap) and a ratio of one
+comparison at two run lengths.
 """
 
 from __future__ import annotations
@@ -34,10 +35,19 @@ CHANGES = {"binlog off": "the binlog off", "binlog, P_S off": "performance_schem
 
 
 def tidy(res: Results) -> pd.DataFrame:
+    """The runs, one row each, with ``length``: the run's length as a multiple of the scale's
+    (1; the run-length check's windows are longer; results stored before the check have none)."""
     w = res.wide.copy()
     if len(w):
         w["config"] = pd.Categorical(w["config"], list(CONFIGS), ordered=True)
+        w["length"] = w["length"].fillna(1).astype(int) if "length" in w else 1
+        w["duration_s"] = [float((x or {}).get("duration_s", np.nan)) for x in w["workload"]] \
+            if "workload" in w else np.nan
     return w
+
+
+def main_runs(w: pd.DataFrame, length: int = 1) -> pd.DataFrame:
+    return w[w["length"] == length] if len(w) else w
 
 
 def window_ratios(g: pd.DataFrame, a: str, b: str, value: str = "qps_common") -> pd.Series:
@@ -47,14 +57,14 @@ def window_ratios(g: pd.DataFrame, a: str, b: str, value: str = "qps_common") ->
     return (ga / gb).dropna()
 
 
-def ratios(res: Results) -> pd.DataFrame:
-    """Per server, test, threads and comparison: the ratio A / B of each value, paired by repeat (A and B
-    of a repeat are neighbours in time), with its 95% interval and half-width."""
-    w = tidy(res)
+def ratios(res: Results, length: int = 1) -> pd.DataFrame:
+    """Per server, test and threads, and comparison: the ratio A / B of each value, paired by window
+    (A and B of a window ran at once), with its 95% interval and half-width; runs of ``length``."""
+    w = main_runs(tidy(res), length)
     rows = []
     if w.empty:
         return pd.DataFrame()
-    for (name, test, threads), g in w.groupby(["series_name", "test", "threads"]):
+    for (name, test, threads), g in w.groupby(KEYS):
         for a, b, what in RATIOS:
             ga = g[g["config"] == a].set_index("repeat")
             gb = g[g["config"] == b].set_index("repeat")
@@ -77,8 +87,8 @@ def source_table(res: Results, comparison: str = "GTIDs") -> pd.DataFrame:
     if r.empty:
         return r
     r = r[r["comparison"] == comparison]
-    wide = r.pivot_table(index=["series_name", "test", "threads"], columns="value", values="ratio", dropna=False).reset_index()
-    hw = r.pivot_table(index=["series_name", "test", "threads"], columns="value", values="half_width", dropna=False).reset_index()
+    wide = r.pivot_table(index=KEYS, columns="value", values="ratio", dropna=False).reset_index()
+    hw = r.pivot_table(index=KEYS, columns="value", values="half_width", dropna=False).reset_index()
     if "throughput" in wide:
         wide["throughput B / A"] = 1 / wide["throughput"]
         wide["throughput half-width"] = hw["throughput"] if "throughput" in hw else np.nan
@@ -107,8 +117,8 @@ def _gmean(v: pd.Series) -> float:
 
 
 def _against_base(res: Results, base_family: str) -> tuple[pd.DataFrame, str | None, list[str]]:
-    """update-non-index's runs, the ``base_family`` server and the newer ones."""
-    w = tidy(res)
+    """update-non-index's runs at the scale's length, the ``base_family`` server and the newer ones."""
+    w = main_runs(tidy(res))
     w = w[w["test"] == "update-non-index"] if len(w) else w
     base = pick(w, base_family)
     return w, base, [n for n in versions(w) if base is not None and version_key(n) > version_key(base)]
@@ -160,18 +170,49 @@ def gap_changes(res: Results, base_family: str = "5.7") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def length_check(res: Results) -> pd.DataFrame:
+    """The run-length check: per server, test and threads measured at a longer length as well, and per
+    comparison, the throughput ratio A / B at the scale's length and at the longer one (each paired by
+    window), and the longer one over the shorter (Welch interval on the logs of the windows' ratios):
+    an interval that holds 1 finds no dependence on the run's length."""
+    w = tidy(res)
+    if w.empty or (w["length"] == 1).all():
+        return pd.DataFrame()
+    rows = []
+    for length in sorted(x for x in w["length"].unique() if x != 1):
+        long = main_runs(w, length)
+        for (name, test, threads), g in long.groupby(KEYS):
+            short = w[(w["length"] == 1) & (w["series_name"] == name) & (w["test"] == test) & (w["threads"] == threads)]
+            for a, b, what in RATIOS:
+                rl, rs = window_ratios(g, a, b), window_ratios(short, a, b)
+                if rl.empty or rs.empty:
+                    continue
+                pl, pll, plh = stats.pair_ratio_ci(rl.values, np.ones(len(rl)))
+                ps, psl, psh = stats.pair_ratio_ci(rs.values, np.ones(len(rs)))
+                r, lo, hi = stats.unpaired_ratio_ci(rl, rs)
+                rows.append({"series_name": name, "test": test, "threads": threads, "comparison": what,
+                             "length": int(length), "duration_short": float(short["duration_s"].median()),
+                             "duration_long": float(g["duration_s"].median()),
+                             "common_short": float(short["common_s"].median()) if "common_s" in short else np.nan,
+                             "common_long": float(g["common_s"].median()) if "common_s" in g else np.nan,
+                             "short": ps, "short_low": psl, "short_high": psh, "windows_short": len(rs),
+                             "long": pl, "long_low": pll, "long_high": plh, "windows_long": len(rl),
+                             "ratio": r, "ci_low": lo, "ci_high": hi})
+    return pd.DataFrame(rows)
+
+
 def windows(res: Results) -> dict:
     """The design's windows as measured: their length and common interval (medians), windows per
-    point."""
-    w = tidy(res)
+    point, for the runs at the scale's length."""
+    w = main_runs(tidy(res))
     if w.empty:
         return {"n": 0}
     per_point = w.groupby(KEYS + ["config"], observed=True).size()
-    workload = w["workload"] if "workload" in w else pd.Series([{}] * len(w), index=w.index)
-    return {"n": len(w), "duration_s": float(workload.map(lambda x: (x or {}).get("duration_s", np.nan)).median()),
+    return {"n": len(w), "duration_s": float(w["duration_s"].median()),
             "common_s": float(w["common_s"].median()) if "common_s" in w else float("nan"),
             "repeats": int(per_point.median()), "threads": sorted(int(t) for t in w["threads"].unique()),
-            "table_size": int(workload.map(lambda x: (x or {}).get("table_size", 0)).median())}
+            "table_size": int(w["workload"].map(lambda x: (x or {}).get("table_size", 0)).median())
+            if "workload" in w else 0}
 
 
 def resolution(res: Results) -> dict[str, float]:
@@ -210,14 +251,11 @@ def spread(res: Results) -> dict[str, float]:
     """Why the servers run at once, from the data: per point, how much the *binlog* server's QPS
     moves from window to window (coefficient of variation) against how much its ratio to the twin in
     the same windows moves (standard deviation of the ratio); medians over the points."""
-    w = tidy(res)
+    w = main_runs(tidy(res))
     if w.empty:
         return {"n": 0}
-    keys = ["series_name", "test", "threads"]
-    alone = w[w["config"] == "binlog"].groupby(keys)["qps_common"].agg(lambda q: q.std(ddof=1) / q.mean())
-    paired = twin_over_binlog(w, "qps_common", keys).groupby(level=keys).std(ddof=1)
+    alone = w[w["config"] == "binlog"].groupby(KEYS)["qps_common"].agg(lambda q: q.std(ddof=1) / q.mean())
+    paired = twin_over_binlog(w, "qps_common", KEYS).groupby(level=KEYS).std(ddof=1)
     if alone.dropna().empty or paired.dropna().empty:
         return {"n": 0}
     return {"n": int(paired.notna().sum()), "qps_cv": float(alone.median()), "ratio_sd": float(paired.median())}
-
-

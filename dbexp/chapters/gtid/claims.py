@@ -9,7 +9,7 @@ import pandas as pd
 
 from dbexp.catalog.versions import version_key
 from dbexp.chapters.gtid import source as src
-from dbexp.chapters.gtid.analysis import family, gap_changes, pick, ratios, tidy, versions, windows
+from dbexp.chapters.gtid.analysis import family, gap_changes, main_runs, pick, ratios, tidy, versions, windows
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import CALLAGHAN_GTID, KERNELMAKER_REGRESSION
@@ -45,7 +45,7 @@ def here(res: Results) -> str:
     d = windows(res)
     if not d["n"]:
         return "no runs at this scale"
-    names = ", ".join(_version(n) for n in versions(w))
+    names = ", ".join(_version(n) for n in versions(main_runs(w)))
     return (f"{names}; {_clients(d['threads'])} per server, five servers (one per configuration) sharing one "
             f"server CPU at once; 1 table of {d['table_size']:,} rows; {d['repeats']} windows of "
             f"{d['duration_s']:g} s per point ({d['common_s']:.1f} s common interval); innodb_flush_log_at_trx_commit "
@@ -186,7 +186,7 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
     rows = []
     gc = gap_changes(res)
     w = tidy(res)
-    old, new = (pick(w, f) if len(w) else None for f in ("5.7", "8.0"))
+    old, new = (pick(main_runs(w), f) if len(w) else None for f in ("5.7", "8.0"))
     pair = gc[(gc["base"] == old) & (gc["new"] == new)] if len(gc) and old and new else pd.DataFrame()
     within = cond + (f"; {_version(new)} has no innodb_log_writer_threads option (from 8.0.22): its log writer "
                      "threads always run" if new and version_key(new) < (8, 0, 22) else "")

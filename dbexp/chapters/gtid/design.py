@@ -5,10 +5,22 @@ binlog.py), all five measured in the same window on the server CPUs, each with i
 client; a window's start order walks forward, then backward (ABBA). Per window, beside what
 measure_together takes between its two marks: binlog bytes per commit (SHOW BINARY LOGS before
 and after).
+
+The run-length check, a second part: on ``check_servers``, one test and thread count measured again
+in windows ``check_factor`` times as long, ``check_repeats`` of them, so that the analysis can show
+each comparison's answer does not depend on the run's length (analysis.length_check). A point's
+``length`` says which it is (1: the scale's length).
+
+Time at default scale: the published run (two versions, 10 points x 12 windows of 3 s) took 16.2
+minutes, about 90 s per version to start its five servers and prepare their tables and 3.65 s per
+window of 3 s. With a third version (9.7), windows of 5 s (about 5.65 s each) and one client: 3 x (90 +
+5 tests x 6 windows x 5.65 s) = 779 s, and the check on one version, 90 + 3 x 50.65 s = 242 s: about
+17 minutes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pandas as pd
@@ -39,12 +51,18 @@ class Scale:
     repeats: int
     table_size: int = 100_000
     warmup_s: float = 3.0
+    check_servers: tuple[str, ...] = ()
+    check_test: str = "update-non-index"
+    check_threads: int = 1
+    check_factor: int = 10
+    check_repeats: int = 0
 
 
 @dataclass(frozen=True)
 class GtidPoint:
     config: str
     test: str
+    length: int = 1  # the run's length as a multiple of the scale's (the run-length check's are longer)
 
 
 class Gtid(Chapter):
@@ -52,13 +70,19 @@ class Gtid(Chapter):
     Scale = Scale
     scales = {
         "smoke": Scale(("mysql:8.0@offline",), ("insert", "update-non-index"), (1,), 2, 2, 10_000, 1.0),
-        "default": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), tuple(TESTS), (1, 2), 3, 12),
-        "full": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), tuple(TESTS), (1, 2), 20, 10, 1_000_000, 20.0),
+        "default": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), tuple(TESTS), (1,), 5, 6,
+                         check_servers=("mysql:8.0@offline",), check_repeats=3),
+        "full": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), tuple(TESTS), (1, 2), 20, 10, 1_000_000, 20.0,
+                      check_servers=("mysql:5.7@offline", "mysql:8.0@offline"), check_repeats=3),
     }
     knob_help = {"servers": 'the servers (MySQL only), e.g. ["mysql:8.0", "mysql:8.4"]',
                  "tests": 'the tests, e.g. ["insert", "update-inlist"]', "threads": "the client threads, e.g. [1, 2]",
                  "duration_s": "the seconds per run", "repeats": "the repeats (ABBA pairs)",
-                 "table_size": "the rows in each sysbench table", "warmup_s": "the seconds of warm-up before each run"}
+                 "table_size": "the rows in each sysbench table", "warmup_s": "the seconds of warm-up before each run",
+                 "check_servers": 'the run-length check\'s servers (of servers), e.g. ["mysql:8.0"]',
+                 "check_test": "the run-length check's test", "check_threads": "the run-length check's client threads",
+                 "check_factor": "how many times longer the check's windows are",
+                 "check_repeats": "the run-length check's windows (0: no check)"}
     engines = PARTS
     order = "abba"
     add_official = True
@@ -68,7 +92,10 @@ class Gtid(Chapter):
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
         check_names(sc.tests, TESTS, "test")
-        return sc
+        check_names((sc.check_test,), TESTS, "test")
+        # the check runs on those of its servers this run measures (else on the first of them)
+        kept = tuple(s for s in sc.check_servers if s in sc.servers) or tuple(sc.servers[:1])
+        return dataclasses.replace(sc, check_servers=kept if sc.check_repeats > 0 else ())
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
         points = []
@@ -80,7 +107,16 @@ class Gtid(Chapter):
                     for config in CONFIGS:
                         points.append(Point(servers[config], GtidPoint(config, test), wl, group=f"gtid {spec}",
                                             together=f"{spec} {test} {t}t"))
-        return [Part(points, sc.repeats)]
+        longer = []
+        for spec in sc.check_servers if sc.check_repeats > 0 else ():
+            servers = self.servers(spec, cpus.server)
+            wl = Workload(TESTS[sc.check_test], sc.check_threads, sc.duration_s * sc.check_factor, 1, sc.table_size,
+                          cpuset=cpus.client)
+            for config in CONFIGS:
+                longer.append(Point(servers[config], GtidPoint(config, sc.check_test, sc.check_factor), wl,
+                                    group=f"gtid {spec} length check",
+                                    together=f"{spec} {sc.check_test} {sc.check_threads}t x{sc.check_factor}"))
+        return [Part(points, sc.repeats), Part(longer, sc.check_repeats)]
 
     @staticmethod
     def servers(spec: str, cpuset: str) -> dict:

@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 from dbexp.book import prose
-from dbexp.chapters.gtid.analysis import twin_over_binlog, control, ratios, resolution, spread, tidy
+from dbexp.catalog.versions import version_key
+from dbexp.chapters.gtid.analysis import (control, length_check, main_runs, ratios, resolution, spread, tidy,
+                                          twin_over_binlog, windows)
 from dbexp.chapters.gtid.configs import GTID_CLAIMED, TARGET_HALF_WIDTH
 from dbexp.experiments.chapter import Results
 
@@ -27,7 +29,7 @@ def loss_numbers(res: Results) -> dict:
 def edge_numbers(res: Results) -> dict:
     """The A/A control's throughput ratio from each run's own QPS (sysbench's, start to end) and over
     the common interval, every window pooled (geometric means)."""
-    w = tidy(res)
+    w = main_runs(tidy(res))
     if w.empty or "qps_common" not in w:
         return {"n": 0}
     keys = ["series_name", "test", "threads"]
@@ -40,7 +42,8 @@ def resolution_numbers(res: Results) -> dict:
     c = control(res)
     if c["n"] and math.isnan(c["cpu_ratio"]):
         c = {**c, "cpu_ratio": None}
-    return {"resolution": resolution(res), "spread": spread(res), "control": c, "target": TARGET_HALF_WIDTH}
+    return {"resolution": resolution(res), "spread": spread(res), "control": c, "target": TARGET_HALF_WIDTH,
+            "windows": windows(res)}
 
 
 def _point(x) -> dict:
@@ -63,6 +66,29 @@ def _extremes(r: pd.DataFrame, comparison: str, value: str = "throughput", test:
             "above_claimed": int((g["ci_low"] > GTID_CLAIMED[1]).sum())}
 
 
+def length_numbers(res: Results) -> dict:
+    """The run-length check: how many comparisons were measured at the longer length, how many of
+    their longer-over-shorter intervals hold 1, the farthest from 1 (with its interval), the lengths."""
+    lc = length_check(res)
+    if lc.empty:
+        return {"n": 0}
+    worst = lc.loc[(np.log(lc["ratio"])).abs().idxmax()]
+    holding = ((lc["ci_low"] <= 1) & (lc["ci_high"] >= 1))
+    resolved = lc["ci_low"].notna()
+    return {"n": len(lc), "intervals": int(resolved.sum()), "holding_1": int(holding.sum()),
+            "factor": int(lc["length"].iloc[0]),
+            "short_s": float(lc["duration_short"].median()), "long_s": float(lc["duration_long"].median()),
+            "common_short": float(lc["common_short"].median()), "common_long": float(lc["common_long"].median()),
+            "windows_long": int(lc["windows_long"].min()),
+            "servers": sorted({s.split(" ", 1)[-1] for s in lc["series_name"]}, key=version_key),
+            "tests": sorted(set(f"{t} {n}t" for t, n in zip(lc["test"], lc["threads"]))),
+            "worst": {"label": f"{worst['comparison']}", "ratio": worst["ratio"],
+                      "low": worst["ci_low"] if worst["ci_low"] == worst["ci_low"] else None,
+                      "high": worst["ci_high"] if worst["ci_high"] == worst["ci_high"] else None},
+            "max_excluded": float(max((1 - lc["ci_low"]).max(), (lc["ci_high"] - 1).max()))
+            if resolved.any() else None}
+
+
 def findings_numbers(res: Results) -> dict:
     r = ratios(res)
     return {"gtid": _extremes(r, "GTIDs"), "cpu": _extremes(r, "GTIDs", "server CPU/o", "insert"),
@@ -72,7 +98,7 @@ def findings_numbers(res: Results) -> dict:
 
 
 NUMBERS = {"gtid_loss": loss_numbers, "edge_effect": edge_numbers, "resolution": resolution_numbers,
-           "findings": findings_numbers}
+           "findings": findings_numbers, "length_check": length_numbers}
 
 
 def sentence(res: Results, name: str) -> str:
