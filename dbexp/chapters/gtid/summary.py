@@ -10,9 +10,10 @@ import pandas as pd
 
 from dbexp.book import prose
 from dbexp.catalog.versions import version_key
-from dbexp.chapters.gtid.analysis import (control, length_check, main_runs, ratios, resolution, spread, tidy,
-                                          twin_over_binlog, windows)
-from dbexp.chapters.gtid.configs import GTID_CLAIMED, TARGET_HALF_WIDTH
+from dbexp.chapters.gtid import source as src
+from dbexp.chapters.gtid.analysis import (control, gap_changes, length_check, main_runs, pick, ratios, resolution,
+                                          spread, tidy, twin_over_binlog, windows)
+from dbexp.chapters.gtid.configs import TARGET_HALF_WIDTH
 from dbexp.experiments.chapter import Results
 
 
@@ -46,24 +47,21 @@ def resolution_numbers(res: Results) -> dict:
             "windows": windows(res)}
 
 
-def _point(x) -> dict:
+def _point(x, label: str | None = None) -> dict:
     """A ratio with its point and its interval (None where one window gave no interval)."""
     interval = (x.ci_low, x.ci_high) if x.ci_low == x.ci_low else (None, None)
-    return {"label": f"{x.series_name} {x.test} {x.threads}t", "ratio": x.ratio, "low": interval[0], "high": interval[1]}
+    return {"label": label or f"{x.series_name} {x.test} {x.threads}t", "ratio": x.ratio,
+            "low": interval[0], "high": interval[1]}
 
 
-def _extremes(r: pd.DataFrame, comparison: str, value: str = "throughput", test: str | None = None) -> dict | None:
-    """The smallest and largest ratio of one comparison (with their intervals and points), how many
-    points it has and how many of their intervals exclude 1; None where it has none."""
-    g = r[(r["comparison"] == comparison) & (r["value"] == value)] if len(r) else r
-    if test is not None and len(g):
-        g = g[g["test"] == test]
+def _extremes(g: pd.DataFrame) -> dict | None:
+    """The smallest and largest ratio (with their intervals and points), how many points there are
+    and how many of their intervals exclude 1; None where there are none."""
     g = g.dropna(subset=["ratio"]) if len(g) else g
     if g.empty:
         return None
     return {"n": len(g), "min": _point(g.loc[g["ratio"].idxmin()]), "max": _point(g.loc[g["ratio"].idxmax()]),
-            "excluding_1": int(((g["ci_low"] > 1) | (g["ci_high"] < 1)).sum()),
-            "above_claimed": int((g["ci_low"] > GTID_CLAIMED[1]).sum())}
+            "excluding_1": int(((g["ci_low"] > 1) | (g["ci_high"] < 1)).sum())}
 
 
 def length_numbers(res: Results) -> dict:
@@ -91,10 +89,38 @@ def length_numbers(res: Results) -> dict:
 
 def findings_numbers(res: Results) -> dict:
     r = ratios(res)
-    return {"gtid": _extremes(r, "GTIDs"), "cpu": _extremes(r, "GTIDs", "server CPU/o", "insert"),
-            "binlog": _extremes(r, "the binlog", test="update-non-index"),
-            "ps_off": _extremes(r, "performance_schema off", test="update-non-index"),
-            "claimed": GTID_CLAIMED, **resolution_numbers(res)}
+    tput = r[(r["value"] == "throughput")] if len(r) else r
+    gtid = tput[(tput["comparison"] == "GTIDs") & (tput["threads"] == 1)] if len(tput) else tput
+    insert = [_point(x, x.series_name.split(" ", 1)[-1]) for x in gtid[gtid["test"] == "insert"].itertuples()] \
+        if len(gtid) else []
+    w = main_runs(tidy(res))
+    old, new = (pick(w, f) if len(w) else None for f in ("5.7", "8.0"))
+    gc = gap_changes(res)
+    gc = gc[(gc["base"] == old) & (gc["new"] == new) & (gc["threads"] == 1)] if len(gc) else gc
+    head = binlog = pfs = None
+    if len(gc):
+        x = gc.iloc[0]
+        head = {"ratio": x["gap"], "low": x["gap_low"], "high": x["gap_high"], "source": src.gap(),
+                "old": old.split(" ", 1)[-1], "new": new.split(" ", 1)[-1]}
+        for config, factor in (("binlog off", "skip-log-bin"), ("binlog, P_S off", "performance_schema=0")):
+            y = gc[gc["config"] == config]
+            if len(y):
+                y = y.iloc[0]
+                found = {"ratio": y["ratio"], "low": y["ci_low"], "high": y["ci_high"], "points": y["points"],
+                         "source": src.gap_change(factor), "source_points": src.gap_points(factor)}
+                if config == "binlog off":
+                    binlog = found
+                else:
+                    pfs = found
+    off = tput[(tput["comparison"] == "the binlog") & (tput["test"] == "update-non-index") & (tput["threads"] == 1)] \
+        if len(tput) else tput
+    gains = [{"label": x.series_name.split(" ", 1)[-1], "ratio": 1 / x.ratio, "low": 1 / x.ci_high,
+              "high": 1 / x.ci_low, "source": src.gain("skip-log-bin", x.series_name)} for x in off.itertuples()]
+    old_versions = sorted({n.split(" ", 1)[-1] for n in gtid["series_name"] if not src.persists_per_commit(n)},
+                          key=version_key) if len(gtid) else []
+    return {"gtid": _extremes(gtid), "insert": insert, "old_versions": old_versions, "insert_source": src.EIGHT_TPUT["insert"],
+            "head": head, "binlog": binlog, "gains": gains, "pfs": pfs, "length": length_numbers(res),
+            **resolution_numbers(res)}
 
 
 NUMBERS = {"gtid_loss": loss_numbers, "edge_effect": edge_numbers, "resolution": resolution_numbers,
