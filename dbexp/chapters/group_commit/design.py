@@ -75,8 +75,9 @@ class GroupPoint:
     check: bool = False  # the run-length check: check_x times as long as the other runs
 
 
-DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mariadb:10.11@offline", "postgres:12@offline",
-                   "postgres:14@offline", "postgres:16@offline", "postgres:18@offline")
+DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline", "mariadb:10.11@offline",
+                   "mariadb:11.8@offline", "postgres:12@offline", "postgres:14@offline", "postgres:16@offline",
+                   "postgres:18@offline")
 SCRIPTS = ("oltp_update_non_index", "oltp_insert")
 
 

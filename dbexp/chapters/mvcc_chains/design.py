@@ -33,8 +33,8 @@ class Scale:
     heap_variants: tuple[tuple[str, int], ...] = (("v", 70), ("k", 70), ("k", 100))
 
 
-DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mariadb:10.11@offline", "postgres:12@offline",
-                   "postgres:14@offline", "postgres:18@offline")
+DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline", "mariadb:10.11@offline",
+                   "mariadb:11.8@offline", "postgres:12@offline", "postgres:14@offline", "postgres:18@offline")
 
 
 def settings_for(spec: str) -> dict[str, str]:
