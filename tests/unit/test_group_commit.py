@@ -82,7 +82,7 @@ def test_the_main_curve_and_the_probe_runs_are_repeated_and_the_check_runs_ten_t
     assert any(p.params.probe for p in main.points) and not any(p.params.probe for p in other.points)
     checks = [p for p in other.points if p.params.check]
     # one per engine, on its newest server (the last of its engine in the list), at 10 times the length
-    assert sorted(p.server.spec for p in checks) == ["mariadb:10.11@offline", "mysql:8.0@offline",
+    assert sorted(p.server.spec for p in checks) == ["mariadb:11.8@offline", "mysql:9.7@offline",
                                                      "postgres:18@offline"]
     assert {(p.workload.threads, p.workload.duration_s) for p in checks} == {(128, 10 * sc.duration_s)}
     assert sc.duration_s >= 3 and not any(p.params.check for p in main.points)
