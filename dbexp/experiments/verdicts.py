@@ -68,12 +68,15 @@ def magnitude(lo: float, hi: float, low: float, high: float, reference: float = 
     the source's number, a range [low, high] on one side of ``reference`` (low == high for one
     number): "agrees" where the interval reaches the source's range; "agrees in direction, smaller"
     (or "larger") where it excludes the reference on the source's side but misses the range;
-    "disagrees" where it lies on the other side; else not resolved, saying how many times the
+    "disagrees" where it lies on the other side, or where it spans the reference but excludes the
+    source's number (smaller than claimed); else not resolved, saying how many times the
     repeats would resolve an effect of the measured size (from ``point`` and ``n``, when given)."""
     if _nan(lo, hi):
         return NOT_MEASURED
     up = low > reference
     if lo <= reference <= hi:
+        if (up and hi < low) or (not up and lo > high):  # no effect resolved, but the source's excluded
+            return "disagrees (smaller than claimed)"
         return f"not resolved ({resolve_hint(lo, hi, reference, point, n)})"
     if (lo > reference) != up:
         return "disagrees"
