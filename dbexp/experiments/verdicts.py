@@ -76,7 +76,7 @@ def magnitude(lo: float, hi: float, low: float, high: float, reference: float = 
     up = low > reference
     if lo <= reference <= hi:
         if (up and hi < low) or (not up and lo > high):  # no effect resolved, but the source's excluded
-            return "disagrees (smaller than claimed)"
+            return "disagrees (smaller than claimed: no effect resolved, and the source's number excluded)"
         return f"not resolved ({resolve_hint(lo, hi, reference, point, n)})"
     if (lo > reference) != up:
         return "disagrees"

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from dbexp.chapters import calibration as cal
-from dbexp.chapters.calibration.claims import against, qualified
+from dbexp.chapters.calibration.claims import qualified
 from dbexp.chapters.calibration.parts import PARTS
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Cpus
@@ -72,11 +72,11 @@ def test_the_sources_numbers_are_recomputed_from_their_text():
 
 
 def test_against_tells_the_sources_number_apart_from_no_effect():
-    assert against(0.943, 1.112, 1.23) == "disagrees (smaller than claimed)"  # spans 1, excludes +23%
-    assert against(1.003, 1.130, 1.23) == "agrees in direction, smaller"
-    assert against(1.10, 1.30, 1.23) == "agrees"
-    assert against(0.861, 1.309, 0.813) == "disagrees (smaller than claimed)"
-    assert against(0.80, 1.30, 0.813).startswith("not resolved")
+    assert verdicts.magnitude(0.943, 1.112, 1.23, 1.23).startswith("disagrees (smaller than claimed")  # spans 1, excludes +23%
+    assert verdicts.magnitude(1.003, 1.130, 1.23, 1.23) == "agrees in direction, smaller"
+    assert verdicts.magnitude(1.10, 1.30, 1.23, 1.23) == "agrees"
+    assert verdicts.magnitude(0.861, 1.309, 0.813, 0.813).startswith("disagrees (smaller than claimed")
+    assert verdicts.magnitude(0.80, 1.30, 0.813, 0.813).startswith("not resolved")
     assert qualified("agrees") == "agrees under this lab's conditions, not the source's"
 
 
@@ -90,7 +90,7 @@ def test_claims_table_has_the_books_shape_and_both_readings(res):
     assert "5 repeats of 6 s per server, 4 clients" in single["here: conditions"]
     assert "8.0.15 over 5.7.22" in qps["here: conditions"] and "16 clients" in qps["source: number, conditions"]
     # the +23% verdict over all repeats is kept; without the machine's episodes the increase is resolved
-    assert cpu["verdict"].startswith("point-select cpu/o, the server's CPU: disagrees (smaller than claimed) over "
+    assert cpu["verdict"].startswith("point-select cpu/o, the server's CPU: disagrees (smaller than claimed: no effect resolved, and the source's number excluded) over "
                                      "all 5 repeats, agrees in direction, smaller without the 2 runs")
     assert "1.024 [0.943, 1.112] over all 5 repeats, 1.064 [1.003, 1.130] without the 2 runs" in cpu["measured here"]
     assert "as vmstat counts: 1.000 [0.913, 1.095]" in cpu["measured here"]

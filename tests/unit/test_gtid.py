@@ -209,11 +209,11 @@ def test_the_regression_claims_test_the_sources_own_numbers():
     assert head == "agrees in direction, larger"  # 0.5 against 0.680
     gain = next(v for k, v in c["verdict"].items() if "+67%, 8.0 +86%" in k)
     assert gain == "agrees in direction, smaller"
-    from dbexp.chapters.gtid.claims import against
+    from dbexp.experiments import verdicts
 
     # an interval that holds 1 but excludes the source's number rejects that number
-    assert against(0.945, 1.009, 1.114, 1.114, 0.976, 12).startswith("disagrees (smaller than the source's")
-    assert against(0.95, 1.05, 1.02, 1.02, 1.0, 12).startswith("not resolved")
+    assert verdicts.magnitude(0.945, 1.009, 1.114, 1.114, point=0.976, n=12).startswith("disagrees (smaller than claimed")
+    assert verdicts.magnitude(0.95, 1.05, 1.02, 1.02, point=1.0, n=12).startswith("not resolved")
     assert list(c.reset_index().columns) == ["claim", "source: number, conditions", "here: conditions",
                                              "measured here", "verdict"]
 

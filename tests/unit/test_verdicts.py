@@ -57,6 +57,6 @@ def test_claims_table_shape():
 
 
 def test_an_interval_that_spans_1_but_excludes_the_sources_number_disagrees():
-    assert verdicts.magnitude(0.95, 1.05, 0.81, 0.81) == "disagrees (smaller than claimed)"
+    assert verdicts.magnitude(0.95, 1.05, 0.81, 0.81).startswith("disagrees (smaller than claimed")
     assert verdicts.magnitude(0.97, 1.04, 1.10, 1.15).startswith("disagrees (smaller than claimed")
     assert verdicts.magnitude(0.80, 1.05, 0.81, 0.81).startswith("not resolved")

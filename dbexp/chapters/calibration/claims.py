@@ -21,16 +21,6 @@ SOURCE_PRACTICE = ("no figure; one run per version and test, 600 s (reads) or 90
 SOURCE_RUN_S = 600
 
 
-def against(lo: float, hi: float, figure: float, point: float | None = None, n: int | None = None) -> str:
-    """An interval against the source's number: verdicts.magnitude, except where the interval spans
-    1 but excludes the source's number: then it is told apart from that number (disagrees, saying
-    on which side), as verdicts.claimed_range does."""
-    v = verdicts.magnitude(lo, hi, figure, figure, point=point, n=n)
-    if v.startswith("not resolved") and (hi < figure or lo > figure):
-        return verdicts.claimed_range(lo, hi, figure, figure)
-    return v
-
-
 def qualified(verdict: str) -> str:
     """A bare 'agrees' says under whose conditions: this lab's, never the source's."""
     return "agrees under this lab's conditions, not the source's" if verdict == "agrees" else verdict
@@ -105,7 +95,7 @@ def version_row(res: Results, flavor: str, c: VersionClaim) -> verdicts.ClaimRow
             cells.append(f"{r:.3f} [{lo:.3f}, {hi:.3f}] {which}")
             if c.figure is not None:
                 k = version_repeats(res, flavor, c.num, c.den, steady=steady)
-                verdict_cells.append(f"{qualified(against(lo, hi, c.figure, r, k))} {which.split(' (')[0]}")
+                verdict_cells.append(f"{qualified(verdicts.magnitude(lo, hi, c.figure, c.figure, point=r, n=k))} {which.split(' (')[0]}")
         long, long_s, position = _long(res, flavor, value)
         if position not in (None, "inside") and verdict_cells:
             verdict_cells.append(f"but the {long_s:g} s runs' {long:.3f} lies {position} the interval: run length "

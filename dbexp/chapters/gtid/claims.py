@@ -60,21 +60,9 @@ def _cells(g: pd.DataFrame, label=lambda x: f"{_version(x.series_name)} {x.test}
     return "; ".join(out) if out else NM
 
 
-def against(lo: float, hi: float, low: float, high: float, point: float, n: int) -> str:
-    """verdicts.magnitude, except where the interval spans 1 and still excludes the source's number:
-    the data then rejects that number (effects of its size are excluded), which "not resolved" would
-    hide, so the verdict says so."""
-    found = verdicts.magnitude(lo, hi, low, high, point=point, n=n)
-    if found.startswith("not resolved") and (hi < low or lo > high):
-        side = "smaller" if (hi < low) == (low > 1) else "larger"
-        return (f"disagrees ({side} than the source's: the interval excludes {_range(low, high)}, "
-                "and no effect is resolved)")
-    return found
-
-
 def _magnitude(x, low: float, high: float, invert: bool = False) -> str:
     r, lo, hi = (1 / x.ratio, 1 / x.ci_high, 1 / x.ci_low) if invert else (x.ratio, x.ci_low, x.ci_high)
-    return against(lo, hi, low, high, r, int(x.pairs))
+    return verdicts.magnitude(lo, hi, low, high, point=r, n=int(x.pairs))
 
 
 def _by_version(g: pd.DataFrame, verdict) -> str:
@@ -197,7 +185,7 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
         base = pair.drop_duplicates("threads")
         measured = "; ".join(f"{_version(new)} / {_version(old)} at *binlog*, {x.threads}t: "
                              f"{_ci(x.gap, x.gap_low, x.gap_high)} ({x.gap - 1:+.1%})" for x in base.itertuples())
-        verdict = _by_threads(base, lambda x: against(x.gap_low, x.gap_high, g0, g0, x.gap,
+        verdict = _by_threads(base, lambda x: verdicts.magnitude(x.gap_low, x.gap_high, g0, g0, point=x.gap, n=
                                                       int(min(x.windows_base, x.windows_new))))
     else:
         measured, verdict = NM, NM
@@ -251,7 +239,7 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
             f"{src.REGRESSION_CONDITIONS}",
             ours + "; the change in the gap is 8.0's window ratios (configuration / *binlog*) over 5.7's",
             measured,
-            _by_threads(g, lambda x, c=c: against(x.ci_low, x.ci_high, c, c, x.ratio,
+            _by_threads(g, lambda x, c=c: verdicts.magnitude(x.ci_low, x.ci_high, c, c, point=x.ratio, n=
                                                   int(min(x.windows_base, x.windows_new)))) if len(g) else NM))
     return rows
 
