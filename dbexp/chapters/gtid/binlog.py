@@ -18,10 +18,13 @@ class MySQLBinlog:
     def binlog_settings(self) -> dict[str, str]:
         """The binlog on, everything it writes stated: row events with full images, no write sets
         (5.7's default; 8.0 extracts them by default), dependencies by commit order, GTIDs off
-        (gtid_settings() turns them on from the start, set_gtid() on a running server)."""
-        return {"log_bin": "binlog", "binlog_format": "ROW", "binlog_row_image": "FULL",
-                "transaction_write_set_extraction": "OFF", "binlog_transaction_dependency_tracking": "COMMIT_ORDER",
-                **self.gtid_settings(False)}
+        (gtid_settings() turns them on from the start, set_gtid() on a running server). 8.4 and 9.x
+        have neither write-set option: they always track dependencies by write sets, which the flavor's
+        supported() leaves to them."""
+        return self.flavor.supported({
+            "log_bin": "binlog", "binlog_format": "ROW", "binlog_row_image": "FULL",
+            "transaction_write_set_extraction": "OFF", "binlog_transaction_dependency_tracking": "COMMIT_ORDER",
+            **self.gtid_settings(False)})
 
     @staticmethod
     def gtid_settings(on: bool) -> dict[str, str]:

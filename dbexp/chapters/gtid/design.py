@@ -70,10 +70,11 @@ class Gtid(Chapter):
     Scale = Scale
     scales = {
         "smoke": Scale(("mysql:8.0@offline",), ("insert", "update-non-index"), (1,), 2, 2, 10_000, 1.0),
-        "default": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), tuple(TESTS), (1,), 5, 6,
+        "default": Scale(("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline"), tuple(TESTS), (1,), 5, 6,
                          check_servers=("mysql:8.0@offline",), check_repeats=3),
-        "full": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), tuple(TESTS), (1, 2), 20, 10, 1_000_000, 20.0,
-                      check_servers=("mysql:5.7@offline", "mysql:8.0@offline"), check_repeats=3),
+        "full": Scale(("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline"), tuple(TESTS), (1, 2), 20, 10,
+                      1_000_000, 20.0, check_servers=("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline"),
+                      check_repeats=3),
     }
     knob_help = {"servers": 'the servers (MySQL only), e.g. ["mysql:8.0", "mysql:8.4"]',
                  "tests": 'the tests, e.g. ["insert", "update-inlist"]', "threads": "the client threads, e.g. [1, 2]",
