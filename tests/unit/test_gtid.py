@@ -45,7 +45,7 @@ def test_design_measures_the_configurations_of_a_version_at_once_on_a_server_eac
     main, check = gtid.CHAPTER.design(gtid.CHAPTER.scale("default"), Cpus("1", "0"))
     points = main.points
     groups = {p.group for p in points}
-    assert groups == {"gtid mysql:5.7@offline", "gtid mysql:8.0@offline"}
+    assert groups == {"gtid mysql:5.7@offline", "gtid mysql:8.0@offline", "gtid mysql:9.7@offline"}
     windows = {}
     for p in points:
         windows.setdefault(p.together, []).append(p)
