@@ -49,7 +49,7 @@ def test_design_measures_the_configurations_of_a_version_at_once_on_a_server_eac
     windows = {}
     for p in points:
         windows.setdefault(p.together, []).append(p)
-    assert len(windows) == 2 * len(gtid.TESTS) * 1  # versions x tests x threads
+    assert len(windows) == 3 * len(gtid.TESTS) * 1  # versions x tests x threads
     for ps in windows.values():
         assert [p.params.config for p in ps] == list(gtid.CONFIGS)
         assert len({p.server.key() for p in ps}) == len(gtid.CONFIGS)  # a server per configuration
