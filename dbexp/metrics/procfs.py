@@ -96,6 +96,24 @@ def thread_ids(pid: int) -> list[int]:
         return []
 
 
+def task_cpu_seconds(pid: int, tid: int) -> float | None:
+    """utime + stime of one thread of a process (a PostgreSQL backend: its only thread, tid = pid)."""
+    text = _read(PROC / str(pid) / "task" / str(tid) / "stat")
+    if text is None:
+        return None
+    f = text[text.rindex(")") + 2:].split()
+    return (int(f[11]) + int(f[12])) / CLK_TCK
+
+
+def namespace_id(pid: int, tid: int) -> int | None:
+    """The thread's id in its innermost pid namespace (a container's own numbering: what the server
+    inside reports as a thread or backend id), from the NSpid line of its status."""
+    for line in (_read(PROC / str(pid) / "task" / str(tid) / "status") or "").splitlines():
+        if line.startswith("NSpid:"):
+            return int(line.split()[-1])
+    return None
+
+
 def _switches(pid: int, tid: int) -> tuple[int, int] | None:
     text = _read(PROC / str(pid) / "task" / str(tid) / "status")
     if text is None:

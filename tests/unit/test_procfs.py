@@ -281,3 +281,15 @@ def test_cpu_seconds_of_this_process_grows():
     while time.process_time() - t0 < 0.05:
         pass
     assert procfs.cpu_seconds(me) - before >= 0.05 - 2 * TICK_S
+
+
+def test_one_threads_cpu_and_its_id_in_its_pid_namespace():
+    tid = threading.get_native_id()
+    assert procfs.namespace_id(os.getpid(), os.getpid()) == os.getpid()  # this process, as it numbers itself
+    before = procfs.task_cpu_seconds(os.getpid(), tid)
+    t0 = time.thread_time()
+    while time.thread_time() - t0 < BURN_S:
+        pass
+    after = procfs.task_cpu_seconds(os.getpid(), tid)
+    assert BURN_S - 2 * TICK_S <= after - before <= BURN_S + 0.1  # this thread's own CPU, by /proc's ticks
+    assert procfs.task_cpu_seconds(os.getpid(), 2 ** 30) is None and procfs.namespace_id(os.getpid(), 2 ** 30) is None

@@ -15,6 +15,7 @@ from dbexp.experiments.measure import Measured, summarize, sysbench_series
 from dbexp.experiments.sweep import Point
 from dbexp.metrics.sampler import Sampler
 from dbexp.servers.registry import flavor_of_spec
+from dbexp.waits import wait_until
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
 
@@ -22,6 +23,9 @@ from .claims import claims
 from .findings import findings
 from .parts import CORE, MORE, PARTS, VARIANT_NAMES
 from .scanner import Scanner
+from .sessions import SessionClock
+
+CONNECT_TIMEOUT_S = 30.0  # the hot workload's sessions are all connected by then (within a second, usually)
 
 HOT, BIG = "hot", "sbtest1"
 
@@ -156,16 +160,28 @@ class BufferEviction(Chapter):
 
 def timed_window(server, point: Point, state: dict) -> Measured:
     """The hot workload for before + scan + after seconds with the scan in the middle, sampled
-    every second; every series on sysbench's clock (its first report is t = 1)."""
+    every second; every series on sysbench's clock (its first report is t = 1). The CPU time of the
+    hot workload's sessions and of the scanning session is sampled beside the pool (sessions.py)."""
     p: EvictionPoint = point.params
     wl = point.workload
     part = PARTS.of(server.flavor)
-    probe = {"pool": lambda c: part.buffer_sample(c, HOT, BIG)}
+    clock = SessionClock(server)
+    probe = {"pool": lambda c: part.buffer_sample(c, HOT, BIG), "sessions": lambda c: clock.sample()}
     m: dict[str, tuple[float | None, str]] = {}
     with Sampler(server, probes=probe, sql_series=False, cpus=wl.cpuset, database=wl.database) as sampler:
-        running = sysbench.start_run(wl, server)
+        look = server.connect(wl.database)
         try:
+            present = part.client_sessions(look)  # the sampler's and this one: not the hot workload's
+            running = sysbench.start_run(wl, server)
+        except BaseException:
+            look.close()
+            raise
+        try:
+            hot = wait_until(lambda: _new_sessions(part, look, present, wl.threads), CONNECT_TIMEOUT_S,
+                             f"the hot workload's {wl.threads} sessions connecting")
+            m["hot_threads_seen"] = (float(clock.watch("hot", part.session_os_ids(look, hot))), "count")
             with Scanner(server, part, BIG, p.scan, wl.database, cpus=wl.cpuset, clock_zero=running.started) as scan:
+                clock.watch("scan", part.session_os_ids(look, [scan.session]))
                 _sleep_until(running.started + p.before_s)
                 scan.start()
                 _sleep_until(running.started + p.before_s + p.scan_s)
@@ -178,6 +194,8 @@ def timed_window(server, point: Point, state: dict) -> Measured:
         except BaseException:
             running.kill()
             raise
+        finally:
+            look.close()
     shift = running.started - sampler.t0  # sampler time - shift = sysbench time
     m.update(summarize(done, sampler.totals()))
     m["hot_pages"] = (float(state["hot_pages"]), "pages")
@@ -190,6 +208,12 @@ def timed_window(server, point: Point, state: dict) -> Measured:
     return Measured(m, sampler.counters, series,
                     " ".join(done.cmd) + f" | from {p.before_s} s to {p.before_s + p.scan_s} s: "
                     + "; ".join(part.full_read_sql(BIG, p.scan)) + " in a loop")
+
+
+def _new_sessions(part, conn, present: set[int], n: int) -> set[int] | None:
+    """The client sessions connected since ``present`` was read, once there are ``n`` of them."""
+    new = part.client_sessions(conn) - present
+    return new if len(new) >= n else None
 
 
 def _sleep_until(t: float) -> None:

@@ -102,6 +102,19 @@ class BufferPool(BufferPart):
     def session_id(self, conn) -> int:
         return int(self.query(conn, "SELECT CONNECTION_ID()")[0][0])
 
+    def client_sessions(self, conn) -> set[int]:
+        rows = self.query(conn, "SELECT PROCESSLIST_ID FROM performance_schema.threads "
+                                "WHERE TYPE = 'FOREGROUND' AND PROCESSLIST_ID IS NOT NULL")
+        return {int(r[0]) for r in rows}
+
+    def session_os_ids(self, conn, sessions) -> list[int]:
+        ids = [int(s) for s in sessions]
+        if not ids:
+            return []
+        rows = self.query(conn, "SELECT THREAD_OS_ID FROM performance_schema.threads WHERE PROCESSLIST_ID IN ("
+                                + ", ".join(["%s"] * len(ids)) + ") AND THREAD_OS_ID IS NOT NULL", tuple(ids))
+        return [int(r[0]) for r in rows]
+
     def cancel_sql(self, session: int) -> str:
         return f"KILL QUERY {int(session)}"
 

@@ -65,6 +65,14 @@ class BufferPart:
         """The server's id of this connection's session (what cancel_sql() names)."""
         raise NotImplementedError
 
+    def client_sessions(self, conn) -> set[int]:
+        """The ids (as session_id() gives them) of every client session connected now."""
+        raise NotImplementedError
+
+    def session_os_ids(self, conn, sessions) -> list[int]:
+        """The thread or process ids, in the server's own pid namespace, that run ``sessions``."""
+        raise NotImplementedError
+
     def cancel_sql(self, session: int) -> str:
         """A statement that cancels what session ``session`` is running, leaving it connected."""
         raise NotImplementedError

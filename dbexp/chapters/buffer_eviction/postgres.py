@@ -107,6 +107,13 @@ class SharedBuffers(BufferPart):
     def session_id(self, conn) -> int:
         return int(self.query(conn, "SELECT pg_backend_pid()")[0][0])
 
+    def client_sessions(self, conn) -> set[int]:
+        rows = self.query(conn, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend'")
+        return {int(r[0]) for r in rows}
+
+    def session_os_ids(self, conn, sessions) -> list[int]:
+        return [int(s) for s in sessions]  # a backend is a process: its pid is the session's id
+
     def cancel_sql(self, session: int) -> str:
         return f"SELECT pg_cancel_backend({int(session)})"
 

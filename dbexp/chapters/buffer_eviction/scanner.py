@@ -62,6 +62,11 @@ class Scanner:
             self._admin.close()
 
     @property
+    def session(self) -> int:
+        """The scanning session's id on the server (what cancel_sql() names)."""
+        return self._session
+
+    @property
     def connection(self):
         """The scanning session, idle once stop() returned (for what the chapter does after)."""
         return self._conn
