@@ -8,9 +8,62 @@ import time
 
 import psycopg
 
+from dataclasses import dataclass
+
 from dbexp.catalog.versions import major
 
 from .pool import BufferPart, Variant
+
+# GetAccessStrategy(BAS_BULKREAD) in src/backend/storage/buffer/freelist.c: the ring asks for 256 kB;
+# from 18 on, also room for effective_io_concurrency reads of io_combine_limit blocks each, but no
+# more than the buffers a backend may pin (GetPinLimit: NBuffers / (MaxBackends + NUM_AUXILIARY_PROCS),
+# never under the 256 kB); GetAccessStrategyWithSize (16+), like 12 to 15's GetAccessStrategy, caps a
+# ring at an eighth of shared buffers.
+RING_BASE_KB = 256
+SPECIAL_WORKER_PROCS = 2  # 18's NUM_SPECIAL_WORKER_PROCS: the autovacuum launcher, the slot sync worker
+AUXILIARY_PROCS = 6 + 32  # 18's NUM_AUXILIARY_PROCS: 6 + MAX_IO_WORKERS
+
+
+def setting_number(value) -> int:
+    """A setting as pg_settings stores it ('4096 8kB' is 4096 units of 8 kB; '16' is 16)."""
+    return int(str(value).split()[0])
+
+
+@dataclass(frozen=True)
+class Ring:
+    """A sequential scan's bulk-read ring on one server, as its version sizes it from its settings."""
+
+    buffers: int
+    kb: int
+    how: str  # the computation, in words and numbers
+
+
+def bulkread_ring(version: str, settings: dict) -> Ring:
+    """The BAS_BULKREAD ring a sequential scan of a table over a quarter of shared buffers reads
+    through, computed as ``version``'s GetAccessStrategy does from ``settings`` (pg_settings' values:
+    shared_buffers, block_size; on 18 also io_combine_limit, effective_io_concurrency and the
+    settings that make MaxBackends)."""
+    block_kb = setting_number(settings.get("block_size", 8192)) // 1024
+    nbuffers = setting_number(settings["shared_buffers"])
+    asked = RING_BASE_KB
+    how = f"{RING_BASE_KB} kB"
+    if major(version) >= 18:
+        combine = setting_number(settings["io_combine_limit"])
+        eic = setting_number(settings["effective_io_concurrency"])
+        backends = (setting_number(settings["max_connections"]) + setting_number(settings["autovacuum_worker_slots"])
+                    + setting_number(settings["max_worker_processes"]) + setting_number(settings["max_wal_senders"])
+                    + SPECIAL_WORKER_PROCS)
+        pins = nbuffers // (backends + AUXILIARY_PROCS)
+        ceiling = max(RING_BASE_KB, pins * block_kb)
+        want = RING_BASE_KB + block_kb * combine * eic
+        asked = min(want, ceiling)
+        how = (f"{RING_BASE_KB} + {block_kb} x {combine} x {eic} = {want:,} kB asked, capped at "
+               f"max({RING_BASE_KB}, {pins} pins x {block_kb} kB) = {ceiling:,} kB (pin limit "
+               f"{nbuffers:,} / ({backends} + {AUXILIARY_PROCS}))")
+    buffers = min(nbuffers // 8, asked // block_kb)
+    if buffers < asked // block_kb:
+        how += f", capped at an eighth of shared buffers ({nbuffers // 8:,})"
+    return Ring(buffers, buffers * block_kb, how)
 
 
 class SharedBuffers(BufferPart):
