@@ -11,6 +11,9 @@ import pymysql
 from .pool import BufferPart, Variant
 
 DEPTH = ("innodb_lru_scan_depth", "100")  # free pages the page cleaner keeps per instance: scaled to the tiny pool
+# InnoDB keeps an old sublist only while the LRU list holds at least this many pages (buf0lru.h,
+# MySQL and MariaDB alike); below it buf_LRU_add_block puts every page read at the head of the list
+OLD_MIN_LEN = 512
 
 
 class BufferPool(BufferPart):
@@ -20,13 +23,15 @@ class BufferPool(BufferPart):
                 (("innodb_old_blocks_time", "1000"), ("innodb_old_blocks_pct", "37"), DEPTH)),
         Variant("old_blocks_time=0", "seq",
                 (("innodb_old_blocks_time", "0"), ("innodb_old_blocks_pct", "37"), DEPTH)),
-        Variant("old_blocks_pct=5", "seq",
-                (("innodb_old_blocks_time", "1000"), ("innodb_old_blocks_pct", "5"), DEPTH)),
-        # the server's own innodb_lru_scan_depth (MySQL 1024, MariaDB 1536), large against a pool this small
+        # the server's own innodb_lru_scan_depth (MySQL 1024, MariaDB 1536), large against a small pool
         Variant("scan depth at its default", "seq",
                 (("innodb_old_blocks_time", "1000"), ("innodb_old_blocks_pct", "37"),
                  ("innodb_lru_scan_depth", "DEFAULT"))),
+        Variant("old_blocks_pct=5", "seq",
+                (("innodb_old_blocks_time", "1000"), ("innodb_old_blocks_pct", "5"), DEPTH)),
     )
+    old_min_len = OLD_MIN_LEN
+    is_old_sql = "IS_OLD = 'YES'"  # INNODB_BUFFER_PAGE_LRU.IS_OLD is 'YES'/'NO' in MySQL
     page_bytes = 16384
     reads_through_page_cache = False  # with buffer_pool_settings(): O_DIRECT
 
@@ -51,7 +56,7 @@ class BufferPool(BufferPart):
     def _lru_pages(self, conn, tables: dict[str, str]) -> dict[str, tuple[float, float]]:
         """{role: (pages of the table's clustered index in the pool, of those in the old sublist)}."""
         names = {f"`{self._db(conn)}`.`{t}`": role for role, t in tables.items()}
-        rows = self.query(conn, "SELECT TABLE_NAME, COUNT(*), SUM(IS_OLD = 'YES') FROM "
+        rows = self.query(conn, f"SELECT TABLE_NAME, COUNT(*), SUM({self.is_old_sql}) FROM "
                                 "information_schema.INNODB_BUFFER_PAGE_LRU WHERE INDEX_NAME = 'PRIMARY' "
                                 f"AND TABLE_NAME IN ({', '.join(['%s'] * len(names))}) GROUP BY TABLE_NAME",
                           tuple(names))

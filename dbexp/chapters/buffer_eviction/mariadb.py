@@ -1,4 +1,5 @@
-"""MariaDB's InnoDB buffer pool: MySQL's (innodb.py) but for the one option it has dropped."""
+"""MariaDB's InnoDB buffer pool: MySQL's (innodb.py) but for the one option it has dropped and the
+type of INNODB_BUFFER_PAGE_LRU's old-sublist flag."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from .innodb import BufferPool
 
 
 class MariaDBBufferPool(BufferPool):
+    is_old_sql = "IS_OLD = 1"  # an int(1) column here ('YES' would compare as 0 and count the young pages)
+
     def buffer_pool_settings(self, mb: int) -> dict[str, str]:
         settings = super().buffer_pool_settings(mb)
         del settings["innodb_buffer_pool_instances"]  # one instance always since 10.5: the option is gone
