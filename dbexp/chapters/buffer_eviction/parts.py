@@ -13,7 +13,7 @@ PARTS: Engines[BufferPart] = Engines("buffer_eviction", {"mysql": innodb.BufferP
 ENGINES = (innodb.BufferPool, postgres.SharedBuffers)  # the page's order: InnoDB's flavors, then PostgreSQL
 VARIANTS = tuple(v for part in ENGINES for v in part.variants)
 VARIANT_NAMES = tuple(v.name for v in VARIANTS)
-MORE = ("UPDATE scan", "index scan, then pg_prewarm")  # by default on two PostgreSQL versions only
+MORE = ("old_blocks_pct=5", "UPDATE scan", "index scan, then pg_prewarm")  # by default on all_variants_on only
 CORE = tuple(n for n in VARIANT_NAMES if n not in MORE)
 
 
