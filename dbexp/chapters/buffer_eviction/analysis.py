@@ -1,5 +1,12 @@
-"""The chapter's numbers from its runs: each second's hot QPS and pool state (the timeline), each
-run's phases and recovery, and per server and variant the ratio during/before with its interval."""
+"""The chapter's numbers from its runs: each second's hot QPS, pool state and sessions' CPU (the
+timeline), each run's phases and recovery, and per server and variant what the scan did to the hot
+table (its misses per hot query, with an interval over the repeats), to the CPU (the scan's share,
+the hot sessions' CPU per query during/before) and to hot QPS (during/before, with its interval).
+
+Hot QPS during the scan is not a measure of eviction here: the scan and the hot sessions share the
+server's one CPU, so it falls with the CPU the scan takes even where no hot page is evicted. Eviction
+is read from the hot table's misses (pages read from disk, or into shared buffers) and residency;
+the CPU the scan took, from the sessions' own CPU time (sessions.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +19,7 @@ from dbexp.experiments.chapter import Results
 
 from .innodb import BufferPool
 from .parts import VARIANT_NAMES, part_of
-from .postgres import SharedBuffers
+from .postgres import SharedBuffers, bulkread_ring
 
 RECOVERED = 0.95  # recovered: hot QPS back to this share of its median before the scan
 CACHE_RECOVERED = 0.99  # the pool recovered: the hot table back to this share of what was resident before
@@ -52,7 +59,9 @@ def timeline(res: Results) -> pd.DataFrame:
         run = w[w["run_id"] == rid].iloc[0]
         sb = g[g["source"] == "sysbench"].pivot_table(index="t", columns="name", values="value")
         pool = g[g["source"] == "pool"].pivot_table(index="t", columns="name", values="value").sort_index()
+        cpu = g[g["source"] == "sessions"].pivot_table(index="t", columns="name", values="value").sort_index()
         disk = g[(g["source"] == "server") & (g["name"] == "disk_rbytes/s")].set_index("t")["value"]
+        server_cpu = g[(g["source"] == "server") & (g["name"] == "cpu_s/s")].set_index("t")["value"]
         df = pd.DataFrame({"t": sb.index, "qps": sb["qps"].values, "p95_ms": sb.get("lat_p95_ms").values})
         if len(pool):
             # the sample nearest each report's end, and rates between consecutive samples
@@ -68,7 +77,18 @@ def timeline(res: Results) -> pd.DataFrame:
                 df["made_young_s"] = d["made_young"].values
                 df["old_share"] = (pool["lru_old_pages"] / pool["lru_pages"]).values
                 df["free_pages"] = pool["free_pages"].values
+                df["lru_pages"] = pool["lru_pages"].values
             df["query_ms"] = pool["lru_query_ms"].values
+            df["hot_misses_per_q"] = df["hot_reads_s"] / df["qps"].where(df["qps"] > 0)
+        if len(cpu):  # CPU seconds per second of the hot sessions and of the scanning session
+            cpu = cpu.reindex(cpu.index.union(df["t"])).interpolate("index").reindex(df["t"]).diff()
+            for role in ("hot", "scan"):
+                if f"cpu.{role}" in cpu:
+                    df[f"{role}_cpu"] = cpu[f"cpu.{role}"].values
+            if "hot_cpu" in df:
+                df["hot_cpu_us_per_q"] = 1e6 * df["hot_cpu"] / df["qps"].where(df["qps"] > 0)
+        if len(server_cpu):
+            df["server_cpu"] = np.interp(df["t"], server_cpu.index, server_cpu.values)
         if len(disk):
             df["device_mb_s"] = np.interp(df["t"], disk.index, disk.values) / 2 ** 20
         df["phase"] = [phase_of(t, run) for t in df["t"]]
@@ -108,11 +128,19 @@ def per_run(res: Results) -> pd.DataFrame:
                    cache_recovery_s=recovery_s(g, "hot_resident", CACHE_RECOVERED * float(b["hot_resident"].iloc[-1]))
                    if "hot_resident" in g else float("nan"))
         for col, how in (("hot_resident", "min"), ("hot_reads_s", "mean"), ("hit_ratio", "median"),
-                         ("device_mb_s", "mean"), ("made_young_s", "mean"), ("alloc_s", "mean"), ("free_pages", "median"), ("old_share", "median"),
-                         ("query_ms", "median")):
+                         ("device_mb_s", "mean"), ("made_young_s", "mean"), ("alloc_s", "mean"), ("free_pages", "median"),
+                         ("old_share", "median"), ("lru_pages", "min"), ("query_ms", "median"), ("hot_cpu", "mean"),
+                         ("scan_cpu", "mean"), ("server_cpu", "mean")):
             if col in g:
                 row[f"{col}_scan"] = float(getattr(s[col], how)())
                 row[f"{col}_before"] = float(getattr(b[col], how)())
+        # per hot query over the phase: the hot table's misses, the hot sessions' CPU (us)
+        for phase, rows_ in (("scan", s), ("before", b)):
+            q = float(rows_["qps"].sum())
+            if "hot_reads_s" in g:
+                row[f"misses_per_q_{phase}"] = float(rows_["hot_reads_s"].sum()) / q if q > 0 else float("nan")
+            if "hot_cpu" in g:
+                row[f"cpu_us_per_q_{phase}"] = 1e6 * float(rows_["hot_cpu"].sum()) / q if q > 0 else float("nan")
         if "big_resident" in g:  # buffers of the big table the scan took beyond what it held before
             row["big_taken"] = float(s["big_resident"].max() - b["big_resident"].iloc[-1])
         rows.append(row)
@@ -122,25 +150,39 @@ def per_run(res: Results) -> pd.DataFrame:
 
 
 def summary(res: Results) -> pd.DataFrame:
-    """Per server and variant: hot QPS during the scan relative to before (geometric mean of each
-    repeat's ratio, with a t interval over the repeats: before and during are one run's, so the pair
-    is the repeat), the seconds to recover, and the pool's state during the scan (medians over repeats)."""
+    """Per server and variant: the hot table's misses per hot query during the scan (mean over the
+    repeats, t interval over them), hot QPS during the scan relative to before and the hot sessions'
+    CPU per query during relative to before (geometric means of each repeat's ratio, t intervals over
+    the repeats: before and during are one run's, so the pair is the repeat), the scan's share of the
+    CPU, the seconds to recover, and the pool's state during the scan (medians over repeats)."""
     r = per_run(res)
     if r.empty:
         return r
     rows = []
+    nan3 = (float("nan"),) * 3
     for (name, variant), g in r.groupby(["series_name", "variant"], observed=True):
         ratio, lo, hi = stats.pair_ratio_ci(g["qps_scan"], g["qps_before"])
+        misses = stats.mean_ci(g["misses_per_q_scan"]) if "misses_per_q_scan" in g else nan3
+        cpu = g[["cpu_us_per_q_scan", "cpu_us_per_q_before"]].dropna() if "cpu_us_per_q_scan" in g else pd.DataFrame()
+        cpu = cpu[(cpu > 0).all(axis=1)]  # a phase with no CPU tick recorded has no ratio
+        cpu_ratio = stats.pair_ratio_ci(cpu["cpu_us_per_q_scan"], cpu["cpu_us_per_q_before"]) if len(cpu) else nan3
         row = {"series_name": name, "variant": variant, "flavor": g["flavor"].iloc[0], "repeats": len(g),
                "qps_before": g["qps_before"].median(), "ratio": ratio, "ci_low": lo, "ci_high": hi,
+               "misses_per_q": misses[0], "misses_low": misses[1], "misses_high": misses[2],
+               "cpu_ratio": cpu_ratio[0], "cpu_ratio_low": cpu_ratio[1], "cpu_ratio_high": cpu_ratio[2],
                "recovery_s": g["recovery_s"].median(), "recovery_max_s": g["recovery_s"].max(),
                "not_recovered": int(g["recovery_s"].isna().sum()),
                "cache_recovery_s": g["cache_recovery_s"].median()}
         for col in ("hot_resident_scan", "hot_reads_s_scan", "hit_ratio_scan", "hit_ratio_before",
-                    "device_mb_s_scan", "made_young_s_scan", "made_young_s_before", "alloc_s_scan", "alloc_s_before", "free_pages_scan", "old_share_scan",
-                    "big_taken", "query_ms_scan", "p95_before", "p95_scan"):
+                    "device_mb_s_scan", "made_young_s_scan", "made_young_s_before", "alloc_s_scan", "alloc_s_before",
+                    "free_pages_scan", "old_share_scan", "big_taken", "query_ms_scan",
+                    "p95_before", "p95_scan", "qps_scan", "scan_cpu_scan", "hot_cpu_scan", "hot_cpu_before",
+                    "server_cpu_scan", "server_cpu_before", "cpu_us_per_q_before", "cpu_us_per_q_scan",
+                    "misses_per_q_before"):
             if col in g:
                 row[col] = g[col].median()
+        if "lru_pages_scan" in g:  # the shortest the LRU list was in any second of any repeat's scan
+            row["lru_pages_min"] = g["lru_pages_scan"].min()
         rows.append(row)
     out = pd.DataFrame(rows)
     out["variant"] = pd.Categorical(out["variant"], r["variant"].cat.categories, ordered=True)
@@ -219,5 +261,53 @@ def page_numbers(res: Results, w: pd.DataFrame, tl: pd.DataFrame) -> dict:
         "query_ms_innodb": float(q.get(BufferPool.engine, 0.0)),
         "query_ms_pg": float(q.get(SharedBuffers.engine, 0.0)),
         "pool_pages": pool_pages(w["pool_mb"].max()),
+        "pg_buffers": int(w["pool_mb"].max()) * 2 ** 20 // SharedBuffers.page_bytes,
         "server_cpu": str(w["server_cpus"].iloc[0]),
+        "hot_load": (f"at {hot_rate(w):,} queries a second between them (sysbench `--rate`)" if hot_rate(w)
+                     else "as fast as they could (these runs predate the chapter's rate limit)"),
+        "rings": ring_sentence(rings(res)) or "no PostgreSQL server in these results",
+        "old_min_len": BufferPool.old_min_len,
     }
+
+
+def ring_sentence(r: pd.DataFrame) -> str:
+    """The rings per PostgreSQL version in words: the versions that share a size together, and
+    how the size was computed where it is not the plain 256 kB."""
+    parts = []
+    for (buffers, kb), g in r.groupby(["ring_buffers", "ring_kb"], sort=False):
+        names = ", ".join(n.split()[-1] for n in g["series_name"])
+        hows = [f"{n.split()[-1]}: {h}" for n, h in zip(g["series_name"], g["ring_how"]) if "asked" in h or "capped" in h]
+        parts.append(f"{buffers} buffers ({kb} kB) on {names}" + (f" ({'; '.join(hows)})" if hows else ""))
+    return "; ".join(parts)
+
+
+def rings(res: Results) -> pd.DataFrame:
+    """Per PostgreSQL server: the bulk-read ring its sequential scan read through, as its version
+    sizes it from the settings the server ran with (postgres.bulkread_ring)."""
+    import json
+
+    w = tidy(res)
+    rows = []
+    for name, g in w.groupby("series_name"):
+        if part_of(g["flavor"].iloc[0]) is not SharedBuffers:
+            continue
+        settings = g["settings_effective"].iloc[0]
+        ring = bulkread_ring(name, json.loads(settings) if isinstance(settings, str) else dict(settings))
+        rows.append({"series_name": name, "ring_buffers": ring.buffers, "ring_kb": ring.kb, "ring_how": ring.how})
+    out = pd.DataFrame(rows, columns=["series_name", "ring_buffers", "ring_kb", "ring_how"])
+    order = {n: i for i, n in enumerate(server_order(out["series_name"].unique()))}
+    return out.sort_values("series_name", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+def hot_rate(w: pd.DataFrame) -> int:
+    """The hot workload's rate limit (queries per second) of these runs; 0 where it ran unlimited
+    (the runs measured before the rate was part of the design)."""
+    if "rate" not in w or w["rate"].isna().all():
+        return 0
+    return int(w["rate"].max())
+
+
+def per_variant_runs(res: Results, variant: str) -> pd.DataFrame:
+    """per_run's rows of one variant (one per server and repeat)."""
+    r = per_run(res)
+    return r[r["variant"] == variant] if len(r) else r

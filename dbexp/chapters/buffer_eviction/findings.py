@@ -1,46 +1,85 @@
-"""The page's summary: the summary's numbers, by variant, put into notebooks/buffer_eviction/findings.md.j2."""
+"""The page's summary: the summary's numbers, by variant, put into notebooks/buffer_eviction/findings.md.j2
+(three to five findings, each with its numbers and intervals)."""
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 
 from dbexp.book import prose
+from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results
 
-from .analysis import RECOVERED, of_variant, pool_pages, summary
-from .parts import VARIANT_NAMES
-
-COLUMNS = {"server": "series_name", "hot_resident": "hot_resident_scan", "hot_reads": "hot_reads_s_scan",
-           "made_young": "made_young_s_scan", "alloc": "alloc_s_scan", "free_pages": "free_pages_scan",
-           "ratio": "ratio"}
+from .analysis import hot_rate, of_variant, per_run, pool_pages, summary, tidy
+from .claims import DEFAULTS, KEPT_MISSES, _protected, kept
+from .innodb import OLD_MIN_LEN
 
 
-def _rows(sm: pd.DataFrame, variant: str) -> list[dict]:
-    """One dict per server that ran ``variant``: its numbers under the template's names."""
-    df = of_variant(sm, variant)
-    return [{k: r[c] for k, c in COLUMNS.items() if c in df} for _, r in df.iterrows()]
+def _nan(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _kept_rows(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> list[dict]:
+    """One dict per server: its misses per hot query during the scan with their interval, the least
+    share of the hot table resident, and the verdict on 'kept' (claims.kept; against ``reference``,
+    the same scan without the defence, where given: claims._protected)."""
+    without = ({r.series_name: kept(r.misses_low, r.misses_high, r.hot_resident_scan) for r in reference.itertuples()}
+               if reference is not None else {})
+    return [{"server": r.series_name, "misses": r.misses_per_q, "lo": r.misses_low, "hi": r.misses_high,
+             "reads": r.hot_reads_s_scan, "resident": r.hot_resident_scan,
+             "state": _protected(kept(r.misses_low, r.misses_high, r.hot_resident_scan),
+                                 without.get(r.series_name)).split(" (")[0],
+             "lru_min": getattr(r, "lru_pages_min", float("nan")),
+             "too_short": not _nan(getattr(r, "lru_pages_min", float("nan"))) and r.lru_pages_min < OLD_MIN_LEN}
+            for r in df.itertuples()]
+
+
+def _difference(runs: pd.DataFrame, server: str, variant: str, base: str) -> tuple[float, float, float]:
+    a = runs[(runs["series_name"] == server) & (runs["variant"] == variant)]["misses_per_q_scan"]
+    b = runs[(runs["series_name"] == server) & (runs["variant"] == base)]["misses_per_q_scan"]
+    return stats.difference_ci(a, b)
 
 
 def numbers(res: Results) -> dict:
-    """What the findings quote, from the summary."""
+    """What the findings quote, from the summary and the runs."""
     sm = summary(res)
-    if sm.empty:
+    if sm.empty or "misses_per_q" not in sm:
         return {"runs": 0}
-    r = sm["recovery_s"]
+    runs = per_run(res)
+    d, z = of_variant(sm, DEFAULTS), of_variant(sm, "old_blocks_time=0")
+    zero = []
+    for r in d.merge(z, on="series_name", suffixes=("", "_zero")).itertuples():
+        diff = _difference(runs, r.series_name, "old_blocks_time=0", DEFAULTS)
+        zero.append({"server": r.series_name, "made_young": r.made_young_s_scan_zero, "made_young_def": r.made_young_s_scan,
+                     "diff": diff[0], "lo": diff[1], "hi": diff[2]})
+    seq, idx = of_variant(sm, "seq scan (ring)"), of_variant(sm, "index scan (no ring)")
+    ring = []
+    for r in seq.merge(idx, on="series_name", suffixes=("", "_idx")).itertuples():
+        diff = _difference(runs, r.series_name, "index scan (no ring)", "seq scan (ring)")
+        ring.append({"server": r.series_name, "alloc": r.alloc_s_scan, "alloc_idx": r.alloc_s_scan_idx,
+                     "misses": r.misses_per_q, "misses_idx": r.misses_per_q_idx, "diff": diff[0], "lo": diff[1],
+                     "hi": diff[2], "lost_idx": kept(r.misses_low_idx, r.misses_high_idx,
+                                                     r.hot_resident_scan_idx) == "disagrees"})
+    cpu_rows = d if len(d) else seq
+    cpu = [{"server": r.series_name, "ratio": r.ratio, "lo": r.ci_low, "hi": r.ci_high, "misses": r.misses_per_q,
+            "scan_cpu": getattr(r, "scan_cpu_scan", float("nan")), "cpu_ratio": r.cpu_ratio,
+            "cpu_lo": r.cpu_ratio_low, "cpu_hi": r.cpu_ratio_high} for r in cpu_rows.itertuples()]
+    no_miss = [c for c in cpu if not _nan(c["misses"]) and c["misses"] == 0]
     return {
         "runs": len(res.wide),
-        "defaults": _rows(sm, VARIANT_NAMES[0]),
-        "zero": _rows(sm, "old_blocks_time=0"),
-        "depth": _rows(sm, "scan depth at its default"),
-        "seq": _rows(sm, "seq scan (ring)"),
-        "index": _rows(sm, "index scan (no ring)"),
-        "update": _rows(sm, "UPDATE scan"),
+        "kept_misses": KEPT_MISSES,
+        "defaults": _kept_rows(d, z),
+        "zero": zero,
+        "ring": ring,
+        "ring_shown": any(r["lost_idx"] for r in ring),
+        "depth": _kept_rows(of_variant(sm, "scan depth at its default")),
+        "old_min_len": OLD_MIN_LEN,
         "pool_pages": pool_pages(res.wide["pool_mb"].max()),
-        "all_recovered": bool(r.notna().all()),
-        "not_recovered": int(r.isna().sum()),
-        "recovery_max": float(r.max()),
-        "recovery_median": float(r.median()),
-        "recovered": RECOVERED,
+        "cpu": cpu,
+        "rate": hot_rate(tidy(res)),
+        "cpu_measured": any(not _nan(c["scan_cpu"]) for c in cpu),
+        "no_miss": no_miss,
     }
 
 
