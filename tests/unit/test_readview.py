@@ -52,6 +52,12 @@ def test_each_engine_part_knows_what_its_views_copy_and_how_it_holds_transaction
     assert pg12.settings(100) == {"max_prepared_transactions": "110"}
     assert my.double_latch and not pg12.double_latch and pg12.idle_sessions and not my.idle_sessions
     assert my.latch_counters is not None and pg12.latch_counters is None
+    # where a snapshot records the completion count it was built at (checked on the lab's builds)
+    offsets = {v: parts.of_run("postgres", v).completion_count_offset
+               for v in ("12.22", "13.23", "14.23", "15.18", "16.14", "17.10", "18.4")}
+    assert offsets == {"12.22": None, "13.23": None, "14.23": 112, "15.18": 112, "16.14": 112, "17.10": 112,
+                       "18.4": 96}
+    assert my.completion_count_offset is None and maria.completion_count_offset is None
 
 
 def test_the_findings_template_states_each_kind_of_slope(monkeypatch):
@@ -89,3 +95,24 @@ def test_published_page_sentences():
     assert readview.sessions_sentence(rv).startswith("Per snapshot, postgres 12.22: +0.73 ns [+0.33, +1.12] per idle "
                                                      "session, +1.70 ns [+1.66, +1.74] per prepared transaction;")
     assert readview.statement_sentence(rv) == "No server's CPU per statement stands out here."
+
+
+def test_split_probe_output_is_parsed_into_rebuilds_and_reuses():
+    from dbexp.chapters.readview import design, snapshot_probe
+
+    lines = ['{"type": "attached_probes", "data": {"probes": 5}}',
+             '{"type": "map", "data": {"@calls": 200}}', '{"type": "map", "data": {"@ns": 2000000}}',
+             '{"type": "map", "data": {"@reused_calls": 800}}', '{"type": "map", "data": {"@reused_ns": 1200000}}',
+             '{"type": "map", "data": {"@out_calls": 10}}', '{"type": "map", "data": {"@out_ns": 5000000}}',
+             '{"type": "map", "data": {"@count_min": 1000}}', '{"type": "map", "data": {"@count_max": 1190}}',
+             '{"type": "hist", "data": {"@hist": [{"min": 8192, "max": 16383, "count": 200}]}}',
+             '{"type": "hist", "data": {"@reused_hist": [{"min": 1024, "max": 2047, "count": 800}]}}']
+    s = snapshot_probe.parse(lines)
+    assert (s.rebuilt.calls, s.reused.calls, s.calls, s.counter_span) == (200, 800, 1010, 190)
+    assert s.rebuilt_share == 0.2 and s.rebuilt.mean_ns == 10000 and s.reused.mean_ns == 1500
+    m = design.view_measurements(s)
+    assert m["view_calls"][0] == 1010 and m["view_rebuilt_share"][0] == 0.2
+    assert m["view_ns_mean"][0] == 3200 and m["view_rebuilt_ns_mean"][0] == 10000
+    assert m["view_ns_p50"][0] < 2048 < m["view_ns_p90"][0]  # the two histograms added
+    assert m["view_counter_span"][0] == 190
+    assert "uptr(arg0 + 112)" in snapshot_probe.script("/bin/postgres", "GetSnapshotData", 112)

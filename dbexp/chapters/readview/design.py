@@ -20,11 +20,12 @@ from dbexp.chapters.readview.parts import PARTS
 from dbexp.chapters.readview.points import DEFAULT_SERVERS, LATCH_STMTS, ReadViewPoint, Scale, server_config
 from dbexp.chapters.readview.prepared import Holdings
 from dbexp.chapters.readview.sentences import findings
+from dbexp.chapters.readview.snapshot_probe import Split, SplitTimer
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
 from dbexp.experiments.measure import Measured, measure
 from dbexp.experiments.sweep import Point
 from dbexp.metrics import tracing
-from dbexp.metrics.uprobe import UprobeTimer, server_binary
+from dbexp.metrics.uprobe import Timed, UprobeTimer, server_binary
 from dbexp.workloads.sysbench import Workload
 
 
@@ -104,15 +105,13 @@ class ReadView(Chapter):
             got = server_loop.measure_loop(server, point)
         elif p.probe:
             path = server_binary(server.main_pid(), server.flavor.executables)
-            with UprobeTimer(path, part.symbol, pin=point.workload.cpuset) as timer:
+            offset = part.completion_count_offset
+            timer = (SplitTimer(path, part.symbol, offset, pin=point.workload.cpuset) if offset is not None
+                     else UprobeTimer(path, part.symbol, pin=point.workload.cpuset))
+            with timer:
                 got = measure(server, point.workload, extra_counters=extra, sql_series=False)
-            t = timer.result
             m = got.measurements
-            m["view_calls"] = (float(t.calls + t.switched_calls), "count")
-            m["view_switched_share"] = (t.switched_share, "ratio")  # set aside: switched out mid-call
-            m["view_ns_mean"] = (t.mean_ns, "ns")
-            m["view_ns_p50"] = (t.quantile_ns(0.5), "ns")
-            m["view_ns_p90"] = (t.quantile_ns(0.9), "ns")
+            m.update(view_measurements(timer.result))
             m["probe_stop_s"] = (timer.stop_s, "s")  # SIGINT to bpftrace's exit: detaching its probes
         else:
             got = measure(server, point.workload, extra_counters=extra, sql_series=False)
@@ -150,3 +149,36 @@ def copy_ns_per_byte(nbytes: int, repeats: int = 200) -> float:
         np.copyto(dst, src)
         best = min(best, time.perf_counter_ns() - t0)
     return best / nbytes
+
+
+def view_measurements(t) -> dict[str, tuple[float | None, str]]:
+    """A probe run's timed calls as measurements: every call (``view_*``: calls, the share switched out
+    and set aside, mean, median and 90th percentile of the rest) and, where the probe told rebuilds from
+    reuses (snapshot_probe.Split), each apart (``view_rebuilt_*``, ``view_reused_*``) with the
+    completion count the rebuilds saw go by."""
+    if isinstance(t, Split):
+        every = merged(t.rebuilt, t.reused)
+        out = {f"view_rebuilt_{k}": v for k, v in _timed(t.rebuilt).items()}
+        out.update({f"view_reused_{k}": v for k, v in _timed(t.reused).items()})
+        out["view_rebuilt_share"] = (t.rebuilt_share, "ratio")
+        out["view_counter_span"] = (None if t.counter_span is None else float(t.counter_span), "count")
+    else:
+        every, out = t, {}
+    out["view_calls"] = (float(every.calls + every.switched_calls), "count")
+    out["view_switched_share"] = (every.switched_share, "ratio")  # set aside: switched out mid-call
+    out.update({f"view_{k}": v for k, v in _timed(every).items() if k != "calls"})
+    return out
+
+
+def _timed(t: Timed) -> dict[str, tuple[float | None, str]]:
+    return {"calls": (float(t.calls), "count"), "ns_mean": (t.mean_ns, "ns"), "ns_p50": (t.quantile_ns(0.5), "ns"),
+            "ns_p90": (t.quantile_ns(0.9), "ns")}
+
+
+def merged(a: Timed, b: Timed) -> Timed:
+    """Two sets of timed calls as one (their log2 histograms added bucket by bucket)."""
+    buckets: dict[tuple[int, int], int] = {}
+    for lo, hi, n in a.hist + b.hist:
+        buckets[(lo, hi)] = buckets.get((lo, hi), 0) + n
+    return Timed(a.calls + b.calls, a.total_ns + b.total_ns, a.switched_calls + b.switched_calls,
+                 a.switched_ns + b.switched_ns, [(lo, hi, n) for (lo, hi), n in sorted(buckets.items())])

@@ -29,6 +29,16 @@ class Snapshots:
         return self.BEFORE_14 if self.major < 14 else self.FROM_14
 
     @property
+    def completion_count_offset(self) -> int | None:
+        """Where a snapshot keeps the transaction-completion count it was built at (the byte offset of
+        SnapshotData.snapXactCompletionCount), None before 14 (no reuse: every call rebuilds). It sits
+        16 bytes earlier from 18 on; each offset was checked on the lab's builds (14.23, 15.18, 16.14,
+        17.10, 18.4): the count a probe run saw go by equals the writer's commits (snapshot_probe)."""
+        if self.major < 14:
+            return None
+        return 112 if self.major < 18 else 96
+
+    @property
     def bytes_per_holder(self) -> int:
         # 14+ copies a TransactionId (4 bytes) from its dense array of running xids; before 14 it reads
         # each proc's 4-byte xid out of a PGXACT entry of 12 bytes, walking every entry (a prepared
