@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from dbexp.chapters import readview
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def published():
+    return readview.CHAPTER.run("default", run=False, root=REPO)
 
 
 def test_readview_design_blocks_by_h_and_probes_where_a_symbol_is_exported():
@@ -60,6 +67,26 @@ def test_each_engine_part_knows_what_its_views_copy_and_how_it_holds_transaction
     assert my.completion_count_offset is None and maria.completion_count_offset is None
 
 
+def test_the_copy_cost_leaves_the_call_out():
+    """A slope over sizes: the call around each copy (hundreds of ns) goes to the intercept."""
+    from dbexp.chapters.readview.design import copy_cost
+
+    per_byte, call = copy_cost(repeats=50)
+    assert 0 < per_byte < 0.1 and call > 0
+
+
+def test_the_published_copy_times_are_refitted_without_the_call(published):
+    """The published runs stored one copy's time per byte, call included (0.078 ns): the slope over the
+    runs' sizes is about eight times smaller, its intercept the call."""
+    copy = readview.copy_cost(published)
+    assert copy["how"] == "refitted"
+    assert copy["low"] < 0.00925 < copy["high"] and copy["high"] - copy["low"] < 0.001
+    assert round(copy["stored"], 3) == 0.078 and 300 < copy["call_ns"] < 380
+    vs = readview.view_slopes(published)
+    my = vs[vs["server"] == "mysql 8.0.15"].iloc[0]
+    assert round(my["predicted"], 3) == 0.074 and my["excess low"] > 0  # above the copy: it does more
+
+
 def test_the_findings_template_states_each_kind_of_slope(monkeypatch):
     """Resolved, unresolved and single-repeat slopes, and reads/s at the largest H, in the page's words."""
     import pandas as pd
@@ -90,6 +117,7 @@ def test_the_findings_template_states_each_kind_of_slope(monkeypatch):
 
 def test_published_page_sentences():
     rv = readview.CHAPTER.run("default", run=False, root=REPO)
+    assert "0.078 ns per byte, 8 times the copy" in readview.copy_sentence(rv)
     assert readview.loop_sentence(rv).startswith("The loop's cost is not the same for every holder: mariadb 10.11.19: "
                                                  "53 ns per holder at H = 1,000, 205 at H = 10,000,")
     assert readview.sessions_sentence(rv).startswith("Per snapshot, postgres 12.22: +0.73 ns [+0.33, +1.12] per idle "

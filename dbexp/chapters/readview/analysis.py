@@ -5,7 +5,9 @@ tables of numbers (the page's sentences are rendered from them by dbexp.chapters
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+from scipy import stats as sp
 
 from dbexp.catalog import versions
 from dbexp.chapters.readview import parts
@@ -55,6 +57,22 @@ def by_h(res: Results, value: str, probe: bool = False) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# what a probe run's timed calls are, by the column that holds their mean: every call, or (where the
+# probe told them apart: PostgreSQL 14+) the calls that rebuilt the snapshot
+CALLS = {"view_ns_mean": "every call", "view_rebuilt_ns_mean": "rebuilds only"}
+MIXED = "every call, reuses included"  # every call where some reuse a snapshot (PostgreSQL 14+)
+
+
+def repeat_slopes(fit: pd.DataFrame, value: str, scale: float = 1.0) -> pd.Series:
+    """The least-squares slope of ``value`` (times ``scale``) over H in each repeat on its own (a repeat
+    with two or more H), by repeat: the unit a slope's interval, and a difference of two servers'
+    slopes, are taken over."""
+    fit = fit[fit[value].notna()]
+    out = {r: sp.linregress(g["holders"], g[value] * scale).slope for r, g in fit.groupby("repeat")
+           if g["holders"].nunique() >= 2}
+    return pd.Series(out, dtype=float)
+
+
 def _fit_rows(w: pd.DataFrame, value: str, scale: float) -> list[dict]:
     rows = []
     for (name, flavor, family, mode), g in w.groupby(["series_name", "flavor", "family", "mode"]):
@@ -68,7 +86,8 @@ def _fit_rows(w: pd.DataFrame, value: str, scale: float) -> list[dict]:
         s, lo, hi = stats.slope_ci(fit["holders"], fit[value] * scale, fit["repeat"])
         rows.append({"server": name, "flavor": flavor, "family": family, "holding": mode,
                      "H": f"{fit['holders'].min()} to {fit['holders'].max()}", "slope": s, "low": lo, "high": hi,
-                     "at H=0": fit[fit["holders"] == 0][value].median() * scale, "runs": len(fit)})
+                     "at H=0": fit[fit["holders"] == 0][value].median() * scale, "runs": len(fit),
+                     "repeats": fit["repeat"].nunique(), "per_repeat": repeat_slopes(fit, value, scale)})
     return rows
 
 
@@ -78,25 +97,74 @@ def cpu_slopes(res: Results) -> pd.DataFrame:
     return pd.DataFrame(_fit_rows(throughput(res), "cpu_per_read_us", 1000.0))
 
 
+def copy_cost(res: Results) -> dict:
+    """This host's copy time per byte, with a t interval over the repeats, and the time of the call
+    around one copy (the prediction's memory speed, measured on the harness's CPU).
+
+    Runs that fitted it themselves store the slope over sizes (``copy_slope_ns_per_byte``, the call's
+    time as ``copy_call_ns``): their median per repeat. Runs measured before stored one copy's time
+    per byte at max(8 H, 4096) bytes (``copy_ns_per_byte``), the Python call's time included (about
+    300 ns, more than the bytes of a small view cost): from those, the slope of the copy times over the
+    runs' sizes, fitted per repeat, which leaves the call out. ``how`` says which; ``stored`` is the
+    median of what those older runs stored."""
+    w = tidy(res)
+    nan = float("nan")
+    out = {"ns_per_byte": nan, "low": nan, "high": nan, "call_ns": nan, "per_repeat": pd.Series(dtype=float),
+           "how": None, "stored": nan}
+    if "copy_slope_ns_per_byte" in w and w["copy_slope_ns_per_byte"].notna().any():
+        m = w[w["copy_slope_ns_per_byte"].notna()]
+        per_repeat = m.groupby("repeat")["copy_slope_ns_per_byte"].median()
+        out.update(how="measured", call_ns=float(m["copy_call_ns"].median()))
+    elif "copy_ns_per_byte" in w and w["copy_ns_per_byte"].notna().any():
+        m = w[w["copy_ns_per_byte"].notna()].assign(nbytes=lambda d: np.maximum(8 * d["holders"], 4096))
+        m = m.assign(copy_ns=m["copy_ns_per_byte"] * m["nbytes"])
+        fits = {r: sp.linregress(g["nbytes"], g["copy_ns"]) for r, g in m.groupby("repeat") if g["nbytes"].nunique() >= 2}
+        per_repeat = pd.Series({r: f.slope for r, f in fits.items()}, dtype=float)
+        out.update(how="refitted", stored=float(m["copy_ns_per_byte"].median()),
+                   call_ns=float(np.median([f.intercept for f in fits.values()])) if fits else nan)
+    else:
+        return out
+    point, lo, hi = stats.mean_ci(per_repeat)
+    out.update(ns_per_byte=point, low=lo, high=hi, per_repeat=per_repeat)
+    return out
+
+
 def view_slopes(res: Results) -> pd.DataFrame:
     """Time per call of the view-building function against H, in ns per prepared transaction (or
-    idle session), from the probe runs; with the predicted copy cost per holder (bytes per holder
-    times this host's measured copy time per byte)."""
+    idle session), from the probe runs: every call, and where the probe told them apart (PostgreSQL
+    14+), the rebuilds alone (``calls``). Beside each slope of calls that build a view, the predicted
+    copy cost per holder (bytes per holder times this host's copy time per byte, with its interval) and
+    the slope's excess over it (a Welch interval over the repeats of both)."""
     w = tidy(res)
     w = w[w["probe"] & (w["trx_stmts"] == 0)]
     if w.empty or "view_ns_mean" not in w:
         return pd.DataFrame()
-    out = pd.DataFrame(_fit_rows(w, "view_ns_mean", 1.0))
-    if out.empty:
-        return out
-    copy = w.groupby("series_name")["copy_ns_per_byte"].median()
-    out["bytes per holder"] = out["server"].map(w.groupby("series_name")["bytes_per_holder"].first())
-    out["predicted"] = out["bytes per holder"] * out["server"].map(copy)
-    calls = w.assign(per_read=w["view_calls"] / w["reads"]).groupby("series_name")["per_read"].median()
-    out["calls per read"] = out["server"].map(calls)
-    if "view_switched_share" in w:
-        out["switched out"] = out["server"].map(w.groupby("series_name")["view_switched_share"].median())
-    return out
+    copy = copy_cost(res)
+    rows = []
+    for col, calls in CALLS.items():
+        if col not in w:
+            continue
+        for r in _fit_rows(w, col, 1.0):
+            part = parts.of_run(r["flavor"], w.loc[w["series_name"] == r["server"], "version"].iloc[0])
+            builds = col == "view_rebuilt_ns_mean" or part.completion_count_offset is None
+            r["calls"] = calls if col != "view_ns_mean" or builds else MIXED
+            r["bytes per holder"] = part.bytes_per_holder
+            nan = float("nan")
+            if builds:
+                r["predicted"] = part.bytes_per_holder * copy["ns_per_byte"]
+                r["predicted low"] = part.bytes_per_holder * copy["low"]
+                r["predicted high"] = part.bytes_per_holder * copy["high"]
+                r["excess"], r["excess low"], r["excess high"] = stats.difference_ci(
+                    r["per_repeat"], part.bytes_per_holder * copy["per_repeat"])
+            else:
+                r.update({k: nan for k in ("predicted", "predicted low", "predicted high", "excess", "excess low",
+                                           "excess high")})
+            g = w[w["series_name"] == r["server"]]
+            r["calls per read"] = (g["view_calls"] / g["reads"]).median()
+            if "view_switched_share" in g:
+                r["switched out"] = g["view_switched_share"].median()
+            rows.append(r)
+    return pd.DataFrame(rows)
 
 
 def loop_slopes(res: Results) -> pd.DataFrame:

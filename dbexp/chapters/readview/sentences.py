@@ -19,13 +19,18 @@ def findings(res: Results) -> str:
     for kind, g in analysis.prepared_slopes(res):
         predicted = "predicted" in g
         tables.append({"kind": kind,
-                       "up": [{**r, "predicted": r["predicted"] if predicted else None}
+                       "up": [{**r, "predicted": r["predicted"] if predicted and r["predicted"] == r["predicted"] else None}
                               for r in _rows(g[g["low"] > 0])],
                        "flat": _rows(g[g["low"] <= 0]), "single": _rows(g[g["low"].isna()])})
     top = analysis.relative_at_top(res)
     said = bool(len(top)) or any(t["up"] or t["flat"] or t["single"] for t in tables)
     return prose.render("readview", "findings", tables=tables, relative=_rows(top), said=said,
                         top_holders=int(top["holders"].iloc[0]) if len(top) else 0)
+
+
+def copy_sentence(res: Results) -> str:
+    """How this host's copy cost per byte was measured (or refitted from older runs), with its call."""
+    return prose.render("readview", "copy", copy=analysis.copy_cost(res))
 
 
 def loop_sentence(res: Results) -> str:
