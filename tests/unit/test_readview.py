@@ -87,6 +87,15 @@ def test_the_published_copy_times_are_refitted_without_the_call(published):
     assert round(my["predicted"], 3) == 0.074 and my["excess low"] > 0  # above the copy: it does more
 
 
+def test_idle_sessions_are_compared_by_the_interval_of_their_difference(published):
+    from dbexp.chapters.readview import analysis
+
+    pairs = {(p["old"], p["new"]): p["difference"] for p in analysis.idle_sessions(published)["pairs"]}
+    d = pairs[("postgres 12.22", "postgres 14.23")]
+    assert tuple(round(x, 2) for x in d) == (0.68, 0.26, 1.10)
+    assert pairs[("postgres 12.22", "postgres 18.4")][1] > 0
+
+
 def test_the_findings_template_states_each_kind_of_slope(monkeypatch):
     """Resolved, unresolved and single-repeat slopes, and reads/s at the largest H, in the page's words."""
     import pandas as pd
@@ -122,7 +131,8 @@ def test_published_page_sentences():
                                                  "53 ns per holder at H = 1,000, 205 at H = 10,000,")
     assert readview.sessions_sentence(rv).startswith("Per snapshot, postgres 12.22: +0.73 ns [+0.33, +1.12] per idle "
                                                      "session, +1.70 ns [+1.66, +1.74] per prepared transaction;")
-    assert readview.statement_sentence(rv) == "No server's CPU per statement stands out here."
+    assert "postgres 12.22 minus postgres 14.23 +0.68 ns [+0.26, +1.10]" in readview.sessions_sentence(rv)
+    assert readview.statement_sentence(rv) == "No server's CPU per statement is resolved above twice the others' here."
 
 
 def test_split_probe_output_is_parsed_into_rebuilds_and_reuses():

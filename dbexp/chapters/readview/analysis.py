@@ -10,7 +10,7 @@ import pandas as pd
 from scipy import stats as sp
 
 from dbexp.catalog import versions
-from dbexp.chapters.readview import parts
+from dbexp.chapters.readview import parts, postgres
 from dbexp.chapters.readview.points import LATCH_STMTS
 from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results
@@ -167,6 +167,16 @@ def view_slopes(res: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def building(vs: pd.DataFrame) -> pd.DataFrame:
+    """The rows of view_slopes whose calls build a view: every call where nothing is reused, the
+    rebuilds where they were timed apart (PostgreSQL 14+ runs that lack them keep the mixed row,
+    ``calls`` saying so)."""
+    if vs.empty:
+        return vs
+    split = set(vs.loc[vs["calls"] == CALLS["view_rebuilt_ns_mean"], "server"])
+    return vs[~(vs["server"].isin(split) & (vs["calls"] != CALLS["view_rebuilt_ns_mean"]))]
+
+
 def loop_slopes(res: Results) -> pd.DataFrame:
     """Where no function is exported to time (MariaDB): time per read in the server-side loop against
     H, in ns per read and prepared transaction; per-repeat slopes, a t interval over the repeats."""
@@ -280,19 +290,29 @@ def latch(res: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def sessions_against_transactions(res: Results) -> list[dict]:
-    """Per server measured with idle sessions (PostgreSQL), its view slope per idle session and per
-    prepared transaction (slope, low, high each): before 14 both should cost, from 14 on only
-    transactions."""
-    vs = view_slopes(res)
+def idle_sessions(res: Results) -> dict:
+    """PostgreSQL's snapshots per idle session, from the probe runs: each server's slope per idle
+    session beside its slope per prepared transaction (a rebuild's where timed apart), with the
+    difference idle minus prepared; and each server before 14 against each from 14 on, the difference
+    of their slopes per idle session (a Welch interval over the repeats' slopes of both)."""
+    vs = building(view_slopes(res))
     if vs.empty or not (vs["holding"] == "idle").any():
-        return []
-    out = []
+        return {"servers": [], "pairs": []}
+    servers = []
     for name, g in vs.groupby("server", sort=False):
         by = {r["holding"]: r for _, r in g.iterrows()}
-        if {"idle", "prepared"} <= set(by):
-            out.append({"server": name, "idle": by["idle"], "prepared": by["prepared"]})
-    return out
+        if "idle" not in by:
+            continue
+        row = {"server": name, "family": by["idle"]["family"], "idle": by["idle"], "prepared": by.get("prepared")}
+        if row["prepared"] is not None:
+            row["difference"] = stats.difference_ci(by["idle"]["per_repeat"], row["prepared"]["per_repeat"])
+        servers.append(row)
+    old = [s for s in servers if s["family"] == postgres.Snapshots.BEFORE_14]
+    new = [s for s in servers if s["family"] == postgres.Snapshots.FROM_14]
+    pairs = [{"old": o["server"], "new": n["server"],
+              "difference": stats.difference_ci(o["idle"]["per_repeat"], n["idle"]["per_repeat"]),
+              "repeats": (len(o["idle"]["per_repeat"]), len(n["idle"]["per_repeat"]))} for o in old for n in new]
+    return {"servers": servers, "pairs": pairs}
 
 
 def statement_costs(res: Results) -> pd.DataFrame:
@@ -306,13 +326,23 @@ def statement_costs(res: Results) -> pd.DataFrame:
 
 
 def costly_statements(res: Results, factor: float = 2.0) -> pd.DataFrame | None:
-    """Servers whose CPU per statement at H = 0 is more than ``factor`` times the other servers' median
-    (``others``, ``times``); None with fewer than two servers."""
+    """Servers whose CPU per statement at H = 0 is more than ``factor`` times the other servers': the
+    ratio of its runs over theirs (geometric means, a Welch interval on the logs: ``times``, ``low``,
+    ``high``) with the whole interval above ``factor``; ``others`` is their median. None with fewer
+    than two servers."""
     st = statement_costs(res)
     if len(st) < 2:
         return None
-    others = pd.Series([st[st["server"] != s]["cpu_per_stmt_us"].median() for s in st["server"]], index=st.index)
-    return st.assign(others=others, times=st["cpu_per_stmt_us"] / others)[st["cpu_per_stmt_us"] > factor * others]
+    w = throughput(res)
+    w = w[w["holders"] == 0]
+    per_stmt = w["server_cpu_s"] / (w["reads"] + w["writes"]) * 1e6
+    rows = []
+    for _, r in st.iterrows():
+        mine = w["series_name"] == r["server"]
+        times, lo, hi = stats.unpaired_ratio_ci(per_stmt[mine], per_stmt[~mine])
+        rows.append({**r, "others": per_stmt[~mine].median(), "times": times, "low": lo, "high": hi})
+    out = pd.DataFrame(rows)
+    return out[out["low"] > factor]
 
 
 def prepared_slopes(res: Results) -> list[tuple[str, pd.DataFrame]]:

@@ -40,11 +40,13 @@ def loop_sentence(res: Results) -> str:
 
 
 def sessions_sentence(res: Results) -> str:
-    """PostgreSQL: the view's slope per idle session beside its slope per prepared transaction."""
-    return prose.render("readview", "sessions", servers=analysis.sessions_against_transactions(res))
+    """PostgreSQL: the view's slope per idle session beside its slope per prepared transaction, and
+    each server before 14 against each from 14 on (the difference of their slopes per idle session)."""
+    idle = analysis.idle_sessions(res)
+    return prose.render("readview", "sessions", servers=idle["servers"], pairs=idle["pairs"])
 
 
 def statement_sentence(res: Results) -> str:
-    """Servers whose CPU per statement at H = 0 is more than twice the others' median."""
+    """Servers whose CPU per statement at H = 0 is more than twice the others'."""
     costly = analysis.costly_statements(res)
     return prose.render("readview", "statement", compared=costly is not None, costly=_rows(costly))
