@@ -87,6 +87,20 @@ def test_the_published_copy_times_are_refitted_without_the_call(published):
     assert round(my["predicted"], 3) == 0.074 and my["excess low"] > 0  # above the copy: it does more
 
 
+def test_innodb_views_are_concave_in_the_published_runs(published):
+    """1 to 1,000 open transactions add 0.27 to 1.12 ns each (by repeat), 1,000 to 10,000 0.12 to 0.21:
+    the upper segment's slope is resolved below the lower one's."""
+    seg = readview.segments(published).set_index("server")
+    for name in ("mysql 5.7.22", "mysql 8.0.15"):
+        r = seg.loc[name]
+        assert r["shape"] == "concave" and r["diff_high"] < 0
+    assert round(seg.loc["mysql 8.0.15", "low_min"], 2) == 0.27 and round(seg.loc["mysql 5.7.22", "low_max"], 2) == 1.12
+    assert round(seg.loc["mysql 8.0.15", "high_min"], 2) == 0.12 and round(seg.loc["mysql 8.0.15", "high_max"], 2) == 0.21
+    r = seg.loc["mysql 5.7.22"]
+    assert (round(r["difference"], 2), round(r["diff_low"], 2), round(r["diff_high"], 2)) == (-0.60, -1.06, -0.13)
+    assert seg.loc["postgres 12.22", "shape"] == "straight within the interval"
+
+
 def test_idle_sessions_are_compared_by_the_interval_of_their_difference(published):
     from dbexp.chapters.readview import analysis
 

@@ -177,6 +177,40 @@ def building(vs: pd.DataFrame) -> pd.DataFrame:
     return vs[~(vs["server"].isin(split) & (vs["calls"] != CALLS["view_rebuilt_ns_mean"]))]
 
 
+def segments(res: Results) -> pd.DataFrame:
+    """Whether a view's cost per holder is the same at every H (a straight line): per server, the
+    slope of two segments in each repeat, from the smallest H above 0 to the second largest and from
+    there to the largest, their means with t intervals over the repeats, and the difference of the
+    upper one minus the lower one (a Welch interval over the repeats). ``shape``: concave where that
+    interval lies below 0 (each holder adds less at larger H), convex above, else straight within it.
+    H = 0 is left out: InnoDB reuses an autocommit reader's view only while it lists nothing."""
+    w = tidy(res)
+    w = w[w["probe"] & (w["trx_stmts"] == 0) & (w["mode"] == "prepared")]
+    vs = building(view_slopes(res))
+    rows = []
+    for _, r in vs[vs["holding"] == "prepared"].iterrows() if len(vs) else []:
+        col = next(c for c, calls in CALLS.items() if r["calls"].startswith(calls))
+        g = w[(w["series_name"] == r["server"]) & w[col].notna()]
+        hs = sorted(g["holders"].unique())
+        if len(hs) < 3:
+            continue
+        h0, h1, h2 = hs[0], hs[-2], hs[-1]
+        piv = g.pivot_table(index="repeat", columns="holders", values=col)
+        low = ((piv[h1] - piv[h0]) / (h1 - h0)).dropna()
+        high = ((piv[h2] - piv[h1]) / (h2 - h1)).dropna()
+        d, dlo, dhi = stats.difference_ci(high, low)
+        shape = ("concave" if dhi < 0 else "convex" if dlo > 0 else
+                 "straight within the interval" if dlo == dlo else "one repeat: no interval")
+        rows.append({"server": r["server"], "family": r["family"], "calls": r["calls"],
+                     "lower": f"{h0:,} to {h1:,}", "upper": f"{h1:,} to {h2:,}",
+                     **dict(zip(("low_slope", "low_low", "low_high"), stats.mean_ci(low))),
+                     "low_min": low.min(), "low_max": low.max(),
+                     **dict(zip(("high_slope", "high_low", "high_high"), stats.mean_ci(high))),
+                     "high_min": high.min(), "high_max": high.max(),
+                     "difference": d, "diff_low": dlo, "diff_high": dhi, "repeats": len(piv), "shape": shape})
+    return pd.DataFrame(rows)
+
+
 def loop_slopes(res: Results) -> pd.DataFrame:
     """Where no function is exported to time (MariaDB): time per read in the server-side loop against
     H, in ns per read and prepared transaction; per-repeat slopes, a t interval over the repeats."""

@@ -33,6 +33,11 @@ def copy_sentence(res: Results) -> str:
     return prose.render("readview", "copy", copy=analysis.copy_cost(res))
 
 
+def segments_sentence(res: Results) -> str:
+    """Whether each server's view cost per holder is the same in its lower and upper segment of H."""
+    return prose.render("readview", "segments", segments=_rows(analysis.segments(res)))
+
+
 def loop_sentence(res: Results) -> str:
     """Whether the server-side loop's cost per holder is the same at every H."""
     steps = analysis.loop_steps(res)
