@@ -110,6 +110,19 @@ def test_idle_sessions_are_compared_by_the_interval_of_their_difference(publishe
     assert pairs[("postgres 12.22", "postgres 18.4")][1] > 0
 
 
+def test_published_postgres_14_rebuilds_are_bounded_from_the_stored_quantiles(published):
+    """At 10,000 the median call equals H = 0's (at most half rebuilt) and the 90th percentile is
+    11.6 µs (at least a tenth did): a rebuild adds 2 to 10 times the mean's rise per holder."""
+    b = readview.rebuild_bounds(published).set_index("server")
+    r = b.loc["postgres 14.23"]
+    assert r["p50"] == r["p50 at 0"] and round(r["p90"] / 1000, 1) == 11.6
+    assert (r["share at most"], r["share at least"]) == (0.5, 0.1)
+    assert round(r["rebuild at least"], 2) == 0.66 and round(r["rebuild at most"], 1) == 3.4
+    vs = readview.view_slopes(published)
+    assert set(vs.loc[vs["family"] == "postgres>=14", "calls"]) == {"every call, reuses included"}
+    assert readview.reuse(published)["rebuilt share"].isna().all()
+
+
 def test_the_findings_template_states_each_kind_of_slope(monkeypatch):
     """Resolved, unresolved and single-repeat slopes, and reads/s at the largest H, in the page's words."""
     import pandas as pd

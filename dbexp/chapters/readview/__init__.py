@@ -2,16 +2,17 @@
 PostgreSQL, per connected session). ``CHAPTER`` and the names the notebook uses."""
 
 from dbexp.chapters.readview.analysis import (by_h, copy_cost, cpu_slopes, latch, loop_by_h, loop_slopes, probe_cost,
-                                              relative_qps, segments, statement_costs, tidy, view_slopes)
+                                              rebuild_bounds, relative_qps, reuse, segments, statement_costs, tidy,
+                                              view_slopes)
 from dbexp.chapters.readview.claims import claims
 from dbexp.chapters.readview.design import CHAPTER, probe_note
 from dbexp.chapters.readview.points import LATCH_STMTS, Scale
-from dbexp.chapters.readview.sentences import (copy_sentence, findings, loop_sentence, segments_sentence,
-                                               sessions_sentence, statement_sentence)
+from dbexp.chapters.readview.sentences import (copy_sentence, findings, loop_sentence, reuse_sentence,
+                                               segments_sentence, sessions_sentence, statement_sentence)
 
 run = CHAPTER.run
 
 __all__ = ["CHAPTER", "LATCH_STMTS", "Scale", "by_h", "claims", "copy_cost", "copy_sentence", "cpu_slopes",
            "findings", "latch", "loop_by_h", "loop_sentence", "loop_slopes", "probe_cost", "probe_note",
-           "relative_qps", "run", "segments", "segments_sentence", "sessions_sentence", "statement_costs",
-           "statement_sentence", "tidy", "view_slopes"]
+           "rebuild_bounds", "relative_qps", "reuse", "reuse_sentence", "run", "segments", "segments_sentence",
+           "sessions_sentence", "statement_costs", "statement_sentence", "tidy", "view_slopes"]

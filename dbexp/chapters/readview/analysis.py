@@ -211,6 +211,63 @@ def segments(res: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def reuse(res: Results) -> pd.DataFrame:
+    """PostgreSQL 14+ (the engines whose snapshots are reused): per server and H (prepared), medians
+    over the repeats of the timed calls per read, the median call, the 90th percentile and the mean,
+    with the share of rebuilds and each kind's mean where the probe told them apart (NaN where not)."""
+    w = tidy(res)
+    w = w[w["probe"] & (w["trx_stmts"] == 0) & w["mode"].isin(["none", "prepared"])]
+    if w.empty or "view_ns_mean" not in w:
+        return pd.DataFrame()
+    w = w[[parts.of_run(f, v).completion_count_offset is not None for f, v in zip(w["flavor"], w["version"])]]
+    nan = float("nan")
+    rows = []
+    for (name, h), g in w.groupby(["series_name", "holders"]):
+        rows.append({"server": name, "holders": int(h), "calls per read": (g["view_calls"] / g["reads"]).median(),
+                     "p50": g["view_ns_p50"].median(), "p90": g["view_ns_p90"].median(),
+                     "mean": g["view_ns_mean"].median(),
+                     **{k: g[c].median() if c in g else nan for k, c in
+                        (("rebuilt share", "view_rebuilt_share"), ("rebuilt mean", "view_rebuilt_ns_mean"),
+                         ("reused mean", "view_reused_ns_mean"))}})
+    return pd.DataFrame(rows)
+
+
+REBUILT_AT_MOST, REBUILT_AT_LEAST = 0.5, 0.1  # what a median and a 90th percentile can bound
+
+
+def rebuild_bounds(res: Results) -> pd.DataFrame:
+    """Where rebuilds were not timed apart (PostgreSQL 14+ runs stored before): what the stored
+    quantiles bound. At the largest H, a median call in H = 0's log2 bucket means at most half the
+    calls rebuilt (a rebuild there takes longer); a 90th percentile two log2 buckets above H = 0's
+    means at least a tenth did. A reuse costs what a call at H = 0 does, so the mean's rise from H = 0 to the largest H
+    is the rebuilds' share times what a rebuild adds: per holder, a rebuild adds between 1 / 0.5 and
+    1 / 0.1 times that rise per holder (the rise per repeat, a t interval over the repeats; the bound
+    from its low and high ends, or from the one repeat's rise). NaN where a quantile bounds nothing."""
+    w = tidy(res)
+    t = reuse(res)
+    if t.empty:
+        return pd.DataFrame()
+    w = w[w["probe"] & (w["trx_stmts"] == 0) & w["mode"].isin(["none", "prepared"])]
+    rows = []
+    for name, g in t.groupby("server"):
+        if g["rebuilt share"].notna().any() or 0 not in set(g["holders"]) or len(g) < 2:
+            continue
+        top, base = g[g["holders"] == g["holders"].max()].iloc[0], g[g["holders"] == 0].iloc[0]
+        at_most = REBUILT_AT_MOST if top["p50"] <= base["p50"] else 1.0
+        # two log2 buckets above H = 0's: not the tail of the reuses (a tenth of them above H = 0's p90)
+        at_least = REBUILT_AT_LEAST if top["p90"] > 3 * base["p90"] else float("nan")
+        runs = w[w["series_name"] == name].pivot_table(index="repeat", columns="holders", values="view_ns_mean")
+        rise = ((runs[top["holders"]] - runs[0]) / top["holders"]).dropna()
+        r, lo, hi = stats.mean_ci(rise)
+        if lo != lo:  # one repeat: the bound from its own rise
+            lo = hi = r
+        rows.append({"server": name, "holders": int(top["holders"]), "p50": top["p50"], "p50 at 0": base["p50"],
+                     "p90": top["p90"], "p90 at 0": base["p90"], "share at most": at_most,
+                     "share at least": at_least, "rise": r, "rise low": lo, "rise high": hi, "repeats": len(rise),
+                     "rebuild at least": lo / at_most, "rebuild at most": hi / at_least})
+    return pd.DataFrame(rows)
+
+
 def loop_slopes(res: Results) -> pd.DataFrame:
     """Where no function is exported to time (MariaDB): time per read in the server-side loop against
     H, in ns per read and prepared transaction; per-repeat slopes, a t interval over the repeats."""

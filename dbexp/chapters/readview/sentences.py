@@ -38,6 +38,16 @@ def segments_sentence(res: Results) -> str:
     return prose.render("readview", "segments", segments=_rows(analysis.segments(res)))
 
 
+def reuse_sentence(res: Results) -> str:
+    """PostgreSQL 14+: rebuilt snapshots apart from reused ones, or what the stored quantiles bound."""
+    t = analysis.reuse(res)
+    split = _rows(t[t["rebuilt share"].notna()]) if len(t) else []
+    top = t[t["holders"] == t["holders"].max()] if len(t) else t
+    return prose.render("readview", "reuse", servers=sorted(set(t["server"])) if len(t) else [],
+                        split=[r for r in split if r["holders"] == max(x["holders"] for x in split)] if split else [],
+                        bounds=_rows(analysis.rebuild_bounds(res)), top=_rows(top))
+
+
 def loop_sentence(res: Results) -> str:
     """Whether the server-side loop's cost per holder is the same at every H."""
     steps = analysis.loop_steps(res)
