@@ -1,7 +1,7 @@
 """ReadView and snapshot scaling: what building an MVCC snapshot costs per open transaction (and,
 PostgreSQL, per connected session). ``CHAPTER`` and the names the notebook uses."""
 
-from dbexp.chapters.readview.analysis import (by_h, copy_cost, cpu_slopes, latch, loop_by_h, loop_slopes, probe_cost,
+from dbexp.chapters.readview.analysis import (by_h, copy_cost, cpu_slopes, latch, loop_runs, probe_cost,
                                               rebuild_bounds, relative_qps, reuse, segments, statement_costs, tidy,
                                               view_slopes)
 from dbexp.chapters.readview.claims import claims
@@ -13,6 +13,6 @@ from dbexp.chapters.readview.sentences import (copy_sentence, findings, loop_sen
 run = CHAPTER.run
 
 __all__ = ["CHAPTER", "LATCH_STMTS", "Scale", "by_h", "claims", "copy_cost", "copy_sentence", "cpu_slopes",
-           "findings", "latch", "loop_by_h", "loop_sentence", "loop_slopes", "probe_cost", "probe_note",
-           "rebuild_bounds", "relative_qps", "reuse", "reuse_sentence", "run", "segments", "segments_sentence",
-           "sessions_sentence", "statement_costs", "statement_sentence", "tidy", "view_slopes"]
+           "findings", "latch", "loop_runs", "loop_sentence", "probe_cost", "probe_note", "rebuild_bounds",
+           "relative_qps", "reuse", "reuse_sentence", "run", "segments", "segments_sentence", "sessions_sentence",
+           "statement_costs", "statement_sentence", "tidy", "view_slopes"]

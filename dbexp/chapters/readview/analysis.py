@@ -268,58 +268,6 @@ def rebuild_bounds(res: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def loop_slopes(res: Results) -> pd.DataFrame:
-    """Where no function is exported to time (MariaDB): time per read in the server-side loop against
-    H, in ns per read and prepared transaction; per-repeat slopes, a t interval over the repeats."""
-    w = tidy(res)
-    if "loop_ns_per_read" not in w:
-        return pd.DataFrame()
-    w = w[w["probe"] & (w["trx_stmts"] == 0) & w["loop_ns_per_read"].notna()]
-    return pd.DataFrame(_fit_rows(w, "loop_ns_per_read", 1.0)) if len(w) else pd.DataFrame()
-
-
-def loop_by_h(res: Results) -> pd.DataFrame:
-    """The server-side loop per server and H: time per read (median over repeats, the first and the
-    last repeat beside it, since a server of its own runs each H's repeats one after the other), what
-    each holder adds over H = 0, and the readers' throughput in the same block."""
-    w = tidy(res)
-    if "loop_ns_per_read" not in w:
-        return pd.DataFrame()
-    loop = w[w["probe"] & w["loop_ns_per_read"].notna()]
-    reads = throughput(res).groupby(["series_name", "holders"])["reads_per_s"].median()
-    rows = []
-    for name, g in loop.groupby("series_name"):
-        base = g[g["holders"] == 0]["loop_ns_per_read"].median()
-        for h, gh in g.groupby("holders"):
-            gh = gh.sort_values("repeat")
-            med = gh["loop_ns_per_read"].median()
-            rows.append({"server": name, "holders": int(h), "us_per_read": med / 1000,
-                         "first_us": gh["loop_ns_per_read"].iloc[0] / 1000,
-                         "last_us": gh["loop_ns_per_read"].iloc[-1] / 1000,
-                         "ns_per_holder": (med - base) / h if h else float("nan"),
-                         "reads_per_s": reads.get((name, h), float("nan")), "repeats": len(gh)})
-    return pd.DataFrame(rows)
-
-
-def loop_steps(res: Results) -> pd.DataFrame | None:
-    """Per server, the loop's cost per holder at its two largest H above 0 (the step from none to one
-    open is its own), with the first and last repeat's time per read and the readers' reads/s at the
-    largest; None where no loop ran."""
-    t = loop_by_h(res)
-    if t.empty:
-        return None
-    rows = []
-    for name, g in t.groupby("server"):
-        g = g[g["holders"] > 0].sort_values("holders")
-        if len(g) < 2:
-            continue
-        lo, hi = g.iloc[-2], g.iloc[-1]
-        rows.append({"server": name, "lo_holders": lo["holders"], "lo_ns_per_holder": lo["ns_per_holder"],
-                     "hi_holders": hi["holders"], "hi_ns_per_holder": hi["ns_per_holder"],
-                     "first_us": hi["first_us"], "last_us": hi["last_us"], "reads_per_s": hi["reads_per_s"]})
-    return pd.DataFrame(rows)
-
-
 def probe_cost(res: Results) -> pd.DataFrame:
     """What timing each call costs: QPS of the probe run over the throughput run of the same block
     and repeat (measured next to each other), per server, over every H and holding."""
@@ -406,6 +354,35 @@ def idle_sessions(res: Results) -> dict:
     return {"servers": servers, "pairs": pairs}
 
 
+def loop_runs(res: Results) -> pd.DataFrame:
+    """Where no function is exported to time (MariaDB): the server-side loop's time per read and the
+    readers' reads per second at each H, each repeat in the order it ran (a server of its own runs an
+    H's repeats back to back, so a drift of the server shows as a trend along them), and each as a
+    ratio to H = 0 (ratios of geometric means over the repeats, Welch intervals)."""
+    w = tidy(res)
+    if "loop_ns_per_read" not in w:
+        return pd.DataFrame()
+    loop = w[w["probe"] & w["loop_ns_per_read"].notna()]
+    thr = throughput(res)
+    rows = []
+    for name, g in loop.groupby("series_name"):
+        base = g[g["holders"] == 0]["loop_ns_per_read"]
+        t = thr[thr["series_name"] == name]
+        base_reads = t[t["holders"] == 0]["reads_per_s"]
+        for h, gh in g.groupby("holders"):
+            gh = gh.sort_values("started_at")
+            th = t[t["holders"] == h].sort_values("started_at")
+            ratio = stats.unpaired_ratio_ci(gh["loop_ns_per_read"], base) if h else (1.0, 1.0, 1.0)
+            reads = stats.unpaired_ratio_ci(th["reads_per_s"], base_reads) if h else (1.0, 1.0, 1.0)
+            rows.append({"server": name, "holders": int(h), "us_per_read": (gh["loop_ns_per_read"] / 1000).tolist(),
+                         "us_median": gh["loop_ns_per_read"].median() / 1000,
+                         "us_min": gh["loop_ns_per_read"].min() / 1000, "us_max": gh["loop_ns_per_read"].max() / 1000,
+                         "loop_ratio": ratio[0], "loop_low": ratio[1], "loop_high": ratio[2],
+                         "reads_per_s": th["reads_per_s"].tolist(), "reads_ratio": reads[0],
+                         "reads_low": reads[1], "reads_high": reads[2], "repeats": len(gh)})
+    return pd.DataFrame(rows)
+
+
 def statement_costs(res: Results) -> pd.DataFrame:
     """At H = 0 (throughput runs): reads and writer commits per second and the server's CPU per
     statement (reads and commits together), per server: what the writer's commits cost each engine."""
@@ -438,9 +415,10 @@ def costly_statements(res: Results, factor: float = 2.0) -> pd.DataFrame | None:
 
 def prepared_slopes(res: Results) -> list[tuple[str, pd.DataFrame]]:
     """The slopes per prepared transaction the findings state, by where they were measured: 'view'
-    (timed), 'loop' (the server-side loop), 'cpu' (server CPU per read); a table left out where empty."""
+    (timed), 'cpu' (server CPU per read); a table left out where empty. The server-side loop's runs drift
+    along their repeats: no slope is stated for them (loop_runs)."""
     out = []
-    for kind, table in (("view", view_slopes(res)), ("loop", loop_slopes(res)), ("cpu", cpu_slopes(res))):
+    for kind, table in (("view", view_slopes(res)), ("cpu", cpu_slopes(res))):
         if not table.empty:
             out.append((kind, table[table["holding"] == "prepared"]))
     return out
