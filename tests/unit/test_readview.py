@@ -31,8 +31,15 @@ def test_readview_design_blocks_by_h_and_probes_where_a_symbol_is_exported():
     pg = [p for p in points if p.server.spec.startswith("postgres")]
     assert {p.params.mode for p in pg} == {"none", "prepared", "idle"}
     assert pg[0].server.settings["max_prepared_transactions"] == str(max(sc.holders) + 10)
+    # idle sessions are timed at the snapshot only, at 1,000
+    idle = [p for p in pg if p.params.mode == "idle"]
+    assert idle and all(p.params.probe for p in idle) and {p.params.holders for p in idle} == {1000}
+    # the double latch at the largest H only, on the engines that have a trx-sys mutex
     latch = [p for p in points if p.params.trx_stmts]
     assert latch and all(p.server.spec.startswith(("mysql", "mariadb")) for p in latch)
+    assert {p.params.holders for p in latch} == {max(sc.holders)}
+    # three H above 0: two segments to test a straight line
+    assert len([h for h in sc.holders if h]) >= 3
     assert len({p.key("readview") for p in points}) == len(points)
 
 
