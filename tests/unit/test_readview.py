@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -43,9 +44,8 @@ def test_readview_design_blocks_by_h_and_probes_where_a_symbol_is_exported():
     assert len({p.key("readview") for p in points}) == len(points)
 
 
-def test_published_readview_slopes_have_numbers():
-    rv = readview.CHAPTER.run("default", run=False, root=REPO)
-    for sl in (readview.view_slopes(rv), readview.cpu_slopes(rv)):
+def test_published_readview_slopes_have_numbers(published):
+    for sl in (readview.view_slopes(published), readview.cpu_slopes(published)):
         assert len(sl) >= 2 and sl["slope"].notna().all()
         assert (sl["low"] <= sl["slope"]).all() and (sl["slope"] <= sl["high"]).all()
 
@@ -138,44 +138,47 @@ def test_the_mariadb_loop_shows_its_repeats_in_run_order(published):
     assert top["loop_low"] > 100  # the growth is resolved whatever the drift
 
 
-def test_the_findings_template_states_each_kind_of_slope(monkeypatch):
-    """Resolved, unresolved and single-repeat slopes, and reads/s at the largest H, in the page's words."""
-    import pandas as pd
+def test_published_claims_have_the_books_columns_and_the_corrected_verdicts(published):
+    from dbexp.experiments import verdicts
 
-    from dbexp.chapters.readview import analysis
-
-    nan = float("nan")
-    view = pd.DataFrame([
-        {"server": "a 1", "holding": "prepared", "slope": 15.0, "low": 3.0, "high": 27.0, "predicted": 0.3},
-        {"server": "b 2", "holding": "prepared", "slope": 0.5, "low": -0.25, "high": 1.25, "predicted": 0.3},
-        {"server": "c 3", "holding": "prepared", "slope": -0.5, "low": nan, "high": nan, "predicted": 0.3}])
-    cpu = view.drop(columns="predicted").assign(high=[27.0, 12.5, nan])
-    top = pd.DataFrame([{"server": "a 1", "holders": 10000, "relative": 0.5, "low": 0.4, "high": 0.625}])
-    monkeypatch.setattr(analysis, "prepared_slopes", lambda res: [("view", view), ("cpu", cpu)])
-    monkeypatch.setattr(analysis, "relative_at_top", lambda res: top)
-    assert readview.findings(None) == (
-        "Timed at the view, a cost per view and open transaction is resolved for a 1: +15 ns [+3, +27] "
-        "(predicted copy 0.30 ns). Timed at the view, no cost is resolved for b 2 (at most 1.25 ns) per view and "
-        "open transaction. Timed at the view: c 3 -0.50 ns per view and open transaction, from one repeat (no "
-        "interval). In server CPU per read, a cost per read and open transaction is resolved for a 1: +15 ns "
-        "[+3, +27]. In server CPU per read, no cost is resolved for b 2 (at most 12 ns) per read and open "
-        "transaction. In server CPU per read: c 3 -0.50 ns per read and open transaction, from one repeat (no "
-        "interval). Reads per second at H = 10,000 relative to H = 0: a 1 0.50 [0.40, 0.62].")
-    monkeypatch.setattr(analysis, "prepared_slopes", lambda res: [])
-    monkeypatch.setattr(analysis, "relative_at_top", lambda res: top.iloc[:0])
-    assert readview.findings(None) == "This run has too few H values to fit a slope."
+    t = readview.claims(published)
+    assert list(t.columns) == list(verdicts.COLUMNS)
+    v = list(t["verdict"])
+    assert v[0].startswith("disagrees (it grows, but concave")
+    assert v[1].startswith("agrees (above the copy")
+    assert v[2].startswith("agrees (it grows; no cost per transaction")
+    assert "no cost per open transaction is given" in t["measured here"][2]
+    assert v[3] == "agrees"
+    assert v[4] == "agrees; many CPUs: not testable here (one server CPU)"
+    assert "+0.68 ns [+0.26, +1.10]" in t["measured here"][4]
 
 
-def test_published_page_sentences():
-    rv = readview.CHAPTER.run("default", run=False, root=REPO)
-    assert "0.078 ns per byte, 8 times the copy" in readview.copy_sentence(rv)
-    assert readview.loop_sentence(rv).startswith(
+def test_published_page_sentences(published):
+    assert readview.loop_sentence(published).startswith(
         "**mariadb 10.11.19: with 10,000 transactions held open, its readers keep 0.02 [0.002, 0.175]")
-    assert "1,370, 1,501, 3,347, 2,617 µs per read" in readview.loop_sentence(rv)
-    assert readview.sessions_sentence(rv).startswith("Per snapshot, postgres 12.22: +0.73 ns [+0.33, +1.12] per idle "
-                                                     "session, +1.70 ns [+1.66, +1.74] per prepared transaction;")
-    assert "postgres 12.22 minus postgres 14.23 +0.68 ns [+0.26, +1.10]" in readview.sessions_sentence(rv)
-    assert readview.statement_sentence(rv) == "No server's CPU per statement is resolved above twice the others' here."
+    assert "1,370, 1,501, 3,347, 2,617 µs per read" in readview.loop_sentence(published)
+    assert readview.sessions_sentence(published).startswith("Per snapshot, postgres 12.22: +0.73 ns [+0.33, +1.12] per idle "
+                                                            "session, +1.70 ns [+1.66, +1.74] per prepared transaction;")
+    assert "postgres 12.22 minus postgres 14.23 +0.68 ns [+0.26, +1.10]" in readview.sessions_sentence(published)
+    assert readview.statement_sentence(published) == "No server's CPU per statement is resolved above twice the others' here."
+    assert "0.078 ns per byte, 8 times the copy" in readview.copy_sentence(published)
+    findings = readview.findings(published).split("\n\n")
+    assert 3 <= len(findings) <= 6 and findings[0].startswith("With 10,000 transactions held open, mariadb 10.11.19's")
+
+
+def test_a_run_of_one_repeat_says_it_has_no_interval(published):
+    """Smoke-like results (one repeat, H = 0 and 1,000, MySQL 8.0 and PostgreSQL 14): every sentence and
+    claim renders, a value without an interval says so, and nothing prints nan."""
+    w = published.wide
+    keep = ((w["repeat"] == 0) & w["spec"].isin(["mysql:8.0@offline", "postgres:14@offline"])
+            & w["holders"].isin([0, 1000]))
+    res = replace(published, wide=w[keep], runs=published.runs[published.runs["run_id"].isin(w.loc[keep, "run_id"])])
+    text = " ".join([readview.findings(res), readview.copy_sentence(res), readview.segments_sentence(res),
+                     readview.reuse_sentence(res), readview.sessions_sentence(res), readview.loop_sentence(res)])
+    assert "nan" not in text.lower() and "one repeat: no interval" in text
+    t = readview.claims(res)
+    assert "nan" not in " ".join(t["measured here"]).lower()
+    assert t["verdict"][0] == "not measured at this scale" and t["verdict"][2] == "not measured at this scale"
 
 
 def test_split_probe_output_is_parsed_into_rebuilds_and_reuses():
@@ -197,3 +200,18 @@ def test_split_probe_output_is_parsed_into_rebuilds_and_reuses():
     assert m["view_ns_p50"][0] < 2048 < m["view_ns_p90"][0]  # the two histograms added
     assert m["view_counter_span"][0] == 190
     assert "uptr(arg0 + 112)" in snapshot_probe.script("/bin/postgres", "GetSnapshotData", 112)
+
+
+def test_readview_chart_panels_hold_the_rows_of_their_labels(published):
+    from chart_panels import check
+    from test_chart_facets import _has_facet, notebook_charts
+
+    quiet = type("Tables", (), {"show": staticmethod(lambda *a, **k: None)})
+    specs = [c.to_dict() for c in notebook_charts("readview", {"rv": readview, "res": published, "tables": quiet})]
+    faceted = [s for s in specs if _has_facet(s)]
+    assert len(faceted) == 2, [s.get("title") for s in specs]  # time per call and CPU per read, by engine
+    for spec in faceted:
+        for facet in check(spec):
+            for p in facet.panels:
+                assert p.rows, (spec["title"], p.labels)
+                assert set(facet.data.loc[sorted(p.rows), facet.fields[0]]) == {p.labels[0]}

@@ -2,8 +2,8 @@
 PostgreSQL, per connected session). ``CHAPTER`` and the names the notebook uses."""
 
 from dbexp.chapters.readview.analysis import (by_h, copy_cost, cpu_slopes, latch, loop_runs, probe_cost,
-                                              rebuild_bounds, relative_qps, reuse, segments, statement_costs, tidy,
-                                              view_slopes)
+                                              rebuild_bounds, relative_qps, reuse, segments, statement_costs,
+                                              tidy, view_slopes)
 from dbexp.chapters.readview.claims import claims
 from dbexp.chapters.readview.design import CHAPTER, probe_note
 from dbexp.chapters.readview.points import LATCH_STMTS, Scale

@@ -1,6 +1,9 @@
-"""The readview chapter's analysis: slopes per open transaction (at the view, in the server-side loop,
-in server CPU per read), throughput against H, the probe's cost and the double latch's counts, as
-tables of numbers (the page's sentences are rendered from them by dbexp.chapters.readview.sentences).
+"""The readview chapter's analysis: slopes per open transaction (at the view, PostgreSQL 14+'s
+rebuilds apart from its reuses, in server CPU per read) against this host's copy cost, whether they
+are straight lines, the server-side loop's runs in their order (MariaDB), throughput against H, the
+probe's cost and the double latch's counts, as tables of numbers (the page's sentences are rendered
+from them by dbexp.chapters.readview.sentences). Two servers are compared by the interval of their
+difference (stats.difference_ci over the repeats' slopes), never by whether their intervals overlap.
 """
 
 from __future__ import annotations
@@ -411,17 +414,6 @@ def costly_statements(res: Results, factor: float = 2.0) -> pd.DataFrame | None:
         rows.append({**r, "others": per_stmt[~mine].median(), "times": times, "low": lo, "high": hi})
     out = pd.DataFrame(rows)
     return out[out["low"] > factor]
-
-
-def prepared_slopes(res: Results) -> list[tuple[str, pd.DataFrame]]:
-    """The slopes per prepared transaction the findings state, by where they were measured: 'view'
-    (timed), 'cpu' (server CPU per read); a table left out where empty. The server-side loop's runs drift
-    along their repeats: no slope is stated for them (loop_runs)."""
-    out = []
-    for kind, table in (("view", view_slopes(res)), ("cpu", cpu_slopes(res))):
-        if not table.empty:
-            out.append((kind, table[table["holding"] == "prepared"]))
-    return out
 
 
 def relative_at_top(res: Results) -> pd.DataFrame:

@@ -4,28 +4,47 @@ notebooks/readview/ with the numbers of dbexp.chapters.readview.analysis."""
 from __future__ import annotations
 
 from dbexp.book import prose
-from dbexp.chapters.readview import analysis
+from dbexp.chapters.readview import analysis, innodb, postgres
 from dbexp.experiments.chapter import Results
 
 
 def _rows(df) -> list[dict]:
-    return [] if df is None else df.to_dict("records")
+    return [] if df is None or len(df) == 0 else df.to_dict("records")
+
+
+def _views(res: Results) -> dict:
+    """The slopes of calls that build a view (prepared transactions), by engine, with the segments'
+    shape and PostgreSQL 14+'s bounds where rebuilds were not timed apart."""
+    vs = analysis.building(analysis.view_slopes(res))
+    vs = vs[vs["holding"] == "prepared"] if len(vs) else vs
+    seg = analysis.segments(res)
+    seg = {r["server"]: r for r in _rows(seg)}
+    bounds = {r["server"]: r for r in _rows(analysis.rebuild_bounds(res))}
+    out = {"innodb": [], "pg_old": [], "pg_new": []}
+    for r in _rows(vs):
+        r = {**r, "segment": seg.get(r["server"]), "bounds": bounds.get(r["server"]),
+             "mixed": r["calls"] == analysis.MIXED}
+        if r["family"] == innodb.Views.family:
+            out["innodb"].append(r)
+        elif r["family"] == postgres.Snapshots.BEFORE_14:
+            out["pg_old"].append(r)
+        elif r["family"] == postgres.Snapshots.FROM_14:
+            out["pg_new"].append(r)
+    return out
 
 
 def findings(res: Results) -> str:
-    """The view, loop and CPU slopes per prepared transaction (resolved where the interval lies above
-    zero, else the largest cost the interval allows), and reads/s at the largest H over H = 0."""
-    tables = []
-    for kind, g in analysis.prepared_slopes(res):
-        predicted = "predicted" in g
-        tables.append({"kind": kind,
-                       "up": [{**r, "predicted": r["predicted"] if predicted and r["predicted"] == r["predicted"] else None}
-                              for r in _rows(g[g["low"] > 0])],
-                       "flat": _rows(g[g["low"] <= 0]), "single": _rows(g[g["low"].isna()])})
+    """The page's summary: reads per second at the largest H (lowest first), InnoDB's view cost
+    against the copy and its shape, PostgreSQL's per prepared transaction (rebuilds, or their bounds),
+    and idle sessions before and from 14 (the difference of their slopes)."""
     top = analysis.relative_at_top(res)
-    said = bool(len(top)) or any(t["up"] or t["flat"] or t["single"] for t in tables)
-    return prose.render("readview", "findings", tables=tables, relative=_rows(top), said=said,
-                        top_holders=int(top["holders"].iloc[0]) if len(top) else 0)
+    copy = analysis.copy_cost(res)
+    idle = analysis.idle_sessions(res)
+    views = _views(res)
+    said = bool(len(top)) or any(views.values()) or bool(idle["pairs"])
+    return prose.render("readview", "findings", relative=_rows(top),
+                        top_holders=int(top["holders"].iloc[0]) if len(top) else 0, copy=copy, pairs=idle["pairs"],
+                        said=said, **views)
 
 
 def copy_sentence(res: Results) -> str:
