@@ -243,8 +243,9 @@ def latch_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         if len(none):
             measured += ("; " if measured else "") + ", ".join(sorted(set(none["server"]))) + (
                 " took the trx-sys mutexes fewer than 0.05 times per read either way (no ratio)")
-        measured += (" (the verdict is MySQL's, whose source the claim is, at the largest H: at H = 0 an autocommit "
-                     "reader's empty view is reused without the mutex)")
+        measured += (" (the verdict is MySQL's, whose source the claim is, at the largest H, as the page measures it "
+                     "now: at H = 0 its autocommit readers took the mutex less than once per read, the writer's "
+                     "included, which inflates a ratio there)")
         # "takes it more often": the whole paired interval above the book's threshold for "pays more"
         verdict = (verdicts.NOT_MEASURED if my.empty else verdicts.combine(
             verdicts.interval(r["low"], r["high"], "above", reference=verdicts.PAYS_RATIO) for _, r in my.iterrows()))

@@ -21,7 +21,7 @@ class Views:
     bytes_per_holder = 8  # a trx_id_t per active read-write transaction, copied into the ReadView
     # where a snapshot records whether it was rebuilt (PostgreSQL 14+ reuses snapshots): None here, every
     # timed call is counted as a build (as we read its source, InnoDB reuses an autocommit reader's view
-    # only while it lists no transaction, so at H = 0 only)
+    # while it lists no transaction: at H = 0)
     completion_count_offset: int | None = None
     idle_sessions = False  # an idle session is in no list a view copies: not measured
     double_latch = True  # readers in multi-statement READ COMMITTED transactions, against autocommit
