@@ -33,9 +33,10 @@ book: engine
 test: engine
 	$(BIN)/python -m pytest -ra $(PYTEST_ARGS)
 
-# The tests that need no server, no engine and no network (statistics, verdicts, parsers, layout): seconds.
+# The tests that need no server, no engine and no network (statistics, verdicts, parsers, layout): seconds,
+# on every CPU (pytest-xdist); `make test` stays serial, since its servers are pinned to CPUs.
 unit: $(BIN)/dbexp
-	$(BIN)/python -m pytest -ra -m unit $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -ra -m unit -n auto $(PYTEST_ARGS) tests/unit
 
 # The GitHub Actions workflow (.github/workflows/), checked by actionlint and against GitHub's
 # workflow schema (check-jsonschema, in a venv of its own). Installs both on first use: actionlint

@@ -70,6 +70,17 @@ class Results:
         return self.wide["host"].iloc[0] if len(self.wide) else {}
 
 
+def memo(res, key: str, compute):
+    """A table derived from results ``res``, computed once per results object and handed out as a
+    copy: analysis that several tables, claims and findings read (e.g. a per-second timeline of every
+    run)."""
+    cache = res.__dict__.setdefault("_memo", {})
+    if key not in cache:
+        cache[key] = compute()
+    value = cache[key]
+    return value.copy() if hasattr(value, "copy") else value
+
+
 def _json(value):
     if isinstance(value, str):
         try:

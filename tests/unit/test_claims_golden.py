@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dbexp import chapters
+from unit_support import published_claims
 from dbexp.book.toc import executed_chapters
 from dbexp.experiments import verdicts
 
@@ -125,8 +125,7 @@ def computed():
     """Each published chapter's claims table as a golden record, computed once for the module."""
     def get(chapter: str) -> dict:
         if chapter not in _computed:
-            chap = chapters.get(chapter)
-            table = chap.claims(chap.run("default", run=False, root=REPO))
+            table = published_claims(chapter)
             _computed[chapter] = as_record(chapter, table)
         return _computed[chapter]
     return get

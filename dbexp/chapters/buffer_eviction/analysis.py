@@ -15,7 +15,7 @@ import pandas as pd
 
 from dbexp.book.charts import server_order
 from dbexp.experiments import stats
-from dbexp.experiments.chapter import Results
+from dbexp.experiments.chapter import Results, memo
 
 from .innodb import BufferPool
 from .parts import VARIANT_NAMES, part_of
@@ -48,7 +48,12 @@ def phase_of(t: float, p) -> str | None:
 
 def timeline(res: Results) -> pd.DataFrame:
     """One row per run and second on sysbench's clock: hot QPS and p95, the pool's hit ratio,
-    the hot table's resident share and misses, the device's reads, pages made young."""
+    the hot table's resident share and misses, the device's reads, pages made young (computed once
+    per results)."""
+    return memo(res, "buffer_eviction.timeline", lambda: _timeline(res))
+
+
+def _timeline(res: Results) -> pd.DataFrame:
     w = tidy(res)
     s = res.series
     if w.empty or s.empty:
@@ -112,7 +117,11 @@ def recovery_s(g: pd.DataFrame, column: str, level: float) -> float:
 
 def per_run(res: Results) -> pd.DataFrame:
     """One row per run: hot QPS before and during the scan (medians of its seconds), recovery, and
-    what the pool did during the scan."""
+    what the pool did during the scan (computed once per results)."""
+    return memo(res, "buffer_eviction.per_run", lambda: _per_run(res))
+
+
+def _per_run(res: Results) -> pd.DataFrame:
     tl = timeline(res)
     if tl.empty:
         return tl

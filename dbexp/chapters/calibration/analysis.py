@@ -12,7 +12,7 @@ import pandas as pd
 from dbexp.catalog.versions import version_key
 from dbexp.chapters.calibration.parts import PARTS
 from dbexp.experiments import stats
-from dbexp.experiments.chapter import Results
+from dbexp.experiments.chapter import Results, memo
 
 RATIOS = {  # name: (label of A, label of B, what it answers)
     "harness": ("harness", "hand", "harness (sampling on) / the same sysbench command by hand"),
@@ -93,7 +93,11 @@ def ratio_table(res: Results, value: str = "qps") -> pd.DataFrame:
     ratios (A / B of one repeat of one sweep, measured in ABBA order) with a t interval on the log
     pair ratios, and the effect that interval excludes. ``value``: the column compared (qps,
     cpu_per_op_us, ...); a ratio whose B side lacks it (sysbench by hand has no server CPU) has no
-    pairs."""
+    pairs. Computed once per results and value."""
+    return memo(res, f"calibration.ratio_table.{value}", lambda: _ratio_table(res, value))
+
+
+def _ratio_table(res: Results, value: str) -> pd.DataFrame:
     w = with_derived(res.wide)
     rows = []
     for part, (a, b, meaning) in RATIOS.items():
@@ -223,7 +227,12 @@ def length_checks(res: Results) -> pd.DataFrame:
     ratio server, and each version claim's ratio), its short runs' ratio with its interval (pair
     ratios for the ratios, Welch for the versions), and the same ratio from one run of each side
     ``length_factor`` times as long: inside, above or below that interval. Comparisons whose long
-    runs these results lack have no long value (the check was not measured at this scale)."""
+    runs these results lack have no long value (the check was not measured at this scale).
+    Computed once per results."""
+    return memo(res, "calibration.length_checks", lambda: _length_checks(res))
+
+
+def _length_checks(res: Results) -> pd.DataFrame:
     w = with_derived(res.wide)
     long = w[w["part"] == "length"]
     rows = []
