@@ -98,8 +98,9 @@ def resolve_hint(lo: float, hi: float, reference: float = 1.0, point: float | No
     if effect == 0 or half == 0:
         return f"the interval spans {reference:g}"
     factor = (half / effect) ** 2
-    more = (f"about {factor:.0f}x the repeats ({math.ceil(factor * n)} instead of {n})" if n
-            else f"about {factor:.0f}x the repeats")
+    times = f"{factor:.1f}" if factor < 10 else f"{factor:.0f}"
+    more = (f"about {times}x the repeats ({math.ceil(factor * n)} instead of {n})" if n
+            else f"about {times}x the repeats")
     return f"the interval spans {reference:g}; {more} would resolve an effect of the measured size"
 
 

@@ -163,7 +163,7 @@ def test_a_pair_that_changes_the_fillfactor_too_is_not_measured():
 def test_direction_verdicts_say_the_source_gives_no_number():
     assert claims.direction(1.0, 3.0) == claims.DIRECTION_ONLY
     assert claims.direction(-3.0, -1.0) == "disagrees"
-    assert claims.direction(-1.0, 3.0, 1.0, 5).startswith("not resolved (the interval spans 0; about 4x the repeats")
+    assert claims.direction(-1.0, 3.0, 1.0, 5).startswith("not resolved (the interval spans 0; about 4.0x the repeats")
     assert claims.direction(float("nan"), 1.0) == verdicts.NOT_MEASURED
 
 

@@ -45,7 +45,7 @@ def test_magnitude_verdicts(lo, hi, low, high, ref, want):
 def test_not_resolved_says_what_would_resolve_it():
     # half-width 0.06, effect 0.02: (0.06 / 0.02)^2 = 9 times the repeats
     got = verdicts.magnitude(0.92, 1.04, 0.85, 0.95, point=0.98, n=4)
-    assert got == ("not resolved (the interval spans 1; about 9x the repeats (36 instead of 4) would resolve "
+    assert got == ("not resolved (the interval spans 1; about 9.0x the repeats (36 instead of 4) would resolve "
                    "an effect of the measured size)")
     assert verdicts.not_testable("GTID persistence needs 8.0.17+; this lab runs 8.0.15") == \
         "not testable here (GTID persistence needs 8.0.17+; this lab runs 8.0.15)"
