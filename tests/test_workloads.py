@@ -28,9 +28,13 @@ def test_real_output_parses_completely(pg, pg_data):
     res = parse_run(done.output)
     assert res.transactions == res.events > 0 and res.queries == res.reads + res.writes + res.others
     # oltp_read_write's transaction: 10 point selects and 4 ranges; 2 updates, a delete and an insert;
-    # BEGIN and COMMIT (20 statements). A transaction restarted after an error ran part of them again.
+    # BEGIN and COMMIT (20 statements). A transaction restarted after an error ran part of them again,
+    # and sysbench's final counts may catch each thread's last transaction part way (a write short of
+    # 4 x transactions was seen once in 12,000): one transaction per thread either way.
+    threads = pg_data.threads
     for kind, per_trx in (("reads", 14), ("writes", 4), ("others", 2)):
-        assert per_trx * res.transactions <= getattr(res, kind) <= per_trx * (res.transactions + res.errors), kind
+        low, high = per_trx * (res.transactions - threads), per_trx * (res.transactions + res.errors + threads)
+        assert low <= getattr(res, kind) <= high, kind
     assert abs(res.total_time_s - pg_data.duration_s) < 0.05 * pg_data.duration_s
     assert abs(res.qps - res.queries / res.total_time_s) / res.qps < 0.02
     assert len(res.series) >= 2 and res.series[0]["threads"] == 2  # the last interval may see a thread end
