@@ -96,7 +96,8 @@ def legend(title: str | None = None, dashes: bool = False, lines: bool = False) 
         extra = {"symbolType": "stroke", "symbolStrokeWidth": 2.5, "symbolSize": 400, "symbolOpacity": 1}
     if dashes and not lines:
         extra["symbolStrokeColor"] = "black"  # with a colour legend beside it, the samples are drawn blank
-    return alt.Legend(title=title, orient="bottom", direction="horizontal", columns=2 if dashes else 4,
+    # a dash legend beside a colour legend stacks its entries: two columns of it ran past the page
+    return alt.Legend(title=title, orient="bottom", direction="horizontal", columns=1 if dashes else 4,
                       labelLimit=400, **extra)
 
 
