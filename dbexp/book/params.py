@@ -14,12 +14,10 @@ from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import SCALES  # noqa: F401  (re-exported by dbexp.book)
 from dbexp.experiments.chapter import check_scale as validate_scale
 
-# The parameters the book pipeline passes to every chapter, in this order.
-CHAPTER_PARAMETERS = ("scale", "run", "publish", "force")
-
 
 def chapter_parameters(scale: str, run: bool, publish: bool, force: bool = False) -> dict:
-    """The parameter dict the pipeline passes to every chapter notebook."""
+    """The parameter dict the pipeline passes to every chapter notebook: the first four of
+    chapter.NOTEBOOK_SWITCHES (the CPU sets keep the notebook's defaults)."""
     validate_scale(scale)
     for name, value in (("run", run), ("publish", publish), ("force", force)):
         if not isinstance(value, bool):
