@@ -38,6 +38,9 @@ class Series:
     password: str = ""  # root's password: '' where root logs in with mysql_native_password
     redo_option: str = "innodb_log_file_size"  # what sizes the redo log (per file, or in all)
     gone: frozenset[str] = frozenset()  # options the lab's own settings name that the series lacks
+    # InnoDB writes each committed transaction's GTID into mysql.gtid_executed even with the binlog on
+    # (8.0.17+; before, that table is written only when the binlog rotates or the server stops)
+    gtid_table_per_commit: bool = False
 
 
 def series_of(table: tuple[Series, ...], version: str) -> Series:
@@ -50,20 +53,24 @@ NATIVE_PASSWORD_80 = ("--mysqlx=OFF", "--default-authentication-plugin=mysql_nat
 # Write sets and the dependency tracker: 9.x always extracts write sets and tracks WRITESET (both
 # options are gone), so binlog_settings() cannot turn them off there.
 WRITESET_OPTIONS = frozenset({"transaction_write_set_extraction", "binlog_transaction_dependency_tracking"})
+# innodb_log_writer_threads: an option from 8.0.22 (8.0's earlier log writer threads always run)
+NO_WRITER_THREADS = frozenset({"innodb_log_writer_threads"})
 MYSQL_SERIES: tuple[Series, ...] = (
-    Series((5, 7)),
+    Series((5, 7), gone=NO_WRITER_THREADS),
     # X Protocol off (a listener on 33060 the lab never uses); mysql_native_password for Debian's
     # sysbench (libmariadb), which fails now and then to load caching_sha2_password with 16 threads
-    Series((8, 0), args=NATIVE_PASSWORD_80),
-    Series((8, 0, 30), args=NATIVE_PASSWORD_80, redo_option="innodb_redo_log_capacity"),
+    Series((8, 0), args=NATIVE_PASSWORD_80, gone=NO_WRITER_THREADS),
+    Series((8, 0, 17), args=NATIVE_PASSWORD_80, gone=NO_WRITER_THREADS, gtid_table_per_commit=True),
+    Series((8, 0, 22), args=NATIVE_PASSWORD_80, gtid_table_per_commit=True),
+    Series((8, 0, 30), args=NATIVE_PASSWORD_80, redo_option="innodb_redo_log_capacity", gtid_table_per_commit=True),
     # 8.4: default_authentication_plugin is gone; mysql_native_password is a plugin loaded on demand
     # (official images only: no registry here ships 8.4, so its other removals are not listed)
     Series((8, 4), args=("--mysqlx=OFF", "--mysql-native-password=ON"), redo_option="innodb_redo_log_capacity",
-           gone=frozenset({"default_authentication_plugin"})),
+           gone=frozenset({"default_authentication_plugin"}), gtid_table_per_commit=True),
     # 9.x: no mysql_native_password at all: root has a password, for caching_sha2_password over TCP
     Series((9, 0), args=("--mysqlx=OFF",), password=ROOT_PASSWORD, redo_option="innodb_redo_log_capacity",
            gone=frozenset({"default_authentication_plugin", "innodb_log_file_size",
-                           "innodb_log_files_in_group"}) | WRITESET_OPTIONS),
+                           "innodb_log_files_in_group"}) | WRITESET_OPTIONS, gtid_table_per_commit=True),
 )
 
 
@@ -133,8 +140,9 @@ class MySQL(Flavor):
         return {**root, "MYSQL_ROOT_HOST": "%"}
 
     def supported(self, settings: dict[str, str]) -> dict[str, str]:
-        """``settings`` without the options this series no longer has (the series' ``gone``): for the
-        lab's own settings methods, whose docstrings say what the series does instead."""
+        """``settings`` without the options this series does not have (the series' ``gone``: removed,
+        or not there yet): for the lab's own settings methods, whose docstrings say what the series
+        does instead."""
         gone = self.series.gone
         return {k: v for k, v in settings.items() if self.normalize(k) not in gone}
 
