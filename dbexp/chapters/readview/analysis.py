@@ -306,29 +306,41 @@ def relative_qps(res: Results) -> pd.DataFrame:
 
 
 def latch(res: Results) -> pd.DataFrame:
-    """trx-sys mutex acquisitions per read statement (performance_schema deltas over the run, the
-    writer's statements counted with them), autocommit readers against READ COMMITTED transactions of
-    LATCH_STMTS selects, at the smallest and largest H: medians, and the ratio of the two with a pair
-    interval (both ran in one block of one repeat)."""
+    """Acquisitions per read statement of the trx-sys mutex a view is opened and closed under (the
+    engine part's ``view_latch``; performance_schema deltas over the run, the writer's statements
+    counted with them), autocommit readers against READ COMMITTED transactions of LATCH_STMTS
+    selects: medians, and the ratio of the two with a pair interval (both ran in one block of one
+    repeat). Where the server has other trx-sys mutexes (MySQL 9.7), their acquisitions per read
+    beside, summed (``other``, named in ``other names``), never in the ratio."""
     w = tidy(res)
     w = w[~w["probe"]].set_index("run_id")
     c = res.counters
     if c.empty:
         return pd.DataFrame()
     c = c[(c["source"] == "perf_schema") & c["name"].str.endswith(".count") & c["run_id"].isin(w.index)]
-    per_run = c.groupby("run_id")["delta"].sum()
+    if c.empty:
+        return pd.DataFrame()
+    view = {run: f"{parts.of_run(f, v).view_latch}.count" for run, f, v in
+            zip(w.index, w["flavor"], w["version"])}
+    mine = c["name"] == c["run_id"].map(view)
+    per_run = c[mine].groupby("run_id")["delta"].sum()
+    others = c[~mine].groupby("run_id")["delta"].sum().reindex(per_run.index, fill_value=0.0)
+    names = c[~mine].groupby("run_id")["name"].agg(lambda x: ", ".join(sorted(n[:-len(".count")] for n in set(x))))
     w = w.loc[per_run.index]
-    w = w.assign(acq=per_run / w["reads"])
+    w = w.assign(acq=per_run / w["reads"], other=others / w["reads"],
+                 other_names=names.reindex(per_run.index, fill_value=""))
     rows = []
     for (name, family, h), g in w.groupby(["series_name", "family", "holders"]):
         if not (g["trx_stmts"] > 0).any():
             continue
-        auto = g[g["trx_stmts"] == 0].set_index(["sweep_id", "repeat"])["acq"]
-        multi = g[g["trx_stmts"] > 0].set_index(["sweep_id", "repeat"])["acq"]
-        r, lo, hi, n = stats.pair_ratio_by(multi, auto)
-        rows.append({"server": name, "holders": h, "autocommit": auto.median(),
-                     f"{LATCH_STMTS} per transaction": multi.median(), "ratio": r, "low": lo, "high": hi,
-                     "pairs": n, "family": family})
+        auto = g[g["trx_stmts"] == 0].set_index(["sweep_id", "repeat"])
+        multi = g[g["trx_stmts"] > 0].set_index(["sweep_id", "repeat"])
+        r, lo, hi, n = stats.pair_ratio_by(multi["acq"], auto["acq"])
+        rows.append({"server": name, "holders": h, "autocommit": auto["acq"].median(),
+                     f"{LATCH_STMTS} per transaction": multi["acq"].median(), "ratio": r, "low": lo, "high": hi,
+                     "pairs": n, "family": family, "latch": parts.of_run(g["flavor"].iloc[0], g["version"].iloc[0]).view_latch,
+                     "other autocommit": auto["other"].median(), f"other {LATCH_STMTS} per transaction":
+                     multi["other"].median(), "other names": ", ".join(sorted(set(filter(None, g["other_names"]))))})
     return pd.DataFrame(rows)
 
 

@@ -1,12 +1,29 @@
 """The readview chapter's InnoDB part, for MySQL (MariaDB's derives from it): the function that builds
-a ReadView, prepared transactions as XA, and the trx-sys mutexes counted by performance_schema."""
+a ReadView, prepared transactions as XA, and the trx-sys mutexes counted by performance_schema.
+
+Which trx-sys mutexes a server has is the server's own answer (every instrument named
+``trx_sys%`` is counted, each apart): 5.7.22, 8.0.15 and MariaDB have one, ``trx_sys_mutex``;
+MySQL 9.7 has two more (``OTHER_LATCHES``), where the transaction system's work was split out
+from under the global one. A ReadView is still opened, and in READ COMMITTED closed at every
+statement's end, under ``trx_sys_mutex`` there (read0read.cc's MVCC::view_open, ha_innodb.cc's
+external_lock and store_lock, as we read MySQL 8.4 and 9.x): ``VIEW_LATCH`` is the one the double
+latch is counted on, in every version."""
 
 from __future__ import annotations
 
 from dbexp.servers.mysql import MySQL
 from dbexp.servers.sql import query
 
-SNAPSHOT_LATCHES = "wait/synch/mutex/innodb/trx_sys%"  # the mutexes around building a ReadView
+SNAPSHOT_LATCHES = "wait/synch/mutex/innodb/trx_sys%"  # every trx-sys mutex the server has, counted
+# the global trx-sys mutex: a ReadView is copied from trx_sys->rw_trx_ids under it (MVCC::view_open), and
+# a READ COMMITTED statement's view is closed under it at the statement's end
+VIEW_LATCH = "trx_sys_mutex"
+# the trx-sys mutexes a server may have beside it (MySQL 9.7; not 5.7.22, 8.0.15 or MariaDB), what each guards
+OTHER_LATCHES = {
+    "trx_sys_shard_mutex": "a shard of the active read-write transactions by id (a transaction's start "
+                           "and end, lookups of a transaction by id)",
+    "trx_sys_serialisation_mutex": "the serialisation list (a committing transaction's number)",
+}
 
 
 class Views:
@@ -25,7 +42,7 @@ class Views:
     completion_count_offset: int | None = None
     idle_sessions = False  # an idle session is in no list a view copies: not measured
     double_latch = True  # readers in multi-statement READ COMMITTED transactions, against autocommit
-    prepared_one_per_session = True  # a session holds one XA transaction until it ends (before 8.0.29)
+    view_latch: str | None = VIEW_LATCH  # the mutex the double latch is counted on (None: none counted)
 
     def __init__(self, flavor):
         self.flavor = flavor
@@ -41,6 +58,14 @@ class Views:
         for stmt in (f"XA START '{xid}'", statement, f"XA END '{xid}'", f"XA PREPARE '{xid}'"):
             query(conn, stmt)
 
+    def one_prepared_per_session(self, conn) -> bool:
+        """Whether a session holds its prepared XA transaction until it ends (so each holder needs a
+        session of its own): the server's answer. MySQL 8.0.29+ detaches an XA transaction from its
+        session at XA PREPARE while ``xa_detach_on_prepare`` is ON (its default; 9.7 included), and the
+        session can start the next one; 5.7, 8.0.15 and MariaDB have no such variable."""
+        rows = query(conn, "SHOW GLOBAL VARIABLES LIKE 'xa_detach_on_prepare'")
+        return not (rows and str(rows[0][1]).upper() in ("ON", "1"))
+
     def rollback_prepared(self, conn, xid: str) -> None:
         query(conn, f"XA ROLLBACK '{xid}'")
 
@@ -49,7 +74,8 @@ class Views:
         return [d.decode() if isinstance(d, bytes) else str(d) for *_, d in query(conn, "XA RECOVER")]
 
     def latch_counters(self, conn) -> dict[str, float]:
-        """Acquisitions of and time waited on the trx-sys mutexes (performance_schema, cumulative)."""
+        """Acquisitions of and time waited on each trx-sys mutex the server has (performance_schema,
+        cumulative), by its short name (``VIEW_LATCH``, and ``OTHER_LATCHES`` where it has them)."""
         out = {}
         for name, count, wait_ps in query(
                 conn, "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "

@@ -3,8 +3,9 @@
 Every part answers the same questions (see innodb.Views): ``symbol`` (the function a probe run times,
 None where none is exported), ``registry_shrinks``, ``bytes_per_holder``, ``family`` and ``panel``
 (the analysis' labels), ``idle_sessions`` and ``double_latch`` (the extra runs it gets),
-``settings(holders)``, ``prepare``/``rollback_prepared``/``prepared_xids`` (prepared transactions) and
-``latch_counters`` (None where nothing is counted).
+``settings(holders)``, ``prepare``/``rollback_prepared``/``prepared_xids``/``one_prepared_per_session``
+(prepared transactions), ``latch_counters`` (None where nothing is counted) and ``view_latch`` (the
+counted mutex the double latch is read from).
 """
 
 from __future__ import annotations

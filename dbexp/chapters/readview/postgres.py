@@ -16,8 +16,8 @@ class Snapshots:
     registry_shrinks = True
     idle_sessions = True  # before 14 every snapshot walks every backend, an idle one too
     double_latch = False  # no trx-sys mutex: nothing to count
-    prepared_one_per_session = False  # after PREPARE TRANSACTION the session is free again
     latch_counters = None  # wait events are a state of each backend, sampled, not cumulative counts
+    view_latch = None
 
     def __init__(self, flavor):
         self.flavor = flavor
@@ -51,6 +51,9 @@ class Snapshots:
     def prepare(self, conn, xid: str, statement: str) -> None:
         for stmt in ("BEGIN", statement, f"PREPARE TRANSACTION '{xid}'"):
             query(conn, stmt)
+
+    def one_prepared_per_session(self, conn) -> bool:
+        return False  # after PREPARE TRANSACTION the session is free again
 
     def rollback_prepared(self, conn, xid: str) -> None:
         query(conn, f"ROLLBACK PREPARED '{xid}'")

@@ -68,16 +68,16 @@ class PreparedHolders:
             ids = list(range(self._next, self._next + n - self.n))
             self._next += len(ids)
             try:
-                if self.part.prepared_one_per_session:
-                    with ThreadPoolExecutor(self.workers) as pool:
-                        self.xids += list(pool.map(self._prepare_one_session, ids))
-                else:
-                    conn = self.server.connect(self.database)
-                    try:
+                conn = self.server.connect(self.database)
+                try:
+                    if self.part.one_prepared_per_session(conn):
+                        with ThreadPoolExecutor(self.workers) as pool:
+                            self.xids += list(pool.map(self._prepare_one_session, ids))
+                    else:  # one session prepares them all (PostgreSQL; MySQL 8.0.29+ detaching XA)
                         for i in ids:
                             self.xids.append(self._prepare(conn, i))
-                    finally:
-                        conn.close()
+                finally:
+                    conn.close()
             except Exception as exc:
                 raise DbexpError(f"could not prepare {n} transactions on {self.server.build.spec} "
                                  f"(holding {self.n}): {str(exc).splitlines()[0]}") from exc
