@@ -27,7 +27,12 @@ def test_readview_design_blocks_by_h_and_probes_where_a_symbol_is_exported():
     maria = [p for p in points if p.server.spec.startswith("mariadb")]
     # MariaDB exports no view function: its probe runs are the server-side loop, on a server per H
     assert maria and any(p.params.probe for p in maria)
-    assert {p.group for p in maria} == {f"readview mariadb:10.11@offline H={h}" for h in sc.holders}
+    assert {p.group for p in maria} == {f"readview {spec} H={h}" for h in sc.holders
+                                        for spec in ("mariadb:10.11@offline", "mariadb:11.8@offline")}
+    # MySQL 9.7 and MariaDB 11.8 beside the older ones; PostgreSQL 18 left out at default scale (the budget)
+    specs = {p.server.spec for p in points}
+    assert {"mysql:9.7@offline", "mariadb:11.8@offline"} <= specs and "postgres:18@offline" not in specs
+    assert "postgres:18@offline" in readview.CHAPTER.scale("full").servers
     assert len({p.group for p in points if p.server.spec.startswith("mysql:8.0")}) == 1
     pg = [p for p in points if p.server.spec.startswith("postgres")]
     assert {p.params.mode for p in pg} == {"none", "prepared", "idle"}
@@ -66,6 +71,9 @@ def test_each_engine_part_knows_what_its_views_copy_and_how_it_holds_transaction
     assert pg12.settings(100) == {"max_prepared_transactions": "110"}
     assert my.double_latch and not pg12.double_latch and pg12.idle_sessions and not my.idle_sessions
     assert my.latch_counters is not None and pg12.latch_counters is None
+    # the double latch is counted on the global trx-sys mutex in every version (9.7's others apart)
+    assert my.view_latch == maria.view_latch == innodb.VIEW_LATCH == "trx_sys_mutex" and pg12.view_latch is None
+    assert parts.of_spec("mysql:9.7@offline").symbol == my.symbol
     # where a snapshot records the completion count it was built at (checked on the lab's builds)
     offsets = {v: parts.of_run("postgres", v).completion_count_offset
                for v in ("12.22", "13.23", "14.23", "15.18", "16.14", "17.10", "18.4")}
@@ -215,3 +223,28 @@ def test_readview_chart_panels_hold_the_rows_of_their_labels(published):
             for p in facet.panels:
                 assert p.rows, (spec["title"], p.labels)
                 assert set(facet.data.loc[sorted(p.rows), facet.fields[0]]) == {p.labels[0]}
+
+
+def test_the_double_latch_counts_the_global_mutex_and_shows_the_others_apart(published):
+    """MySQL 9.7 has trx_sys_shard_mutex and trx_sys_serialisation_mutex beside trx_sys_mutex: the ratio
+    is the global one's alone (as in every version), the others are shown beside it, and the claim's
+    verdict names the servers with the split trx-sys apart from those with one mutex."""
+    import pandas as pd
+
+    from dbexp.chapters.readview.claims import latch_row
+
+    before = readview.latch(published)
+    w = published.wide
+    runs = set(w.loc[w["series_name"] == "mysql 8.0.15", "run_id"])
+    c = published.counters
+    extra = c[c["run_id"].isin(runs) & (c["name"] == "trx_sys_mutex.count")].assign(
+        name="trx_sys_shard_mutex.count", delta=lambda d: d["delta"] * 0.1)
+    split = replace(published, counters=pd.concat([c, extra], ignore_index=True))
+    after = readview.latch(split)
+    key = ["server", "holders"]
+    pd.testing.assert_series_equal(before.set_index(key)["ratio"], after.set_index(key)["ratio"])
+    row = after[(after["server"] == "mysql 8.0.15")].iloc[-1]
+    assert row["other names"] == "trx_sys_shard_mutex" and row["other autocommit"] > 0
+    assert after.loc[after["server"] == "mysql 5.7.22", "other names"].eq("").all()
+    verdict = latch_row(split, readview.tidy(split)).verdict
+    assert "on mysql 8.0.15 (its trx-sys split" in verdict and "on mysql 5.7.22 (one trx-sys mutex" in verdict

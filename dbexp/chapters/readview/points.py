@@ -34,8 +34,15 @@ class ReadViewPoint:
     probe: bool = False
 
 
-DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mariadb:10.11@offline", "postgres:12@offline",
-                   "postgres:14@offline", "postgres:18@offline")
+ALL_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline", "mariadb:10.11@offline",
+               "mariadb:11.8@offline", "postgres:12@offline", "postgres:14@offline", "postgres:18@offline")
+# what default scale leaves out of ALL_SERVERS to stay within 20 minutes on a 2-CPU machine, and why
+# (design.py's docstring has the estimate; the page's notes say it where a run lacks them)
+LEFT_OUT = {"postgres:18@offline": "PostgreSQL 14 already answers for the dense array of xids and the reused "
+                                   "snapshots of 14 and later, and PostgreSQL 12 for the walk before 14; a third "
+                                   "PostgreSQL would take the chapter past 20 minutes with MySQL 9.7 and MariaDB "
+                                   "11.8 added (full scale measures it)"}
+DEFAULT_SERVERS = tuple(s for s in ALL_SERVERS if s not in LEFT_OUT)
 
 
 def server_config(spec: str, sc: Scale, server_cpus: str) -> ServerConfig:
