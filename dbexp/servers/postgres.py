@@ -135,6 +135,17 @@ class Postgres(Flavor):
                 out.update(sql.column_rows(conn, f"SELECT * FROM {view}", view))
         return out
 
+    def statements(self, conn) -> float:
+        """Statements clients have had executed: pg_stat_statements' calls, summed. Its counts are
+        current at each statement's end (pg_stat_database's are flushed a second or so late), but
+        the extension must be preloaded (shared_preload_libraries) and created in the connection's
+        database: a chapter that counts statements sets both up."""
+        try:
+            return float(self.query(conn, "SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements")[0][0])
+        except psycopg.errors.UndefinedTable:
+            raise DbexpError("postgres counts statements with pg_stat_statements, which this server lacks: "
+                             "preload it (shared_preload_libraries) and CREATE EXTENSION it first") from None
+
     def observe_sessions(self, conn) -> dict[str, int]:
         trx = self.query(conn, "SELECT COUNT(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL "
                                "AND state = 'idle in transaction'")[0][0]
