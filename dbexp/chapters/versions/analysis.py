@@ -1,0 +1,274 @@
+"""The versions chapter's analysis: relative QPS (and cpu/o, cs/o) of every version against its
+flavor's base and against the version before it, paired by window; the source-shaped summary per
+group; the A/A control; the resolution; the buffer pool's reads; the run-length check; the ablation.
+
+One estimator throughout, the gtid chapter's: geometric means. A ratio of two servers of one group is
+the geometric mean of its windows' ratios (both ran in the same window) with a paired t interval on
+the logs (dbexp.experiments.stats.pair_ratio_by). A summary over a group's tests (median, average)
+is taken per window index, over the tests' ratios of that index, and its interval is a t interval over
+the window indexes (each index is one independent draw of every test); min and max are of the tests'
+ratios. Ratios between groups measured apart (the run-length check's windows against the scale's; the
+ablation's versions, one group each) use Welch intervals on the logs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sp
+
+from dbexp.catalog.versions import version_key
+from dbexp.chapters.versions.tests import GROUPS, TESTS
+from dbexp.experiments import stats
+from dbexp.experiments.chapter import Results, memo
+
+TARGET_HALF_WIDTH = 0.03  # the issue's resolution: a 95% half-width of at most 3%
+MOVED = 0.05  # "resolved away from 1 by more than 5%": where the page puts cpu/o and cs/o beside
+VALUES = {"qps_common": "QPS", "cpu_per_op_common_us": "cpu/o", "cs_per_op": "cs/o", "vcs_per_op": "voluntary cs/o"}
+VIEWS = ("base", "previous", "own defaults", "A/A control")
+ROLE_SUFFIX = {"baseline": "", "twin": " (twin)", "own defaults": " (own defaults)", "ablation": ""}
+
+
+def tidy(res: Results) -> pd.DataFrame:
+    """One row per run, with ``server`` (the version, marked where it is a twin or at its own
+    defaults), ``group`` (the source's), ``length`` (1: the scale's windows) and ``duration_s``."""
+    def compute():
+        w = res.wide.copy()
+        if w.empty:
+            return w
+        for col, default in (("role", "baseline"), ("length", 1), ("config", "")):
+            if col not in w:
+                w[col] = default
+        w["length"] = w["length"].fillna(1).astype(int)
+        w["version"] = w["series_name"].str.split(" ", n=1).str[1]
+        w["server"] = w["series_name"] + w["role"].map(ROLE_SUFFIX).fillna("")
+        w["group"] = w["test"].map(lambda t: TESTS[t].group if t in TESTS else "")
+        w["duration_s"] = [float((x or {}).get("duration_s", np.nan)) for x in w["workload"]]
+        return w
+    return memo(res, "versions.tidy", compute)
+
+
+def main_runs(w: pd.DataFrame) -> pd.DataFrame:
+    return w[(w["length"] == 1) & (w["role"] != "ablation")] if len(w) else w
+
+
+def ordered(names) -> list[str]:
+    return sorted(set(names), key=version_key)
+
+
+def _ratio_rows(g: pd.DataFrame, a: str, b: str, view: str, extra: dict) -> list[dict]:
+    ga = g[g["server"] == a].set_index("repeat")
+    gb = g[g["server"] == b].set_index("repeat")
+    rows = []
+    if ga.empty or gb.empty:
+        return rows
+    for value, label in VALUES.items():
+        if value not in g or ga[value].isna().all() or gb[value].isna().all():
+            continue
+        r, lo, hi, n = stats.pair_ratio_by(ga[value], gb[value])
+        rows.append({**extra, "server": a, "against": b, "view": view, "value": label, "ratio": r, "ci_low": lo,
+                     "ci_high": hi, "pairs": n, "half_width": (hi - lo) / 2 / r if r == r and r else np.nan})
+    return rows
+
+
+def ratios(res: Results) -> pd.DataFrame:
+    """Per flavor and test, every ratio of two servers that shared the windows: each version over its
+    flavor's base (the oldest version's baseline server) and over the version before it, each server
+    at its own defaults over the same version at the baseline, and the twin over the base (the A/A
+    control); for QPS, cpu/o and cs/o, with the paired 95% interval and its half-width."""
+    def compute():
+        w = main_runs(tidy(res))
+        rows = []
+        if w.empty:
+            return pd.DataFrame()
+        for (flavor, test), g in w.groupby(["flavor", "test"]):
+            base_rows = g[g["role"] == "baseline"]
+            names = ordered(base_rows["series_name"].unique())
+            extra = {"flavor": flavor, "test": test, "group": TESTS[test].group if test in TESTS else ""}
+            base = names[0]
+            for i, name in enumerate(names[1:], start=1):
+                rows += _ratio_rows(g, name, base, "base", extra)
+                rows += _ratio_rows(g, name, names[i - 1], "previous", extra)
+            for name in ordered(g.loc[g["role"] == "own defaults", "series_name"]):
+                rows += _ratio_rows(g, f"{name} (own defaults)", name, "own defaults", extra)
+                if name != base:
+                    rows += _ratio_rows(g, f"{name} (own defaults)", base, "base", extra)
+            if (g["role"] == "twin").any():
+                rows += _ratio_rows(g, f"{base} (twin)", base, "A/A control", extra)
+        return pd.DataFrame(rows)
+    return memo(res, "versions.ratios", compute)
+
+
+def relative(res: Results, view: str = "base", value: str = "QPS") -> pd.DataFrame:
+    r = ratios(res)
+    return r[(r["view"] == view) & (r["value"] == value)].copy() if len(r) else r
+
+
+def _window_ratios(g: pd.DataFrame, a: str, b: str, value: str = "qps_common") -> pd.Series:
+    ga = g[g["server"] == a].set_index("repeat")[value]
+    gb = g[g["server"] == b].set_index("repeat")[value]
+    return (ga / gb).dropna()
+
+
+def _t_interval(logs: np.ndarray) -> tuple[float, float, float]:
+    logs = logs[np.isfinite(logs)]
+    if len(logs) == 0:
+        return np.nan, np.nan, np.nan
+    m = float(np.mean(logs))
+    if len(logs) < 2 or np.std(logs) == 0:
+        return float(np.exp(m)), np.nan, np.nan
+    half = float(sp.t.ppf(0.975, len(logs) - 1) * np.std(logs, ddof=1) / np.sqrt(len(logs)))
+    return float(np.exp(m)), float(np.exp(m - half)), float(np.exp(m + half))
+
+
+def summary(res: Results, view: str = "base") -> pd.DataFrame:
+    """Shaped like the sources' tables: per flavor, server and group, the min, max, average and median
+    of the tests' relative QPS (``view``: against the base, or the version before), with 95% intervals
+    on the average (geometric) and the median, taken per window index (see the module's docstring)."""
+    def compute():
+        w = main_runs(tidy(res))
+        r = relative(res, view)
+        rows = []
+        if r.empty:
+            return pd.DataFrame()
+        for (flavor, server, against, group), g in r.groupby(["flavor", "server", "against", "group"]):
+            per_window = []
+            for test in g["test"]:
+                wr = _window_ratios(w[(w["flavor"] == flavor) & (w["test"] == test)], server, against)
+                per_window.append(wr.rename(test))
+            table = pd.concat(per_window, axis=1)
+            avg = _t_interval(np.log(table).mean(axis=1).to_numpy())
+            med = _t_interval(np.log(table).median(axis=1).to_numpy())
+            rows.append({"flavor": flavor, "server": server, "against": against, "group": group, "tests": len(g),
+                         "min": g["ratio"].min(), "max": g["ratio"].max(),
+                         "avg": avg[0], "avg_low": avg[1], "avg_high": avg[2],
+                         "median": float(np.median(g["ratio"])), "median_w": med[0], "median_low": med[1],
+                         "median_high": med[2]})
+        out = pd.DataFrame(rows)
+        out["group"] = pd.Categorical(out["group"], list(GROUPS), ordered=True)
+        return out.sort_values(["flavor", "group", "server"]).reset_index(drop=True)
+    return memo(res, f"versions.summary.{view}", compute)
+
+
+def resolution(res: Results) -> dict:
+    """The 95% half-widths of every relative QPS (against the base, the previous version and the
+    own defaults; the control apart): median, largest, how many reach the target and which miss it."""
+    r = ratios(res)
+    r = r[(r["value"] == "QPS") & (r["view"] != "A/A control")] if len(r) else r
+    if r.empty or r["half_width"].isna().all():
+        return {"n": 0, "within": 0, "median": float("nan"), "max": float("nan"), "missed": []}
+    miss = r[~(r["half_width"] <= TARGET_HALF_WIDTH)].sort_values("half_width", ascending=False)
+    return {"n": len(r), "within": int((r["half_width"] <= TARGET_HALF_WIDTH).sum()),
+            "median": float(r["half_width"].median()), "max": float(r["half_width"].max()),
+            "missed": [{"server": x.server, "against": x.against, "test": x.test, "half_width": x.half_width}
+                       for x in miss.itertuples()]}
+
+
+def control(res: Results) -> dict:
+    r = relative(res, "A/A control")
+    if r.empty:
+        return {"n": 0}
+    return {"n": len(r), "max_off": float((r["ratio"] - 1).abs().max()),
+            "holding_1": int(((r["ci_low"] <= 1) & (r["ci_high"] >= 1)).sum()),
+            "median_half_width": float(r["half_width"].median())}
+
+
+def moved(res: Results, view: str = "base") -> pd.DataFrame:
+    """The tests whose relative QPS is resolved away from 1 by more than MOVED (the whole interval
+    beyond 1 +- 5%), with the cpu/o and cs/o ratios of the same servers beside it."""
+    r = ratios(res)
+    if r.empty:
+        return r
+    r = r[r["view"] == view]
+    keys = ["flavor", "test", "group", "server", "against"]
+    q = r[r["value"] == "QPS"]
+    q = q[(q["ci_high"] < 1 - MOVED) | (q["ci_low"] > 1 + MOVED)]
+    out = q[keys + ["ratio", "ci_low", "ci_high"]].rename(columns={"ratio": "qps", "ci_low": "qps_low",
+                                                                    "ci_high": "qps_high"})
+    for label, col in (("cpu/o", "cpu"), ("cs/o", "cs"), ("voluntary cs/o", "vcs")):
+        v = r[r["value"] == label][keys + ["ratio", "ci_low", "ci_high"]].rename(
+            columns={"ratio": col, "ci_low": f"{col}_low", "ci_high": f"{col}_high"})
+        out = out.merge(v, on=keys, how="left")
+    return out
+
+
+def pool_reads(res: Results) -> pd.DataFrame:
+    """Per server: windows, pages read into the buffer pool in all of them, and QPS (median) - the
+    cached database's check."""
+    w = tidy(res)
+    if w.empty or "pool_reads" not in w:
+        return pd.DataFrame()
+    return (w.groupby(["flavor", "server"]).agg(windows=("run_id", "size"), pool_reads=("pool_reads", "sum"),
+                                                max_per_window=("pool_reads", "max"))
+            .reset_index())
+
+
+def length_check(res: Results) -> pd.DataFrame:
+    """Per flavor and version: relative QPS against the base in the scale's windows and in the
+    check's longer ones (same test), and the longer over the shorter with a Welch interval over the
+    windows' ratios: an interval that holds 1 finds no dependence on the run's length."""
+    w = tidy(res)
+    if w.empty or (w["length"] == 1).all():
+        return pd.DataFrame()
+    rows = []
+    long = w[(w["length"] > 1) & (w["role"] == "baseline")]
+    for (flavor, test, length), g in long.groupby(["flavor", "test", "length"]):
+        short = w[(w["length"] == 1) & (w["flavor"] == flavor) & (w["test"] == test)]
+        names = ordered(g["series_name"].unique())
+        for name in names[1:]:
+            rl, rs = _window_ratios(g, name, names[0]), _window_ratios(short, name, names[0])
+            if rl.empty or rs.empty:
+                continue
+            r, lo, hi = stats.unpaired_ratio_ci(rl, rs)
+            rows.append({"flavor": flavor, "test": test, "server": name, "against": names[0], "length": int(length),
+                         "short_s": float(short["duration_s"].median()), "long_s": float(g["duration_s"].median()),
+                         "short": float(sp.gmean(rs)), "windows_short": len(rs), "long": float(sp.gmean(rl)),
+                         "windows_long": len(rl), "ratio": r, "ci_low": lo, "ci_high": hi})
+    return pd.DataFrame(rows)
+
+
+def ablation(res: Results) -> pd.DataFrame:
+    """The regression ablation: per configuration, each version's QPS (geometric mean over its
+    windows), each newer version over the oldest (Welch: the versions ran in groups of their own), and
+    how the configuration moves that gap: the newer version's window ratios (configuration over the
+    source's baseline) over the oldest's, Welch, and in percentage points of the gap."""
+    w = tidy(res)
+    a = w[w["role"] == "ablation"] if len(w) else w
+    if a.empty:
+        return pd.DataFrame()
+    names = ordered(a["series_name"].unique())
+    old = names[0]
+    rows = []
+    for new in names[1:]:
+        gn, go = a[a["series_name"] == new], a[a["series_name"] == old]
+        gap, glo, ghi = stats.unpaired_ratio_ci(gn[gn["config"] == "source baseline"]["qps_common"],
+                                                go[go["config"] == "source baseline"]["qps_common"])
+        for config in dict.fromkeys(a["config"]):
+            qn, qo = gn[gn["config"] == config]["qps_common"], go[go["config"] == config]["qps_common"]
+            if qn.dropna().empty or qo.dropna().empty:
+                continue
+            r, lo, hi = stats.unpaired_ratio_ci(qn, qo)
+            row = {"config": config, "old": old, "new": new, "qps_old": float(sp.gmean(qo.dropna())),
+                   "qps_new": float(sp.gmean(qn.dropna())), "gap": r, "gap_low": lo, "gap_high": hi}
+            if config != "source baseline":
+                cn = (gn[gn["config"] == config].set_index("repeat")["qps_common"]
+                      / gn[gn["config"] == "source baseline"].set_index("repeat")["qps_common"]).dropna()
+                co = (go[go["config"] == config].set_index("repeat")["qps_common"]
+                      / go[go["config"] == "source baseline"].set_index("repeat")["qps_common"]).dropna()
+                m, mlo, mhi = stats.unpaired_ratio_ci(cn, co)
+                row.update({"moves": m, "moves_low": mlo, "moves_high": mhi, "points": 100 * gap * (m - 1)})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def windows(res: Results) -> dict:
+    w = main_runs(tidy(res))
+    if w.empty:
+        return {"n": 0}
+    per_point = w.groupby(["server", "test"]).size()
+    return {"n": len(w), "duration_s": float(w["duration_s"].median()),
+            "common_s": float(w["common_s"].median()) if "common_s" in w else float("nan"),
+            "repeats": int(per_point.median()), "threads": sorted(int(t) for t in w["threads"].unique()),
+            "at_once": int(w["servers_at_once"].max()) if "servers_at_once" in w else 1,
+            "table_size": int(w["workload"].map(lambda x: (x or {}).get("table_size", 0)).median()),
+            "tests": [t for t in TESTS if t in set(w["test"])]}

@@ -1,0 +1,228 @@
+"""The versions chapter's design and measurement.
+
+Per flavor, one group: every version of it at the common baseline (the book's comparable settings,
+commits relaxed), an A/A twin of the base (the oldest version) where ``twin`` is set, and the
+versions named in ``own_defaults`` a second time at their own shipped defaults. All the group's
+servers run the same test in the same window on the server CPUs, each with its own sysbench client
+(dbexp.experiments.measure.measure_together, as the gtid chapter does), the start order walking
+forward, then backward (ABBA). A version's relative QPS is then a ratio within each window, paired.
+
+Beside what measure_together takes between its marks, each run records the pages its server read
+into its buffer pool in the window (InnoDB's Innodb_buffer_pool_reads, PostgreSQL's blks_read): the
+database is meant to be cached, and the page shows that it was.
+
+Two more parts: the run-length check (``check_servers``' flavors, one test, windows ``check_factor``
+times as long) and the regression ablation (MySQL versions in ``ablation_servers``, one group each:
+the regression source's baseline and each factor changed alone, all at once, on update-nonindex).
+
+Time at default scale, estimated from the gtid chapter's published windows (a 5 s window took about
+5.65 s, a version's five servers about 90 s to start and prepare): three groups (MySQL 5.7, its twin,
+8.0, 9.7 and 8.0 and 9.7 at their own defaults; MariaDB 10.11, its twin, 11.8 and 11.8 at its own defaults;
+PostgreSQL 12 to 18 and 12's twin) of 9 tests x 5 windows of 4 s (about 4.7 s each): 3 x 9 x 5 x 4.7 =
+635 s, plus about 300 s to start and prepare them, plus the check (MySQL's 4 baseline servers,
+update-nonindex, 2 windows of 40 s: about 150 s with its start): about 18 minutes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dbexp.chapters.versions import innodb, postgres
+from dbexp.chapters.versions.tests import TESTS
+from dbexp.catalog.versions import version_key
+from dbexp.errors import DbexpError
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
+from dbexp.experiments.measure import Measured, measure_together
+from dbexp.experiments.sweep import Point
+from dbexp.servers.config import ServerConfig
+from dbexp.servers.engines import Engines
+from dbexp.servers.registry import flavor_of_spec
+from dbexp.workloads.sysbench import Workload
+
+PARTS: Engines = Engines("versions", {"mysql": innodb.InnoDBVersions, "postgres": postgres.PostgresVersions})
+ROLES = ("baseline", "twin", "own defaults")
+ABLATION_TEST = "update-nonindex"
+
+MYSQL = ("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline")
+MARIADB = ("mariadb:10.11@offline", "mariadb:11.8@offline")
+POSTGRES = tuple(f"postgres:{v}@offline" for v in range(12, 19))
+DEFAULT_TESTS = ("point-query", "hot-points", "points-covered-si", "range-covered-pk", "scan", "read-only-count",
+                 "insert", "update-nonindex", "write-only")
+
+
+@dataclass(frozen=True)
+class Scale:
+    servers: tuple[str, ...]
+    tests: tuple[str, ...]
+    duration_s: int
+    repeats: int
+    table_size: int = 100_000
+    threads: int = 1
+    warmup_s: float = 3.0
+    twin: bool = True
+    own_defaults: tuple[str, ...] = ()
+    check_servers: tuple[str, ...] = ()
+    check_test: str = "update-nonindex"
+    check_factor: int = 10
+    check_repeats: int = 0
+    ablation_servers: tuple[str, ...] = ()
+    ablation_repeats: int = 0
+
+
+@dataclass(frozen=True)
+class VersionsPoint:
+    test: str
+    role: str = "baseline"  # baseline | twin | own defaults
+    length: int = 1  # the window's length as a multiple of the scale's (the run-length check's are longer)
+    config: str = ""  # the ablation's configuration ('' elsewhere)
+
+
+def _flavor_key(spec: str) -> str:
+    return type(flavor_of_spec(spec)).__name__
+
+
+def by_flavor(specs) -> dict[str, list[str]]:
+    """Specs grouped by flavor (in the order first given), each group's oldest version first."""
+    groups: dict[str, list[str]] = {}
+    for spec in specs:
+        groups.setdefault(_flavor_key(spec), []).append(spec)
+    return {k: sorted(v, key=lambda s: version_key(s.split(":", 1)[1].split("@")[0])) for k, v in groups.items()}
+
+
+class Versions(Chapter):
+    name = "versions"
+    Scale = Scale
+    scales = {
+        "smoke": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), ("point-query", "update-nonindex"), 2, 2,
+                       10_000, warmup_s=1.0, twin=False),
+        "default": Scale(MYSQL + MARIADB + POSTGRES, DEFAULT_TESTS, 4, 5,
+                         own_defaults=("mysql:8.0@offline", "mysql:9.7@offline", "mariadb:11.8@offline"),
+                         check_servers=MYSQL, check_repeats=2),
+        "full": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 10, 10, 100_000, warmup_s=10.0,
+                      own_defaults=("mysql:8.0@offline", "mysql:9.7@offline", "mariadb:11.8@offline"),
+                      check_servers=MYSQL + MARIADB + ("postgres:12@offline", "postgres:18@offline"),
+                      check_test="point-query", check_repeats=3, ablation_servers=MYSQL, ablation_repeats=6),
+    }
+    knob_help = {"servers": 'the servers, e.g. ["mysql:5.7", "mysql:8.0", "postgres:12", "postgres:18"]',
+                 "tests": 'the tests (the source\'s names), e.g. ["point-query", "update-nonindex"]',
+                 "duration_s": "the seconds per window", "repeats": "the windows per test (ABBA)",
+                 "table_size": "the rows of the sysbench table", "threads": "the client threads per server",
+                 "warmup_s": "the seconds of warm-up before each server's first window",
+                 "twin": "True: an A/A twin of each flavor's base version in every window",
+                 "own_defaults": 'servers (of servers) measured again at their own defaults, e.g. ["mysql:9.7"]',
+                 "check_servers": 'the run-length check\'s servers (of servers), e.g. ["mysql:8.0"]',
+                 "check_test": "the run-length check's test",
+                 "check_factor": "how many times longer the check's windows are",
+                 "check_repeats": "the run-length check's windows (0: no check)",
+                 "ablation_servers": 'the regression ablation\'s MySQL servers, e.g. ["mysql:5.7", "mysql:8.0"]',
+                 "ablation_repeats": "the ablation's windows (0: no ablation)"}
+    engines = PARTS
+    order = "abba"
+    # write-only's DELETE and INSERT and delete's can deadlock at more than one thread: sysbench retries
+    # the transaction and counts an error, which the run notes show
+    tolerates = ("errors",)
+
+    def run(self, scale: str = "smoke", *, run: bool = True, root=None, **kwargs) -> Results:
+        """As every chapter's, except that rendering before anything was published gives empty results
+        (the page then says so) instead of an error: the chapter is built before its first publication."""
+        from dbexp.results.export import TABLES, data_dir
+
+        folder = data_dir(root) / self.name
+        if not run and not all((folder / f"{t}.parquet").exists() for t in TABLES):
+            self.scale(scale, **{k: v for k, v in kwargs.items() if k in {f.name for f in dataclasses.fields(Scale)}})
+            empty = pd.DataFrame()
+            return Results(self.name, pd.DataFrame(columns=["series_name", "flavor", "version", "point_key",
+                                                            "sweep_id", "started_at", "ended_at", "host"]),
+                           empty, empty, empty, "no published results yet")
+        return super().run(scale, run=run, root=root, **kwargs)
+
+    def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
+        check_names(sc.tests, TESTS, "test")
+        check_names((sc.check_test,), TESTS, "test")
+        for what, specs in (("own_defaults", sc.own_defaults), ("check_servers", sc.check_servers),
+                            ("ablation_servers", sc.ablation_servers)):
+            for spec in specs:
+                self.engines.check(spec)
+        for spec in sc.ablation_servers:
+            if not PARTS.of(flavor_of_spec(spec)).ablation:
+                raise DbexpError(f"bad ablation server {spec!r}: the regression ablation changes InnoDB and MySQL "
+                                 "settings; valid are MySQL servers")
+        keep = lambda given: tuple(s for s in given if s in sc.servers)  # noqa: E731
+        return dataclasses.replace(sc, own_defaults=keep(sc.own_defaults),
+                                   check_servers=keep(sc.check_servers) if sc.check_repeats > 0 else (),
+                                   ablation_servers=keep(sc.ablation_servers) if sc.ablation_repeats > 0 else ())
+
+    @staticmethod
+    def server(spec: str, cpuset: str, role: str) -> ServerConfig:
+        part = PARTS.of(flavor_of_spec(spec))
+        settings = {"baseline": part.baseline_settings, "twin": part.twin_settings,
+                    "own defaults": part.own_default_settings}[role]()
+        return ServerConfig(spec, cpuset, settings=settings)
+
+    def workload(self, sc: Scale, test: str, cpus: Cpus, factor: int = 1) -> Workload:
+        t = TESTS[test]
+        return Workload(t.script, sc.threads, sc.duration_s * factor, 1, sc.table_size, cpuset=cpus.client,
+                        options=t.options)
+
+    def roles(self, sc: Scale, specs: list[str]) -> list[tuple[str, str]]:
+        """(spec, role) of one flavor's group, in the window's start order."""
+        out = [(spec, "baseline") for spec in specs]
+        if sc.twin and specs:
+            out.insert(1, (specs[0], "twin"))
+        out += [(spec, "own defaults") for spec in specs if spec in sc.own_defaults]
+        return out
+
+    def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
+        main, longer, ablation = [], [], []
+        for flavor, specs in by_flavor(sc.servers).items():
+            members = self.roles(sc, specs)
+            configs = {(s, r): self.server(s, cpus.server, r) for s, r in members}
+            for test in sc.tests:
+                wl = self.workload(sc, test, cpus)
+                for spec, role in members:
+                    main.append(Point(configs[(spec, role)], VersionsPoint(test, role), wl, group=f"versions {flavor}",
+                                      together=f"{flavor} {test}"))
+            checked = [(s, r) for s, r in members if s in sc.check_servers and r == "baseline"]
+            if len(checked) > 1:
+                wl = self.workload(sc, sc.check_test, cpus, sc.check_factor)
+                for spec, role in checked:
+                    longer.append(Point(configs[(spec, role)], VersionsPoint(sc.check_test, role, sc.check_factor),
+                                        wl, group=f"versions {flavor} length check",
+                                        together=f"{flavor} {sc.check_test} x{sc.check_factor}"))
+        for spec in sc.ablation_servers:
+            wl = self.workload(sc, ABLATION_TEST, cpus)
+            for config, settings in PARTS.of(flavor_of_spec(spec)).ablation_settings().items():
+                ablation.append(Point(ServerConfig(spec, cpus.server, settings=settings),
+                                      VersionsPoint(ABLATION_TEST, "ablation", 1, config), wl,
+                                      group=f"versions ablation {spec}", together=f"ablation {spec}"))
+        return [Part(main, sc.repeats), Part(longer, sc.check_repeats), Part(ablation, sc.ablation_repeats)]
+
+    def session(self, server):
+        import contextlib
+
+        PARTS.of(server.flavor).prepare_counting(server)
+        return contextlib.nullcontext(None)
+
+    def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:
+        got = measure_together([(server, point.workload) for server, point in zip(servers, points)])
+        for server, m in zip(servers, got):
+            source, name = PARTS.of(server.flavor).pool_reads
+            reads = [c["delta"] for c in m.counters if c.get("source") == source and c.get("name") == name]
+            if not reads:
+                raise DbexpError(f"{server.flavor.name} {server.version} reported no {name} counter in the window")
+            m.measurements["pool_reads"] = (float(reads[0]), "count")
+        return got
+
+    def claims(self, res: Results) -> pd.DataFrame:
+        from dbexp.chapters.versions.claims import claims
+        return claims(res)
+
+    def findings(self, res: Results) -> str:
+        from dbexp.chapters.versions.sentences import sentence
+        return sentence(res, "findings")
+
+
+CHAPTER = Versions()
