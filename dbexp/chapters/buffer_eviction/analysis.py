@@ -83,6 +83,7 @@ def _timeline(res: Results) -> pd.DataFrame:
                 df["old_share"] = (pool["lru_old_pages"] / pool["lru_pages"]).values
                 df["free_pages"] = pool["free_pages"].values
                 df["lru_pages"] = pool["lru_pages"].values
+                df["pool_size"] = pool["pool_pages"].values  # the pages the server made of pool_mb
             df["query_ms"] = pool["lru_query_ms"].values
             df["hot_misses_per_q"] = df["hot_reads_s"] / df["qps"].where(df["qps"] > 0)
         if len(cpu):  # CPU seconds per second of the hot sessions and of the scanning session
@@ -138,7 +139,8 @@ def _per_run(res: Results) -> pd.DataFrame:
                    if "hot_resident" in g else float("nan"))
         for col, how in (("hot_resident", "min"), ("hot_reads_s", "mean"), ("hit_ratio", "median"),
                          ("device_mb_s", "mean"), ("made_young_s", "mean"), ("alloc_s", "mean"), ("free_pages", "median"),
-                         ("old_share", "median"), ("lru_pages", "min"), ("query_ms", "median"), ("hot_cpu", "mean"),
+                         ("old_share", "median"), ("lru_pages", "min"), ("pool_size", "median"), ("query_ms", "median"),
+                         ("hot_cpu", "mean"),
                          ("scan_cpu", "mean"), ("server_cpu", "mean")):
             if col in g:
                 row[f"{col}_scan"] = float(getattr(s[col], how)())
@@ -184,7 +186,7 @@ def summary(res: Results) -> pd.DataFrame:
                "cache_recovery_s": g["cache_recovery_s"].median()}
         for col in ("hot_resident_scan", "hot_reads_s_scan", "hit_ratio_scan", "hit_ratio_before",
                     "device_mb_s_scan", "made_young_s_scan", "made_young_s_before", "alloc_s_scan", "alloc_s_before",
-                    "free_pages_scan", "old_share_scan", "big_taken", "query_ms_scan",
+                    "free_pages_scan", "old_share_scan", "pool_size_scan", "big_taken", "query_ms_scan",
                     "p95_before", "p95_scan", "qps_scan", "scan_cpu_scan", "hot_cpu_scan", "hot_cpu_before",
                     "server_cpu_scan", "server_cpu_before", "cpu_us_per_q_before", "cpu_us_per_q_scan",
                     "misses_per_q_before"):
@@ -247,8 +249,53 @@ def of_variant(sm: pd.DataFrame, variant: str) -> pd.DataFrame:
 
 
 def pool_pages(pool_mb: int) -> int:
-    """InnoDB pages (16 kB) in a pool of ``pool_mb`` MiB."""
+    """InnoDB pages (16 kB) in a pool of ``pool_mb`` MiB, as asked: each server makes a few fewer or
+    none fewer of them (pool_sizes)."""
     return int(pool_mb) * (2 ** 20 // BufferPool.page_bytes)
+
+
+def pool_sizes(res: Results) -> dict[str, int]:
+    """Per InnoDB server: the pages its buffer pool held (INNODB_BUFFER_POOL_STATS.POOL_SIZE, the
+    median sample of its runs): MySQL 8.0.15 makes 3,072 of 48 MiB, 9.7.4 3,071, MariaDB 10.11.19 and
+    11.8.9 3,042. Empty where the runs did not sample it."""
+    tl = timeline(res)
+    if tl.empty or "pool_size" not in tl:
+        return {}
+    got = tl.dropna(subset=["pool_size"]).groupby("series_name", observed=True)["pool_size"].median()
+    return {name: int(got[name]) for name in server_order(got.index)}
+
+
+def pool_pages_text(res: Results) -> str:
+    """The InnoDB pool's pages in words: one number where every server made the same, else the
+    range; the nominal pages of pool_mb where the runs did not sample it."""
+    sizes = pool_sizes(res)
+    if not sizes:
+        w = res.wide
+        return f"{pool_pages(w['pool_mb'].max()):,}" if len(w) else "no"
+    lo, hi = min(sizes.values()), max(sizes.values())
+    return f"{lo:,}" if lo == hi else f"{lo:,} to {hi:,}"
+
+
+def pool_sizes_text(res: Results) -> str:
+    """Each InnoDB server's pool pages in words ('mysql 8.0.15 3,072, ...'), or '' where not sampled."""
+    return ", ".join(f"{name} {pages:,}" for name, pages in pool_sizes(res).items())
+
+
+def scan_depths(res: Results, variant: str) -> dict[str, int]:
+    """Per InnoDB server: innodb_lru_scan_depth as its runs of ``variant`` ran with it (the settings
+    each run stored; for the variant at the server's default: MySQL 1,024, MariaDB 1,536)."""
+    import json
+
+    w = tidy(res)
+    if w.empty or "settings_effective" not in w:
+        return {}
+    out = {}
+    for name, g in w[w["variant"] == variant].groupby("series_name", observed=True):
+        settings = g["settings_effective"].iloc[0]
+        settings = json.loads(settings) if isinstance(settings, str) else dict(settings)
+        if settings.get("innodb_lru_scan_depth") is not None:
+            out[name] = int(settings["innodb_lru_scan_depth"])
+    return out
 
 
 def page_numbers(res: Results, w: pd.DataFrame, tl: pd.DataFrame) -> dict:
@@ -269,7 +316,8 @@ def page_numbers(res: Results, w: pd.DataFrame, tl: pd.DataFrame) -> dict:
         "pg_memory": ", ".join(sorted(w.loc[page_cache, "memory_limit"].dropna().unique())) or "none",
         "query_ms_innodb": float(q.get(BufferPool.engine, 0.0)),
         "query_ms_pg": float(q.get(SharedBuffers.engine, 0.0)),
-        "pool_pages": pool_pages(w["pool_mb"].max()),
+        "pool_pages": pool_pages_text(res),
+        "pool_sizes": pool_sizes_text(res) or "not sampled in these runs",
         "pg_buffers": int(w["pool_mb"].max()) * 2 ** 20 // SharedBuffers.page_bytes,
         "server_cpu": str(w["server_cpus"].iloc[0]),
         "hot_load": (f"at {hot_rate(w):,} queries a second between them (sysbench `--rate`)" if hot_rate(w)

@@ -17,7 +17,8 @@ from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import KERNELMAKER_BUFFERPOOL
 
-from .analysis import hot_rate, of_variant, per_run, pool_pages, rings, summary, tidy, usage_counts
+from .analysis import (hot_rate, of_variant, per_run, pool_pages_text, pool_sizes, rings, scan_depths, summary,
+                       tidy, usage_counts)
 from .innodb import OLD_MIN_LEN, BufferPool
 from .parts import VARIANT_NAMES, part_of
 from .postgres import SharedBuffers
@@ -28,6 +29,7 @@ KEPT_RESIDENT = 0.80  # ... and lost wherever less than this share of it stayed 
 MIDPOINT, MIDPOINT_BAND = 0.375, 0.02  # the old sublist's share of the LRU list: 3/8, within 2 points
 RING_USAGE = 0.95  # "at most 1 through a ring": this share of the big table's buffers at usage count 0 or 1
 DEFAULTS = VARIANT_NAMES[0]
+DEPTH_DEFAULT = "scan depth at its default"
 
 SOURCE = "a reading of both engines' code (Feb 2026; versions not named), no measurement"
 
@@ -58,7 +60,7 @@ def conditions(res: Results, engine: type = BufferPool) -> str:
     mine = w[w["flavor"].map(lambda f: part_of(f).engine == engine.engine)]
     hot_mb = float((mine["hot_pages"] * engine.page_bytes).median()) / 2 ** 20 if len(mine) else float("nan")
     pool_mb = int(w["pool_mb"].max())
-    pool = (f"a {pool_mb} MiB buffer pool ({pool_pages(pool_mb):,} pages of 16 kB)" if engine is BufferPool else
+    pool = (f"a {pool_mb} MiB buffer pool ({pool_pages_text(res)} pages of 16 kB)" if engine is BufferPool else
             f"{pool_mb} MiB of shared buffers ({pool_mb * 2 ** 20 // SharedBuffers.page_bytes:,} buffers of 8 kB)")
     return (f"{pool}; a hot table "
             f"of {int(w['hot_rows'].max()):,} rows ({hot_mb:.1f} MiB) read by {int(w['threads'].max())} sessions "
@@ -164,20 +166,29 @@ def _innodb_rows(res: Results, sm: pd.DataFrame, here: str) -> list[verdicts.Cla
             "; ".join(cells), verdicts.combine(marks)))
     else:
         rows.append(verdicts.ClaimRow(claim, SOURCE, here, "", nm))
-    k = of_variant(sm, "scan depth at its default")
+    k = of_variant(sm, DEPTH_DEFAULT)
     if len(k):
+        pools, depths = pool_sizes(res), scan_depths(res, DEPTH_DEFAULT)
+
+        def held(name: str) -> str:  # the page cleaner's target of free pages, out of the pool's pages
+            depth, pool = depths.get(name), pools.get(name)
+            return (f"a target of {depth:,} free pages of {pool:,}" if depth is not None and pool is not None else
+                    f"a target of {depth:,} free pages" if depth is not None else "its default")
+
         marks = [verdicts.not_testable(
-                     f"a pool of {pool_pages(tidy(res)['pool_mb'].max()):,} pages: the page cleaner's free pages left "
-                     f"an LRU list of {r.lru_pages_min:,.0f} pages at the shortest, below the {OLD_MIN_LEN} InnoDB needs "
-                     "for an old sublist, so there was no midpoint")
+                     f"{r.series_name} ({held(r.series_name)}): an LRU list of {r.lru_pages_min:,.0f} pages at the "
+                     f"shortest, below the {OLD_MIN_LEN} InnoDB needs for an old sublist, so there was no midpoint")
                  if _lru_too_short(r) else kept(r.misses_low, r.misses_high, r.hot_resident_scan)
                  for r in k.itertuples()]
         rows.append(verdicts.ClaimRow(
-            "Our extension: the midpoint keeps the hot set at the server's own innodb_lru_scan_depth too (MySQL 1,024, "
-            "MariaDB 1,536 free pages kept by the page cleaner)",
+            "Our extension: the midpoint keeps the hot set at the server's own innodb_lru_scan_depth too (the free "
+            "pages its page cleaner aims to keep)",
             "not in the source", here + "; innodb_lru_scan_depth at the server's default",
-            "; ".join(_kept_cell(r) + (f", the LRU list {r.lru_pages_min:,.0f} pages at the shortest"
-                                       if not _nan(getattr(r, "lru_pages_min", float("nan"))) else "")
+            "; ".join(_kept_cell(r) + f" ({held(r.series_name)}"
+                      + (f", {r.free_pages_scan:,.0f} free during the scan"
+                         if not _nan(getattr(r, "free_pages_scan", float("nan"))) else "")
+                      + (f", the LRU list {r.lru_pages_min:,.0f} pages at the shortest)"
+                         if not _nan(getattr(r, "lru_pages_min", float("nan"))) else ")")
                       for r in k.itertuples()),
             verdicts.combine(marks)))
     return rows

@@ -11,8 +11,8 @@ from dbexp.book import prose
 from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results
 
-from .analysis import hot_rate, of_variant, per_run, pool_pages, summary, tidy
-from .claims import DEFAULTS, KEPT_MISSES, _protected, kept
+from .analysis import hot_rate, of_variant, per_run, pool_sizes, scan_depths, summary, tidy
+from .claims import DEFAULTS, DEPTH_DEFAULT, KEPT_MISSES, _protected, kept
 from .innodb import OLD_MIN_LEN
 
 
@@ -30,9 +30,16 @@ def _kept_rows(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> list[
              "reads": r.hot_reads_s_scan, "resident": r.hot_resident_scan,
              "state": _protected(kept(r.misses_low, r.misses_high, r.hot_resident_scan),
                                  without.get(r.series_name)).split(" (")[0],
-             "lru_min": getattr(r, "lru_pages_min", float("nan")),
+             "lru_min": getattr(r, "lru_pages_min", float("nan")), "free": getattr(r, "free_pages_scan", float("nan")),
              "too_short": not _nan(getattr(r, "lru_pages_min", float("nan"))) and r.lru_pages_min < OLD_MIN_LEN}
             for r in df.itertuples()]
+
+
+def _with_pool(rows: list[dict], pools: dict[str, int], depths: dict[str, int]) -> list[dict]:
+    """``rows`` (one per server) with the pages its pool held and the free pages its page cleaner
+    kept (its innodb_lru_scan_depth), NaN where the runs did not record them."""
+    return [{**r, "pool": pools.get(r["server"], float("nan")), "depth": depths.get(r["server"], float("nan"))}
+            for r in rows]
 
 
 def _difference(runs: pd.DataFrame, server: str, variant: str, base: str) -> tuple[float, float, float]:
@@ -73,9 +80,9 @@ def numbers(res: Results) -> dict:
         "zero": zero,
         "ring": ring,
         "ring_shown": any(r["lost_idx"] for r in ring),
-        "depth": _kept_rows(of_variant(sm, "scan depth at its default")),
+        "depth": _with_pool(_kept_rows(of_variant(sm, DEPTH_DEFAULT)), pool_sizes(res),
+                            scan_depths(res, DEPTH_DEFAULT)),
         "old_min_len": OLD_MIN_LEN,
-        "pool_pages": pool_pages(res.wide["pool_mb"].max()),
         "cpu": cpu,
         "rate": hot_rate(tidy(res)),
         "cpu_measured": any(not _nan(c["scan_cpu"]) for c in cpu),
