@@ -24,6 +24,12 @@ def loaded(request):
     """The shared PostgreSQL and MySQL servers with a sysbench table and a hot copy of its first rows,
     and the chapter's part for the server's engine."""
     server = request.getfixturevalue(request.param)
+    return (server, *load(server))
+
+
+def load(server):
+    """A sysbench table of ROWS rows on ``server`` and its hot copy of HOT_ROWS: the chapter's part
+    for the server's engine and the hot table's pages."""
     part = PARTS.of(server.flavor)
     wl = Workload("hot_select", 1, 1, 1, ROWS, cpuset="0", options=(("hot-table", "hot"), ("hot-rows", str(HOT_ROWS))))
     sysbench.prepare(wl, server)
@@ -33,7 +39,7 @@ def loaded(request):
         pages = part.primary_pages(conn, "hot")
     finally:
         conn.close()
-    return server, part, pages
+    return part, pages
 
 
 def test_hot_table_is_resident_after_a_full_read_and_the_sample_says_so(loaded):
