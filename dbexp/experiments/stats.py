@@ -1,5 +1,6 @@
-"""Spread, ratios and slopes: coefficient of variation, relative QPS, and intervals that follow the
-design (pair ratios for paired runs, Welch on logs for unpaired groups, whole repeats for slopes)."""
+"""Spread, ratios and slopes: coefficient of variation, and intervals that follow the design (pair
+ratios for paired runs, Welch on logs for unpaired groups, whole repeats for slopes, a prediction
+interval for one longer run against the shorter runs)."""
 
 from __future__ import annotations
 
@@ -120,6 +121,56 @@ def difference_ci(a, b, level: float = 0.95) -> tuple[float, float, float]:
     return point, float(ci.low), float(ci.high)
 
 
+def _log_gap(long, short) -> tuple[float, list[tuple[float, int]] | None]:
+    """The mean log of ``long`` minus that of ``short`` and the variance terms of that difference, each
+    with its degrees of freedom: Welch's two where ``long`` has two values or more; with one, the short
+    values' spread as for one more of theirs (s^2 (1 + 1 / n), n - 1 degrees of freedom). No terms
+    (None) below two short values; NaN where either side has none."""
+    a, b = (np.log(_positive([v for v in x if v == v])) for x in (long, short))
+    if len(a) == 0 or len(b) == 0:
+        return float("nan"), None
+    gap = float(a.mean() - b.mean())
+    if len(b) < 2:
+        return gap, None
+    vb = float(b.var(ddof=1))
+    if len(a) >= 2:
+        return gap, [(float(a.var(ddof=1)) / len(a), len(a) - 1), (vb / len(b), len(b) - 1)]
+    return gap, [(vb * (1 + 1 / len(b)), len(b) - 1)]
+
+
+def longer_over_shorter(long, short, long_den=None, short_den=None,
+                        level: float = 0.95) -> tuple[float, float, float]:
+    """The run-length check: a measure from longer runs over the same from the page's shorter runs,
+    the geometric means' ratio with an interval on the logs that holds both sides' noise.
+
+    ``long`` and ``short``: one value per run (or per pair of runs: pair ratios). With ``long_den``
+    and ``short_den``: the measure is a ratio of two unpaired groups (two versions), and the check is
+    (long / long_den) over (short / short_den). Each group whose long side has two values or more
+    enters as Welch's (unpaired_ratio_ci); one long value is read as one more run of the short ones,
+    so its own noise counts: a prediction interval (the short runs' spread times sqrt(1 + 1 / n)),
+    not the short runs' interval of their mean. Degrees of freedom by Welch-Satterthwaite over the
+    terms. NaN bounds where a short side has fewer than two values."""
+    parts = [_log_gap(long, short)] + ([_log_gap(long_den, short_den)] if long_den is not None else [])
+    if any(g != g for g, _ in parts):
+        return _NAN3
+    point = float(np.exp(parts[0][0] - (parts[1][0] if len(parts) > 1 else 0.0)))
+    if any(t is None for _, t in parts):
+        return point, float("nan"), float("nan")
+    terms = [t for _, ts in parts for t in ts]
+    var = sum(v for v, _ in terms)
+    if var == 0:
+        return (point,) * 3
+    df = var ** 2 / sum(v ** 2 / k for v, k in terms if v > 0)
+    half = float(sp.t.ppf(1 - (1 - level) / 2, df) * np.sqrt(var))
+    return point, point * float(np.exp(-half)), point * float(np.exp(half))
+
+
+def single_runs_spread(cv: float) -> float:
+    """How far the ratio of two independent single runs moves on its own (95%, either way), given the
+    runs' coefficient of variation: about 1.96 * sqrt(2) * cv."""
+    return float(1.96 * np.sqrt(2) * cv)
+
+
 def excluded_effect(lo: float, hi: float) -> float:
     """The smallest X such that the interval [lo, hi] of a ratio lies within [1 - X, 1 + X]:
     effects larger than X (as a fraction) are excluded by the data."""
@@ -131,15 +182,6 @@ def spread(df: pd.DataFrame, by: list[str], value: str = "qps") -> pd.DataFrame:
     g = df.groupby(by)[value]
     out = g.agg(n="count", median="median", min="min", max="max").reset_index()
     out["cv"] = g.apply(cv).values
-    return out
-
-
-def relative(df: pd.DataFrame, by: list[str], key: str, base, value: str = "qps") -> pd.DataFrame:
-    """Median ``value`` of each group divided by the base's (``key`` == ``base``) within ``by``."""
-    med = df.groupby(by + [key])[value].median().rename("median").reset_index()
-    base_med = med[med[key] == base].set_index(by)["median"].rename("base_median")
-    out = med.join(base_med, on=by)
-    out["relative"] = out["median"] / out["base_median"]
     return out
 
 
@@ -159,8 +201,10 @@ def slope_ci(x, y, repeat=None, level: float = 0.95) -> tuple[float, float, floa
     With ``repeat`` (the repeat index of each value) and at least two repeats that each span two
     or more x: the least-squares slope of every repeat on its own, their mean, and a t interval
     over those slopes (one value per repeat: a repeat's points share its drift, so they are not
-    independent of each other). Otherwise: one least-squares fit over every value with the
-    regression t interval, which treats each value as independent."""
+    independent of each other); with ``repeat`` but fewer than two such repeats: the least-squares
+    slope over every value with NaN bounds (no interval over repeats). Without ``repeat``: one
+    least-squares fit over every value with the regression t interval, which treats each value as
+    independent."""
     x = np.asarray(list(x), dtype=float)
     y = np.asarray(list(y), dtype=float)
     ok = ~np.isnan(y)
@@ -173,4 +217,6 @@ def slope_ci(x, y, repeat=None, level: float = 0.95) -> tuple[float, float, floa
                                if len(np.unique(x[rep == r])) >= 2])
         if len(per_repeat) >= 2:
             return _mean_ci(per_repeat, level)
+        # one repeat (or none) spans two x: its points share its drift, so no interval over repeats
+        return float(sp.linregress(x, y).slope), float("nan"), float("nan")
     return _ols_slope_ci(x, y, level)

@@ -48,20 +48,6 @@ def interval(lo: float, hi: float, expect: str, reference: float = 1.0) -> str:
     raise ValueError(f"bad expectation {expect!r}: valid are above, below or near")
 
 
-def claimed_range(lo: float, hi: float, low: float, high: float, reference: float = 1.0) -> str:
-    """An interval against a claimed range [low, high] of a ratio (an effect on one side of
-    ``reference``): agrees where it overlaps the range and excludes the reference; disagrees where it
-    lies wholly outside the range (saying on which side); else not resolved (it spans the reference)."""
-    if _nan(lo, hi):
-        return NOT_MEASURED
-    if hi < low or lo > high:
-        side = lo > high if low > reference else hi < low
-        return f"disagrees ({'larger' if side else 'smaller'} than claimed)"
-    if lo <= reference <= hi:
-        return f"not resolved (the interval spans {reference:g})"
-    return "agrees"
-
-
 def magnitude(lo: float, hi: float, low: float, high: float, reference: float = 1.0,
                point: float | None = None, n: int | None = None) -> str:
     """An interval [lo, hi] of our effect (a ratio, reference 1; a difference, reference 0) against
@@ -107,20 +93,6 @@ def resolve_hint(lo: float, hi: float, reference: float = 1.0, point: float | No
 def not_testable(condition: str) -> str:
     """The verdict for a claim made under a condition this lab cannot meet (say which)."""
     return f"not testable here ({condition})"
-
-
-def single_runs(cv: float, band: float = NEAR_BAND) -> str:
-    """Whether one run against one run can tell a change of ``band`` from noise, given the runs'
-    coefficient of variation: the ratio of two independent single runs moves by about
-    1.96 * sqrt(2) * cv either way (95%) on its own. Agrees (one run is not enough) where that exceeds
-    ``band``, disagrees where it does not."""
-    if _nan(cv):
-        return NOT_MEASURED
-    spread = 1.96 * math.sqrt(2) * cv
-    if spread > band:
-        return (f"agrees: the ratio of two single runs moves by up to {spread:.1%} either way on its own (95%), "
-                f"more than the {band:.0%} a version comparison is read at: read ratios with their intervals")
-    return f"disagrees: two single runs differ by at most {spread:.1%} (95%) here, within {band:.0%}"
 
 
 def effect(lo: float, hi: float) -> str:

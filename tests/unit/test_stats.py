@@ -180,27 +180,6 @@ def test_spread_two_keys_and_another_value_column():
     assert rows[("b", 1)] == (2, 5.0, 5.0, 5.0, 0.0)
 
 
-# --- relative --------------------------------------------------------------------------------
-
-def test_relative_to_a_base_within_groups():
-    df = pd.DataFrame({
-        "threads": [1, 1, 1, 1, 1, 1, 2, 2, 4],
-        "server": ["a", "a", "a", "b", "b", "b", "a", "b", "b"],
-        "qps": [100.0, 120.0, 110.0, 55.0, 50.0, 60.0, 200.0, 300.0, 10.0],
-    })
-    out = stats.relative(df, ["threads"], key="server", base="a")
-    assert list(out.columns) == ["threads", "server", "median", "base_median", "relative"]
-    got = {(r.threads, r.server): (r.median, r.base_median, r.relative) for r in out.itertuples()}
-    assert got[(1, "a")] == (110.0, 110.0, 1.0)
-    assert got[(1, "b")] == (55.0, 110.0, 0.5)
-    assert got[(2, "a")] == (200.0, 200.0, 1.0)
-    assert got[(2, "b")] == (300.0, 200.0, 1.5)
-    # threads=4 has no base run: nothing to divide by
-    median, base_median, rel = got[(4, "b")]
-    assert median == 10.0 and math.isnan(base_median) and math.isnan(rel)
-    assert len(out) == 5
-
-
 # --- slope_ci --------------------------------------------------------------------------------
 
 def test_slope_ci_exact_line():
@@ -239,9 +218,13 @@ def test_slope_ci_regression_interval_by_hand():
     assert (lo, hi) == pytest.approx((1.05 - T1 * se, 1.05 + T1 * se))
 
 
-def test_slope_ci_one_repeat_falls_back_to_the_regression():
-    assert stats.slope_ci([0, 1, 2], [0, 1, 2.1], repeat=[0, 0, 0]) == pytest.approx(
-        stats.slope_ci([0, 1, 2], [0, 1, 2.1]))
+def test_slope_ci_with_one_repeat_has_no_interval():
+    # one repeat's points share its drift: no interval over repeats, never a pooled regression's
+    point, lo, hi = stats.slope_ci([0, 1, 2], [0, 1, 2.1], repeat=[0, 0, 0])
+    assert point == pytest.approx(1.05) and math.isnan(lo) and math.isnan(hi)
+    # two repeats, one of them at a single x: still one usable repeat
+    point, lo, hi = stats.slope_ci([0, 1, 2, 1], [0, 1, 2, 5], repeat=[0, 0, 0, 1])
+    assert math.isnan(lo) and math.isnan(hi)
 
 
 @pytest.mark.parametrize("x, y", [([1, 1, 1], [1, 2, 3]), ([], [])], ids=["one x", "empty"])
@@ -268,34 +251,59 @@ def test_spread_cv_skips_a_missing_value_like_the_other_columns():
     assert abs(row["cv"] - (14.142135623730951 / 110.0)) < 1e-12  # sd of (100, 120) / 110
 
 
-def test_a_claimed_range_is_met_missed_on_either_side_or_unresolved():
-    from dbexp.experiments import verdicts
-    # a claimed loss of 5 to 13% (ratio 0.87 to 0.95)
-    assert verdicts.claimed_range(0.90, 0.93, 0.87, 0.95) == "agrees"
-    assert verdicts.claimed_range(0.97, 0.99, 0.87, 0.95) == "disagrees (smaller than claimed)"
-    assert verdicts.claimed_range(0.70, 0.80, 0.87, 0.95) == "disagrees (larger than claimed)"
-    assert verdicts.claimed_range(0.93, 1.02, 0.87, 0.95).startswith("not resolved")
-    # a claimed extra cost of 1.10 to 1.15x
-    assert verdicts.claimed_range(1.02, 1.05, 1.10, 1.15) == "disagrees (smaller than claimed)"
-    assert verdicts.claimed_range(1.20, 1.30, 1.10, 1.15) == "disagrees (larger than claimed)"
-    assert verdicts.claimed_range(1.12, 1.20, 1.10, 1.15) == "agrees"
-
-
-def test_one_run_is_not_enough_where_two_single_runs_move_more_than_five_percent():
-    from dbexp.experiments import verdicts
-
+def test_two_single_runs_move_by_their_cv_times_1_96_sqrt_2():
     # CV 4.4%: two single runs' ratio moves by 1.96 * sqrt(2) * 4.4% = 12.2% either way on its own
-    assert verdicts.single_runs(0.044).startswith("agrees: the ratio of two single runs moves by up to 12.2%")
-    assert verdicts.single_runs(0.01).startswith("disagrees: two single runs differ by at most 2.8% (95%)")
-    assert verdicts.single_runs(float("nan")) == verdicts.NOT_MEASURED
+    assert stats.single_runs_spread(0.044) == pytest.approx(0.122, abs=5e-4)
+    assert math.isnan(stats.single_runs_spread(float("nan")))
 
 
 def test_a_claimed_number_outside_the_interval_disagrees_with_its_side():
     from dbexp.experiments import verdicts
 
     # calibration's cpu/o claim: the source's +23% against 1.024 [0.943, 1.112]
-    assert verdicts.claimed_range(0.943, 1.112, 1.23, 1.23) == "disagrees (smaller than claimed)"
-    assert verdicts.claimed_range(1.20, 1.30, 1.23, 1.23) == "agrees"
+    assert verdicts.magnitude(0.943, 1.112, 1.23, 1.23).startswith("disagrees (smaller than claimed")
+    assert verdicts.magnitude(1.20, 1.30, 1.23, 1.23) == "agrees"
+
+
+# --- longer_over_shorter ---------------------------------------------------------------------
+
+def test_one_longer_run_is_read_as_one_more_short_run():
+    # three short runs (logs 0, +-d): one long run's interval is the short runs' spread times
+    # sqrt(1 + 1 / 3), wider than the short runs' interval of their mean by sqrt(4) = 2
+    short = [1.0, math.exp(0.02), math.exp(-0.02)]
+    point, lo, hi = stats.longer_over_shorter([1.01], short)
+    half = T2 * 0.02 * math.sqrt(1 + 1 / 3)
+    assert point == pytest.approx(1.01)
+    assert (lo, hi) == pytest.approx((1.01 * math.exp(-half), 1.01 * math.exp(half)))
+    mean_half = T2 * 0.02 / math.sqrt(3)
+    assert math.log(hi / lo) / 2 == pytest.approx(2 * mean_half)
+
+
+def test_longer_runs_against_shorter_ones_are_welchs_interval():
+    long, short = [1.1, 1.2, 1.15], [1.0, 1.05, 0.98, 1.02]
+    assert stats.longer_over_shorter(long, short) == pytest.approx(stats.unpaired_ratio_ci(long, short))
+
+
+def test_a_ratio_of_two_groups_counts_the_noise_of_each_side():
+    # one long run of each version against three short runs of each: both groups' spreads enter
+    num, den = [1.0, math.exp(0.02), math.exp(-0.02)], [1.0, math.exp(0.01), math.exp(-0.01)]
+    point, lo, hi = stats.longer_over_shorter([1.1], num, [1.0], den)
+    assert point == pytest.approx(1.1)
+    # logs' variances 0.0004 and 0.0001, each as for one more run (x 4 / 3), Welch-Satterthwaite's df
+    from scipy import stats as sp
+
+    v = [0.0004 * 4 / 3, 0.0001 * 4 / 3]
+    df = sum(v) ** 2 / sum(x ** 2 / 2 for x in v)
+    half = sp.t.ppf(0.975, df) * math.sqrt(sum(v))
+    assert (lo, hi) == pytest.approx((1.1 * math.exp(-half), 1.1 * math.exp(half)))
+
+
+def test_longer_over_shorter_needs_two_short_runs():
+    point, lo, hi = stats.longer_over_shorter([1.1], [1.0])
+    assert point == pytest.approx(1.1) and math.isnan(lo) and math.isnan(hi)
+    assert all_nan(stats.longer_over_shorter([], [1.0, 1.1]))
+    with pytest.raises(ValueError):
+        stats.longer_over_shorter([0.0], [1.0, 1.1])
 
 
 def test_difference_of_two_servers_by_welch():

@@ -214,21 +214,34 @@ def _seconds(df: pd.DataFrame) -> float:
     return float(df["workload"].map(lambda x: x["duration_s"]).max()) if len(df) else float("nan")
 
 
-def _position(long: float, lo: float, hi: float) -> str | None:
-    """Where a long run's ratio lies against the short runs' interval: inside, above, below, or None
-    where either is missing."""
-    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (long, lo, hi)):
+def _position(lo: float, hi: float) -> str | None:
+    """Where the interval of the long runs' ratio over the short runs' lies against 1: "inside" (it
+    holds 1: run length did not move the answer beyond the noise), "above", "below", or None where
+    there is no interval."""
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (lo, hi)):
         return None
-    return "inside" if lo <= long <= hi else ("above" if long > hi else "below")
+    return "inside" if lo <= 1 <= hi else ("above" if lo > 1 else "below")
+
+
+def _over(long: float, short_a, short_b=None, long_b: float | None = None) -> dict:
+    """The long ratio over the short runs' (stats.longer_over_shorter: one long run read as one more
+    short one, its own noise counted), with its interval and position."""
+    if long != long:
+        return {"over": float("nan"), "over_low": float("nan"), "over_high": float("nan"), "position": None}
+    over, lo, hi = (stats.longer_over_shorter([long], short_a) if short_b is None
+                    else stats.longer_over_shorter([long], short_a, [long_b], short_b))
+    return {"over": over, "over_low": lo, "over_high": hi, "position": _position(lo, hi)}
 
 
 def length_checks(res: Results) -> pd.DataFrame:
     """The run-length check: each comparison the page draws a verdict from (the three ratios on each
     ratio server, and each version claim's ratio), its short runs' ratio with its interval (pair
-    ratios for the ratios, Welch for the versions), and the same ratio from one run of each side
-    ``length_factor`` times as long: inside, above or below that interval. Comparisons whose long
-    runs these results lack have no long value (the check was not measured at this scale).
-    Computed once per results."""
+    ratios for the ratios, Welch for the versions), the same ratio from one run of each side
+    ``length_factor`` times as long, and the long ratio over the short runs' (``over``) with an
+    interval that counts the long runs' own noise (stats.longer_over_shorter: the long pair against
+    the short pair ratios; the long run of each version against each version's short runs):
+    ``position`` inside (it holds 1), above or below 1. Comparisons whose long runs these results
+    lack have no long value (the check was not measured at this scale). Computed once per results."""
     return memo(res, "calibration.length_checks", lambda: _length_checks(res))
 
 
@@ -246,12 +259,16 @@ def _length_checks(res: Results) -> pd.DataFrame:
             # have a reference of the spread's length too)
             la = mine[(mine["variant"] == a) & (_durations(mine) == _seconds(lb))]
             ratio_long = float(la[value].iloc[-1] / lb[value].iloc[-1]) if len(la) and len(lb) else float("nan")
-            short = w[_side(w, SIDES[r["ratio"]][0]) & (w["flavor"] == r["flavor"]) & (w["version"] == r["version"])]
+            runs = w[(w["flavor"] == r["flavor"]) & (w["version"] == r["version"]) & (_sessions(w) == r["sessions"])]
+            short = runs[_side(runs, SIDES[r["ratio"]][0])]
+            qa = short.set_index(["sweep_id", "repeat"])[value]
+            qb = runs[_side(runs, SIDES[r["ratio"]][1])].set_index(["sweep_id", "repeat"])[value]
+            pairs = pd.concat([qa.rename("a"), qb.rename("b")], axis=1, join="inner").dropna()
             rows.append({"comparison": r["ratio"], "label": f"{r['flavor']} {r['version']}: {RATIOS[r['ratio']][0]} / "
                                                             f"{RATIOS[r['ratio']][1]}",
                          "value": value, "ratio": r["ratio_qps"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
                          "n": r["pairs"], "short_s": _seconds(short), "long": ratio_long, "long_s": _seconds(lb),
-                         "position": _position(ratio_long, r["ci_low"], r["ci_high"])})
+                         **_over(ratio_long, pairs["a"] / pairs["b"])})
         for flavor, part in PARTS.parts.items():
             for c in part.claims:
                 if value not in (c.value, c.also[0] if c.also else None):
@@ -264,13 +281,15 @@ def _length_checks(res: Results) -> pd.DataFrame:
                 la, lb = _of_series(ref, c.num)[value], _of_series(ref, c.den)[value]
                 ratio_long = float(la.iloc[-1] / lb.iloc[-1]) if len(la) and len(lb) else float("nan")
                 spread = w[(w["part"] == "spread") & (w["flavor"] == flavor)]
+                ps = spread[spread["script"] == "oltp_point_select"]  # the runs version_ratio compares
                 num = _of_series(spread, c.num)["version"].iloc[0].split("-")[0]
                 den = _of_series(spread, c.den)["version"].iloc[0].split("-")[0]
                 rows.append({"comparison": "versions", "label": f"{flavor} {num} / {den}", "value": value,
                              "ratio": r, "ci_low": lo, "ci_high": hi,
                              "n": version_repeats(res, flavor, c.num, c.den), "short_s": _seconds(spread),
                              "long": ratio_long, "long_s": _seconds(_of_series(ref, c.num)),
-                             "position": _position(ratio_long, lo, hi)})
+                             **(_over(la.iloc[-1], _of_series(ps, c.num)[value], _of_series(ps, c.den)[value],
+                                      lb.iloc[-1]) if ratio_long == ratio_long else _over(ratio_long, []))})
     return pd.DataFrame(rows)
 
 

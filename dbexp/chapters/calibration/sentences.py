@@ -106,6 +106,7 @@ def _checks(res: Results) -> tuple[list[dict], list[str]]:
             continue
         done.append({"label": r["label"], "what": what, "ratio": r["ratio"], "lo": r["ci_low"], "hi": r["ci_high"],
                      "long": r["long"], "long_s": r["long_s"], "short_s": r["short_s"], "position": r["position"],
+                     "over": r["over"], "over_lo": r["over_low"], "over_hi": r["over_high"],
                      "comparison": r["comparison"]})
     return done, missing
 

@@ -10,7 +10,6 @@ import json
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sp
 
 from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results
@@ -208,28 +207,32 @@ CHECK_MEASURES = ("tps", "group_size", "efficiency_bound")
 RARELY = 0.01  # PostgreSQL's flushes woken "rarely" a third time: fewer than this share of the waiting ones
 
 
-def longer_over_shorter(long, short, level: float = 0.95) -> tuple[float, float, float]:
-    """The long runs' geometric mean over the short runs', with an interval on the logs: Welch's where
-    both have two runs or more (stats.unpaired_ratio_ci); with one long run, the short runs' spread
-    alone, as for one more run of theirs (a prediction interval: t with n - 1 degrees of freedom, the
-    spread times sqrt(1 + 1 / n)). NaN where either side has no value or the short side one."""
-    a = np.asarray([v for v in long if v == v and v > 0], dtype=float)
-    b = np.asarray([v for v in short if v == v and v > 0], dtype=float)
-    if len(a) == 0 or len(b) == 0:
-        return (np.nan,) * 3
-    if len(a) >= 2 and len(b) >= 2:
-        return stats.unpaired_ratio_ci(a, b, level)
-    point = float(np.exp(np.log(a).mean() - np.log(b).mean()))
-    if len(b) < 2:
-        return point, np.nan, np.nan
-    half = sp.t.ppf(1 - (1 - level) / 2, len(b) - 1) * np.log(b).std(ddof=1) * np.sqrt(1 + 1 / len(b))
-    return point, float(point * np.exp(-half)), float(point * np.exp(half))
+def group_growth(res: Results) -> pd.DataFrame:
+    """Per server that counts its syncs: the durable update workload's group size at its fewest
+    threads (``low_threads``, ``group_size_low``: the mean over its runs) and at its most (``threads``,
+    ``group_size_high``), and the growth, most over fewest paired by repeat: the geometric mean of the
+    repeats' ratios with a t interval on their logs (stats.pair_ratio_by; ``n`` pairs)."""
+    w = throughput(res)
+    if w.empty or "group_size" not in w:
+        return pd.DataFrame()
+    w = main_curve(w).dropna(subset=["group_size"])
+    rows = []
+    for (name, flavor), g in w.groupby(["series_name", "flavor"], sort=False):
+        lo_t, hi_t = g["threads"].min(), g["threads"].max()
+        if lo_t == hi_t:
+            continue
+        low, high = (g[g["threads"] == t].set_index("repeat")["group_size"] for t in (lo_t, hi_t))
+        growth, glo, ghi, n = stats.pair_ratio_by(high, low)
+        rows.append({"series_name": name, "flavor": flavor, "low_threads": int(lo_t), "threads": int(hi_t),
+                     "group_size_low": float(low.mean()), "group_size_high": float(high.mean()),
+                     "growth": growth, "growth_lo": glo, "growth_hi": ghi, "n": n})
+    return pd.DataFrame(rows)
 
 
 def run_length(res: Results) -> pd.DataFrame:
     """The run-length check: per server and thread count where it ran, each of CHECK_MEASURES of the
     check's runs (``n_long``, ``long_s`` seconds) over the main curve's there (``n_short``, ``short_s``),
-    with its interval (longer_over_shorter)."""
+    with its interval (stats.longer_over_shorter)."""
     w = tidy(res)
     if w.empty or not w["check"].any():
         return pd.DataFrame()
@@ -240,7 +243,7 @@ def run_length(res: Results) -> pd.DataFrame:
         row = {"series_name": name, "flavor": g["flavor"].iloc[0], "threads": t, "n_long": len(g),
                "n_short": len(s), "long_s": g["duration_s"].max(), "short_s": s["duration_s"].max()}
         for c in CHECK_MEASURES:
-            got = longer_over_shorter(g[c], s[c]) if c in g and c in s else (np.nan,) * 3
+            got = stats.longer_over_shorter(g[c], s[c]) if c in g and c in s else (np.nan,) * 3
             row[c], row[f"{c}_lo"], row[f"{c}_hi"] = got
         rows.append(row)
     return pd.DataFrame(rows)
