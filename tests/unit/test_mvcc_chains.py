@@ -72,7 +72,13 @@ def test_innodb_status_gives_the_purge_lag():
               "History list length 96\n")
     assert innodb_purge_state(status) == {"history_list_length": 96.0, "trx_id_counter": 5210.0,
                                           "purge_done_no": 5107.0, "purge_lag_trx": 103.0}
-    assert np.isnan(innodb_purge_state("nothing here")["history_list_length"])
+    from dbexp.errors import DbexpError
+
+    # a line missing is an error, never a lag of 0 (purge done) or a NaN
+    with pytest.raises(DbexpError, match='no "Purge done for trx\'s n:o <" line'):
+        innodb_purge_state(status.replace("Purge done", "Purge finished"))
+    with pytest.raises(DbexpError, match='no "Trx id counter" line'):
+        innodb_purge_state("nothing here")
 
 
 def test_trimmed_mean_leaves_the_extremes_out():

@@ -28,11 +28,15 @@ from dbexp.servers.sql import query
 def innodb_purge_state(status: str) -> dict[str, float]:
     """From SHOW ENGINE INNODB STATUS: the history list length (undo logs not yet freed, which
     InnoDB truncates lazily, in batches) and the purge lag: transactions committed since the last
-    one whose old versions purge has removed ("Purge done for trx's n:o < N")."""
+    one whose old versions purge has removed ("Purge done for trx's n:o < N"). Raises DbexpError
+    naming a line the status lacks (a lag of 0 would read as purge being done)."""
 
     def num(pattern: str) -> float:
         m = re.search(pattern, status)
-        return float(m.group(1)) if m else float("nan")
+        if not m:
+            line = pattern.split(" (", 1)[0].replace("\\", "")
+            raise DbexpError(f'SHOW ENGINE INNODB STATUS has no "{line}" line: cannot tell the purge state')
+        return float(m.group(1))
 
     counter = num(r"Trx id counter (\d+)")
     done = num(r"Purge done for trx's n:o < (\d+)")

@@ -111,7 +111,9 @@ class Heap(VersionStore):
         row = query(conn, "SELECT n_dead_tup, n_live_tup, COALESCE(autovacuum_count, 0), "
                           "COALESCE(vacuum_count, 0), pg_relation_size(relid) FROM pg_stat_user_tables "
                           "WHERE relname = %s", (table,))
-        dead, live, av, v, size = row[0] if row else (0, 0, 0, 0, 0)
+        if not row:  # zeros would read as a table with no garbage
+            raise DbexpError(f"pg_stat_user_tables has no row for table {table!r}: cannot count its dead tuples")
+        dead, live, av, v, size = row[0]
         return {"n_dead_tup": float(dead), "n_live_tup": float(live), "autovacuum_count": float(av),
                 "vacuum_count": float(v), "relation_bytes": float(size)}
 
