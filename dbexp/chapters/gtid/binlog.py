@@ -4,6 +4,7 @@ settings of each configuration, GTIDs switched on a running server, the binlog's
 from __future__ import annotations
 
 from dbexp.chapters.gtid.configs import CONFIGS
+from dbexp.servers.registry import flavor_of_spec
 from dbexp.waits import wait_until
 
 
@@ -42,6 +43,15 @@ class MySQLBinlog:
                     "binlog, twin": {**binlog, "server_id": "2"}}
         return {config: settings[config] for config in CONFIGS}
 
+    def gtid_table_per_commit(self) -> bool:
+        """Whether InnoDB writes each commit's GTID into mysql.gtid_executed (the series' fact): the
+        persistence the GTID source's extra context switches and writes can come from."""
+        return self.flavor.series.gtid_table_per_commit
+
+    def has_log_writer_threads_option(self) -> bool:
+        """Whether the series has innodb_log_writer_threads (the regression source's second factor)."""
+        return bool(self.flavor.supported({"innodb_log_writer_threads": "ON"}))
+
     def binlog_on(self, conn) -> bool:
         return str(self.flavor.query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
 
@@ -72,3 +82,8 @@ class MySQLBinlog:
             query(conn, f"SET GLOBAL gtid_mode = {mode}")
         if not on:
             query(conn, "SET GLOBAL enforce_gtid_consistency = OFF")
+
+
+def of_series(name: str) -> MySQLBinlog:
+    """The part for a results' server name ('mysql 8.0.15'), to ask what its series has."""
+    return MySQLBinlog(flavor_of_spec(name.replace(" ", ":", 1)))

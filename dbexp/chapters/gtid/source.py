@@ -57,6 +57,7 @@ def gain(factor: str, version: str) -> float | None:
 
 # --- the GTID source (smalldatum, 2025-12-17), GTID / no GTID ------------------------------------
 GTID_VERSIONS = "8.0.44, 8.4.7, 9.4.0 and 9.5.0 (built from source)"
+GTID_RANGE = "8.0.44 to 9.5.0"
 WRITE_S = 900  # "the write-heavy [microbenchmarks are run] for 900 seconds"
 
 
@@ -101,12 +102,3 @@ INSERT_X = {"cpu/o": {"8-core": 1.10, "24-core": 1.15, "48-core": 1.13},
             "wKB/o": {"8-core": 1.16, "24-core": 1.24, "48-core": 1.24}}
 # insert throughput, 9.5.0-nogtid over 9.5.0-gtid (the 8-core server's is the summary's "about 5%")
 INSERT_NOGTID_OVER_GTID = {"24-core": 1.15, "48-core": 1.17}
-
-# From 8.0.17 InnoDB writes each committed transaction's GTID into mysql.gtid_executed even with the
-# binlog on (earlier versions write that table only when the binlog rotates or the server stops): the
-# persistence the GTID source's extra context switches and writes can come from.
-PER_COMMIT_PERSISTENCE = (8, 0, 17)
-
-
-def persists_per_commit(version: str) -> bool:
-    return version_key(version) >= PER_COMMIT_PERSISTENCE

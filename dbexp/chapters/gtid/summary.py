@@ -11,6 +11,7 @@ import pandas as pd
 from dbexp.book import prose
 from dbexp.catalog.versions import version_key
 from dbexp.chapters.gtid import source as src
+from dbexp.chapters.gtid.binlog import of_series
 from dbexp.chapters.gtid.analysis import (control, gap_changes, length_check, main_runs, pick, ratios, resolution,
                                           spread, tidy, twin_over_binlog, windows)
 from dbexp.chapters.gtid.configs import TARGET_HALF_WIDTH
@@ -116,7 +117,7 @@ def findings_numbers(res: Results) -> dict:
         if len(tput) else tput
     gains = [{"label": x.series_name.split(" ", 1)[-1], "ratio": 1 / x.ratio, "low": 1 / x.ci_high,
               "high": 1 / x.ci_low, "source": src.gain("skip-log-bin", x.series_name)} for x in off.itertuples()]
-    old_versions = sorted({n.split(" ", 1)[-1] for n in gtid["series_name"] if not src.persists_per_commit(n)},
+    old_versions = sorted({n.split(" ", 1)[-1] for n in gtid["series_name"] if not of_series(n).gtid_table_per_commit()},
                           key=version_key) if len(gtid) else []
     return {"gtid": _extremes(gtid), "insert": insert, "old_versions": old_versions, "insert_source": src.EIGHT_TPUT["insert"],
             "head": head, "binlog": binlog, "gains": gains, "pfs": pfs, "length": length_numbers(res),
