@@ -155,7 +155,7 @@ def test_the_summary_states_each_servers_numbers():
         "curve's runs: mysql 8.0.15 at most 50.0% (one run: no interval) at 32 threads.",
         "- **Group size at the most threads** (commits per durable sync, durable update): mysql 8.0.15 10.0 (one run: "
         "no interval) at 32 threads; postgres 16.4 50.0 (one run: no interval) at 32 threads.",
-        "- **Run length**: these results hold no run 10 times as long, so they do not show that the page's runs are "
+        "- **Run length**: these results hold no run-length check, so they do not show that the page's runs are "
         "long enough; the design now measures one per engine."]
     assert gc.findings(_res([{**BASE, "config": "no binlog", "transactions": 1.0}])) == "No runs in these results."
     assert gc.redo_note(_res(rows)) == "This run has not both MySQL 5.7 and 8.0 with the binlog off."
@@ -210,10 +210,17 @@ def test_the_claims_table_tests_the_sources_number_by_its_size():
     first = t.iloc[0]
     assert "52.7%" in first["source: number, conditions"] and "500 concurrent users" in first["source: number, conditions"]
     assert "37.0% [" in first["measured here"] and "(n = 3)" in first["measured here"]
-    assert first["verdict"] == "agrees in direction, larger"
+    # a lower efficiency than the source's is named as one (magnitude's "larger" is the departure from 1),
+    # under this lab's conditions
+    assert first["verdict"] == ("agrees in direction, lower efficiency (more wasted wakeups) than the source's (under "
+                                "this lab's conditions: 128 client threads on one server CPU, against the source's "
+                                "500 users on a NUMA server)")
+    t = gc.claims(_res([_probe("mysql 8.0.15", r, 640.0 + d, 1000.0) for r, d in enumerate((0.0, 5.0, -5.0))]))
+    assert t.iloc[0]["verdict"].startswith("agrees in direction, higher efficiency (fewer wasted wakeups) than the "
+                                           "source's (under this lab's conditions")
     # at the source's size: agrees, saying under whose conditions
     t = gc.claims(_res([_probe("mysql 8.0.15", r, 527.0 + d, 1000.0) for r, d in enumerate((0.0, 5.0, -5.0))]))
-    assert t.iloc[0]["verdict"].startswith("agrees (this lab's conditions")
+    assert t.iloc[0]["verdict"].startswith("agrees (under this lab's conditions")
     # one run: no interval, no verdict on its size
     t = gc.claims(_res([_probe("mysql 8.0.15", 0, 370.0, 1000.0)]))
     assert t.iloc[0]["verdict"].startswith("not measured at this scale (one probe run per point")
@@ -226,7 +233,8 @@ def test_the_per_follower_reading_is_tested_against_the_sources_counts_read_the_
     assert second["claim"].startswith("A follower that waits once is activated with 100% efficiency")
     assert second["source: number, conditions"].startswith("58.7%: the mean of 1 / k")
     assert "40.0% [" in first["measured here"] and "50.0% [" in second["measured here"]
-    assert first["verdict"] == second["verdict"] == "agrees in direction, larger"
+    assert first["verdict"] == second["verdict"]
+    assert first["verdict"].startswith("agrees in direction, lower efficiency (more wasted wakeups)")
 
 
 def test_the_bound_places_the_efficiency_below_the_source_only_when_it_is_below_it():
@@ -234,7 +242,8 @@ def test_the_bound_places_the_efficiency_below_the_source_only_when_it_is_below_
             for r, w in enumerate((2400.0, 2500.0, 2450.0))]  # at most 36 to 37.5%
     bound = gc.claims(_res(rows)).iloc[2]
     assert bound["claim"].startswith("Our extension: without a probe")
-    assert bound["verdict"].startswith("agrees in direction, larger")
+    assert bound["verdict"].startswith("agrees in direction, lower efficiency (more wasted wakeups) than the source's: "
+                                       "even the upper bound is below it (under this lab's conditions")
     rows = [{**r, "gc_waits": r["gc_waits"] / 2} for r in rows]  # at most 72 to 75%: cannot place the value
     assert gc.claims(_res(rows)).iloc[2]["verdict"].startswith("not resolved (the upper bound's interval")
 
@@ -272,11 +281,17 @@ def test_the_run_length_check_compares_the_longer_run_with_the_main_curves_runs(
     assert len(gc.throughput(res)) == 3  # the check stays out of the curves
     row = gc.claims(res).iloc[-1]
     assert row["claim"].startswith("Our extension: the answers do not depend on the runs' length")
-    assert "1 run(s) of 30 s against the 3 of 3 s" in row["here: conditions"] and row["verdict"] == "agrees"
+    assert "runs 10 times as long give the same" in row["claim"]  # the factor from the runs' seconds
+    assert "1 run(s) of 30 s against the 3 of 3 s" in row["here: conditions"]
+    # one longer run against three within 1%: the TPS interval reaches beyond 5%, so not resolved
+    assert row["verdict"] == "agrees in 2 of 3 / not resolved (the interval reaches beyond 1 +- 5%) in 1 of 3"
     slow = _res(short + [_timed(30, repeat=0, check=True, tps=1300.0, qps=1300.0)])
     assert gc.claims(slow).iloc[-1]["verdict"] == "agrees in 2 of 3 / disagrees in 1 of 3"
+    steady = [_timed(3, repeat=r, tps=t, qps=t) for r, t in enumerate((1000.0, 1002.0, 999.0, 1001.0))]
+    even = _res(steady + [_timed(30, repeat=0, check=True, tps=1001.0, qps=1001.0)])
+    assert gc.claims(even).iloc[-1]["verdict"] == "agrees"
     # results without a check: not measured, never a crash
-    assert gc.claims(_res(short)).iloc[-1]["verdict"].startswith("not measured at this scale (no run 10 times")
+    assert gc.claims(_res(short)).iloc[-1]["verdict"] == "not measured at this scale (no run-length check in these results)"
 
 
 def test_the_probes_cost_pairs_each_probe_run_with_the_main_curves_run_of_its_repeat():
@@ -323,3 +338,19 @@ def test_the_pages_faceted_charts_put_each_configurations_rows_in_its_panel():
             for p in facet.panels:
                 assert bool(p.rows) == (p.labels[0] in ran), (spec["title"], p.labels)
                 assert p.drawn_labels <= {p.labels}, (spec["title"], p.labels, p.drawn_labels)
+
+
+def test_the_growth_claim_pairs_each_repeats_most_threads_with_its_fewest():
+    # group sizes 1 at 1 thread, about 10 at 32 threads in each of three repeats: grows
+    rows = [{**BASE, "threads": t, "repeat": r, "transactions": 1000.0, "gc_syncs": s, "gc_waits": 1000.0}
+            for r, (one, many) in enumerate(((1000.0, 100.0), (1000.0, 95.0), (1000.0, 105.0)))
+            for t, s in ((1, one), (32, many))]
+    gg = gc.analysis.group_growth(_res(rows)).iloc[0]
+    assert (gg["low_threads"], gg["threads"], gg["n"]) == (1, 32, 3)
+    assert gg["growth"] == pytest.approx((10.0 * 1000 / 95 * 1000 / 105) ** (1 / 3)) and gg["growth_lo"] > 1
+    row = gc.claims(_res(rows)).set_index("claim").filter(like="as threads grow", axis=0).iloc[0]
+    assert row["verdict"] == "agrees" and "1.0 commits per sync at 1 thread(s), 10.0 at 32: x10.0 [" in row["measured here"]
+    # the same group size at both ends (above 1 at the most threads, but not grown): disagrees or not resolved
+    flat = [{**r, "gc_syncs": 100.0 + 5.0 * r["repeat"] - 5.0 * (r["threads"] == 1)} for r in rows]
+    v = gc.claims(_res(flat)).set_index("claim").filter(like="as threads grow", axis=0).iloc[0]["verdict"]
+    assert not v.startswith("agrees")
