@@ -75,13 +75,13 @@ def kept(misses_lo: float, misses_hi: float, resident: float) -> str:
     if _nan(resident) and (_nan(misses_lo) or _nan(misses_hi)):
         return verdicts.NOT_MEASURED
     if not _nan(resident) and resident < KEPT_RESIDENT:
-        return "disagrees"
+        return f"disagrees (the hot table fell below {KEPT_RESIDENT:.0%} resident at some second)"
     if _nan(misses_lo) or _nan(misses_hi):
         return verdicts.NOT_MEASURED
     if misses_hi < KEPT_MISSES:
         return "agrees"
     if misses_lo > KEPT_MISSES:
-        return "disagrees"
+        return f"disagrees (misses per hot query above {KEPT_MISSES:g})"
     return f"not resolved (misses per hot query: the interval spans {KEPT_MISSES:g})"
 
 
@@ -89,7 +89,7 @@ def _protected(with_it: str, without_it: str | None) -> str:
     """A defence kept the hot set (``with_it``, a kept() verdict) where the same scan without it lost the
     hot set (``without_it``); where it was not lost without the defence either, the hot set was too hot
     for the runs to show what the defence does."""
-    if with_it != "agrees" or without_it is None or without_it == "disagrees":
+    if with_it != "agrees" or without_it is None or without_it.startswith("disagrees"):
         return with_it
     return ("not resolved (without the defence the hot set was not lost either: these runs cannot show what it "
             "protects)")
@@ -201,13 +201,15 @@ def _ring(share: float, ring_kept: str, no_ring_kept: str, diff: tuple[float, fl
     not lose the hot set either, the design cannot show what the ring protects: not resolved."""
     if _nan(share):
         return verdicts.NOT_MEASURED
-    if share > 0.5 or ring_kept == "disagrees":
-        return "disagrees"
+    if share > 0.5:
+        return "disagrees (the scan took over half the buffers the read without a ring took)"
+    if ring_kept.startswith("disagrees"):
+        return ring_kept + " with the ring"
     if share > RING_LEAK:
         return f"not resolved (the scan took {100 * share:.0f}% of the buffers the read without a ring took)"
     if ring_kept != "agrees":
         return ring_kept
-    if no_ring_kept != "disagrees":
+    if not no_ring_kept.startswith("disagrees"):
         return _protected(ring_kept, no_ring_kept)
     return verdicts.interval(diff[1], diff[2], "above", reference=0)
 

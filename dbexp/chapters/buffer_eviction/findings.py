@@ -67,7 +67,7 @@ def numbers(res: Results) -> dict:
         ring.append({"server": r.series_name, "alloc": r.alloc_s_scan, "alloc_idx": r.alloc_s_scan_idx,
                      "misses": r.misses_per_q, "misses_idx": r.misses_per_q_idx, "diff": diff[0], "lo": diff[1],
                      "hi": diff[2], "lost_idx": kept(r.misses_low_idx, r.misses_high_idx,
-                                                     r.hot_resident_scan_idx) == "disagrees"})
+                                                     r.hot_resident_scan_idx).startswith("disagrees")})
     cpu_rows = d if len(d) else seq
     cpu = [{"server": r.series_name, "ratio": r.ratio, "lo": r.ci_low, "hi": r.ci_high, "misses": r.misses_per_q,
             "scan_cpu": getattr(r, "scan_cpu_scan", float("nan")), "cpu_ratio": r.cpu_ratio,
