@@ -3,8 +3,8 @@ sysbench microbenchmarks, each version against a base and against the version be
 intervals from windows in which all of a flavor's versions ran at once, and cpu/o and cs/o beside.
 The notebook notebooks/versions.ipynb is the chapter's narrative."""
 
-from dbexp.chapters.versions.analysis import (ablation, control, length_check, main_runs, moved, pool_reads, ratios,
-                                              relative, resolution, summary, tidy, windows)
+from dbexp.chapters.versions.analysis import (ablation, control, headlines, length_check, main_runs, moved, pool_reads,
+                                              ratios, relative, resolution, summary, tidy, widest, windows)
 from dbexp.chapters.versions.claims import claims
 from dbexp.chapters.versions.design import CHAPTER, PARTS, Scale, Versions
 from dbexp.chapters.versions.innodb import FACTORS, NOT_CHANGED
@@ -14,5 +14,5 @@ from dbexp.chapters.versions.tests import GROUPS, TESTS
 run = CHAPTER.run
 
 __all__ = ["CHAPTER", "FACTORS", "GROUPS", "NOT_CHANGED", "PARTS", "Scale", "TESTS", "Versions", "ablation", "claims",
-           "control", "length_check", "main_runs", "moved", "pool_reads", "ratios", "relative", "resolution", "run",
-           "sentence", "summary", "tidy", "windows"]
+           "control", "headlines", "length_check", "main_runs", "moved", "pool_reads", "ratios", "relative", "resolution", "run",
+           "sentence", "summary", "tidy", "widest", "windows"]

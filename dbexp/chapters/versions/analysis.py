@@ -155,6 +155,8 @@ def resolution(res: Results) -> dict:
     own defaults; the control apart): median, largest, how many reach the target and which miss it."""
     r = ratios(res)
     r = r[(r["value"] == "QPS") & (r["view"] != "A/A control")] if len(r) else r
+    if len(r):  # the first version after the base is both views' one ratio: counted once
+        r = r.drop_duplicates(["flavor", "test", "server", "against"])
     if r.empty or r["half_width"].isna().all():
         return {"n": 0, "within": 0, "median": float("nan"), "max": float("nan"), "missed": []}
     miss = r[~(r["half_width"] <= TARGET_HALF_WIDTH)].sort_values("half_width", ascending=False)
@@ -162,6 +164,61 @@ def resolution(res: Results) -> dict:
             "median": float(r["half_width"].median()), "max": float(r["half_width"].max()),
             "missed": [{"server": x.server, "against": x.against, "test": x.test, "half_width": x.half_width}
                        for x in miss.itertuples()]}
+
+
+def headlines(res: Results) -> list[dict]:
+    """Per flavor, from the per-group medians against the version before (``summary(res, "previous")``):
+    how many medians are resolved below 1 (whole interval under 1) and above 1, and the lowest resolved
+    below and the highest resolved above, each with its interval."""
+    s = summary(res, "previous")
+    out = []
+    if s.empty:
+        return out
+    for flavor, g in s.groupby("flavor", sort=False):
+        down = g[g["median_high"] < 1].sort_values("median_w")
+        up = g[g["median_low"] > 1].sort_values("median_w", ascending=False)
+        pick = lambda x: {"server": x.server, "against": x.against, "group": str(x.group), "tests": int(x.tests),  # noqa: E731
+                          "median": x.median_w, "low": x.median_low, "high": x.median_high}
+        out.append({"flavor": flavor, "name": g["server"].iloc[0].split(" ", 1)[0], "n": len(g),
+                    "down": len(down), "up": len(up), "lowest": pick(down.iloc[0]) if len(down) else None,
+                    "highest": pick(up.iloc[0]) if len(up) else None})
+    return out
+
+
+def widest(res: Results, n: int = 3) -> pd.DataFrame:
+    """The ``n`` flavor-tests whose relative QPS (QPS, every view but the control) have the widest
+    intervals, with what the windows say about why: how many of their ratios miss the target, the
+    statements each server completed between the marks of one window (min, median, max), each
+    server's share of the server CPU in a window (min, max: an even share is 1 / servers at once), and
+    a version's CPU per statement over the base's in the same window (min, max over the versions and
+    windows: a cost that moves between windows, where the shares stay even, widens the interval), and
+    the same for the base's A/A twin (one version against itself)."""
+    r = ratios(res)
+    r = r[(r["value"] == "QPS") & (r["view"] != "A/A control")] if len(r) else r
+    if r.empty or r["half_width"].isna().all():
+        return pd.DataFrame()
+    r = r.drop_duplicates(["flavor", "test", "server", "against"])
+    w = main_runs(tidy(res))
+    rows = []
+    for (flavor, test), g in r.groupby(["flavor", "test"]):
+        x = w[(w["flavor"] == flavor) & (w["test"] == test)]
+        statements = x["qps_common"] * x["common_s"]
+        share = x["qps_common"] * x["cpu_per_op_common_us"] * 1e-6
+        names = ordered(x.loc[x["role"] == "baseline", "series_name"].unique())
+        cost = pd.concat([_window_ratios(x, s, names[0], "cpu_per_op_common_us") for s in names[1:]]) \
+            if len(names) > 1 else pd.Series(dtype=float)
+        twin = _window_ratios(x, f"{names[0]} (twin)", names[0], "cpu_per_op_common_us") if names else cost[:0]
+        rows.append({"flavor": flavor, "test": test, "widest": float(g["half_width"].max()),
+                     "missed": int((~(g["half_width"] <= TARGET_HALF_WIDTH)).sum()), "ratios": len(g),
+                     "at_once": int(x["servers_at_once"].max()) if "servers_at_once" in x else 1,
+                     "windows": int(x.groupby("server").size().median()),
+                     "statements_min": float(statements.min()), "statements_median": float(statements.median()),
+                     "statements_max": float(statements.max()), "share_min": float(share.min()),
+                     "share_max": float(share.max()), "cost_min": float(cost.min()) if len(cost) else np.nan,
+                     "cost_max": float(cost.max()) if len(cost) else np.nan,
+                     "twin_min": float(twin.min()) if len(twin) else np.nan,
+                     "twin_max": float(twin.max()) if len(twin) else np.nan})
+    return pd.DataFrame(rows).sort_values("widest", ascending=False).head(n).reset_index(drop=True)
 
 
 def control(res: Results) -> dict:

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from dbexp.book import prose
-from dbexp.chapters.versions.analysis import TARGET_HALF_WIDTH, control, pool_reads, resolution, summary, windows
+from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, control, headlines, pool_reads, resolution, widest,
+                                              windows)
+from dbexp.servers.registry import FLAVORS
 from dbexp.experiments.chapter import Results
 
 
-def _medians(res: Results, view: str) -> list[dict]:
-    s = summary(res, view)
-    if s.empty:
-        return []
-    return [{"server": x.server.split(" ", 1)[1], "against": x.against.split(" ", 1)[1], "flavor": x.flavor,
-             "group": str(x.group), "median": x.median_w, "low": x.median_low, "high": x.median_high,
-             "tests": int(x.tests)} for x in s.itertuples()]
+def _short(p: dict | None) -> dict | None:
+    if p is None:
+        return None
+    return {**p, "server": p["server"].split(" ", 1)[1], "against": p["against"].split(" ", 1)[1]}
 
 
 def findings_numbers(res: Results) -> dict:
     pr = pool_reads(res)
-    return {"previous": _medians(res, "previous"), "resolution": resolution(res), "control": control(res),
+    heads = [{**h, "title": FLAVORS[h["flavor"]].title if h["flavor"] in FLAVORS else h["flavor"],
+              "lowest": _short(h["lowest"]), "highest": _short(h["highest"])} for h in headlines(res)]
+    wide = [{**x, "title": FLAVORS[x["flavor"]].title if x["flavor"] in FLAVORS else x["flavor"]}
+            for x in widest(res).to_dict("records")]
+    return {"headlines": heads, "widest": wide, "resolution": resolution(res), "control": control(res),
             "target": TARGET_HALF_WIDTH, "pool_reads": float(pr["pool_reads"].sum()) if len(pr) else float("nan"),
             "windows": windows(res)}
 
