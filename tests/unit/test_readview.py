@@ -90,60 +90,86 @@ def test_the_copy_cost_leaves_the_call_out():
     assert 0 < per_byte < 0.1 and call > 0
 
 
-def test_the_published_copy_times_are_refitted_without_the_call(published):
-    """The published runs stored one copy's time per byte, call included (0.078 ns): the slope over the
-    runs' sizes is about eight times smaller, its intercept the call."""
+def test_the_published_copy_times_are_measured_without_the_call(published):
+    """The published runs fitted the copy time as a slope over sizes (the call around each copy its
+    intercept): a positive per-byte cost with an interval over the repeats, a call of hundreds of ns,
+    and a predicted copy per InnoDB holder below every InnoDB view's slope (it does more than copy)."""
     copy = readview.copy_cost(published)
-    assert copy["how"] == "refitted"
-    assert copy["low"] < 0.00925 < copy["high"] and copy["high"] - copy["low"] < 0.001
-    assert round(copy["stored"], 3) == 0.078 and 300 < copy["call_ns"] < 380
+    assert copy["how"] == "measured" and copy["stored"] != copy["stored"]
+    assert 0 < copy["low"] < copy["ns_per_byte"] < copy["high"] and copy["call_ns"] > 0
+    assert copy["ns_per_byte"] * 8 < copy["call_ns"]  # the call outweighs the bytes of one holder
     vs = readview.view_slopes(published)
-    my = vs[vs["server"] == "mysql 8.0.15"].iloc[0]
-    assert round(my["predicted"], 3) == 0.074 and my["excess low"] > 0  # above the copy: it does more
+    my = vs[vs["family"] == "mysql"]
+    assert set(my["server"]) == {"mysql 5.7.22", "mysql 8.0.15", "mysql 9.7.4"}
+    assert (my["predicted"] == 8 * copy["ns_per_byte"]).all() and (my["excess low"] > 0).all()
 
 
-def test_innodb_views_are_concave_in_the_published_runs(published):
-    """1 to 1,000 open transactions add 0.27 to 1.12 ns each (by repeat), 1,000 to 10,000 0.12 to 0.21:
-    the upper segment's slope is resolved below the lower one's."""
+def test_innodb_views_grow_without_a_resolved_bend_in_the_published_runs(published):
+    """Every InnoDB view's slope over H is resolved above 0, and its upper segment (1,000 to 10,000)
+    minus its lower one (1 to 1,000) has an interval that spans 0: straight within the interval, so the
+    linear claim agrees (under other conditions) and the page says no bend is resolved."""
     seg = readview.segments(published).set_index("server")
-    for name in ("mysql 5.7.22", "mysql 8.0.15"):
-        r = seg.loc[name]
-        assert r["shape"] == "concave" and r["diff_high"] < 0
-    assert round(seg.loc["mysql 8.0.15", "low_min"], 2) == 0.27 and round(seg.loc["mysql 5.7.22", "low_max"], 2) == 1.12
-    assert round(seg.loc["mysql 8.0.15", "high_min"], 2) == 0.12 and round(seg.loc["mysql 8.0.15", "high_max"], 2) == 0.21
-    r = seg.loc["mysql 5.7.22"]
-    assert (round(r["difference"], 2), round(r["diff_low"], 2), round(r["diff_high"], 2)) == (-0.60, -1.06, -0.13)
-    assert seg.loc["postgres 12.22", "shape"] == "straight within the interval"
+    assert {"mysql 5.7.22", "mysql 8.0.15", "mysql 9.7.4", "postgres 12.22", "postgres 14.23"} == set(seg.index)
+    assert (seg["shape"] == "straight within the interval").all()
+    assert ((seg["diff_low"] < 0) & (seg["diff_high"] > 0)).all()
+    # the upper segment is the better measured one (more holders per step)
+    assert ((seg["high_high"] - seg["high_low"]) < (seg["low_high"] - seg["low_low"])).all()
+    assert seg.loc["postgres 14.23", "calls"] == "rebuilds only"
+    assert "No server's curve bends" in readview.segments_sentence(published)
+    assert "not in a straight line" not in readview.findings(published)
 
 
 def test_idle_sessions_are_compared_by_the_interval_of_their_difference(published):
     from dbexp.chapters.readview import analysis
 
-    pairs = {(p["old"], p["new"]): p["difference"] for p in analysis.idle_sessions(published)["pairs"]}
+    idle = analysis.idle_sessions(published)
+    pairs = {(p["old"], p["new"]): p["difference"] for p in idle["pairs"]}
+    # PostgreSQL 18 is left out at default scale: 12 against 14 only
+    assert set(pairs) == {("postgres 12.22", "postgres 14.23")}
     d = pairs[("postgres 12.22", "postgres 14.23")]
-    assert tuple(round(x, 2) for x in d) == (0.68, 0.26, 1.10)
-    assert pairs[("postgres 12.22", "postgres 18.4")][1] > 0
+    assert d[1] < 0 < d[2] and d[1] < d[0] < d[2]  # rebuild against rebuild: no difference resolved
+    by = {s["server"]: s for s in idle["servers"]}
+    assert by["postgres 14.23"]["idle"]["calls"] == "rebuilds only" and by["postgres 14.23"]["idle"]["low"] > 0
+    assert by["postgres 12.22"]["difference"][2] < 0  # before 14, an idle session costs less than a prepared one
+    t = readview.claims(published)
+    assert t["verdict"][4].startswith("not resolved (the interval spans 0")
+    assert t["verdict"][4].endswith("; many CPUs: not testable here (one server CPU)")
+    assert "no difference resolved" in readview.findings(published)
 
 
-def test_published_postgres_14_rebuilds_are_bounded_from_the_stored_quantiles(published):
-    """At 10,000 the median call equals H = 0's (at most half rebuilt) and the 90th percentile is
-    11.6 µs (at least a tenth did): a rebuild adds 2 to 10 times the mean's rise per holder."""
-    b = readview.rebuild_bounds(published).set_index("server")
-    r = b.loc["postgres 14.23"]
-    assert r["p50"] == r["p50 at 0"] and round(r["p90"] / 1000, 1) == 11.6
-    assert (r["share at most"], r["share at least"]) == (0.5, 0.1)
-    assert round(r["rebuild at least"], 2) == 0.66 and round(r["rebuild at most"], 1) == 3.4
+def test_postgres_14_rebuilds_are_bounded_from_the_stored_quantiles(published):
+    """The published runs timed rebuilds apart; with those columns dropped (as in runs stored before),
+    the median and 90th percentile bound a rebuild's cost per holder, and the bounds hold the slope of
+    the rebuilds timed apart."""
+    reuse = readview.reuse(published)
+    assert reuse["rebuilt share"].between(0, 1).all() and readview.rebuild_bounds(published).empty
     vs = readview.view_slopes(published)
-    assert set(vs.loc[vs["family"] == "postgres>=14", "calls"]) == {"every call, reuses included"}
-    assert readview.reuse(published)["rebuilt share"].isna().all()
+    pg14 = vs[(vs["server"] == "postgres 14.23") & (vs["holding"] == "prepared")].set_index("calls")
+    assert set(pg14.index) == {"every call, reuses included", "rebuilds only"}
+    rebuilt = pg14.loc["rebuilds only", "slope"]
+    assert rebuilt > pg14.loc["every call, reuses included", "slope"]
+    split = [c for c in published.wide if c.startswith(("view_rebuilt", "view_reused"))]
+    old = replace(published, wide=published.wide.drop(columns=split))
+    b = readview.rebuild_bounds(old).set_index("server")
+    r = b.loc["postgres 14.23"]
+    assert r["p50"] == r["p50 at 0"] and r["p90"] > 3 * r["p90 at 0"]
+    assert (r["share at most"], r["share at least"]) == (0.5, 0.1)
+    assert r["rebuild at least"] < rebuilt < r["rebuild at most"]
+    assert "These runs timed every call together" in readview.reuse_sentence(old)
 
 
 def test_the_mariadb_loop_shows_its_repeats_in_run_order(published):
-    lr = readview.loop_runs(published).set_index("holders")
-    top = lr.loc[10000]
-    assert [round(x) for x in top["us_per_read"]] == [1370, 1501, 3347, 2617]
-    assert round(top["reads_ratio"], 2) == 0.02 and top["reads_high"] < 1
-    assert top["loop_low"] > 100  # the growth is resolved whatever the drift
+    lr = readview.loop_runs(published)
+    assert set(lr["server"]) == {"mariadb 10.11.19", "mariadb 11.8.9"}
+    for name, g in lr.groupby("server"):
+        g = g.set_index("holders").sort_index()
+        top = g.loc[g.index.max()]
+        assert len(top["us_per_read"]) == top["repeats"] == 4
+        assert top["reads_high"] < 1 or top["reads_low"] < 1 < top["reads_high"]
+        assert top["loop_low"] > top["us_spread"]  # the growth is resolved beyond the repeats' spread
+        assert g["loop_ratio"].is_monotonic_increasing or g["loop_ratio"].iloc[1:].is_monotonic_increasing
+    old = lr[lr["server"] == "mariadb 10.11.19"].set_index("holders").loc[10000]
+    assert old["reads_high"] < 1
 
 
 def test_published_claims_have_the_books_columns_and_the_corrected_verdicts(published):
@@ -152,26 +178,33 @@ def test_published_claims_have_the_books_columns_and_the_corrected_verdicts(publ
     t = readview.claims(published)
     assert list(t.columns) == list(verdicts.COLUMNS)
     v = list(t["verdict"])
-    assert v[0].startswith("disagrees (it grows, but concave")
-    assert v[1].startswith("agrees (above the copy")
+    # the source ran MySQL 8.0.27 on NUMA servers with hundreds of connections: no bare "agrees"
+    assert "agrees" not in v
+    assert v[0].startswith("agrees, under other conditions (") and v[0].endswith(
+        "it grows; no departure from a line resolved")
+    assert v[1].startswith("agrees, under other conditions (") and "above the copy" in v[1]
     assert v[2].startswith("agrees (it grows; no cost per transaction")
     assert "no cost per open transaction is given" in t["measured here"][2]
-    assert v[3] == "agrees"
-    assert v[4] == "agrees; many CPUs: not testable here (one server CPU)"
-    assert "+0.68 ns [+0.26, +1.10]" in t["measured here"][4]
+    assert v[3].startswith("agrees, under other conditions (") and "comparison of the structures" in v[3]
+    assert "postgres 12.22 minus postgres 14.23" in t["measured here"][4]
+    for verdict in v:
+        for part in verdict.split("; "):
+            assert not part.startswith("agrees on") and part != "agrees"
 
 
 def test_published_page_sentences(published):
-    assert readview.loop_sentence(published).startswith(
-        "**mariadb 10.11.19: with 10,000 transactions held open, its readers keep 0.02 [0.002, 0.175]")
-    assert "1,370, 1,501, 3,347, 2,617 µs per read" in readview.loop_sentence(published)
-    assert readview.sessions_sentence(published).startswith("Per snapshot, postgres 12.22: +0.73 ns [+0.33, +1.12] per idle "
-                                                            "session, +1.70 ns [+1.66, +1.74] per prepared transaction;")
-    assert "postgres 12.22 minus postgres 14.23 +0.68 ns [+0.26, +1.10]" in readview.sessions_sentence(published)
+    loop = readview.loop_sentence(published)
+    assert loop.startswith("**mariadb 10.11.19: with 10,000 transactions held open, its readers keep")
+    assert "**mariadb 11.8.9:" in loop and "in that order" in loop
+    sessions = readview.sessions_sentence(published)
+    assert sessions.startswith("Per snapshot, postgres 12.22:") and "postgres 14.23:" in sessions
+    assert "postgres 12.22 minus postgres 14.23" in sessions and "postgres 18" not in sessions
     assert readview.statement_sentence(published) == "No server's CPU per statement is resolved above twice the others' here."
-    assert "0.078 ns per byte, 8 times the copy" in readview.copy_sentence(published)
+    assert readview.copy_sentence(published).startswith("This machine copies a view's worth of ids at")
+    assert "measured in every run" in readview.copy_sentence(published)
     findings = readview.findings(published).split("\n\n")
     assert 3 <= len(findings) <= 6 and findings[0].startswith("With 10,000 transactions held open, mariadb 10.11.19's")
+    assert "nan" not in " ".join(findings).lower()
 
 
 def test_a_run_of_one_repeat_says_it_has_no_interval(published):
@@ -247,4 +280,8 @@ def test_the_double_latch_counts_the_global_mutex_and_shows_the_others_apart(pub
     assert row["other names"] == "trx_sys_shard_mutex" and row["other autocommit"] > 0
     assert after.loc[after["server"] == "mysql 5.7.22", "other names"].eq("").all()
     verdict = latch_row(split, readview.tidy(split)).verdict
-    assert "on mysql 8.0.15 (its trx-sys split" in verdict and "on mysql 5.7.22 (one trx-sys mutex" in verdict
+    # 8.0.15 (given a shard mutex here) joins 9.7.4 among the split servers; 5.7.22 keeps its one mutex
+    assert "on mysql 8.0.15, mysql 9.7.4 (its trx-sys split" in verdict and "on mysql 5.7.22 (one trx-sys mutex" in verdict
+    assert "agrees on" not in verdict  # an agreement says its conditions differ from the source's
+    real = latch_row(published, readview.tidy(published)).verdict
+    assert "on mysql 9.7.4 (its trx-sys split" in real and "on mysql 5.7.22, mysql 8.0.15 (one trx-sys mutex" in real

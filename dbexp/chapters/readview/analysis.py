@@ -373,7 +373,8 @@ def loop_runs(res: Results) -> pd.DataFrame:
     """Where no function is exported to time (MariaDB): the server-side loop's time per read and the
     readers' reads per second at each H, each repeat in the order it ran (a server of its own runs an
     H's repeats back to back, so a drift of the server shows as a trend along them), and each as a
-    ratio to H = 0 (ratios of geometric means over the repeats, Welch intervals)."""
+    ratio to H = 0 (ratios of geometric means over the repeats, Welch intervals); ``us_spread`` and
+    ``reads_spread`` are the largest repeat over the smallest, of the loop's and the readers'."""
     w = tidy(res)
     if "loop_ns_per_read" not in w:
         return pd.DataFrame()
@@ -394,7 +395,9 @@ def loop_runs(res: Results) -> pd.DataFrame:
                          "us_min": gh["loop_ns_per_read"].min() / 1000, "us_max": gh["loop_ns_per_read"].max() / 1000,
                          "loop_ratio": ratio[0], "loop_low": ratio[1], "loop_high": ratio[2],
                          "reads_per_s": th["reads_per_s"].tolist(), "reads_ratio": reads[0],
-                         "reads_low": reads[1], "reads_high": reads[2], "repeats": len(gh)})
+                         "reads_low": reads[1], "reads_high": reads[2], "repeats": len(gh),
+                         "us_spread": gh["loop_ns_per_read"].max() / gh["loop_ns_per_read"].min(),
+                         "reads_spread": th["reads_per_s"].max() / th["reads_per_s"].min() if len(th) else float("nan")})
     return pd.DataFrame(rows)
 
 

@@ -13,8 +13,8 @@ from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import BINWANG, KERNELMAKER_MVCC, PG14_NOTES
 
 NAN = float("nan")
-BINWANG_WHERE = ("MySQL 8.0.27, BenchmarkSQL TPC-C on NUMA servers (x86 and ARM) at up to hundreds of "
-                 "connections")
+BINWANG_THERE = "MySQL 8.0.27 on NUMA servers (x86 and ARM) at up to hundreds of connections"
+BINWANG_WHERE = BINWANG_THERE.replace(" on ", ", BenchmarkSQL TPC-C on ", 1)
 
 
 def _f(x: float, signed: bool = True) -> str:
@@ -45,6 +45,32 @@ def _lab(w: pd.DataFrame, names) -> str:
             f"{g['workload'].map(lambda x: x['duration_s']).max():g} s runs, {int(g['repeat'].nunique())} repeats")
 
 
+def _here_short(w: pd.DataFrame, names, named: bool = True) -> str:
+    """This lab's conditions for ``names`` in a few words (the servers, readers and server CPUs), for
+    a verdict that agrees under conditions other than the source's."""
+    g = w[w["series_name"].isin(list(names))]
+    if g.empty:
+        return "not measured at this scale"
+    ncpu = len(str(g["server_cpus"].iloc[0]).split(","))
+    return (f"{_servers(sorted(set(g['series_name']))) + ' with ' if named else ''}{int(g['readers'].max())} "
+            f"readers and a writer on "
+            f"{'one server CPU' if ncpu == 1 else f'{ncpu} server CPUs'} here")
+
+
+def _qualified(verdict: str, other: str) -> str:
+    """The book's rule: where this lab's conditions differ from the source's, an agreement says so
+    ("agrees, under other conditions (...)"), its reason kept after a colon; other verdicts unchanged."""
+    if verdict == "agrees":
+        return f"agrees, under other conditions ({other})"
+    if verdict.startswith("agrees (") and verdict.endswith(")"):
+        return f"agrees, under other conditions ({other}): {verdict[len('agrees ('):-1]}"
+    return verdict
+
+
+def _binwang_other(w: pd.DataFrame, names, named: bool = True) -> str:
+    return f"{_here_short(w, names, named)}; {BINWANG_THERE} there"
+
+
 def _hs(w: pd.DataFrame, names, mode: str = "prepared") -> str:
     hs = sorted(set(w.loc[w["series_name"].isin(list(names)) & (w["mode"].isin([mode, "none"])), "holders"]))
     return ", ".join(f"{h:,}" for h in hs)
@@ -70,6 +96,8 @@ def linear_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
     seg = analysis.segments(res)
     seg = seg[seg["family"] == innodb.Views.family] if len(seg) else seg
     names = sorted(set(w.loc[w["family"] == innodb.Views.family, "series_name"]))
+    vs = analysis.view_slopes(res)
+    whole = vs[vs["holding"] == "prepared"].set_index("server") if len(vs) else vs
     measured, verdict = [], []
     for _, r in seg.iterrows():
         measured.append(
@@ -83,7 +111,10 @@ def linear_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         elif r["shape"] == "convex":
             verdict.append("disagrees (it grows, but convex: each holder past the middle H adds more)")
         elif r["shape"].startswith("straight"):
-            verdict.append("agrees (no departure from a line resolved)")
+            # "increases linearly": the slope over every H resolved above 0, and no bend resolved
+            grows = _above_zero(*whole.loc[r["server"], ["slope", "low", "high"]], int(r["repeats"]))
+            verdict.append(_qualified("agrees (it grows; no departure from a line resolved)",
+                                      _binwang_other(w, [r["server"]], named=False)) if grows == "agrees" else grows)
         else:
             verdict.append("not resolved (one repeat: no interval)")
     return verdicts.ClaimRow(
@@ -114,7 +145,8 @@ def copy_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
                                    if r["predicted low"] == r["predicted low"] else "")
         for _, r in g.iterrows())
     verdict = verdicts.combine(
-        _more(_above_zero(r["excess"], r["excess low"], r["excess high"], int(r["repeats"]))) for _, r in g.iterrows())
+        _qualified(_more(_above_zero(r["excess"], r["excess low"], r["excess high"], int(r["repeats"]))),
+                   _binwang_other(w, [r["server"]], named=False)) for _, r in g.iterrows())
     return verdicts.ClaimRow(
         claim=BINWANG.cite("With 1,000 active transactions, native MySQL copies at least 8,000 bytes into each "
                            "ReadView: 8 bytes per transaction id (book chapter 8.2.3)"),
@@ -154,10 +186,10 @@ def mariadb_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
             f"{name}: the readers manage {top['reads_ratio']:.2f} [{top['reads_low']:.3f}, {top['reads_high']:.2f}] "
             f"of their H = 0 reads per second at H = {top['holders']:,}; the loop's time per read: {steps}; "
             f"its {top['repeats']} repeats at H = {top['holders']:,}, back to back on one server, in run order: "
-            f"{order} µs, the readers' {reads} reads/s: a drift along the repeats, so no cost per open "
-            f"transaction is given")
+            f"{order} µs, the readers' {reads} reads/s: a drift of that server is not averaged out by "
+            f"repeats run back to back, so no cost per open transaction is given")
         v = verdicts.interval(top["loop_low"], top["loop_high"], "above", reference=1.0)
-        verdict.append(f"{v} (it grows; no cost per transaction: the repeats drift)" if v == "agrees" else v)
+        verdict.append(f"{v} (it grows; no cost per transaction: an H's repeats ran back to back on one server)" if v == "agrees" else v)
         if base.empty:
             verdict[-1] = verdicts.NOT_MEASURED
     return verdicts.ClaimRow(
@@ -189,7 +221,9 @@ def postgres_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
                      f"median call is {b['p50'] / 1000:.2f} µs, {b['p50 at 0'] / 1000:.2f} at H = 0; the 90th "
                      f"percentile {b['p90'] / 1000:.1f} µs" + (f": {', '.join(share)})" if share else ")"))
         measured.append(text)
-        verdict.append(_above_zero(r["slope"], r["low"], r["high"], int(r["repeats"])))
+        verdict.append(_qualified(_above_zero(r["slope"], r["low"], r["high"], int(r["repeats"])),
+                                  f"{_here_short(w, [r['server']], named=False)}; a comparison of the structures there, "
+                                  f"with no version or load"))
     names = list(g["server"]) if len(g) else []
     return verdicts.ClaimRow(
         claim=KERNELMAKER_MVCC.cite("A PostgreSQL snapshot holds what a ReadView holds (xmin, xmax and the running "
@@ -212,7 +246,11 @@ def sessions_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
                            for n, s in servers.items())
         diffs = "; ".join(f"{p['old']} minus {p['new']}: {_slope(*p['difference'])}" for p in idle["pairs"])
         measured = f"per snapshot and idle session, {slopes}; {diffs} (Welch intervals over the repeats' slopes)"
-        verdict = verdicts.combine(_above_zero(*p["difference"], min(p["repeats"])) for p in idle["pairs"])
+        hs_idle = sorted(set(w.loc[w["series_name"].isin(list(servers)) & (w["mode"] == "idle"), "holders"]))
+        verdict = verdicts.combine(
+            _qualified(_above_zero(*p["difference"], min(p["repeats"])),
+                       f"{_here_short(w, [p['old'], p['new']], named=False)}, up to {max(hs_idle):,} idle sessions; many CPUs "
+                       f"and high session counts there") for p in idle["pairs"])
         verdict += "; many CPUs: not testable here (one server CPU)"
     else:
         verdict, measured = verdicts.NOT_MEASURED, "not measured at this scale (needs PostgreSQL 12 or 13 and 14+)"
@@ -261,7 +299,8 @@ def latch_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         # the servers whose transaction system is split into more mutexes (9.7: its other trx-sys mutexes
         # were counted), like the source's later 8.0, apart from those with the one global mutex
         split, one = my[my["other names"] != ""], my[my["other names"] == ""]
-        found = [f"{_latch_verdict(g)} on {_servers(g['server'])} ({what})" for g, what in (
+        found = [f"{_qualified(_latch_verdict(g), _binwang_other(w, g['server'], named=False))} on {_servers(g['server'])} "
+                 f"({what})" for g, what in (
             (split, "its trx-sys split into more mutexes, the view still opened and closed under the global one"),
             (one, "one trx-sys mutex, before the split")) if len(g)]
         verdict = "; ".join(found) if found else verdicts.NOT_MEASURED
