@@ -11,6 +11,7 @@ from dbexp.chapters.calibration.analysis import (EPISODE_BUSY_PCT, LENGTH_FACTOR
                                                  spread_table, version_ratio, version_repeats, with_derived)
 from dbexp.chapters.calibration.parts import PARTS
 from dbexp.chapters.calibration.versions import VersionClaim
+from dbexp.book.prose import plural
 from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import CALLAGHAN_24
@@ -52,7 +53,7 @@ def single_runs_row(res: Results) -> verdicts.ClaimRow:
     moves = stats.single_runs_spread(float(ps["cv"].median()))
     measured = (f"point-select CV, the median of {len(ps)} servers: {ps['cv'].median():.1%} over all repeats (worst "
                 f"{worst['cv']:.1%}, {worst['flavor']} {worst['version'].split('-')[0]}); "
-                + (f"{ps['cv_steady'].median():.1%} without the {episodes} runs of machine episodes (server CPU busy "
+                + (f"{ps['cv_steady'].median():.1%} without the {plural(episodes, 'run')} of machine episodes (server CPU busy "
                    f"under {EPISODE_BUSY_PCT:g}%; worst {ps['cv_steady'].max():.1%})" if episodes
                    else "no run fell in a machine episode")
                 + f"; so here the ratio of two single {seconds:g} s runs moves by up to {moves:.1%} either way on its "
@@ -97,7 +98,7 @@ def version_row(res: Results, flavor: str, c: VersionClaim) -> verdicts.ClaimRow
         cells, verdict_cells = [], []
         for steady in (False, True) if episodes else (False,):
             r, lo, hi = version_ratio(res, flavor, c.num, c.den, value=value, steady=steady)
-            which = f"without the {episodes} runs of machine episodes" if steady else f"over all {n} repeats"
+            which = f"without the {plural(episodes, 'run')} of machine episodes" if steady else f"over all {n} repeats"
             cells.append(f"{r:.3f} [{lo:.3f}, {hi:.3f}] {which}")
             if c.figure is not None:
                 k = version_repeats(res, flavor, c.num, c.den, steady=steady)

@@ -8,7 +8,7 @@ import pandas as pd
 
 from dbexp.book import prose
 from dbexp.chapters.calibration.analysis import (LENGTH_FACTOR, RATIOS, cpu_table, durations, episode_numbers,
-                                                 length_checks, ratio_table, sampler_cost, server_label,
+                                                 length_checks, ratio_busy, ratio_table, sampler_cost, server_label,
                                                  spread_numbers, spread_table)
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
@@ -107,7 +107,7 @@ def _checks(res: Results) -> tuple[list[dict], list[str]]:
         done.append({"label": r["label"], "what": what, "ratio": r["ratio"], "lo": r["ci_low"], "hi": r["ci_high"],
                      "long": r["long"], "long_s": r["long_s"], "short_s": r["short_s"], "position": r["position"],
                      "over": r["over"], "over_lo": r["over_low"], "over_hi": r["over_high"],
-                     "comparison": r["comparison"]})
+                     "comparison": r["comparison"], "reading": r["reading"]})
     return done, missing
 
 
@@ -115,13 +115,21 @@ def _factor(checks: list[dict]) -> int:
     return round(checks[0]["long_s"] / checks[0]["short_s"]) if checks else LENGTH_FACTOR
 
 
+def _length_groups(checks: list[dict]) -> dict:
+    """The checks by what their interval says: the same within 1 +- NEAR_BAND (agree), holding 1 but
+    reaching beyond that band (too wide to tell), and excluding 1 (run length moved the answer)."""
+    inside = [c for c in checks if c["position"] == "inside"]
+    return {"agree": [c for c in inside if c["reading"] == "agrees"],
+            "wide": [c for c in inside if c["reading"] != "agrees"],
+            "outside": [c for c in checks if c["position"] != "inside"], "band": verdicts.NEAR_BAND}
+
+
 def length_reading(res: Results) -> str:
-    """The run-length check in words: how many comparisons' long point lies inside their interval, and
-    which do not."""
+    """The run-length check in words: which comparisons' long over short lies within 1 +- 5% (agree),
+    which holds 1 but is too wide to tell, and which excludes 1."""
     checks, missing = _checks(res)
     return prose.render(CHAPTER, "length_reading", checks=checks, missing=missing, factor=_factor(checks),
-                        inside=sum(c["position"] == "inside" for c in checks),
-                        outside=[c for c in checks if c["position"] != "inside"])
+                        **_length_groups(checks))
 
 
 def _seconds_range(res: Results) -> str:
@@ -146,6 +154,9 @@ def findings(res: Results) -> str:
                   "rest_median": e["rest_median"]}
     parts = {p["part"]: p for p in ratio_parts(res)}
     cost = [parts[p] for p in ("harness", "container") if p in parts]
+    # the lab's cost: every interval of harness / hand and container / bare holding 1, or the ones that do not
+    bent = [{**c, "a": p["a"], "b": p["b"], "direction": "slower" if c["hi"] < 1 else "faster"}
+            for p in cost for c in p["cells"] if not c["lo"] <= 1 <= c["hi"]]
     cpu = [{"server": r["server"], "ratio": r["ratio"], "lo": r["lo"], "hi": r["hi"]} for r in _cpu_rows(res)]
     sampler = sampler_cost(res)
     sessions = None
@@ -157,11 +168,11 @@ def findings(res: Results) -> str:
     length = None
     if checks:
         versions = [c for c in checks if c["comparison"] == "versions"]
-        length = {"inside": sum(c["position"] == "inside" for c in checks), "total": len(checks),
-                  "factor": _factor(checks), "first": (versions or checks)[0],
-                  "outside": [c for c in checks if c["position"] != "inside"]}
-    return prose.render(CHAPTER, "findings", spread=spread, cost=cost, pinning=parts.get("pinning"), cpu=cpu,
-                        sessions=sessions, length=length, durations=_seconds_range(res))
+        length = {"total": len(checks), "factor": _factor(checks), "first": (versions or checks)[0],
+                  **_length_groups(checks)}
+    return prose.render(CHAPTER, "findings", spread=spread, cost=cost, bent=bent, busy=ratio_busy(res),
+                        pinning=parts.get("pinning"), cpu=cpu, sessions=sessions, length=length,
+                        durations=_seconds_range(res))
 
 
 def readme_block(res: Results) -> str:
