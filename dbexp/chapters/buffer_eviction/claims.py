@@ -10,6 +10,7 @@ not a test of eviction here (the scan and the hot sessions share the server's on
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 
@@ -148,7 +149,7 @@ def _innodb_rows(res: Results, sm: pd.DataFrame, here: str) -> list[verdicts.Cla
         "; ".join(_kept_cell(r) for r in d.itertuples()),
         verdicts.combine(_protected(kept(r.misses_low, r.misses_high, r.hot_resident_scan),
                                     unprotected.get(r.series_name)) for r in d.itertuples())))
-    claim = src.cite("That protection is innodb_old_blocks_time's: a page touched again after it is moves to the "
+    claim = src.cite("That protection is innodb_old_blocks_time's: a page touched again after that time moves to the "
                      "young end")
     if len(z):
         both = d.merge(z, on="series_name", suffixes=("", "_zero"))
@@ -252,8 +253,7 @@ def _postgres_rows(res: Results, sm: pd.DataFrame, here: str) -> list[verdicts.C
             share = both["alloc_s_scan"] / both["alloc_s_scan_idx"].clip(lower=1.0)
             worst_old = float(share[old.index].max())
             rows.append(verdicts.ClaimRow(
-                "Our extension: PostgreSQL 17 and 18 (read streams; asynchronous I/O in 18) keep a sequential scan "
-                "inside its ring as 12 to 16 do",
+                _streams_claim(list(old["series_name"]), list(new["series_name"])),
                 "not in the source", here_pg + f"; holds: a share at most twice 12 to 16's worst, or under {RING_LEAK:.0%}",
                 "clock-sweep allocations of the sequential scan as a share of the index read's: "
                 + "; ".join(f"{n} {100 * v:.1f}%" for n, v in zip(both["series_name"], share)),
@@ -281,6 +281,24 @@ def _postgres_rows(res: Results, sm: pd.DataFrame, here: str) -> list[verdicts.C
                 "share of the big table's buffers at usage count 0 or 1 during the sequential scan: " + ", ".join(cells),
                 verdicts.combine(_ring_usage(v, ref.get(n, float("nan"))) for n, v in low.items())))
     return rows
+
+
+def _major(name: str) -> int | None:
+    m = re.search(r"(\d+)(?:\.\d+)*\s*$", str(name))
+    return int(m.group(1)) if m else None
+
+
+def _streams_claim(old: list[str], new: list[str]) -> str:
+    """The read-streams row's claim, naming the versions this run measured (a version left out at
+    this scale, such as 17 at default scale, is not named)."""
+    olds = sorted({m for m in map(_major, old) if m is not None})
+    news = sorted({m for m in map(_major, new) if m is not None})
+    span = (f"{olds[0]} to {olds[-1]}" if len(olds) > 1 else f"{olds[0]}") if olds else "the older versions"
+    what = "read streams" + ("; asynchronous I/O in 18" if any(m >= 18 for m in news) and len(news) > 1 else
+                             "; asynchronous I/O" if news == [18] or (news and min(news) >= 18) else "")
+    names = " and ".join(map(str, news)) if news else "the newer versions"
+    verb = "keeps" if len(news) == 1 else "keep"
+    return f"Our extension: PostgreSQL {names} ({what}) {verb} a sequential scan inside its ring as {span} do"
 
 
 def _ring_usage(ring: float, no_ring: float) -> str:

@@ -12,7 +12,7 @@ from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results
 
 from .analysis import hot_rate, of_variant, per_run, pool_sizes, scan_depths, summary, tidy
-from .claims import DEFAULTS, DEPTH_DEFAULT, KEPT_MISSES, _protected, kept
+from .claims import DEFAULTS, DEPTH_DEFAULT, KEPT_MISSES, KEPT_RESIDENT, _protected, kept
 from .innodb import OLD_MIN_LEN
 
 
@@ -66,7 +66,9 @@ def numbers(res: Results) -> dict:
         diff = _difference(runs, r.series_name, "index scan (no ring)", "seq scan (ring)")
         ring.append({"server": r.series_name, "alloc": r.alloc_s_scan, "alloc_idx": r.alloc_s_scan_idx,
                      "misses": r.misses_per_q, "misses_idx": r.misses_per_q_idx, "diff": diff[0], "lo": diff[1],
-                     "hi": diff[2], "lost_idx": kept(r.misses_low_idx, r.misses_high_idx,
+                     "hi": diff[2], "resident": r.hot_resident_scan, "resident_idx": r.hot_resident_scan_idx,
+                     "state": kept(r.misses_low, r.misses_high, r.hot_resident_scan).split(" (")[0],
+                     "lost_idx": kept(r.misses_low_idx, r.misses_high_idx,
                                                      r.hot_resident_scan_idx).startswith("disagrees")})
     cpu_rows = d if len(d) else seq
     cpu = [{"server": r.series_name, "ratio": r.ratio, "lo": r.ci_low, "hi": r.ci_high, "misses": r.misses_per_q,
@@ -76,6 +78,7 @@ def numbers(res: Results) -> dict:
     return {
         "runs": len(res.wide),
         "kept_misses": KEPT_MISSES,
+        "kept_resident": KEPT_RESIDENT,
         "defaults": _kept_rows(d, z),
         "zero": zero,
         "ring": ring,
