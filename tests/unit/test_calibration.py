@@ -296,7 +296,8 @@ def test_findings_are_five_with_numbers_and_intervals(res):
     assert (f"CV is {n['cv_ps_median']:.1%} in the median and {n['cv_ps_max']:.1%} at worst ({n['cv_ps_max_server']})"
             in bullets[0])
     k = cal.episode_numbers(res)["episodes"]
-    assert (f"{k} of {n_runs} runs fell in episodes of the machine" in bullets[0]) == (k > 0)
+    episodes = "an episode" if k == 1 else "episodes"
+    assert (f"{k} of {n_runs} runs fell in {episodes} of the machine" in bullets[0]) == (k > 0)
     assert f"{k + 2} of {n_runs} runs fell in episodes of the machine" in cal.findings(_with_episodes(res))
     rt = cal.ratio_table(res).set_index(["ratio", "flavor"])
     h = rt.loc[("harness", "mysql")]
@@ -306,7 +307,12 @@ def test_findings_are_five_with_numbers_and_intervals(res):
     cost = rt.loc[["harness", "container"]]
     bent = ~((cost["ci_low"] <= 1) & (cost["ci_high"] >= 1))
     assert bullets[1].startswith("- **The lab's own cost is not ruled out here**" if bent.any()
-                                 else "- **The lab does not bend throughput**")
+                                 else "- **The lab does not bend throughput")
+    # ... and where runs ten times as long moved a harness or container QPS ratio, it says so
+    moved = [c for c in cal.sentences._length_groups(cal.sentences._checks(res)[0])["outside"]
+             if c["what"] == "QPS" and c["label"].split(": ")[-1] in ("harness / hand", "container / bare")]
+    assert ("for longer runs the lab's cost is not ruled out" in bullets[1]) == (bool(moved) and not bent.any())
+    assert all(f"{c['label']} was {c['long']:.3f}" in bullets[1] for c in moved if not bent.any())
     assert bullets[1].count(" than ") == int(bent.sum())
     busy = cal.analysis.ratio_busy(res)
     assert (f"{busy['reference_episodes']} of the {busy['reference_runs']} reference runs" in bullets[1]) == (

@@ -170,8 +170,11 @@ def findings(res: Results) -> str:
         versions = [c for c in checks if c["comparison"] == "versions"]
         length = {"total": len(checks), "factor": _factor(checks), "first": (versions or checks)[0],
                   **_length_groups(checks)}
+    # the lab's cost comparisons whose answer moved with runs ten times as long (the run-length check)
+    moved = [c for c in (length or {}).get("outside", []) if c["what"] == "QPS"
+             and any(c["label"].endswith(f"{p['a']} / {p['b']}") for p in cost)]
     return prose.render(CHAPTER, "findings", spread=spread, cost=cost, bent=bent, busy=ratio_busy(res),
-                        pinning=parts.get("pinning"), cpu=cpu, sessions=sessions, length=length,
+                        pinning=parts.get("pinning"), cpu=cpu, sessions=sessions, length=length, moved=moved,
                         durations=_seconds_range(res))
 
 
