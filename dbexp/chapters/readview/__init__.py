@@ -2,8 +2,8 @@
 PostgreSQL, per connected session). ``CHAPTER`` and the names the notebook uses."""
 
 from dbexp.chapters.readview.analysis import (by_h, copy_cost, cpu_slopes, latch, loop_runs, probe_cost,
-                                              rebuild_bounds, relative_qps, reuse, segments, statement_costs,
-                                              tidy, view_slopes)
+                                              rebuild_bounds, recolor, relative_qps, reuse, segments,
+                                              series_colors, statement_costs, tidy, view_slopes)
 from dbexp.chapters.readview.claims import claims
 from dbexp.chapters.readview.design import CHAPTER, probe_note
 from dbexp.chapters.readview.points import LATCH_STMTS, Scale
@@ -14,5 +14,6 @@ run = CHAPTER.run
 
 __all__ = ["CHAPTER", "LATCH_STMTS", "Scale", "by_h", "claims", "copy_cost", "copy_sentence", "cpu_slopes",
            "findings", "latch", "loop_runs", "loop_sentence", "probe_cost", "probe_note", "rebuild_bounds",
-           "relative_qps", "reuse", "reuse_sentence", "run", "segments", "segments_sentence", "sessions_sentence",
+           "recolor", "relative_qps", "reuse", "reuse_sentence", "run", "segments", "segments_sentence",
+           "series_colors", "sessions_sentence",
            "statement_costs", "statement_sentence", "tidy", "view_slopes"]

@@ -57,7 +57,51 @@ def by_h(res: Results, value: str, probe: bool = False) -> pd.DataFrame:
         for m in ([m for m in ("prepared", "idle") if m in modes[name]] if mode == "none" else [mode]):
             rows.append({"server": name, "holding": m, "holders": h, value: g[value].median(),
                          "series": name + (" (idle sessions)" if m == "idle" else ""), "engine": panel})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    # a panel is named for the engines it holds here (the probe runs time no MariaDB function)
+    return out.assign(engine=out.groupby("engine")["server"].transform(_panel_label))
+
+
+FLAVOR_LABELS = {"mysql": "MySQL", "mariadb": "MariaDB", "postgres": "PostgreSQL"}
+
+
+def _panel_label(servers: pd.Series) -> str:
+    present = set(str(s).partition(" ")[0] for s in servers)
+    names = [label for f, label in FLAVOR_LABELS.items() if f in present] + sorted(present - set(FLAVOR_LABELS))
+    return " and ".join(names)
+
+
+def series_colors(res: Results) -> tuple[list[str], list[str]]:
+    """One colour per series (a server, or a PostgreSQL server's idle sessions) for every chart on the
+    page, so that a colour names the same server in each chart and no two series share one: the
+    series in server order, and their colours (Tableau 10, Tableau 20 past ten)."""
+    w = tidy(res)
+    names = list(w["series_name"].unique())
+    if "mode" in w:
+        names += [f"{n} (idle sessions)" for n in w.loc[w["mode"] == "idle", "series_name"].unique()]
+    from dbexp.book.charts import server_order
+    domain = server_order(names)
+    t10 = ["#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2", "#ff9da6",
+           "#9d755d", "#bab0ac"]
+    t20 = ["#4c78a8", "#9ecae9", "#f58518", "#ffbf79", "#54a24b", "#88d27a", "#b79a20", "#f2cf5b",
+           "#439894", "#83bcb6", "#e45756", "#ff9d98", "#79706e", "#bab0ac", "#d67195", "#fcbfd2",
+           "#b279a2", "#d6a5c9", "#9e765f", "#d8b5a5"]
+    palette = t10 if len(domain) <= len(t10) else t20
+    return domain, [palette[i % len(palette)] for i in range(len(domain))]
+
+
+def recolor(chart, colors: tuple[list[str], list[str]], shown) -> object:
+    """``chart`` (a chart of charts.lines, faceted or not) with the page's colour per series; its
+    legend lists only the series ``shown`` (the ones its data holds)."""
+    import altair as alt
+    shown = set(shown)
+    pairs = [(n, c) for n, c in zip(*colors) if n in shown]
+    inner = chart.spec if isinstance(chart, alt.FacetChart) else chart
+    for layer in inner.layer:
+        layer.encoding.color.scale = alt.Scale(domain=[n for n, _ in pairs], range=[c for _, c in pairs])
+    return chart
 
 
 # what a probe run's timed calls are, by the column that holds their mean: every call, or (where the
