@@ -23,6 +23,7 @@ def findings_numbers(res: Results) -> dict:
             for x in widest(res).to_dict("records")]
     return {"headlines": heads, "widest": wide, "resolution": resolution(res), "control": control(res),
             "target": TARGET_HALF_WIDTH, "pool_reads": float(pr["pool_reads"].sum()) if len(pr) else float("nan"),
+            "pool_windows": int(pr["windows"].sum()) if len(pr) else 0,
             "windows": windows(res)}
 
 
