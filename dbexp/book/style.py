@@ -30,6 +30,9 @@ CSS = """\
 .cell_output table.dbexp-nowrap td { white-space: nowrap; }
 /* a table that still cannot fit scrolls inside its cell rather than being cut */
 .cell_output .output.text_html { overflow-x: auto; max-width: 100%; }
+/* any output table (a Styler's has no class): a long unbreakable name (a mutex, a setting) may break
+   anywhere, so a table's last columns (a claims table's verdict) stay on the page */
+.cell_output table td, .cell_output table th { overflow-wrap: anywhere; }
 /* hand-written pages: wrap long code names in table cells */
 article table.table td code, article table.table th code { white-space: normal; word-break: break-word; }
 /* the data links under a chart */
