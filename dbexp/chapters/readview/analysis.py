@@ -64,12 +64,11 @@ def by_h(res: Results, value: str, probe: bool = False) -> pd.DataFrame:
     return out.assign(engine=out.groupby("engine")["server"].transform(_panel_label))
 
 
-FLAVOR_LABELS = {"mysql": "MySQL", "mariadb": "MariaDB", "postgres": "PostgreSQL"}
-
-
 def _panel_label(servers: pd.Series) -> str:
+    """The engines a panel holds, as the book names them ("MySQL and MariaDB"), in the registry's order."""
+    from dbexp.servers.registry import FLAVORS
     present = set(str(s).partition(" ")[0] for s in servers)
-    names = [label for f, label in FLAVOR_LABELS.items() if f in present] + sorted(present - set(FLAVOR_LABELS))
+    names = [cls.title for name, cls in FLAVORS.items() if name in present] + sorted(present - set(FLAVORS))
     return " and ".join(names)
 
 
