@@ -88,7 +88,9 @@ def command(workload: Workload, server, phase: str) -> list[str]:
     if phase == "run":
         cmd += [f"--threads={workload.threads}", f"--time={int(workload.duration_s)}",
                 f"--report-interval={workload.report_interval}", "--percentile=95", "--histogram=on",
-                "--db-ps-mode=auto", "--rand-type=uniform"]
+                "--rand-type=uniform"]
+        if "db-ps-mode" not in dict(workload.options):  # prepared statements unless the workload says
+            cmd.append("--db-ps-mode=auto")
     elif phase == "prepare":
         cmd += [f"--threads={min(workload.tables, 4)}"]
     cmd.append(phase)

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from dbexp.chapters import versions
-from dbexp.chapters.versions import CHAPTER
+from dbexp.chapters.versions import CHAPTER, innodb
+from dbexp.chapters.versions.design import MYSQL
 from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Cpus, Results
 from dbexp.workloads.sysbench import LUA_DIR
@@ -33,16 +34,55 @@ def test_default_design_puts_a_flavors_versions_in_one_window():
     assert len(windows["Postgres scan"]) == 8 and len(windows["MariaDB insert"]) == 4
     assert main.repeats == 5 and len(windows) == 3 * len(sc.tests)
     assert {p.params.length for p in longer.points} == {10} and longer.repeats == 2
-    assert ablation.points == []
-
-
-def test_full_scale_runs_every_test_and_the_ablation():
-    sc = CHAPTER.adjust(CHAPTER.scale("full"), "full", Cpus(), {})
-    main, _, ablation = CHAPTER.design(sc, Cpus())
     assert {p.params.test for p in main.points} == set(versions.TESTS)
-    configs = {p.params.config for p in ablation.points}
-    assert configs == {"source baseline", *versions.FACTORS}
-    assert len({p.together for p in ablation.points}) == 3
+    groups = {}
+    for p in ablation.points:  # one window per configuration, the three MySQL versions in it
+        groups.setdefault(p.together, []).append(p.server.spec)
+    assert len(groups) == len(innodb.configurations()) == 1 + len(innodb.STEPS) + len(versions.FACTORS) - 1
+    assert all(sorted(v) == sorted(MYSQL) for v in groups.values())
+
+
+def _ablation_point(config: str, spec: str):
+    sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
+    return next(p for p in CHAPTER.design(sc, Cpus())[2].points if p.params.config == config and p.server.spec == spec)
+
+
+def test_the_ablation_starts_from_the_sources_baseline_and_takes_its_steps_in_its_order():
+    base = _ablation_point("source baseline", "mysql:9.7@offline")
+    assert base.server.settings["log_bin"] and "skip_log_bin" not in base.server.settings
+    assert base.server.settings["innodb_log_writer_threads"] == "ON"
+    assert base.server.settings["innodb_adaptive_hash_index"] == "OFF"
+    assert dict(base.workload.options)["db-ps-mode"] == "disable"  # the source's text protocol
+    assert "innodb_log_writer_threads" not in _ablation_point("source baseline", "mysql:8.0@offline").server.settings
+    last = _ablation_point("steps 1-5", "mysql:9.7@offline")
+    assert last.server.settings["skip_log_bin"] == "ON" and "log_bin" not in last.server.settings
+    assert last.server.settings["performance_schema"] == "OFF"
+    assert last.server.settings["innodb_log_writer_threads"] == "OFF"
+    assert last.server.settings["innodb_flush_log_at_trx_commit"] == "0"
+    assert dict(last.workload.options)["db-ps-mode"] == "auto"
+    alone = _ablation_point("latin1", "mysql:8.0@offline")
+    assert alone.server.settings["log_bin"] and alone.server.settings["character_set_server"] == "latin1"
+    assert innodb.configurations()["steps 1-3"] == ("writer threads off", "P_S off", "binlog off")
+
+
+def test_the_ablations_gap_is_paired_by_window_and_its_moves_against_the_baseline():
+    rng = np.random.default_rng(2)
+    rows = []
+    for config, gap in (("source baseline", 0.7), ("steps 1-2", 0.8), ("doublewrite off", 0.7)):
+        drift = 1 + 0.2 * rng.standard_normal(5)
+        for name, q in (("mysql 5.7.22", 1000.0), ("mysql 8.0.15", 1000 * gap)):
+            for repeat, d in enumerate(drift):
+                rows.append({"series_name": name, "flavor": "mysql", "test": "update-nonindex", "role": "ablation",
+                             "length": 1, "config": config, "repeat": repeat, "qps_common": q * d,
+                             "workload": {"duration_s": 4}})
+    res = Results("versions", pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), "this run")
+    ab = versions.ablation(res).set_index("config")
+    assert list(ab.index) == ["source baseline", "steps 1-2", "doublewrite off"]
+    assert ab.loc["source baseline", "gap"] == pytest.approx(0.7)
+    assert ab.loc["source baseline", "gap_high"] - ab.loc["source baseline", "gap_low"] == pytest.approx(0, abs=1e-9)
+    assert ab.loc["steps 1-2", "kind"] == "step 2" and ab.loc["doublewrite off", "kind"] == "alone"
+    assert ab.loc["steps 1-2", "moves"] == pytest.approx(0.8 / 0.7)
+    assert ab.loc["steps 1-2", "points"] == pytest.approx(10.0)
 
 
 def test_bad_input_is_refused_in_one_line():
@@ -97,3 +137,14 @@ def test_the_page_renders_before_anything_is_published(tmp_path):
     assert res.source == "no published results yet" and res.wide.empty
     assert "No results" in versions.sentence(res, "findings")
     assert all(v for v in versions.claims(res)["verdict"])
+
+
+def test_the_regression_sources_step_gaps_follow_from_its_tps():
+    from dbexp.chapters.gtid import source
+    from dbexp.chapters.versions import regression
+
+    for step, printed in enumerate(source.PRINTED_STEP_GAPS):
+        assert round(source.step_gap(step) - 1, 3) == printed
+    assert regression.source_gap("steps 1-3") == pytest.approx(109_044 / 128_140)
+    assert regression.source_gap("binlog off") == pytest.approx(88_379 / 116_588)  # its independent table
+    assert regression.source_gap("latin1") is None

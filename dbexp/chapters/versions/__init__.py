@@ -7,6 +7,7 @@ from dbexp.chapters.versions.analysis import (ablation, control, headlines, leng
                                               ratios, relative, resolution, summary, tidy, widest, windows)
 from dbexp.chapters.versions.claims import claims
 from dbexp.chapters.versions.design import CHAPTER, PARTS, Scale, Versions
+from dbexp.chapters.versions import regression
 from dbexp.chapters.versions.innodb import FACTORS, NOT_CHANGED
 from dbexp.chapters.versions.sentences import sentence
 from dbexp.chapters.versions.tests import GROUPS, TESTS
@@ -14,5 +15,5 @@ from dbexp.chapters.versions.tests import GROUPS, TESTS
 run = CHAPTER.run
 
 __all__ = ["CHAPTER", "FACTORS", "GROUPS", "NOT_CHANGED", "PARTS", "Scale", "TESTS", "Versions", "ablation", "claims",
-           "control", "headlines", "length_check", "main_runs", "moved", "pool_reads", "ratios", "relative", "resolution", "run",
+           "control", "headlines", "length_check", "main_runs", "moved", "pool_reads", "ratios", "regression", "relative", "resolution", "run",
            "sentence", "summary", "tidy", "widest", "windows"]

@@ -285,35 +285,39 @@ def length_check(res: Results) -> pd.DataFrame:
 
 
 def ablation(res: Results) -> pd.DataFrame:
-    """The regression ablation: per configuration, each version's QPS (geometric mean over its
-    windows), each newer version over the oldest (Welch: the versions ran in groups of their own), and
-    how the configuration moves that gap: the newer version's window ratios (configuration over the
-    source's baseline) over the oldest's, Welch, and in percentage points of the gap."""
+    """The regression ablation: per configuration (innodb.configurations(), in its order) and newer
+    version, each version's QPS (geometric mean over its windows), the gap (newer over the oldest,
+    paired by window: a configuration's versions share its windows) and how the configuration moves the
+    gap from the source's baseline: its windows' gaps over the baseline's, Welch (the configurations ran
+    in groups of their own), and in percentage points (the gap's difference, as the source states it)."""
+    from dbexp.chapters.versions.innodb import BASELINE, STEPS, configurations
+
     w = tidy(res)
     a = w[w["role"] == "ablation"] if len(w) else w
     if a.empty:
         return pd.DataFrame()
     names = ordered(a["series_name"].unique())
     old = names[0]
+    known = configurations()
     rows = []
     for new in names[1:]:
-        gn, go = a[a["series_name"] == new], a[a["series_name"] == old]
-        gap, glo, ghi = stats.unpaired_ratio_ci(gn[gn["config"] == "source baseline"]["qps_common"],
-                                                go[go["config"] == "source baseline"]["qps_common"])
-        for config in dict.fromkeys(a["config"]):
-            qn, qo = gn[gn["config"] == config]["qps_common"], go[go["config"] == config]["qps_common"]
+        gaps = {}
+        for config in [c for c in known if c in set(a["config"])]:
+            g = a[a["config"] == config]
+            qn = g[g["series_name"] == new].set_index("repeat")["qps_common"]
+            qo = g[g["series_name"] == old].set_index("repeat")["qps_common"]
             if qn.dropna().empty or qo.dropna().empty:
                 continue
-            r, lo, hi = stats.unpaired_ratio_ci(qn, qo)
-            row = {"config": config, "old": old, "new": new, "qps_old": float(sp.gmean(qo.dropna())),
-                   "qps_new": float(sp.gmean(qn.dropna())), "gap": r, "gap_low": lo, "gap_high": hi}
-            if config != "source baseline":
-                cn = (gn[gn["config"] == config].set_index("repeat")["qps_common"]
-                      / gn[gn["config"] == "source baseline"].set_index("repeat")["qps_common"]).dropna()
-                co = (go[go["config"] == config].set_index("repeat")["qps_common"]
-                      / go[go["config"] == "source baseline"].set_index("repeat")["qps_common"]).dropna()
-                m, mlo, mhi = stats.unpaired_ratio_ci(cn, co)
-                row.update({"moves": m, "moves_low": mlo, "moves_high": mhi, "points": 100 * gap * (m - 1)})
+            r, lo, hi, n = stats.pair_ratio_by(qn, qo)
+            gaps[config] = (qn / qo).dropna()
+            factors = known[config]
+            kind = ("baseline" if not factors else f"step {len(factors)}" if factors == STEPS[:len(factors)] else "alone")
+            row = {"config": config, "kind": kind, "old": old, "new": new, "qps_old": float(sp.gmean(qo.dropna())),
+                   "qps_new": float(sp.gmean(qn.dropna())), "gap": r, "gap_low": lo, "gap_high": hi, "windows": n}
+            if config != BASELINE and BASELINE in gaps:
+                m, mlo, mhi = stats.unpaired_ratio_ci(gaps[config], gaps[BASELINE])
+                row.update({"moves": m, "moves_low": mlo, "moves_high": mhi,
+                            "points": 100 * (r - float(sp.gmean(gaps[BASELINE])))})
             rows.append(row)
     return pd.DataFrame(rows)
 

@@ -32,5 +32,5 @@ class PostgresVersions:
         finally:
             conn.close()
 
-    def ablation_settings(self) -> dict[str, dict[str, str]]:
+    def ablation_settings(self) -> dict:
         return {}

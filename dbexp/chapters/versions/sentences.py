@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dbexp.book import prose
-from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, control, headlines, pool_reads, resolution, widest,
-                                              windows)
+from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, ablation, control, headlines, pool_reads, resolution,
+                                              widest, windows)
+from dbexp.chapters.versions.innodb import BASELINE, STEPS, step_name
+from dbexp.chapters.versions.regression import source_gap
 from dbexp.servers.registry import FLAVORS
 from dbexp.experiments.chapter import Results
 
@@ -13,6 +15,29 @@ def _short(p: dict | None) -> dict | None:
     if p is None:
         return None
     return {**p, "server": p["server"].split(" ", 1)[1], "against": p["against"].split(" ", 1)[1]}
+
+
+def ablation_numbers(res: Results) -> list[dict]:
+    """Per newer version: its gap to the oldest at the source's baseline and after the source's steps
+    (with the source's 8.0 gap beside where the version is 8.0), and the factor that, alone, moves the
+    gap the most (by its points, resolved or not: the interval says which)."""
+    ab = ablation(res)
+    out = []
+    for new, g in (ab.groupby("new", sort=False) if len(ab) else ()):
+        g = g.set_index("config")
+        last = step_name(len(STEPS))
+        if BASELINE not in g.index or last not in g.index:
+            continue
+        alone = g[g["kind"] == "alone"].dropna(subset=["points"])
+        top = alone.loc[alone["points"].abs().idxmax()] if len(alone) else None
+        is80 = new.split(" ", 1)[1].startswith("8.0")
+        pick = lambda c: {"gap": g.loc[c, "gap"], "low": g.loc[c, "gap_low"], "high": g.loc[c, "gap_high"],  # noqa: E731
+                          "source": source_gap(c) if is80 else None}
+        out.append({"new": new.split(" ", 1)[1], "old": g["old"].iloc[0].split(" ", 1)[1], "base": pick(BASELINE),
+                    "last": pick(last), "top": None if top is None else
+                    {"config": top.name, "points": top["points"], "moves": top["moves"], "low": top["moves_low"],
+                     "high": top["moves_high"]}})
+    return out
 
 
 def findings_numbers(res: Results) -> dict:
@@ -24,7 +49,7 @@ def findings_numbers(res: Results) -> dict:
     return {"headlines": heads, "widest": wide, "resolution": resolution(res), "control": control(res),
             "target": TARGET_HALF_WIDTH, "pool_reads": float(pr["pool_reads"].sum()) if len(pr) else float("nan"),
             "pool_windows": int(pr["windows"].sum()) if len(pr) else 0,
-            "windows": windows(res)}
+            "windows": windows(res), "ablation": ablation_numbers(res)}
 
 
 NUMBERS = {"findings": findings_numbers, "resolution": findings_numbers}
