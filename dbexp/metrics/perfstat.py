@@ -91,13 +91,13 @@ def perf_binary() -> str | None:
     return shutil.which("perf")
 
 
-def command(cpus: str, interval_ms: int = 1000, events=EVENTS, control: tuple[int, int] | None = None,
+def command(cpus: str, interval_ms: int = 1000, events=EVENTS, control: tuple[int, int] | str | None = None,
             pin: str | None = None, perf: str = "perf") -> list[str]:
     """The command line: what a person would type to count the same (less the control pipe)."""
     cmd = ["taskset", "-c", pin] if pin else []
     cmd += [perf, "stat", "-C", cpus, "-x,", "-I", str(interval_ms)]
     if control:
-        cmd += ["--control", f"fd:{control[0]},{control[1]}"]
+        cmd += ["--control", control if isinstance(control, str) else f"fd:{control[0]},{control[1]}"]
     for _, event, filt in events:
         cmd += ["-e", event] + (["--filter", filt] if filt else [])
     return cmd
@@ -147,20 +147,29 @@ class PerfStat:
         perf = perf_binary()
         if perf is None:
             raise PerfError("perf is not installed (Debian: apt-get install linux-perf)")
-        ctl_r, ctl_w = os.pipe()
-        ack_r, ack_w = os.pipe()
+        if self.control == "fifo":  # named pipes, each held open both ways here (no EOF to wait on)
+            folder = tempfile.mkdtemp(prefix="dbexp-perf-")
+            ctl, ack = os.path.join(folder, "ctl"), os.path.join(folder, "ack")
+            os.mkfifo(ctl)
+            os.mkfifo(ack)
+            ctl_w, ack_r = os.open(ctl, os.O_RDWR), os.open(ack, os.O_RDWR)
+            child, arg = (), f"fifo:{ctl},{ack}"
+        else:
+            ctl_r, ctl_w = os.pipe()
+            ack_r, ack_w = os.pipe()
+            child, arg = (ctl_r, ack_w), f"fd:{ctl_r},{ack_w}"
         self._out = tempfile.TemporaryFile(mode="w+")
-        cmd = command(self.cpus, self.interval_ms, self.events, (ctl_r, ack_w), self.pin, perf)
+        cmd = self.command_line(perf, arg)
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=self._out, pass_fds=(ctl_r, ack_w), text=True,
+                                         stderr=self._out, pass_fds=child, text=True,
                                          **child_options())
         except OSError as exc:
-            for fd in (ctl_r, ctl_w, ack_r, ack_w):
+            for fd in (*child, ctl_w, ack_r):
                 os.close(fd)
             raise PerfError(f"perf did not start: {exc}") from exc
-        os.close(ctl_r)
-        os.close(ack_w)  # perf's exit closes the last write end: the read below sees EOF
+        for fd in child:
+            os.close(fd)  # perf's exit closes the last write end of a pipe: the read below sees EOF
         try:
             os.write(ctl_w, b"ping\n")  # answered from perf's main loop, once counting
             poller = select.poll()  # not select(): a harness holding 1,000 sessions has fds above 1024
@@ -175,18 +184,34 @@ class PerfStat:
         finally:
             os.close(ctl_w)
             os.close(ack_r)
+            if self.control == "fifo":  # perf opened them by its answer (or never will)
+                shutil.rmtree(folder, ignore_errors=True)
         if b"ack" not in answer:
             text = self._kill()
-            raise PerfError(f"perf stat did not start counting on CPUs {self.cpus}: {tracing.cause(text, 'no answer')}")
+            raise PerfError(f"perf did not start counting on CPUs {self.cpus}: {tracing.cause(text, 'no answer')}")
         self.started = time.monotonic()
         self.startup_cpu_s = cpu_seconds(self.proc.pid) or 0.0
         return self
 
+    control = "fd"  # how perf is told to answer a ping: inherited pipes ("fd") or named ones ("fifo")
+
+    def command_line(self, perf: str, control: str) -> list[str]:
+        return command(self.cpus, self.interval_ms, self.events, control, self.pin, perf)
+
     def stop(self, timeout_s: float = 10.0) -> PerfCounts:
         """SIGINT (perf prints the last partial interval), wait, parse."""
+        usage = self.interrupt(timeout_s)
+        text = self._text()
+        intervals = parse(text, self.events)
+        if not intervals:
+            raise PerfError(f"perf stat printed no counts: {text.strip()[-300:]}")
+        return PerfCounts(intervals, usage.ru_utime + usage.ru_stime if usage else 0.0, self.startup_cpu_s)
+
+    def interrupt(self, timeout_s: float = 10.0):
+        """SIGINT, wait for perf to end, raise PerfError on a failure; perf's resource usage."""
         proc = self.proc
         if proc is None:
-            raise PerfError("perf stat was not started")
+            raise PerfError("perf was not started")
         if proc.returncode is None:
             os.kill(proc.pid, signal.SIGINT)
         usage = None
@@ -201,14 +226,11 @@ class PerfStat:
 
         if not poll(reaped, timeout_s, interval_s=0.005):
             text = self._kill()
-            raise PerfError(f"perf stat did not stop within {timeout_s:.0f} s: {tracing.cause(text, 'no message')}")
-        text = self._text()
+            raise PerfError(f"perf did not stop within {timeout_s:.0f} s: {tracing.cause(text, 'no message')}")
         if proc.returncode not in (0, -signal.SIGINT, 128 + signal.SIGINT):
-            raise PerfError(f"perf stat failed (exit {proc.returncode}): {tracing.cause(text, 'no message')}")
-        intervals = parse(text, self.events)
-        if not intervals:
-            raise PerfError(f"perf stat printed no counts: {text.strip()[-300:]}")
-        return PerfCounts(intervals, usage.ru_utime + usage.ru_stime if usage else 0.0, self.startup_cpu_s)
+            text = self._text()
+            raise PerfError(f"perf failed (exit {proc.returncode}): {tracing.cause(text, 'no message')}")
+        return usage
 
     def _text(self) -> str:
         if self._out is None:

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.unit
 
 def test_default_design_puts_a_flavors_versions_in_one_window():
     sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
-    main, longer, ablation = CHAPTER.design(sc, Cpus())
+    main, longer, ablation, profile = CHAPTER.design(sc, Cpus())
     windows = {}
     for p in main.points:
         windows.setdefault(p.together, []).append(p)
@@ -34,12 +34,19 @@ def test_default_design_puts_a_flavors_versions_in_one_window():
     assert len(windows["Postgres scan"]) == 8 and len(windows["MariaDB insert"]) == 4
     assert main.repeats == 5 and len(windows) == 3 * len(sc.tests)
     assert {p.params.length for p in longer.points} == {10} and longer.repeats == 2
+    checked = {}
+    for p in longer.points:  # the check's windows hold the main windows' servers
+        checked.setdefault(p.together, []).append((p.server.spec, p.params.role))
+    assert checked["MySQL update-nonindex x10, every server"] == [(p.server.spec, p.params.role) for p in mysql]
+    assert len(checked) == 3
     assert {p.params.test for p in main.points} == set(versions.TESTS)
     groups = {}
     for p in ablation.points:  # one window per configuration, the three MySQL versions in it
         groups.setdefault(p.together, []).append(p.server.spec)
     assert len(groups) == len(innodb.configurations()) == 1 + len(innodb.STEPS) + len(versions.FACTORS) - 1
     assert all(sorted(v) == sorted(MYSQL) for v in groups.values())
+    assert {p.together for p in profile.points} == {"profile MySQL point-query", "profile MySQL update-nonindex"}
+    assert {p.params.role for p in profile.points} == {"profile"} and profile.repeats == 3
 
 
 def _ablation_point(config: str, spec: str):
@@ -72,9 +79,11 @@ def test_the_ablations_gap_is_paired_by_window_and_its_moves_against_the_baselin
         drift = 1 + 0.2 * rng.standard_normal(5)
         for name, q in (("mysql 5.7.22", 1000.0), ("mysql 8.0.15", 1000 * gap)):
             for repeat, d in enumerate(drift):
+                asked = {} if config == "doublewrite off" else {"changed": config}  # doublewrite: changes nothing
                 rows.append({"series_name": name, "flavor": "mysql", "test": "update-nonindex", "role": "ablation",
                              "length": 1, "config": config, "repeat": repeat, "qps_common": q * d,
-                             "workload": {"duration_s": 4}})
+                             "config_requested": {} if config == "source baseline" else asked,
+                             "workload": {"duration_s": 4, "options": {}}})
     res = Results("versions", pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), "this run")
     ab = versions.ablation(res).set_index("config")
     assert list(ab.index) == ["source baseline", "steps 1-2", "doublewrite off"]
@@ -83,6 +92,7 @@ def test_the_ablations_gap_is_paired_by_window_and_its_moves_against_the_baselin
     assert ab.loc["steps 1-2", "kind"] == "step 2" and ab.loc["doublewrite off", "kind"] == "alone"
     assert ab.loc["steps 1-2", "moves"] == pytest.approx(0.8 / 0.7)
     assert ab.loc["steps 1-2", "points"] == pytest.approx(10.0)
+    assert list(ab["unchanged"]) == [False, False, True]  # the between-group A/A control
 
 
 def test_bad_input_is_refused_in_one_line():

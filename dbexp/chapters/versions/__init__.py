@@ -4,8 +4,10 @@ intervals from windows in which all of a flavor's versions ran at once, and cpu/
 The notebook notebooks/versions.ipynb is the chapter's narrative."""
 
 from dbexp.chapters.versions.analysis import (ablation, control, headlines, length_check, main_runs, moved, pool_reads,
-                                              ratios, relative, resolution, summary, tidy, widest, windows)
+                                              profile, profile_difference, profile_modules, ratios, relative, resolution, summary, tidy,
+                                              widest, windows)
 from dbexp.chapters.versions.claims import claims
+from dbexp.chapters.versions.claims import conditions as claim_conditions
 from dbexp.chapters.versions.design import CHAPTER, PARTS, Scale, Versions
 from dbexp.chapters.versions import regression
 from dbexp.chapters.versions.innodb import FACTORS, NOT_CHANGED
@@ -14,6 +16,6 @@ from dbexp.chapters.versions.tests import GROUPS, TESTS
 
 run = CHAPTER.run
 
-__all__ = ["CHAPTER", "FACTORS", "GROUPS", "NOT_CHANGED", "PARTS", "Scale", "TESTS", "Versions", "ablation", "claims",
-           "control", "headlines", "length_check", "main_runs", "moved", "pool_reads", "ratios", "regression", "relative", "resolution", "run",
+__all__ = ["CHAPTER", "FACTORS", "GROUPS", "NOT_CHANGED", "PARTS", "Scale", "TESTS", "Versions", "ablation", "claim_conditions", "claims",
+           "control", "headlines", "length_check", "main_runs", "moved", "pool_reads", "profile", "profile_difference", "profile_modules", "ratios", "regression", "relative", "resolution", "run",
            "sentence", "summary", "tidy", "widest", "windows"]

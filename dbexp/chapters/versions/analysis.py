@@ -13,6 +13,8 @@ ablation's versions, one group each) use Welch intervals on the logs.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 from scipy import stats as sp
@@ -21,12 +23,13 @@ from dbexp.catalog.versions import version_key
 from dbexp.chapters.versions.tests import GROUPS, TESTS
 from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results, memo
+from dbexp.metrics.profile import OTHER, split_name
 
 TARGET_HALF_WIDTH = 0.03  # the issue's resolution: a 95% half-width of at most 3%
 MOVED = 0.05  # "resolved away from 1 by more than 5%": where the page puts cpu/o and cs/o beside
 VALUES = {"qps_common": "QPS", "cpu_per_op_common_us": "cpu/o", "cs_per_op": "cs/o", "vcs_per_op": "voluntary cs/o"}
 VIEWS = ("base", "previous", "own defaults", "A/A control")
-ROLE_SUFFIX = {"baseline": "", "twin": " (twin)", "own defaults": " (own defaults)", "ablation": ""}
+ROLE_SUFFIX = {"baseline": "", "twin": " (twin)", "own defaults": " (own defaults)", "ablation": "", "profile": ""}
 
 
 def tidy(res: Results) -> pd.DataFrame:
@@ -48,8 +51,11 @@ def tidy(res: Results) -> pd.DataFrame:
     return memo(res, "versions.tidy", compute)
 
 
+MAIN_ROLES = ("baseline", "twin", "own defaults")
+
+
 def main_runs(w: pd.DataFrame) -> pd.DataFrame:
-    return w[(w["length"] == 1) & (w["role"] != "ablation")] if len(w) else w
+    return w[(w["length"] == 1) & w["role"].isin(MAIN_ROLES)] if len(w) else w
 
 
 def ordered(names) -> list[str]:
@@ -270,7 +276,8 @@ def length_check(res: Results) -> pd.DataFrame:
     rows = []
     long = w[(w["length"] > 1) & (w["role"] == "baseline")]
     for (flavor, test, length), g in long.groupby(["flavor", "test", "length"]):
-        short = w[(w["length"] == 1) & (w["flavor"] == flavor) & (w["test"] == test)]
+        main = main_runs(w)
+        short = main[(main["flavor"] == flavor) & (main["test"] == test)]
         names = ordered(g["series_name"].unique())
         for name in names[1:]:
             rl, rs = _window_ratios(g, name, names[0]), _window_ratios(short, name, names[0])
@@ -299,6 +306,13 @@ def ablation(res: Results) -> pd.DataFrame:
     names = ordered(a["series_name"].unique())
     old = names[0]
     known = configurations()
+
+    def asked(name: str, config: str) -> tuple:
+        """What a server of the configuration was started with and its client sent (one of its runs)."""
+        x = a[(a["series_name"] == name) & (a["config"] == config)].iloc[0]
+        return (json.dumps(x["config_requested"], sort_keys=True),
+                json.dumps((x["workload"] or {}).get("options", {}), sort_keys=True))
+
     rows = []
     for new in names[1:]:
         gaps = {}
@@ -314,11 +328,80 @@ def ablation(res: Results) -> pd.DataFrame:
             kind = ("baseline" if not factors else f"step {len(factors)}" if factors == STEPS[:len(factors)] else "alone")
             row = {"config": config, "kind": kind, "old": old, "new": new, "qps_old": float(sp.gmean(qo.dropna())),
                    "qps_new": float(sp.gmean(qn.dropna())), "gap": r, "gap_low": lo, "gap_high": hi, "windows": n}
+            # a configuration that changes nothing on either version (an option it lacks): an A/A
+            # control of comparing windows of different groups, with servers started afresh
+            row["unchanged"] = config != BASELINE and all(asked(n, config) == asked(n, BASELINE) for n in (old, new))
             if config != BASELINE and BASELINE in gaps:
                 m, mlo, mhi = stats.unpaired_ratio_ci(gaps[config], gaps[BASELINE])
                 row.update({"moves": m, "moves_low": mlo, "moves_high": mhi,
                             "points": 100 * (r - float(sp.gmean(gaps[BASELINE])))})
             rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def profile(res: Results) -> pd.DataFrame:
+    """The profiled windows (role 'profile'): per test, server and symbol, the server CPU per statement
+    it took (samples / perf's rate / the statements sysbench completed, summed over the windows, in
+    us), and the server's total of it beside the CPU the sampler measured per statement (a check: the
+    samples should account for about all of it)."""
+    w = tidy(res)
+    p = w[w["role"] == "profile"] if len(w) else w
+    c = res.counters
+    if p.empty or c is None or c.empty or "profile_samples" not in p:
+        return pd.DataFrame()
+    c = c[(c["source"] == "perf") & c["run_id"].isin(p["run_id"])].merge(
+        p[["run_id", "flavor", "series_name", "test", "queries", "profile_hz"]], on="run_id")
+    totals = p.groupby(["flavor", "series_name", "test"]).agg(queries=("queries", "sum"), windows=("run_id", "size"),
+                                                               samples=("profile_samples", "sum"),
+                                                               hz=("profile_hz", "first"),
+                                                               cpu_s=("server_cpu_s", "sum"))
+    by_sym = c.groupby(["flavor", "series_name", "test", "name"])["delta"].sum().rename("samples").reset_index()
+    out = by_sym.merge(totals[["queries", "hz", "windows"]].reset_index(), on=["flavor", "series_name", "test"])
+    out["us_per_statement"] = out["samples"] / out["hz"] / out["queries"] * 1e6
+    t = totals.reset_index()
+    t["profiled_us"] = t["samples"] / t["hz"] / t["queries"] * 1e6
+    t["measured_us"] = t["cpu_s"] / t["queries"] * 1e6
+    out = out.merge(t[["flavor", "series_name", "test", "profiled_us", "measured_us"]], on=["flavor", "series_name", "test"])
+    out["function"] = [split_name(n)[0] for n in out["name"]]
+    out["module"] = [split_name(n)[1] or "(the rest)" for n in out["name"]]
+    return out.rename(columns={"series_name": "server", "name": "symbol"})
+
+
+def profile_modules(res: Results) -> pd.DataFrame:
+    """Per profiled test and server, the CPU per statement in each binary (the server's, the kernel,
+    the C library...; the functions beyond a window's top ones apart, as '(the rest)'), in us."""
+    pr = profile(res)
+    if pr.empty:
+        return pr
+    return (pr.groupby(["flavor", "test", "server", "module"])["us_per_statement"].sum().reset_index()
+            .pivot_table(index=["flavor", "test", "server"], columns="module", values="us_per_statement", fill_value=0.0)
+            .reset_index())
+
+
+def profile_difference(res: Results, n: int = 8) -> pd.DataFrame:
+    """Per profiled test, each version against the one before it: the ``n`` symbols whose CPU per
+    statement grew or shrank the most (newer minus older, us), with both versions' figures and what
+    the whole profile differs by. A symbol one version has and the other lacks (renamed, inlined)
+    counts as 0 where missing: read the pair of names, not one of them alone."""
+    pr = profile(res)
+    if pr.empty:
+        return pr
+    rows = []
+    for (flavor, test), g in pr.groupby(["flavor", "test"]):
+        names = ordered(g["server"].unique())
+        for old, new in zip(names, names[1:]):
+            a = g[g["server"] == old].set_index("symbol")["us_per_statement"]
+            b = g[g["server"] == new].set_index("symbol")["us_per_statement"]
+            both = pd.concat([a.rename("old"), b.rename("new")], axis=1).fillna(0.0)
+            both["difference"] = both["new"] - both["old"]
+            total = float(both["difference"].sum())
+            named = both.drop(index=OTHER, errors="ignore")
+            pick = named.reindex(named["difference"].abs().sort_values(ascending=False).index).head(n)
+            for sym, x in pick.iterrows():
+                fn, module = split_name(sym)
+                rows.append({"flavor": flavor, "test": test, "new": new, "old": old, "symbol": sym, "function": fn,
+                             "module": module, "old_us": x["old"],
+                             "new_us": x["new"], "difference_us": x["difference"], "total_difference_us": total})
     return pd.DataFrame(rows)
 
 

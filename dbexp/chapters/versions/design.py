@@ -11,8 +11,8 @@ Beside what measure_together takes between its marks, each run records the pages
 into its buffer pool in the window (InnoDB's Innodb_buffer_pool_reads, PostgreSQL's blks_read): the
 database is meant to be cached, and the page shows that it was.
 
-Two more parts: the run-length check (``check_servers``' flavors, one test, windows ``check_factor``
-times as long) and the regression ablation (the MySQL versions in ``ablation_servers`` on
+Two more parts: the run-length check (the flavors of ``check_servers``, one test, windows
+``check_factor`` times as long, with the same servers at once as the main windows) and the regression ablation (the MySQL versions in ``ablation_servers`` on
 update-nonindex, one group per configuration of innodb.configurations(): the regression source's
 baseline, its steps taken one on top of the other, and each factor alone; a configuration's versions
 share its windows, so the gap between them is paired).
@@ -22,8 +22,9 @@ one start to the next; a group's servers about 30 to 40 s to start and prepare, 
 groups (MySQL 5.7, its twin, 8.0, 9.7 and 8.0 and 9.7 at their own defaults; MariaDB 10.11, its twin,
 11.8 and 11.8 at its own defaults; PostgreSQL 12 to 18 and 12's twin) of 30 tests x 5 windows of 4 s:
 3 x 30 x 5 x 4.45 = 2,000 s, plus about 120 s to start them; the check (MySQL's 3 baseline servers,
-update-nonindex, 2 windows of 40 s) about 120 s; the ablation, 13 configurations x (35 s to start 3
-servers + 3 s warm-up + 5 x 4.45 s) = 790 s: about 50 minutes.
+MariaDB's 2, PostgreSQL 12 and 18; update-nonindex, 2 windows of 40 s) about 300 s; the ablation, 13
+configurations x (35 s to start 3 servers + 3 s warm-up + 5 x 4.45 s) = 790 s; the profiles (MySQL's 3
+servers, 2 tests x 3 windows, each with perf script after it) about 90 s: about 55 minutes.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
 from dbexp.experiments.measure import Measured, measure_together
 from dbexp.experiments.sweep import Point
+from dbexp.metrics.profile import CpuProfile, server_pids, top
 from dbexp.servers.config import ServerConfig
 from dbexp.servers.engines import Engines
 from dbexp.servers.registry import flavor_of_spec
@@ -48,10 +50,13 @@ from dbexp.workloads.sysbench import Workload
 PARTS: Engines = Engines("versions", {"mysql": innodb.InnoDBVersions, "postgres": postgres.PostgresVersions})
 ROLES = ("baseline", "twin", "own defaults")
 ABLATION_TEST = "update-nonindex"
+PROFILE_SYMBOLS = 200  # the symbols kept per server and window (the rest summed as one)
 
 MYSQL = ("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline")
 MARIADB = ("mariadb:10.11@offline", "mariadb:11.8@offline")
 POSTGRES = tuple(f"postgres:{v}@offline" for v in range(12, 19))
+# the first publication's largest regressions: 9.7 / 8.0 on point queries (0.666), 8.0 / 5.7 on writes (0.546)
+PROFILED = ("point-query", "update-nonindex")
 
 
 @dataclass(frozen=True)
@@ -71,12 +76,15 @@ class Scale:
     check_repeats: int = 0
     ablation_servers: tuple[str, ...] = ()
     ablation_repeats: int = 0
+    profile_tests: tuple[str, ...] = ()
+    profile_servers: tuple[str, ...] = ()
+    profile_repeats: int = 0
 
 
 @dataclass(frozen=True)
 class VersionsPoint:
     test: str
-    role: str = "baseline"  # baseline | twin | own defaults
+    role: str = "baseline"  # baseline | twin | own defaults | ablation | profile
     length: int = 1  # the window's length as a multiple of the scale's (the run-length check's are longer)
     config: str = ""  # the ablation's configuration ('' elsewhere)
 
@@ -101,11 +109,14 @@ class Versions(Chapter):
                        10_000, warmup_s=1.0, twin=False),
         "default": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 4, 5,
                          own_defaults=("mysql:8.0@offline", "mysql:9.7@offline", "mariadb:11.8@offline"),
-                         check_servers=MYSQL, check_repeats=2, ablation_servers=MYSQL, ablation_repeats=5),
+                         check_servers=MYSQL + MARIADB + ("postgres:12@offline", "postgres:18@offline"), check_repeats=2,
+                         ablation_servers=MYSQL, ablation_repeats=5,
+                         profile_tests=PROFILED, profile_servers=MYSQL, profile_repeats=3),
         "full": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 10, 10, 100_000, warmup_s=10.0,
                       own_defaults=("mysql:8.0@offline", "mysql:9.7@offline", "mariadb:11.8@offline"),
                       check_servers=MYSQL + MARIADB + ("postgres:12@offline", "postgres:18@offline"),
-                      check_test="point-query", check_repeats=3, ablation_servers=MYSQL, ablation_repeats=10),
+                      check_test="point-query", check_repeats=3, ablation_servers=MYSQL, ablation_repeats=10,
+                      profile_tests=PROFILED + ("hot-points", "insert"), profile_servers=MYSQL, profile_repeats=5),
     }
     knob_help = {"servers": 'the servers, e.g. ["mysql:5.7", "mysql:8.0", "postgres:12", "postgres:18"]',
                  "tests": 'the tests (the source\'s names), e.g. ["point-query", "update-nonindex"]',
@@ -114,12 +125,15 @@ class Versions(Chapter):
                  "warmup_s": "the seconds of warm-up before each server's first window",
                  "twin": "True: an A/A twin of each flavor's base version in every window",
                  "own_defaults": 'servers (of servers) measured again at their own defaults, e.g. ["mysql:9.7"]',
-                 "check_servers": 'the run-length check\'s servers (of servers), e.g. ["mysql:8.0"]',
+                 "check_servers": 'the run-length check\'s flavors, named by servers (of servers), e.g. ["mysql:8.0"]',
                  "check_test": "the run-length check's test",
                  "check_factor": "how many times longer the check's windows are",
                  "check_repeats": "the run-length check's windows (0: no check)",
                  "ablation_servers": 'the regression ablation\'s MySQL servers, e.g. ["mysql:5.7", "mysql:8.0"]',
-                 "ablation_repeats": "the ablation's windows (0: no ablation)"}
+                 "ablation_repeats": "the ablation's windows (0: no ablation)",
+                 "profile_tests": 'the tests profiled with perf (cpu-clock), e.g. ["point-query"]',
+                 "profile_servers": 'the servers (of servers) profiled, e.g. ["mysql:8.0", "mysql:9.7"]',
+                 "profile_repeats": "the profile's windows (0: no profile)"}
     engines = PARTS
     order = "abba"
     # write-only's DELETE and INSERT and delete's can deadlock at more than one thread: sysbench retries
@@ -143,8 +157,9 @@ class Versions(Chapter):
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
         check_names(sc.tests, TESTS, "test")
         check_names((sc.check_test,), TESTS, "test")
+        check_names(sc.profile_tests, TESTS, "test")
         for what, specs in (("own_defaults", sc.own_defaults), ("check_servers", sc.check_servers),
-                            ("ablation_servers", sc.ablation_servers)):
+                            ("ablation_servers", sc.ablation_servers), ("profile_servers", sc.profile_servers)):
             for spec in specs:
                 self.engines.check(spec)
         for spec in sc.ablation_servers:
@@ -154,7 +169,8 @@ class Versions(Chapter):
         keep = lambda given: tuple(s for s in given if s in sc.servers)  # noqa: E731
         return dataclasses.replace(sc, own_defaults=keep(sc.own_defaults),
                                    check_servers=keep(sc.check_servers) if sc.check_repeats > 0 else (),
-                                   ablation_servers=keep(sc.ablation_servers) if sc.ablation_repeats > 0 else ())
+                                   ablation_servers=keep(sc.ablation_servers) if sc.ablation_repeats > 0 else (),
+                                   profile_servers=keep(sc.profile_servers) if sc.profile_repeats > 0 else ())
 
     @staticmethod
     def server(spec: str, cpuset: str, role: str) -> ServerConfig:
@@ -177,7 +193,7 @@ class Versions(Chapter):
         return out
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
-        main, longer, ablation = [], [], []
+        main, longer, ablation, profile = [], [], [], []
         for flavor, specs in by_flavor(sc.servers).items():
             members = self.roles(sc, specs)
             configs = {(s, r): self.server(s, cpus.server, r) for s, r in members}
@@ -186,13 +202,14 @@ class Versions(Chapter):
                 for spec, role in members:
                     main.append(Point(configs[(spec, role)], VersionsPoint(test, role), wl, group=f"versions {flavor}",
                                       together=f"{flavor} {test}"))
-            checked = [(s, r) for s, r in members if s in sc.check_servers and r == "baseline"]
-            if len(checked) > 1:
+            # the check's windows hold the same servers as the main ones: only their length differs (the
+            # CPU per statement also depends on how many servers share the CPU's caches)
+            if len([s for s, r in members if s in sc.check_servers and r == "baseline"]) > 1:
                 wl = self.workload(sc, sc.check_test, cpus, sc.check_factor)
-                for spec, role in checked:
+                for spec, role in members:
                     longer.append(Point(configs[(spec, role)], VersionsPoint(sc.check_test, role, sc.check_factor),
                                         wl, group=f"versions {flavor} length check",
-                                        together=f"{flavor} {sc.check_test} x{sc.check_factor}"))
+                                        together=f"{flavor} {sc.check_test} x{sc.check_factor}, every server"))
         if sc.ablation_servers:  # one group per configuration: the versions' gap paired in each window
             wl = self.workload(sc, ABLATION_TEST, cpus)
             per_server = {spec: PARTS.of(flavor_of_spec(spec)).ablation_settings() for spec in sc.ablation_servers}
@@ -203,7 +220,14 @@ class Versions(Chapter):
                                           VersionsPoint(ABLATION_TEST, "ablation", 1, config),
                                           dataclasses.replace(wl, options=wl.options + client),
                                           group=f"versions ablation {config}", together=f"ablation {config}"))
-        return [Part(main, sc.repeats), Part(longer, sc.check_repeats), Part(ablation, sc.ablation_repeats)]
+        for flavor, specs in by_flavor(sc.profile_servers).items():
+            for test in sc.profile_tests if len(specs) > 1 else ():
+                wl = self.workload(sc, test, cpus)
+                for spec in specs:
+                    profile.append(Point(self.server(spec, cpus.server, "baseline"), VersionsPoint(test, "profile"), wl,
+                                         group=f"versions profile {flavor}", together=f"profile {flavor} {test}"))
+        return [Part(main, sc.repeats), Part(longer, sc.check_repeats), Part(ablation, sc.ablation_repeats),
+                Part(profile, sc.profile_repeats)]
 
     def session(self, server):
         import contextlib
@@ -212,6 +236,11 @@ class Versions(Chapter):
         return contextlib.nullcontext(None)
 
     def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:
+        if points[0].params.role == "profile":
+            return self.profiled(servers, points)
+        return self.window(servers, points)
+
+    def window(self, servers: list, points: list[Point]) -> list[Measured]:
         got = measure_together([(server, point.workload) for server, point in zip(servers, points)])
         for server, m in zip(servers, got):
             source, name = PARTS.of(server.flavor).pool_reads
@@ -219,6 +248,25 @@ class Versions(Chapter):
             if not reads:
                 raise DbexpError(f"{server.flavor.name} {server.version} reported no {name} counter in the window")
             m.measurements["pool_reads"] = (float(reads[0]), "count")
+        return got
+
+    def profiled(self, servers: list, points: list[Point]) -> list[Measured]:
+        """A window with perf recording the server CPU: each server's samples by symbol (its top
+        PROFILE_SYMBOLS, the rest summed) as counters of source 'perf', and its samples in all."""
+        prof = CpuProfile(servers[0].config.cpuset, pin=points[0].workload.cpuset).start()
+        try:
+            got = self.window(servers, points)
+            samples = prof.stop()
+        finally:
+            prof.close()
+        for server, m in zip(servers, got):
+            counts = samples.of(server_pids(server))
+            if not counts:
+                raise DbexpError(f"perf recorded no sample of {server.flavor.name} {server.version} in its window")
+            m.counters += [{"source": "perf", "name": sym, "before": 0.0, "after": float(n), "delta": float(n)}
+                           for sym, n in top(counts, PROFILE_SYMBOLS).items()]
+            m.measurements["profile_samples"] = (float(sum(counts.values())), "count")
+            m.measurements["profile_hz"] = (float(samples.hz), "Hz")
         return got
 
     def claims(self, res: Results) -> pd.DataFrame:

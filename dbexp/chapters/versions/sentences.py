@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dbexp.book import prose
-from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, ablation, control, headlines, pool_reads, resolution,
-                                              widest, windows)
+from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, ablation, control, headlines, length_check, pool_reads,
+                                              resolution, widest, windows)
 from dbexp.chapters.versions.innodb import BASELINE, STEPS, step_name
 from dbexp.chapters.versions.regression import source_gap
 from dbexp.servers.registry import FLAVORS
@@ -33,11 +33,26 @@ def ablation_numbers(res: Results) -> list[dict]:
         is80 = new.split(" ", 1)[1].startswith("8.0")
         pick = lambda c: {"gap": g.loc[c, "gap"], "low": g.loc[c, "gap_low"], "high": g.loc[c, "gap_high"],  # noqa: E731
                           "source": source_gap(c) if is80 else None}
-        out.append({"new": new.split(" ", 1)[1], "old": g["old"].iloc[0].split(" ", 1)[1], "base": pick(BASELINE),
+        same = g[g["unchanged"].astype(bool)] if "unchanged" in g else g.iloc[:0]
+        out.append({"same": [{"config": c, "moves": x["moves"], "low": x["moves_low"], "high": x["moves_high"]}
+                             for c, x in same.iterrows()],
+                    "new": new.split(" ", 1)[1], "old": g["old"].iloc[0].split(" ", 1)[1], "base": pick(BASELINE),
                     "last": pick(last), "top": None if top is None else
                     {"config": top.name, "points": top["points"], "moves": top["moves"], "low": top["moves_low"],
                      "high": top["moves_high"]}})
     return out
+
+
+def length_numbers(res: Results) -> dict | None:
+    """The run-length check: its windows, and how many versions' ratios to their base moved beyond the
+    interval (long over short excluding 1), with the range of long over short."""
+    lc = length_check(res)
+    if lc.empty:
+        return None
+    moved = lc[(lc["ci_low"] > 1) | (lc["ci_high"] < 1)]
+    return {"test": lc["test"].iloc[0], "short_s": float(lc["short_s"].median()), "long_s": float(lc["long_s"].median()),
+            "n": len(lc), "moved": len(moved), "low": float(lc["ratio"].min()), "high": float(lc["ratio"].max()),
+            "flavors": len(lc["flavor"].unique())}
 
 
 def findings_numbers(res: Results) -> dict:
@@ -49,7 +64,7 @@ def findings_numbers(res: Results) -> dict:
     return {"headlines": heads, "widest": wide, "resolution": resolution(res), "control": control(res),
             "target": TARGET_HALF_WIDTH, "pool_reads": float(pr["pool_reads"].sum()) if len(pr) else float("nan"),
             "pool_windows": int(pr["windows"].sum()) if len(pr) else 0,
-            "windows": windows(res), "ablation": ablation_numbers(res)}
+            "windows": windows(res), "ablation": ablation_numbers(res), "length": length_numbers(res)}
 
 
 NUMBERS = {"findings": findings_numbers, "resolution": findings_numbers}
