@@ -53,8 +53,12 @@ def test_the_recording_command_samples_the_server_cpus_from_the_client_cpu():
 
 def test_cpu_per_statement_by_function_and_its_difference_between_versions():
     runs, counters = [], []
-    for name, syms, queries in (("mysql 8.0.15", {"row_search_mvcc": 400, "MYSQLparse": 100, OTHER: 500}, 10_000),
-                                ("mysql 9.7.4", {"row_search_mvcc": 400, "MYSQLparse": 300, OTHER: 500}, 10_000)):
+    for name, syms, queries in (("mysql 8.0.15", {"row_search_mvcc (mysqld)": 400, "MYSQLparse (mysqld)": 100,
+                                                  "[unknown] (mysqld)": 100, "schedule (kernel)": 100, OTHER: 300},
+                                 10_000),
+                                ("mysql 9.7.4", {"row_search_mvcc (mysqld)": 400, "MYSQLparse (mysqld)": 300,
+                                                 "[unknown] (mysqld)": 100, "schedule (kernel)": 100, OTHER: 100},
+                                 10_000)):
         for repeat in range(2):
             run_id = f"{name}{repeat}"
             runs.append({"run_id": run_id, "series_name": name, "flavor": "mysql", "test": "point-query",
@@ -65,10 +69,14 @@ def test_cpu_per_statement_by_function_and_its_difference_between_versions():
     res = Results("versions", pd.DataFrame(runs), pd.DataFrame(), pd.DataFrame(counters), pd.DataFrame(), "this run")
     pf = versions.profile(res).set_index(["server", "symbol"])
     # 2 windows x 100 samples at 1000 Hz over 20,000 statements: 10 us per statement
-    assert pf.loc[("mysql 8.0.15", "MYSQLparse"), "us_per_statement"] == pytest.approx(10.0)
-    assert pf.loc[("mysql 8.0.15", "MYSQLparse"), "profiled_us"] == pytest.approx(100.0)
-    assert pf.loc[("mysql 8.0.15", "MYSQLparse"), "measured_us"] == pytest.approx(100.0)
+    assert pf.loc[("mysql 8.0.15", "MYSQLparse (mysqld)"), "us_per_statement"] == pytest.approx(10.0)
+    assert pf.loc[("mysql 8.0.15", "MYSQLparse (mysqld)"), "profiled_us"] == pytest.approx(100.0)
+    assert pf.loc[("mysql 8.0.15", "MYSQLparse (mysqld)"), "measured_us"] == pytest.approx(100.0)
     d = versions.profile_difference(res)
-    assert d.iloc[0]["symbol"] == "MYSQLparse" and d.iloc[0]["difference_us"] == pytest.approx(20.0)
-    assert OTHER not in set(d["symbol"]) and d.iloc[0]["total_difference_us"] == pytest.approx(20.0)
+    assert d.iloc[0]["function"] == "MYSQLparse" and d.iloc[0]["difference_us"] == pytest.approx(20.0)
+    assert OTHER not in set(d["symbol"]) and d.iloc[0]["total_difference_us"] == pytest.approx(0.0)
+    m = versions.profile_modules(res).set_index("server")
+    assert m.loc["mysql 8.0.15", "server binary"] == pytest.approx(60.0)
+    assert m.loc["mysql 8.0.15", "kernel"] == pytest.approx(10.0)
+    assert m.loc["mysql 8.0.15", "unnamed"] == pytest.approx(1 / 6)
     assert versions.main_runs(versions.tidy(res)).empty  # profiled windows are not the main ones

@@ -367,15 +367,36 @@ def profile(res: Results) -> pd.DataFrame:
     return out.rename(columns={"series_name": "server", "name": "symbol"})
 
 
+MODULE_KINDS = ("server binary", "kernel", "C library", "other libraries", "(the rest)")
+
+
+def module_kind(module: str) -> str:
+    """A binary's kind: the kernel (and its vDSO), the C library, other libraries, the functions
+    beyond a window's top ones, or the server's own binary (mysqld, mariadbd, postgres)."""
+    if module in ("kernel", "vdso"):
+        return "kernel"
+    if module == "(the rest)":
+        return module
+    if module.startswith("libc.") or module.startswith("libc-"):
+        return "C library"
+    return "other libraries" if module.startswith("lib") or module.startswith("ld-") else "server binary"
+
+
 def profile_modules(res: Results) -> pd.DataFrame:
-    """Per profiled test and server, the CPU per statement in each binary (the server's, the kernel,
-    the C library...; the functions beyond a window's top ones apart, as '(the rest)'), in us."""
+    """Per profiled test and server, the CPU per statement in each kind of binary (module_kind), in
+    us, and the share of the server binary's samples perf could not name (a stripped binary keeps only
+    the functions it exports)."""
     pr = profile(res)
     if pr.empty:
         return pr
-    return (pr.groupby(["flavor", "test", "server", "module"])["us_per_statement"].sum().reset_index()
-            .pivot_table(index=["flavor", "test", "server"], columns="module", values="us_per_statement", fill_value=0.0)
-            .reset_index())
+    pr = pr.assign(kind=pr["module"].map(module_kind))
+    out = (pr.groupby(["flavor", "test", "server", "kind"])["us_per_statement"].sum().reset_index()
+           .pivot_table(index=["flavor", "test", "server"], columns="kind", values="us_per_statement", fill_value=0.0))
+    out = out[[k for k in MODULE_KINDS if k in out.columns]].reset_index()
+    own = pr[pr["kind"] == "server binary"]
+    unnamed = own[own["function"] == "[unknown]"].groupby(["flavor", "test", "server"])["us_per_statement"].sum()
+    share = (unnamed / own.groupby(["flavor", "test", "server"])["us_per_statement"].sum()).rename("unnamed")
+    return out.merge(share.reset_index(), on=["flavor", "test", "server"], how="left").fillna({"unnamed": 0.0})
 
 
 def profile_difference(res: Results, n: int = 8) -> pd.DataFrame:
