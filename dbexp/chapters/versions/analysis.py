@@ -231,9 +231,12 @@ def control(res: Results) -> dict:
     r = relative(res, "A/A control")
     if r.empty:
         return {"n": 0}
-    return {"n": len(r), "max_off": float((r["ratio"] - 1).abs().max()),
-            "holding_1": int(((r["ci_low"] <= 1) & (r["ci_high"] >= 1)).sum()),
-            "median_half_width": float(r["half_width"].median())}
+    holds = (r["ci_low"] <= 1) & (r["ci_high"] >= 1)
+    per = [{"flavor": f, "n": len(g), "holding_1": int(holds[g.index].sum()), "median": float(g["ratio"].median()),
+            "min": float(g["ratio"].min()), "max": float(g["ratio"].max()),
+            "median_half_width": float(g["half_width"].median())} for f, g in r.groupby("flavor")]
+    return {"n": len(r), "max_off": float((r["ratio"] - 1).abs().max()), "holding_1": int(holds.sum()),
+            "median_half_width": float(r["half_width"].median()), "flavors": per}
 
 
 def moved(res: Results, view: str = "base") -> pd.DataFrame:

@@ -207,8 +207,8 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
             band = abs(np.log(a.moves)) + max(abs(np.log(a.moves_high / a.moves)), abs(np.log(a.moves / a.moves_low)))
             measured += f"; with nothing changed ({a.config}), other windows moved it by {_ci(a.moves, a.moves_low, a.moves_high)}"
             if abs(np.log(x.moves)) <= band:
-                verdict = (f"not resolved (within what windows of another group moved the gap with nothing changed, "
-                           f"{a.moves:.3f})")
+                verdict = (f"not resolved (with nothing changed, windows of another group moved the gap by "
+                           f"{a.moves:.3f}; this move is no larger)")
         rows.append(verdicts.ClaimRow(
             KERNELMAKER_REGRESSION.cite(claim),
             f"the gap moves by {c:.3f} ({regression.gap_points(factor):+.1f} points from its TPS). {src}",

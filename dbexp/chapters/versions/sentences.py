@@ -28,7 +28,7 @@ def ablation_numbers(res: Results) -> list[dict]:
         last = step_name(len(STEPS))
         if BASELINE not in g.index or last not in g.index:
             continue
-        alone = g[g["kind"] == "alone"].dropna(subset=["points"])
+        alone = g[g["kind"].isin(["alone", "step 1"])].dropna(subset=["points"])  # step 1 is one factor alone
         top = alone.loc[alone["points"].abs().idxmax()] if len(alone) else None
         is80 = new.split(" ", 1)[1].startswith("8.0")
         pick = lambda c: {"gap": g.loc[c, "gap"], "low": g.loc[c, "gap_low"], "high": g.loc[c, "gap_high"],  # noqa: E731
@@ -61,7 +61,10 @@ def findings_numbers(res: Results) -> dict:
               "lowest": _short(h["lowest"]), "highest": _short(h["highest"])} for h in headlines(res)]
     wide = [{**x, "title": FLAVORS[x["flavor"]].title if x["flavor"] in FLAVORS else x["flavor"]}
             for x in widest(res).to_dict("records")]
-    return {"headlines": heads, "widest": wide, "resolution": resolution(res), "control": control(res),
+    ctl = control(res)
+    for x in ctl.get("flavors", []):
+        x["title"] = FLAVORS[x["flavor"]].title if x["flavor"] in FLAVORS else x["flavor"]
+    return {"headlines": heads, "widest": wide, "resolution": resolution(res), "control": ctl,
             "target": TARGET_HALF_WIDTH, "pool_reads": float(pr["pool_reads"].sum()) if len(pr) else float("nan"),
             "pool_windows": int(pr["windows"].sum()) if len(pr) else 0,
             "windows": windows(res), "ablation": ablation_numbers(res), "length": length_numbers(res)}
