@@ -38,7 +38,7 @@ def test_default_design_puts_a_flavors_versions_in_one_window():
     for p in longer.points:  # the check's windows hold the main windows' servers
         checked.setdefault(p.together, []).append((p.server.spec, p.params.role))
     assert checked["MySQL update-nonindex x10, every server"] == [(p.server.spec, p.params.role) for p in mysql]
-    assert len(checked) == 3
+    assert len(checked) == 6  # 3 flavors x update-nonindex and point-query
     assert {p.params.test for p in main.points} == set(versions.TESTS)
     groups = {}
     for p in ablation.points:  # one window per configuration, the three MySQL versions in it

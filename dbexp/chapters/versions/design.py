@@ -11,8 +11,8 @@ Beside what measure_together takes between its marks, each run records the pages
 into its buffer pool in the window (InnoDB's Innodb_buffer_pool_reads, PostgreSQL's blks_read): the
 database is meant to be cached, and the page shows that it was.
 
-Two more parts: the run-length check (the flavors of ``check_servers``, one test, windows
-``check_factor`` times as long, with the same servers at once as the main windows) and the regression ablation (the MySQL versions in ``ablation_servers`` on
+Two more parts: the run-length check (the flavors of ``check_servers``, the tests of ``check_tests``,
+windows ``check_factor`` times as long, with the same servers at once as the main windows) and the regression ablation (the MySQL versions in ``ablation_servers`` on
 update-nonindex, one group per configuration of innodb.configurations(): the regression source's
 baseline, its steps taken one on top of the other, and each factor alone; a configuration's versions
 share its windows, so the gap between them is paired).
@@ -22,9 +22,10 @@ one start to the next; a group's servers about 30 to 40 s to start and prepare, 
 groups (MySQL 5.7, its twin, 8.0, 9.7 and 8.0 and 9.7 at their own defaults; MariaDB 10.11, its twin,
 11.8 and 11.8 at its own defaults; PostgreSQL 12 to 18 and 12's twin) of 30 tests x 5 windows of 4 s:
 3 x 30 x 5 x 4.45 = 2,000 s, plus about 120 s to start them; the check (MySQL's 3 baseline servers,
-MariaDB's 2, PostgreSQL 12 and 18; update-nonindex, 2 windows of 40 s) about 300 s; the ablation, 13
+MariaDB's 2, PostgreSQL 12 and 18, each with the rest of its flavor's servers; update-nonindex and
+point-query, 2 windows of 40 s each) about 600 s; the ablation, 13
 configurations x (35 s to start 3 servers + 3 s warm-up + 5 x 4.45 s) = 790 s; the profiles (MySQL's 3
-servers, 2 tests x 3 windows, each with perf script after it) about 90 s: about 55 minutes.
+servers, 2 tests x 3 windows, each with perf script after it) about 90 s: about 60 minutes.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class Scale:
     twin: bool = True
     own_defaults: tuple[str, ...] = ()
     check_servers: tuple[str, ...] = ()
-    check_test: str = "update-nonindex"
+    check_tests: tuple[str, ...] = ("update-nonindex",)
     check_factor: int = 10
     check_repeats: int = 0
     ablation_servers: tuple[str, ...] = ()
@@ -110,12 +111,13 @@ class Versions(Chapter):
         "default": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 4, 5,
                          own_defaults=("mysql:8.0@offline", "mysql:9.7@offline", "mariadb:11.8@offline"),
                          check_servers=MYSQL + MARIADB + ("postgres:12@offline", "postgres:18@offline"), check_repeats=2,
+                         check_tests=("update-nonindex", "point-query"),
                          ablation_servers=MYSQL, ablation_repeats=5,
                          profile_tests=PROFILED, profile_servers=MYSQL, profile_repeats=3),
         "full": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 10, 10, 100_000, warmup_s=10.0,
                       own_defaults=("mysql:8.0@offline", "mysql:9.7@offline", "mariadb:11.8@offline"),
                       check_servers=MYSQL + MARIADB + ("postgres:12@offline", "postgres:18@offline"),
-                      check_test="point-query", check_repeats=3, ablation_servers=MYSQL, ablation_repeats=10,
+                      check_tests=("point-query", "update-nonindex"), check_repeats=3, ablation_servers=MYSQL, ablation_repeats=10,
                       profile_tests=PROFILED + ("hot-points", "insert"), profile_servers=MYSQL, profile_repeats=5),
     }
     knob_help = {"servers": 'the servers, e.g. ["mysql:5.7", "mysql:8.0", "postgres:12", "postgres:18"]',
@@ -126,7 +128,7 @@ class Versions(Chapter):
                  "twin": "True: an A/A twin of each flavor's base version in every window",
                  "own_defaults": 'servers (of servers) measured again at their own defaults, e.g. ["mysql:9.7"]',
                  "check_servers": 'the run-length check\'s flavors, named by servers (of servers), e.g. ["mysql:8.0"]',
-                 "check_test": "the run-length check's test",
+                 "check_tests": 'the run-length check\'s tests, e.g. ["point-query", "update-nonindex"]',
                  "check_factor": "how many times longer the check's windows are",
                  "check_repeats": "the run-length check's windows (0: no check)",
                  "ablation_servers": 'the regression ablation\'s MySQL servers, e.g. ["mysql:5.7", "mysql:8.0"]',
@@ -156,7 +158,7 @@ class Versions(Chapter):
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
         check_names(sc.tests, TESTS, "test")
-        check_names((sc.check_test,), TESTS, "test")
+        check_names(sc.check_tests, TESTS, "test")
         check_names(sc.profile_tests, TESTS, "test")
         for what, specs in (("own_defaults", sc.own_defaults), ("check_servers", sc.check_servers),
                             ("ablation_servers", sc.ablation_servers), ("profile_servers", sc.profile_servers)):
@@ -205,11 +207,12 @@ class Versions(Chapter):
             # the check's windows hold the same servers as the main ones: only their length differs (the
             # CPU per statement also depends on how many servers share the CPU's caches)
             if len([s for s, r in members if s in sc.check_servers and r == "baseline"]) > 1:
-                wl = self.workload(sc, sc.check_test, cpus, sc.check_factor)
-                for spec, role in members:
-                    longer.append(Point(configs[(spec, role)], VersionsPoint(sc.check_test, role, sc.check_factor),
-                                        wl, group=f"versions {flavor} length check",
-                                        together=f"{flavor} {sc.check_test} x{sc.check_factor}, every server"))
+                for test in sc.check_tests:
+                    wl = self.workload(sc, test, cpus, sc.check_factor)
+                    for spec, role in members:
+                        longer.append(Point(configs[(spec, role)], VersionsPoint(test, role, sc.check_factor),
+                                            wl, group=f"versions {flavor} length check",
+                                            together=f"{flavor} {test} x{sc.check_factor}, every server"))
         if sc.ablation_servers:  # one group per configuration: the versions' gap paired in each window
             wl = self.workload(sc, ABLATION_TEST, cpus)
             per_server = {spec: PARTS.of(flavor_of_spec(spec)).ablation_settings() for spec in sc.ablation_servers}

@@ -50,8 +50,10 @@ def length_numbers(res: Results) -> dict | None:
     if lc.empty:
         return None
     moved = lc[(lc["ci_low"] > 1) | (lc["ci_high"] < 1)]
-    return {"test": lc["test"].iloc[0], "short_s": float(lc["short_s"].median()), "long_s": float(lc["long_s"].median()),
+    return {"tests": " and ".join(dict.fromkeys(lc["test"])), "short_s": float(lc["short_s"].median()), "long_s": float(lc["long_s"].median()),
             "n": len(lc), "moved": len(moved), "low": float(lc["ratio"].min()), "high": float(lc["ratio"].max()),
+            "moved_low": float(moved["ratio"].min()) if len(moved) else float("nan"),
+            "moved_high": float(moved["ratio"].max()) if len(moved) else float("nan"),
             "flavors": len(lc["flavor"].unique())}
 
 
