@@ -5,9 +5,10 @@ cpu-clock is a software event (a timer interrupt on each CPU ``hz`` times a seco
 with no hardware counters, and one sample stands for 1 / ``hz`` s of whatever ran on the CPU then. The
 server CPU of the versions chapter is shared by the servers of a window, so one recording serves all
 of them: a sample belongs to the server whose process (or one of its descendants: PostgreSQL's
-backends) it hit. Symbols come from the binaries the servers run (the lab's builds keep their symbol
-tables); perf finds a container's binary through the process's mount namespace, which is why the
-samples are resolved while the servers still run. perf runs on the client's CPUs (``pin``), so its own
+backends) it hit. Symbols come from the binaries the servers run; the lab's MySQL builds are stripped
+(no .symtab, only the dynamic symbols they export), so much of their own code counts as '[unknown]'.
+perf finds a container's binary through the process's mount namespace, which is why the samples are
+resolved while the servers still run. perf runs on the client's CPUs (``pin``), so its own
 work is not in the samples.
 """
 
