@@ -1,24 +1,41 @@
 """The package's shape, read from its source with ast (nothing of dbexp is imported).
 
-1. The import graph between dbexp's parts (subpackages, and top-level modules such as
-   dbexp.cli) has no cycle. Every import statement counts, also one inside a function or
-   under ``if TYPE_CHECKING:``: a lazy import is still a dependency.
-2. Outside dbexp/servers/ (and the catalog, the table of builds) no code branches on
-   flavor names spelled as strings; it asks the server's flavor object instead. The one
-   exception is a chapter's ``Engines(...)`` declaration, which names the flavors its
-   per-engine parts serve (dbexp/servers/engines.py).
-3. Outside dbexp/servers/ and the chapters' engine modules, no code imports a concrete flavor
-   class (dbexp.servers.mysql, .postgres, .mariadb), compares a flavor's ``name`` attribute
-   (``MySQL.name``, ``server.flavor.name == ...``) or asks ``isinstance(x, MySQL)``. A chapter's
-   engine modules are the modules of its folder whose classes it declares in ``Engines(...)``:
-   they are allowed to know their engine.
+1. No import cycle: neither between dbexp's parts (subpackages, and top-level modules such as
+   dbexp.cli) nor between single modules. Every import statement counts, also one inside a
+   function or under ``if TYPE_CHECKING:``: a lazy import is still a dependency.
+2. No chapter imports another: nothing under dbexp/chapters/Y/ imports dbexp.chapters.X (in any
+   form: absolute, relative, lazy, or by name through importlib), nor the chapter registry.
+   What two chapters share lives below them (dbexp/experiments/, the servers layer).
+3. Every chapter folder has the same shape: the files of ``CHAPTER_FILES``; its engine-part
+   interface in ``engines/__init__.py`` (an abstract class, nothing engine-specific) and its
+   ``Engines(...)`` declaration in ``chapter.py``.
+4. Outside dbexp/servers/ (and the catalog, the table of builds) no code, and no notebook cell,
+   branches on flavor names spelled as strings (compares, prefixes, keys a dict or indexes by
+   one); it asks the server's flavor object instead. The one exception is a chapter's
+   ``Engines(...)`` declaration, which names the flavors its per-engine parts serve
+   (dbexp/servers/engines.py). The flavor names, their other spellings, their modules and classes
+   are read from the registry (dbexp/servers/registry.py) and the catalog, not typed here.
+5. Outside dbexp/servers/ and the chapters' engine modules, no code or notebook imports a concrete
+   flavor class (dbexp.servers.mysql, ...), compares a flavor's ``name`` attribute (``MySQL.name``,
+   ``server.flavor.name == ...``) or asks ``isinstance(x, MySQL)``. A chapter's engine modules are
+   the modules of its ``engines/`` folder (``__init__.py`` excepted) and those whose classes it
+   declares in ``Engines(...)``: they are allowed to know their engine.
+6. Notebooks do not branch on version numbers spelled as strings (``v.startswith("8.0")``,
+   ``version == "5.7.22"``): the catalog and the flavor know versions.
+7. ``Flavor`` (dbexp/servers/flavor.py) stays small: at most ``MAX_FLAVOR_METHODS`` public methods.
+
+Every offence is reported on one line that starts with the file and line (for a notebook: the
+file, its cell's number counted from 1 over all cells, and the line in that cell).
 """
 
 from __future__ import annotations
 
 import ast
-from collections import defaultdict
+import json
+import re
+from collections import defaultdict, deque
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from unit_support import PACKAGE
@@ -48,6 +65,57 @@ def module_name(path: Path, package: Path = PACKAGE) -> str:
 
 def parse(path: Path) -> ast.Module:
     return ast.parse(path.read_text(), filename=str(path))
+
+
+@dataclass(frozen=True)
+class Source:
+    """One unit of Python the checks read: a module of the package, or a notebook's code cell."""
+    name: str  # dbexp/servers/flavor.py, or notebooks/versions.ipynb
+    tree: ast.Module
+    lines: tuple[str, ...]
+    module: str  # the dotted module (a notebook cell: "__main__")
+    is_package: bool = False
+    cell: int | None = None  # a notebook's cell, counted from 1 over all its cells
+
+    def at(self, line: int) -> str:
+        """Where a line is, on one line: ``dbexp/x.py:12`` or ``notebooks/n.ipynb cell 7 line 3``."""
+        return f"{self.name}:{line}" if self.cell is None else f"{self.name} cell {self.cell} line {line}"
+
+    def line(self, line: int) -> str:
+        return self.lines[line - 1].strip()[:110] if 0 < line <= len(self.lines) else ""
+
+
+def package_sources(package: Path = PACKAGE) -> list[Source]:
+    out = []
+    for path in source_files(package):
+        text = path.read_text()
+        out.append(Source(rel(path, package), ast.parse(text, filename=str(path)), tuple(text.splitlines()),
+                          module_name(path, package), path.name == "__init__.py"))
+    return out
+
+
+MAGIC = re.compile(r"^\s*[%!]")  # IPython's line magics and shell escapes: not Python
+
+
+def notebook_sources(package: Path = PACKAGE) -> list[Source]:
+    """Every code cell of notebooks/*.ipynb beside the package, as Python (magics blanked)."""
+    out = []
+    folder = package.parent / "notebooks"
+    for path in sorted(folder.glob("*.ipynb")) if folder.is_dir() else ():
+        name = path.relative_to(package.parent).as_posix()
+        for number, cell in enumerate(json.loads(path.read_text()).get("cells", []), start=1):
+            if cell.get("cell_type") != "code":
+                continue
+            source = cell.get("source", "")
+            text = "".join(source) if isinstance(source, list) else source
+            lines = tuple(text.splitlines())
+            code = "\n".join("" if MAGIC.match(ln) else ln for ln in lines)
+            try:
+                tree = ast.parse(code, filename=f"{name} cell {number}")
+            except SyntaxError as exc:
+                raise AssertionError(f"{name} cell {number} line {exc.lineno}: not Python: {exc.msg}") from None
+            out.append(Source(name, tree, lines, "__main__", cell=number))
+    return out
 
 
 def nodes(package: Path = PACKAGE) -> set[str]:
@@ -105,6 +173,23 @@ def imported_modules(stmt: ast.Import | ast.ImportFrom, module: str, is_package:
     return [f"{base}.{alias.name}" if alias.name != "*" else base for alias in stmt.names]
 
 
+IMPORT_BY_NAME = {"import_module", "__import__"}
+
+
+def imports_of(source: Source):
+    """(line, enclosing function or None, dotted) for every dependency of a source: its import
+    statements, relative ones resolved, and ``importlib.import_module("dbexp....")`` by a constant."""
+    for stmt, func in _scopes(source.tree):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for dotted in imported_modules(stmt, source.module, source.is_package):
+                yield stmt.lineno, func, dotted
+        elif (isinstance(stmt, ast.Call) and stmt.args and isinstance(stmt.args[0], ast.Constant)
+              and isinstance(stmt.args[0].value, str)
+              and (getattr(stmt.func, "attr", None) in IMPORT_BY_NAME
+                   or getattr(stmt.func, "id", None) in IMPORT_BY_NAME)):
+            yield stmt.lineno, func, stmt.args[0].value
+
+
 def target_node(dotted: str, known: set[str]) -> str | None:
     node = node_of(dotted)
     if node is None:
@@ -130,6 +215,36 @@ def import_graph(package: Path = PACKAGE) -> dict[tuple[str, str], list[Site]]:
                 edges[(src, dst)].append(Site(rel(path, package), stmt.lineno, func))
     for sites in edges.values():
         sites.sort(key=lambda s: (s.file, s.line))
+    return dict(edges)
+
+
+def module_of(dotted: str, modules: set[str]) -> str | None:
+    """The module of the package a dotted import names: its longest prefix that is a module
+    (``dbexp.servers.flavor.Flavor`` -> ``dbexp.servers.flavor``; ``dbexp.servers.Flavor`` -> the
+    package's ``__init__``, ``dbexp.servers``); None outside the package."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in modules:
+            return candidate
+    return None
+
+
+def module_graph(package: Path = PACKAGE) -> dict[tuple[str, str], list[Site]]:
+    """{(importer module, imported module): [sites]} between different modules of the package. A
+    package's ``__init__`` is the module ``dbexp.servers``; importing a submodule does not count as
+    importing its package's ``__init__`` (Python runs it first, but that order is not a circle the
+    code wrote)."""
+    sources = package_sources(package)
+    modules = {s.module for s in sources}
+    edges: dict[tuple[str, str], list[Site]] = defaultdict(list)
+    for source in sources:
+        for line, func, dotted in imports_of(source):
+            dst = module_of(dotted, modules)
+            if dst is not None and dst != source.module:
+                edges[(source.module, dst)].append(Site(source.name, line, func))
+    for key in edges:
+        edges[key] = sorted(set(edges[key]), key=lambda s: (s.file, s.line))
     return dict(edges)
 
 
@@ -191,16 +306,47 @@ def simple_cycles(graph: dict[str, set[str]], component: list[str]) -> list[list
     return sorted(cycles, key=lambda c: (len(c), c))
 
 
-def describe_cycles(edges: dict[tuple[str, str], list[Site]]) -> str:
+def shortest_cycles(graph: dict[str, set[str]], component: list[str]) -> list[list[str]]:
+    """For each node of a component, the shortest cycle through it (breadth first), each cycle once,
+    starting at its smallest node: a bounded answer where modules form a large component, whose
+    elementary cycles could be too many to list."""
+    members = set(component)
+    found: dict[tuple[str, ...], list[str]] = {}
+    for start in sorted(members):
+        parent = {start: None}
+        todo = deque([start])
+        cycle = None
+        while todo and cycle is None:
+            v = todo.popleft()
+            for w in sorted(graph.get(v, ())):
+                if w == start:
+                    cycle = [v]
+                    while parent[cycle[-1]] is not None:
+                        cycle.append(parent[cycle[-1]])
+                    cycle = cycle[::-1] + [start]
+                    break
+                if w in members and w not in parent:
+                    parent[w] = v
+                    todo.append(w)
+        if cycle:
+            ring = cycle[:-1]
+            first = ring.index(min(ring))
+            ring = ring[first:] + ring[:first]
+            found.setdefault(tuple(ring), ring + [ring[0]])
+    return sorted(found.values(), key=lambda c: (len(c), c))
+
+
+def describe_cycles(edges: dict[tuple[str, str], list[Site]], between: str = "dbexp's parts",
+                    cycles_of=simple_cycles) -> str:
     graph: dict[str, set[str]] = defaultdict(set)
     for src, dst in edges:
         graph[src].add(dst)
     components = strongly_connected(graph)
     if not components:
         return ""
-    cycles = [c for comp in components for c in simple_cycles(graph, comp)]
+    cycles = [c for comp in components for c in cycles_of(graph, comp)]
     cycles.sort(key=lambda c: (len(c), c))
-    lines = [f"{len(cycles)} import cycle(s) between dbexp's parts, within "
+    lines = [f"{len(cycles)} import cycle(s) between {between}, within "
              + "; ".join("{" + ", ".join(comp) + "}" for comp in components)
              + " (an edge a -> b: a module of a imports from b):"]
     for cycle in cycles[:MAX_CYCLES_SHOWN]:
@@ -235,25 +381,224 @@ def import_problems(package: Path = PACKAGE) -> str:
     return "\n\n".join(text for text in (describe_cycles(edges), describe_layering(edges)) if text)
 
 
+def module_cycle_problems(package: Path = PACKAGE) -> str:
+    return describe_cycles(module_graph(package), "dbexp's modules", shortest_cycles)
+
+
 def test_no_import_cycles_between_parts():
     problems = import_problems()
     assert not problems, "\n\n" + problems
 
 
+def test_no_import_cycles_between_modules():
+    problems = module_cycle_problems()
+    assert not problems, "\n\n" + problems
+
+
+# --- chapters: no chapter imports another; one shape ---------------------------------------------
+
+CHAPTERS = f"{ROOT}.chapters"
+# The files every chapter folder has (the README's "Layout" section says what each holds).
+CHAPTER_FILES = ("__init__.py", "chapter.py", "analysis.py", "claims.py", "findings.py", "engines/__init__.py")
+DECLARED_IN = "chapter.py"  # where a chapter's Engines(...) declaration (PARTS) lives
+
+
+def chapter_folders(package: Path = PACKAGE) -> list[Path]:
+    folder = package / "chapters"
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_dir() and p.name != "__pycache__")
+
+
+def chapter_of(module: str) -> str | None:
+    """The chapter folder a module belongs to (dbexp.chapters.gtid.design -> gtid), else None."""
+    parts = module.split(".")
+    return parts[2] if module.startswith(CHAPTERS + ".") and len(parts) > 2 else None
+
+
+def cross_chapter_imports(package: Path = PACKAGE) -> list[str]:
+    """One line per import, inside a chapter's folder, of another chapter or of the registry."""
+    folders = {p.name for p in chapter_folders(package)}
+    offenders = []
+    for source in package_sources(package):
+        own = chapter_of(source.module)
+        if own is None:
+            continue
+        for line, func, dotted in sorted(set(imports_of(source)), key=lambda x: (x[0], x[2])):
+            if dotted != CHAPTERS and not dotted.startswith(CHAPTERS + "."):
+                continue
+            other = dotted.split(".")[2] if dotted.count(".") >= 2 else None
+            if other == own:
+                continue
+            what = (f"imports chapter {other} ({dotted})" if other in folders
+                    else f"imports the chapter registry ({dotted})")
+            lazy = f" (lazy, in {func}())" if func else ""
+            offenders.append(f"  {source.at(line)}: {what}{lazy}: {source.line(line)}")
+    return offenders
+
+
+def test_no_chapter_imports_another():
+    offenders = cross_chapter_imports()
+    assert not offenders, (
+        f"\n\n{len(offenders)} import(s) of one chapter from another (dbexp/chapters/Y/ importing "
+        "dbexp.chapters.X); move what they share down into dbexp/experiments/ (comparison core, stats, "
+        "verdicts, sources) or the servers layer:\n" + "\n".join(offenders))
+
+
+def _is_abstract(cls: ast.ClassDef) -> bool:
+    bases = [ast.unparse(b) for b in cls.bases] + [ast.unparse(k.value) for k in cls.keywords
+                                                   if k.arg == "metaclass"]
+    return any(b.rpartition(".")[2] in ("ABC", "ABCMeta") for b in bases)
+
+
+def chapter_shape_problems(package: Path = PACKAGE) -> list[str]:
+    """One line per way a chapter folder departs from the common shape."""
+    offenders = []
+    for folder in chapter_folders(package):
+        where = rel(folder, package)
+        missing = [f for f in CHAPTER_FILES if not (folder / f).is_file()]
+        if missing:
+            offenders.append(f"  {where}/: missing {', '.join(missing)}")
+        interface = folder / "engines" / "__init__.py"
+        if interface.is_file() and not any(isinstance(n, ast.ClassDef) and _is_abstract(n)
+                                           for n in parse(interface).body):
+            offenders.append(f"  {rel(interface, package)}:1: declares no engine-part interface "
+                             "(a class deriving from abc.ABC)")
+        for path in sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts):
+            if path == folder / DECLARED_IN:
+                continue
+            for call in engines_declarations(parse(path)):
+                offenders.append(f"  {rel(path, package)}:{call.lineno}: Engines(...) declared outside "
+                                 f"{DECLARED_IN}")
+    return offenders
+
+
+def test_every_chapter_has_the_same_shape():
+    folders = chapter_folders()
+    assert folders, "no chapter folder under dbexp/chapters/"
+    offenders = chapter_shape_problems()
+    assert not offenders, (
+        f"\n\n{len(offenders)} departure(s) from the chapter shape (every dbexp/chapters/NAME/ holds "
+        f"{', '.join(CHAPTER_FILES)}; PARTS = Engines(...) in {DECLARED_IN}; README.md, 'Layout'):\n"
+        + "\n".join(offenders))
+
+
+# --- the flavors, as the registry lists them ------------------------------------------------------
+
+REGISTRY = "servers/registry.py"  # under the package: FLAVORS, the one list of flavors the lab runs
+REGISTRY_NAME = "FLAVORS"
+CATALOG = "catalog"  # under the package: the table of builds, where a flavor's other spellings are read
+
+
+@dataclass(frozen=True)
+class Flavors:
+    names: frozenset[str]  # every spelling of a flavor: its name, its title lower-cased, the catalog's aliases
+    modules: frozenset[str]  # the modules that define the flavor classes (dbexp.servers.mysql)
+    classes: frozenset[str]  # the flavor classes' names (MySQL)
+
+
+def _class_attributes(cls: ast.ClassDef) -> dict[str, str]:
+    """The class body's string constants: ``name = "mysql"``, ``title = "MySQL"``."""
+    found = {}
+    for stmt in cls.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        value = getattr(stmt, "value", None)
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            found.update({t.id: value.value for t in targets if isinstance(t, ast.Name)})
+    return found
+
+
+def _module_file(module: str, package: Path) -> Path | None:
+    base = package.parent.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def find_class(module: str, name: str, package: Path = PACKAGE, seen: frozenset = frozenset()) -> tuple[str, ast.ClassDef]:
+    """(defining module, class) of ``name`` as ``module`` exposes it, following re-exports."""
+    path = _module_file(module, package)
+    assert path is not None and (module, name) not in seen, f"cannot find {module}.{name} under {package}"
+    tree = parse(path)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return module, node
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias, dotted in zip(node.names, imported_modules(node, module, path.name == "__init__.py")):
+                if (alias.asname or alias.name) == name:
+                    return find_class(dotted.rpartition(".")[0], alias.name, package, seen | {(module, name)})
+    raise AssertionError(f"{rel(path, package)}: defines no class {name}")
+
+
+@cache
+def registered(package: Path = PACKAGE) -> Flavors:
+    """The flavors the registry lists (its ``FLAVORS``), read with ast: their modules, classes and
+    every spelling of their names (the catalog's aliases such as "pg" included)."""
+    path = package / REGISTRY
+    assert path.is_file(), f"no flavor registry at {rel(path, package)}: say in test_architecture.py where it moved"
+    tree = parse(path)
+    module = module_name(path, package)
+    imported = {}  # local name -> dotted (module.Class) it came from
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias, dotted in zip(node.names, imported_modules(node, module, False)):
+                imported[alias.asname or alias.name] = dotted
+    listing = [node.value for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+               and any(getattr(t, "id", None) == REGISTRY_NAME
+                       for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+    assert listing, f"{rel(path, package)}: no {REGISTRY_NAME} = ... to read the flavors from"
+    local = sorted({n.id for n in ast.walk(listing[0]) if isinstance(n, ast.Name) and n.id in imported})
+    names, modules, classes = set(), set(), set()
+    for cls_name in local:
+        dotted = imported[cls_name]
+        defined_in, cls = find_class(dotted.rpartition(".")[0], dotted.rpartition(".")[2], package)
+        attributes = _class_attributes(cls)
+        assert "name" in attributes, f"{defined_in}.{cls.name} has no name = '...' the registry keys it by"
+        names.add(attributes["name"])
+        if "title" in attributes:
+            names.add(attributes["title"].lower())
+        modules.add(defined_in)
+        classes.add(cls.name)
+    assert names, f"{rel(path, package)}: {REGISTRY_NAME} lists no flavor class"
+    names |= catalog_aliases(package, frozenset(names))
+    return Flavors(frozenset(names), frozenset(modules), frozenset(classes))
+
+
+def catalog_aliases(package: Path, names: frozenset[str]) -> set[str]:
+    """Keys of the catalog's dict literals that map other spellings onto flavor names
+    (``{"postgresql": "postgres", "pg": "postgres"}``)."""
+    found = set()
+    for path in sorted((package / CATALOG).rglob("*.py")):
+        for node in ast.walk(parse(path)):
+            if (isinstance(node, ast.Dict) and node.keys
+                    and all(isinstance(v, ast.Constant) and v.value in names for v in node.values)
+                    and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys)):
+                found |= {k.value for k in node.keys}
+    return found
+
+
+def test_the_registry_is_read():
+    flavors = registered()
+    assert {"mysql", "postgres", "mariadb"} <= flavors.names, flavors
+    assert "dbexp.servers.mysql" in flavors.modules and "MySQL" in flavors.classes, flavors
+
+
 # --- flavor names as strings -----------------------------------------------------------------
 
-FLAVOR_NAMES = {"mysql", "postgres", "mariadb", "postgresql", "pg"}
 EXEMPT = ("dbexp/servers/", "dbexp/catalog/")
 COMPARE_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in"}
 PREFIX_METHODS = {"startswith", "endswith"}
+KEY_METHODS = {"get", "pop", "setdefault"}  # d.get("mysql"): keyed by a flavor name, as d["mysql"]
 
 
-def flavor_names_in(node: ast.AST | None) -> list[str]:
+def flavor_names_in(node: ast.AST | None, names: frozenset[str]) -> list[str]:
     """Flavor names a constant spells: "mysql", or ("mysql", "mariadb") as a tuple/list/set."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in FLAVOR_NAMES:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
         return [node.value]
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return [n for elt in node.elts for n in flavor_names_in(elt)]
+        return [n for elt in node.elts for n in flavor_names_in(elt, names)]
     return []
 
 
@@ -263,9 +608,10 @@ def engines_declarations(tree: ast.AST) -> list[ast.Call]:
             and (getattr(node.func, "id", None) == "Engines" or getattr(node.func, "attr", None) == "Engines")]
 
 
-def flavor_string_uses(tree: ast.AST) -> list[tuple[int, str]]:
-    """(line, what) for each place that compares against, or is keyed by, a flavor name (an
-    ``Engines(...)`` declaration excepted)."""
+def flavor_string_uses(tree: ast.AST, names: frozenset[str] | None = None) -> list[tuple[int, str]]:
+    """(line, what) for each place that compares against, is keyed by or indexes by a flavor name
+    (an ``Engines(...)`` declaration excepted)."""
+    names = registered().names if names is None else names
     found = []
     declared = {id(n) for call in engines_declarations(tree) for n in ast.walk(call)}
     for node in ast.walk(tree):
@@ -277,42 +623,51 @@ def flavor_string_uses(tree: ast.AST) -> list[tuple[int, str]]:
                 if type(op) not in COMPARE_OPS:
                     continue
                 for side in (left, right):
-                    if flavor_names_in(side):
+                    if flavor_names_in(side, names):
                         found.append((node.lineno, f"`{COMPARE_OPS[type(op)]}` against {ast.unparse(side)}"))
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
               and node.func.attr in PREFIX_METHODS):
-            if any(flavor_names_in(arg) for arg in node.args):
+            if any(flavor_names_in(arg, names) for arg in node.args):
                 args = ", ".join(ast.unparse(arg) for arg in node.args)
                 found.append((node.lineno, f".{node.func.attr}({args})"))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in KEY_METHODS and node.args and flavor_names_in(node.args[0], names)):
+            found.append((node.lineno, f".{node.func.attr}({ast.unparse(node.args[0])}, ...)"))
+        elif isinstance(node, ast.Subscript) and flavor_names_in(node.slice, names):
+            found.append((node.lineno, f"indexed by {ast.unparse(node.slice)}"))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
-            names = [kw.arg for kw in node.keywords if kw.arg in FLAVOR_NAMES]
-            if names:
-                found.append((node.lineno, f"dict(...) keyed by {', '.join(map(repr, names))}"))
+            keys = [kw.arg for kw in node.keywords if kw.arg in names]
+            if keys:
+                found.append((node.lineno, f"dict(...) keyed by {', '.join(map(repr, keys))}"))
         elif isinstance(node, ast.Dict):
-            names = [n for key in node.keys for n in flavor_names_in(key) if isinstance(key, ast.Constant)]
-            if names:
-                found.append((node.lineno, f"dict literal keyed by {', '.join(map(repr, names))}"))
+            keys = [n for key in node.keys for n in flavor_names_in(key, names) if isinstance(key, ast.Constant)]
+            if keys:
+                found.append((node.lineno, f"dict literal keyed by {', '.join(map(repr, keys))}"))
         elif isinstance(node, ast.match_case):
-            names = [n for pat in ast.walk(node.pattern) if isinstance(pat, ast.MatchValue)
-                     for n in flavor_names_in(pat.value)]
-            if names:
-                found.append((node.pattern.lineno, f"match case {', '.join(map(repr, names))}"))
+            cases = [n for pat in ast.walk(node.pattern) if isinstance(pat, ast.MatchValue)
+                     for n in flavor_names_in(pat.value, names)]
+            if cases:
+                found.append((node.pattern.lineno, f"match case {', '.join(map(repr, cases))}"))
     return found
 
 
+def offences(sources: list[Source], find) -> list[str]:
+    """One line per offence ``find(source)`` reports: where, what, and the line itself."""
+    out = []
+    for source in sources:
+        for line, what in sorted(set(find(source))):
+            out.append(f"  {source.at(line)}: {what}: {source.line(line)}")
+    return out
+
+
 def flavor_problems(package: Path = PACKAGE) -> str:
-    offenders = []
-    for path in source_files(package):
-        name = rel(path, package)
-        if name.startswith(EXEMPT):
-            continue
-        lines = path.read_text().splitlines()
-        for line, what in sorted(set(flavor_string_uses(parse(path)))):
-            offenders.append(f"  {name}:{line}: {what}\n      {lines[line - 1].strip()[:110]}")
+    names = registered(package).names
+    sources = [s for s in package_sources(package) if not s.name.startswith(EXEMPT)] + notebook_sources(package)
+    offenders = offences(sources, lambda s: flavor_string_uses(s.tree, names))
     if not offenders:
         return ""
     return (f"{len(offenders)} place(s) outside {' and '.join(EXEMPT)} branch on flavor names as strings "
-            f"({', '.join(sorted(FLAVOR_NAMES))}); ask the flavor object (dbexp/servers/) instead:\n\n"
+            f"({', '.join(sorted(names))}); ask the flavor object (dbexp/servers/) instead:\n"
             + "\n".join(offenders))
 
 
@@ -321,75 +676,119 @@ def test_no_flavor_name_comparisons_outside_servers():
     assert not problems, "\n\n" + problems
 
 
-# --- flavor classes and their names --------------------------------------------------------
+# --- version numbers as strings, in notebooks --------------------------------------------------
 
-FLAVOR_MODULES = {"dbexp.servers.mysql", "dbexp.servers.postgres", "dbexp.servers.mariadb"}
-FLAVOR_CLASSES = {"MySQL", "Postgres", "MariaDB"}
+VERSION = re.compile(r"^v?\d+\.(\d|$)")  # "8.0", "5.7.22", "16.4", "9.": a version number, or its prefix
+VERSION_METHODS = {"startswith", "endswith", "contains", "match"}
 
 
-def engine_modules(package: Path = PACKAGE) -> set[str]:
-    """Files (dbexp/chapters/<ch>/<m>.py) whose classes a chapter declares in ``Engines(...)``:
-    ``Engines("ch", {"mysql": innodb.Views})`` or ``{"mysql": Views}`` with ``from .innodb import Views``."""
-    found = set()
-    chapters = package / "chapters"
-    if not chapters.is_dir():
-        return found
-    for path in sorted(chapters.rglob("*.py")):
-        tree = parse(path)
-        calls = engines_declarations(tree)
-        if not calls:
-            continue
-        imported = {}  # local name -> module file stem it came from, within the chapter's folder
-        for stmt in ast.walk(tree):
-            if isinstance(stmt, ast.ImportFrom):
-                for alias in stmt.names:
-                    local = alias.asname or alias.name
-                    if stmt.level and not stmt.module:  # from . import innodb
-                        imported[local] = alias.name
-                    elif stmt.module:  # from .innodb import Views / from dbexp.chapters.x.innodb import Views
-                        imported[local] = stmt.module.rpartition(".")[2]
-                        if stmt.module.startswith("dbexp.chapters.") and stmt.module.count(".") == 2:
-                            imported[local] = alias.name  # from dbexp.chapters.x import innodb
-        for call in calls:
-            for value in (n for arg in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(arg)):
-                if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
-                    stem = imported.get(value.value.id, value.value.id)
-                elif isinstance(value, ast.Name) and value.id in imported:
-                    stem = imported[value.id]
-                else:
-                    continue
-                candidate = path.parent / f"{stem}.py"
-                if candidate.exists():
-                    found.add(rel(candidate, package))
+def versions_in(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and VERSION.match(node.value):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [v for elt in node.elts for v in versions_in(elt)]
+    return []
+
+
+def version_string_uses(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) for each comparison with, or prefix test against, a version number as a string."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                if versions_in(side):
+                    found.append((node.lineno, f"compares with the version string {ast.unparse(side)}"))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in VERSION_METHODS and any(versions_in(arg) for arg in node.args)):
+            args = ", ".join(ast.unparse(arg) for arg in node.args)
+            found.append((node.lineno, f".{node.func.attr}({args}) on a version string"))
     return found
 
 
-def _flavorish(node: ast.AST) -> bool:
+def version_problems(package: Path = PACKAGE) -> str:
+    offenders = offences(notebook_sources(package), lambda s: version_string_uses(s.tree))
+    if not offenders:
+        return ""
+    return (f"{len(offenders)} place(s) in notebooks branch on version numbers as strings; let the chapter "
+            "(dbexp/chapters/) ask the catalog or the flavor, and hand the notebook the result:\n"
+            + "\n".join(offenders))
+
+
+def test_no_version_string_comparisons_in_notebooks():
+    problems = version_problems()
+    assert not problems, "\n\n" + problems
+
+
+# --- flavor classes and their names --------------------------------------------------------
+
+ENGINES_FOLDER = "engines"  # dbexp/chapters/<ch>/engines/<engine>.py: one module per engine
+
+
+def engine_modules(package: Path = PACKAGE) -> set[str]:
+    """Files that may know their engine: every module of a chapter's ``engines/`` folder but its
+    ``__init__`` (the interface), and the modules whose classes a chapter declares in ``Engines(...)``:
+    ``Engines("ch", {"mysql": innodb.Views})`` with ``from .engines import innodb``, or
+    ``{"mysql": Views}`` with ``from .engines.innodb import Views``."""
+    found = set()
+    sources = package_sources(package)
+    files = {s.module: s.name for s in sources}
+    for source in sources:
+        parts = source.name.split("/")
+        if (len(parts) == 5 and parts[1] == "chapters" and parts[3] == ENGINES_FOLDER
+                and parts[4] != "__init__.py"):
+            found.add(source.name)
+        calls = engines_declarations(source.tree)
+        if chapter_of(source.module) is None or not calls:
+            continue
+        imported = {}  # local name -> the dotted module (or module.attribute) it came from
+        for stmt in ast.walk(source.tree):
+            if isinstance(stmt, ast.ImportFrom):
+                for alias, dotted in zip(stmt.names, imported_modules(stmt, source.module, source.is_package)):
+                    imported[alias.asname or alias.name] = dotted
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    imported[alias.asname or alias.name] = alias.name if alias.asname else alias.name.split(".")[0]
+        for call in calls:
+            for value in (n for arg in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(arg)):
+                if isinstance(value, (ast.Attribute, ast.Name)):
+                    dotted = ast.unparse(value)
+                    head, _, tail = dotted.partition(".")
+                    if head not in imported:
+                        continue
+                    target = module_of(imported[head] + (f".{tail}" if tail else ""), set(files))
+                    if target is not None and chapter_of(target) == chapter_of(source.module):
+                        found.add(files[target])
+    return found
+
+
+def _flavorish(node: ast.AST, classes: frozenset[str]) -> bool:
     """``MySQL.name``, ``flavor.name``, ``server.flavor.name``, ``self.flavor.name``."""
     if not (isinstance(node, ast.Attribute) and node.attr == "name"):
         return False
     inner = node.value
     if isinstance(inner, ast.Name):
-        return inner.id in FLAVOR_CLASSES or inner.id.endswith("flavor")
+        return inner.id in classes or inner.id.endswith("flavor")
     return isinstance(inner, ast.Attribute) and inner.attr.endswith("flavor")
 
 
-def flavor_class_uses(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, str]]:
+def flavor_class_uses(tree: ast.AST, module: str, is_package: bool,
+                      flavors: Flavors | None = None) -> list[tuple[int, str]]:
     """(line, what) for each import of a concrete flavor class, comparison of a flavor's name and
     isinstance against a flavor class."""
+    flavors = registered() if flavors is None else flavors
     found = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for dotted in imported_modules(node, module, is_package):
-                if any(dotted == m or dotted.startswith(m + ".") for m in FLAVOR_MODULES) or (
-                        dotted.rpartition(".")[0] == "dbexp.servers" and dotted.rpartition(".")[2] in FLAVOR_CLASSES):
+                if any(dotted == m or dotted.startswith(m + ".") for m in flavors.modules) or (
+                        dotted.rpartition(".")[0] == "dbexp.servers" and dotted.rpartition(".")[2] in flavors.classes):
                     found.append((node.lineno, f"imports {dotted}"))
         elif isinstance(node, ast.Compare):
             for side in (node.left, *node.comparators):
-                if _flavorish(side):
+                if _flavorish(side, flavors.classes):
                     found.append((node.lineno, f"compares {ast.unparse(side)}"))
         elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" and len(node.args) == 2:
-            classes = [n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name) and n.id in FLAVOR_CLASSES]
+            classes = [n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name) and n.id in flavors.classes]
             if classes:
                 found.append((node.lineno, f"isinstance against {', '.join(classes)}"))
     return found
@@ -397,25 +796,60 @@ def flavor_class_uses(tree: ast.AST, module: str, is_package: bool) -> list[tupl
 
 def flavor_class_problems(package: Path = PACKAGE) -> str:
     allowed = engine_modules(package)
-    offenders = []
-    for path in source_files(package):
-        name = rel(path, package)
-        if name.startswith("dbexp/servers/") or name in allowed:
-            continue
-        lines = path.read_text().splitlines()
-        uses = flavor_class_uses(parse(path), module_name(path, package), path.name == "__init__.py")
-        for line, what in sorted(set(uses)):
-            offenders.append(f"  {name}:{line}: {what}\n      {lines[line - 1].strip()[:110]}")
+    flavors = registered(package)
+    sources = [s for s in package_sources(package)
+               if not s.name.startswith("dbexp/servers/") and s.name not in allowed] + notebook_sources(package)
+    offenders = offences(sources, lambda s: flavor_class_uses(s.tree, s.module, s.is_package, flavors))
     if not offenders:
         return ""
     return (f"{len(offenders)} place(s) outside dbexp/servers/ and the chapters' engine modules know a concrete "
             "flavor (its class or its name); give the chapter a part per engine (dbexp/servers/engines.py) "
-            "or ask the flavor object:\n\n" + "\n".join(offenders))
+            "or ask the flavor object:\n" + "\n".join(offenders))
 
 
 def test_no_flavor_classes_or_names_outside_servers_and_engine_modules():
     problems = flavor_class_problems()
     assert not problems, "\n\n" + problems
+
+
+# --- Flavor stays small --------------------------------------------------------------------------
+
+FLAVOR_MODULE = "servers/flavor.py"  # under the package
+FLAVOR_CLASS = "Flavor"
+MAX_FLAVOR_METHODS = 15
+CALLABLE_WRAPPERS = {"staticmethod", "classmethod", "property", "partial", "partialmethod", "cached_property"}
+
+
+def public_methods(cls: ast.ClassDef) -> list[tuple[str, int]]:
+    """(name, line) of every public callable the class body defines: each ``def`` (a property
+    included) and each name bound to ``staticmethod(...)``, ``classmethod(...)`` or a lambda."""
+    found = []
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append((stmt.name, stmt.lineno))
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and (
+                isinstance(stmt.value, ast.Lambda) or (
+                isinstance(stmt.value, ast.Call)
+                and ast.unparse(stmt.value.func).rpartition(".")[2] in CALLABLE_WRAPPERS)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            found.extend((t.id, stmt.lineno) for t in targets if isinstance(t, ast.Name))
+    return [(name, line) for name, line in found if not name.startswith("_")]
+
+
+def flavor_size_problem(package: Path = PACKAGE) -> str:
+    path = package / FLAVOR_MODULE
+    classes = [n for n in parse(path).body if isinstance(n, ast.ClassDef) and n.name == FLAVOR_CLASS]
+    assert classes, f"{rel(path, package)}: no class {FLAVOR_CLASS}"
+    methods = public_methods(classes[0])
+    if len(methods) <= MAX_FLAVOR_METHODS:
+        return ""
+    return (f"{rel(path, package)}:{classes[0].lineno}: class {FLAVOR_CLASS} has {len(methods)} public methods, "
+            f"at most {MAX_FLAVOR_METHODS}: " + ", ".join(f"{name} ({line})" for name, line in methods))
+
+
+def test_flavor_has_at_most_15_public_methods():
+    problem = flavor_size_problem()
+    assert not problem, "\n\n" + problem
 
 
 # --- the checkers themselves, on made-up source ------------------------------------------------
@@ -434,15 +868,30 @@ match flavor:
     case "mariadb" | "x":
         pass
 if flavor == "sqlite" or name in ("a", "b") or x < "mysql" or d["mysql"]: pass
+colors.get("mariadb", "grey")
+d["other"], d[name], d.get("x")
 '''
-    found = flavor_string_uses(ast.parse(source))
-    assert sorted(line for line, _ in found) == [2, 3, 4, 5, 6, 7, 8, 9, 11]
+    found = flavor_string_uses(ast.parse(source), frozenset({"mysql", "postgres", "mariadb", "postgresql", "pg"}))
+    assert sorted(line for line, _ in found) == [2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 14]
+    assert (13, 'indexed by \'mysql\'') in found and (14, ".get('mariadb', ...)") in found
+
+
+def test_version_checker_finds_each_form():
+    source = '''
+ab["new"].map(lambda n: n.split(" ", 1)[1].startswith("8.0"))
+if version == "5.7.22": pass
+if v >= "16.4": pass
+df[df.version.str.contains("9.")]
+if name.startswith("mysql") or n == "8" or x.startswith(prefix): pass
+'''
+    assert sorted(line for line, _ in version_string_uses(ast.parse(source))) == [2, 3, 4, 5]
 
 
 def test_cycle_finder_on_a_made_up_graph():
     graph = {"a": {"b"}, "b": {"a", "c"}, "c": {"a"}, "d": {"a"}}
     assert strongly_connected(graph) == [["a", "b", "c"]]
     assert simple_cycles(graph, ["a", "b", "c"]) == [["a", "b", "a"], ["a", "b", "c", "a"]]
+    assert shortest_cycles(graph, ["a", "b", "c"]) == [["a", "b", "a"], ["a", "b", "c", "a"]]
 
 
 def test_relative_imports_resolve():
@@ -461,6 +910,10 @@ def test_relative_imports_resolve():
     assert target_node("dbexp.__version__", known) == "dbexp"
     assert target_node("dbexp.servers.flavor.Flavor", known) == "dbexp.servers"
     assert target_node("docker.errors", known) is None
+    modules = {"dbexp", "dbexp.servers", "dbexp.servers.flavor"}
+    assert module_of("dbexp.servers.flavor.Flavor", modules) == "dbexp.servers.flavor"
+    assert module_of("dbexp.servers.Flavor", modules) == "dbexp.servers"
+    assert module_of("docker.errors", modules) is None
 
 
 def write_package(root: Path, files: dict[str, str]) -> Path:
@@ -469,6 +922,29 @@ def write_package(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return root / "dbexp"
+
+
+# A made-up package's flavor registry, read as the real one is.
+SERVERS = {
+    "dbexp/servers/__init__.py": "",
+    "dbexp/servers/flavor.py": "class Flavor:\n    name: str\n",
+    "dbexp/servers/mysql.py": "from .flavor import Flavor\nclass MySQL(Flavor):\n    name = 'mysql'\n    title = 'MySQL'\n",
+    "dbexp/servers/postgres.py": "from .flavor import Flavor\nclass Postgres(Flavor):\n    name = 'postgres'\n"
+                                 "    title = 'PostgreSQL'\n",
+    "dbexp/servers/mariadb.py": "from dbexp.servers.mysql import MySQL\nclass MariaDB(MySQL):\n    name = 'mariadb'\n",
+    "dbexp/servers/registry.py": "from dbexp.servers.mariadb import MariaDB\nfrom dbexp.servers.mysql import MySQL\n"
+                                 "from dbexp.servers.postgres import Postgres\n"
+                                 "FLAVORS = {cls.name: cls for cls in (MySQL, Postgres, MariaDB)}\n",
+    "dbexp/catalog/catalog.py": "def parse(f):\n    return {'pg': 'postgres'}.get(f, f)\n",
+}
+
+
+def test_the_registry_is_read_on_a_made_up_package(tmp_path):
+    package = write_package(tmp_path, {"dbexp/__init__.py": "", **SERVERS})
+    assert registered(package) == Flavors(
+        frozenset({"mysql", "postgres", "postgresql", "mariadb", "pg"}),
+        frozenset({"dbexp.servers.mysql", "dbexp.servers.postgres", "dbexp.servers.mariadb"}),
+        frozenset({"MySQL", "Postgres", "MariaDB"}))
 
 
 def test_import_checker_on_a_made_up_package(tmp_path):
@@ -498,40 +974,157 @@ def test_import_checker_on_a_made_up_package(tmp_path):
       dbexp/workloads/__init__.py:1"""
 
 
-def test_flavor_checker_on_a_made_up_package(tmp_path):
+def test_module_cycle_checker_on_a_made_up_package(tmp_path):
     package = write_package(tmp_path, {
         "dbexp/__init__.py": "",
-        "dbexp/servers/mysql.py": "if name == 'mysql': pass\n",  # exempt
-        "dbexp/catalog/catalog.py": "FLAVORS = {'mysql': 1}\n",  # exempt
+        "dbexp/metrics/__init__.py": "from .uprobe import attach\n",
+        "dbexp/metrics/tracing.py": "import os\n\ndef mount():\n    from dbexp.metrics.uprobe import UprobeError\n",
+        "dbexp/metrics/uprobe.py": "from dbexp.metrics import procfs, tracing\n",
+        "dbexp/metrics/procfs.py": "from dbexp.metrics import cpustat\n",  # a module, not the __init__
+        "dbexp/metrics/cpustat.py": "from . import procfs\n",
+    })
+    assert import_graph(package) == {}  # one part: no edge between parts
+    assert module_cycle_problems(package) == """\
+2 import cycle(s) between dbexp's modules, within {dbexp.metrics.cpustat, dbexp.metrics.procfs}; \
+{dbexp.metrics.tracing, dbexp.metrics.uprobe} (an edge a -> b: a module of a imports from b):
+
+  dbexp.metrics.cpustat -> dbexp.metrics.procfs -> dbexp.metrics.cpustat
+      dbexp.metrics.cpustat -> dbexp.metrics.procfs:
+          dbexp/metrics/cpustat.py:1
+      dbexp.metrics.procfs -> dbexp.metrics.cpustat:
+          dbexp/metrics/procfs.py:1
+
+  dbexp.metrics.tracing -> dbexp.metrics.uprobe -> dbexp.metrics.tracing
+      dbexp.metrics.tracing -> dbexp.metrics.uprobe:
+          dbexp/metrics/tracing.py:4 (lazy, in mount())
+      dbexp.metrics.uprobe -> dbexp.metrics.tracing:
+          dbexp/metrics/uprobe.py:1"""
+
+
+def test_cross_chapter_checker_on_a_made_up_package(tmp_path):
+    package = write_package(tmp_path, {
+        "dbexp/__init__.py": "",
+        "dbexp/chapters/__init__.py": "def get(name): pass\n",
+        "dbexp/chapters/gtid/__init__.py": "from .chapter import CHAPTER\nfrom dbexp.chapters.gtid.claims import x\n",
+        "dbexp/chapters/gtid/chapter.py": "",
+        "dbexp/chapters/gtid/claims.py": "x = 1\n",
+        "dbexp/chapters/versions/__init__.py": "",
+        "dbexp/chapters/versions/claims.py": (
+            "from dbexp.chapters.gtid.claims import x\n"
+            "import dbexp.chapters.gtid as g\n"
+            "from .. import gtid\n"
+            "from ..gtid import claims\n"
+            "from dbexp import chapters\n"
+            "def f():\n"
+            "    from dbexp.chapters import get\n"
+            "    return importlib.import_module('dbexp.chapters.gtid.engines.innodb')\n"
+            "from .analysis import y\n"),
+    })
+    offenders = cross_chapter_imports(package)
+    assert offenders == [
+        "  dbexp/chapters/versions/claims.py:1: imports chapter gtid (dbexp.chapters.gtid.claims.x): "
+        "from dbexp.chapters.gtid.claims import x",
+        "  dbexp/chapters/versions/claims.py:2: imports chapter gtid (dbexp.chapters.gtid): "
+        "import dbexp.chapters.gtid as g",
+        "  dbexp/chapters/versions/claims.py:3: imports chapter gtid (dbexp.chapters.gtid): from .. import gtid",
+        "  dbexp/chapters/versions/claims.py:4: imports chapter gtid (dbexp.chapters.gtid.claims): "
+        "from ..gtid import claims",
+        "  dbexp/chapters/versions/claims.py:5: imports the chapter registry (dbexp.chapters): "
+        "from dbexp import chapters",
+        "  dbexp/chapters/versions/claims.py:7: imports the chapter registry (dbexp.chapters.get) "
+        "(lazy, in f()): from dbexp.chapters import get",
+        "  dbexp/chapters/versions/claims.py:8: imports chapter gtid (dbexp.chapters.gtid.engines.innodb) "
+        "(lazy, in f()): return importlib.import_module('dbexp.chapters.gtid.engines.innodb')",
+    ], "\n".join(offenders)
+
+
+def test_chapter_shape_checker_on_a_made_up_package(tmp_path):
+    whole = {f"dbexp/chapters/good/{f}": "" for f in CHAPTER_FILES}
+    package = write_package(tmp_path, {
+        "dbexp/__init__.py": "",
+        "dbexp/chapters/__init__.py": "",
+        **whole,
+        "dbexp/chapters/good/engines/__init__.py": "import abc\nclass Part(abc.ABC):\n    pass\n",
+        "dbexp/chapters/good/chapter.py": "PARTS = Engines('good', {'mysql': innodb.Part})\n",
+        "dbexp/chapters/old/__init__.py": "",
+        "dbexp/chapters/old/design.py": "",
+        "dbexp/chapters/old/analysis.py": "",
+        "dbexp/chapters/old/claims.py": "",
+        "dbexp/chapters/old/parts.py": "\nPARTS = Engines('old', {})\n",
+        "dbexp/chapters/bare/__init__.py": "",
+        "dbexp/chapters/bare/chapter.py": "",
+        "dbexp/chapters/bare/analysis.py": "",
+        "dbexp/chapters/bare/claims.py": "",
+        "dbexp/chapters/bare/findings.py": "",
+        "dbexp/chapters/bare/engines/__init__.py": "class Part:\n    pass\n",
+    })
+    assert chapter_shape_problems(package) == [
+        "  dbexp/chapters/bare/engines/__init__.py:1: declares no engine-part interface (a class deriving from abc.ABC)",
+        "  dbexp/chapters/old/: missing chapter.py, findings.py, engines/__init__.py",
+        "  dbexp/chapters/old/parts.py:2: Engines(...) declared outside chapter.py",
+    ]
+
+
+def test_flavor_checker_on_a_made_up_package(tmp_path):
+    package = write_package(tmp_path, {
+        **SERVERS,
+        "dbexp/__init__.py": "",
+        "dbexp/servers/mysql.py": SERVERS["dbexp/servers/mysql.py"] + "if name == 'mysql': pass\n",  # exempt
+        "dbexp/catalog/catalog.py": SERVERS["dbexp/catalog/catalog.py"] + "FLAVORS = {'mysql': 1}\n",  # exempt
         "dbexp/metrics/counters.py": "x = 1\nif flavor in ('mysql', 'mariadb'):\n    pass\n",
+        "notebooks/ch.ipynb": json.dumps({"cells": [
+            {"cell_type": "markdown", "source": ["if x == 'mysql'"]},
+            {"cell_type": "code", "source": ["%matplotlib inline\n", "y = colors['pg']\n"]},
+        ]}),
     })
     assert flavor_problems(package) == (
-        "1 place(s) outside dbexp/servers/ and dbexp/catalog/ branch on flavor names as strings "
-        "(mariadb, mysql, pg, postgres, postgresql); ask the flavor object (dbexp/servers/) instead:\n\n"
-        "  dbexp/metrics/counters.py:2: `in` against ('mysql', 'mariadb')\n"
-        "      if flavor in ('mysql', 'mariadb'):")
+        "2 place(s) outside dbexp/servers/ and dbexp/catalog/ branch on flavor names as strings "
+        "(mariadb, mysql, pg, postgres, postgresql); ask the flavor object (dbexp/servers/) instead:\n"
+        "  dbexp/metrics/counters.py:2: `in` against ('mysql', 'mariadb'): if flavor in ('mysql', 'mariadb'):\n"
+        "  notebooks/ch.ipynb cell 2 line 2: indexed by 'pg': y = colors['pg']")
 
 
 def test_flavor_class_checker_on_a_made_up_package(tmp_path):
     package = write_package(tmp_path, {
+        **SERVERS,
         "dbexp/__init__.py": "",
-        "dbexp/servers/mysql.py": "class MySQL: name = 'mysql'\n",
         "dbexp/chapters/__init__.py": "",
-        "dbexp/chapters/ch/__init__.py": (
-            "from dbexp.servers.engines import Engines\nfrom . import innodb\nfrom .pg import Heap\n"
+        "dbexp/chapters/ch/__init__.py": "",
+        "dbexp/chapters/ch/chapter.py": (
+            "from dbexp.servers.engines import Engines\nfrom .engines import innodb\nfrom .pg import Heap\n"
             "PARTS = Engines('ch', {'mysql': innodb.Undo, 'postgres': Heap}, skipped={'mariadb': 'why'})\n"),
-        "dbexp/chapters/ch/innodb.py": "from dbexp.servers.mysql import MySQL\nclass Undo: pass\n",
+        "dbexp/chapters/ch/engines/__init__.py": "from dbexp.servers.mysql import MySQL\n",
+        "dbexp/chapters/ch/engines/innodb.py": "from dbexp.servers.mysql import MySQL\nclass Undo: pass\n",
+        "dbexp/chapters/ch/engines/mariadb.py": "from dbexp.servers.mariadb import MariaDB\n",
         "dbexp/chapters/ch/pg.py": "class Heap:\n    def f(self):\n        return self.flavor.name == 'x'\n",
         "dbexp/chapters/ch/analysis.py": (
             "from dbexp.servers.mysql import MySQL\nfrom dbexp.servers import Postgres\n"
             "if server.flavor.name == MySQL.name: pass\nif isinstance(f, (MySQL, int)): pass\n"),
+        "notebooks/ch.ipynb": json.dumps({"cells": [
+            {"cell_type": "code", "source": "from dbexp.servers.postgres import Postgres\n"}]}),
     })
-    assert engine_modules(package) == {"dbexp/chapters/ch/innodb.py", "dbexp/chapters/ch/pg.py"}
+    assert engine_modules(package) == {"dbexp/chapters/ch/engines/innodb.py", "dbexp/chapters/ch/engines/mariadb.py",
+                                       "dbexp/chapters/ch/pg.py"}
     assert flavor_problems(package) == ""  # the Engines declaration may name flavors
     problems = flavor_class_problems(package)
-    assert problems.startswith("5 place(s) outside dbexp/servers/"), problems
+    assert problems.startswith("7 place(s) outside dbexp/servers/"), problems
     assert "analysis.py:1: imports dbexp.servers.mysql.MySQL" in problems
     assert "analysis.py:2: imports dbexp.servers.Postgres" in problems
     assert "analysis.py:3: compares MySQL.name" in problems and "analysis.py:3: compares server.flavor.name" in problems
     assert "analysis.py:4: isinstance against MySQL" in problems
-    assert "innodb.py" not in problems and "pg.py" not in problems
+    assert "engines/__init__.py:1: imports dbexp.servers.mysql.MySQL" in problems
+    assert "notebooks/ch.ipynb cell 1 line 1: imports dbexp.servers.postgres.Postgres" in problems
+    assert "innodb.py" not in problems and "pg.py" not in problems and "mariadb.py" not in problems
+
+
+def test_flavor_size_checker_on_made_up_source(tmp_path):
+    methods = "".join(f"    def m{i}(self): pass\n" for i in range(15))
+    package = write_package(tmp_path, {
+        "dbexp/servers/flavor.py": "class Flavor:\n    name: str\n    def _private(self): pass\n" + methods,
+    })
+    assert flavor_size_problem(package) == ""
+    (package / "servers/flavor.py").write_text(
+        "class Flavor:\n    query = staticmethod(sql.query)\n    size = 1\n" + methods)
+    assert flavor_size_problem(package) == (
+        "dbexp/servers/flavor.py:1: class Flavor has 16 public methods, at most 15: query (2), "
+        + ", ".join(f"m{i} ({i + 4})" for i in range(15)))
