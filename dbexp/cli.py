@@ -141,7 +141,7 @@ def server_stop(names):
 def clean():
     """Remove every container the lab left behind (label dbexp) and end its orphaned load processes."""
     from dbexp.servers import clean as do_clean
-    from dbexp.workloads.children import end_orphans
+    from dbexp.process import end_orphans
 
     click.echo(f"removed {do_clean()} container(s), ended {end_orphans()} orphaned load process(es)")
 

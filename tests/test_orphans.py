@@ -15,7 +15,7 @@ import pytest
 from conftest import POSTGRES, labelled_containers
 from dbexp.engine import LABEL, client
 from dbexp.waits import poll
-from dbexp.workloads.children import MARKER, orphans
+from dbexp.process import MARKER, orphans
 
 pytestmark = pytest.mark.docker
 

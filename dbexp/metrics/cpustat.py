@@ -1,51 +1,59 @@
-"""Where each CPU's time went, from /proc/stat: busy, idle and stolen.
+"""Where each CPU's time went, from /proc/stat (psutil's per-CPU times): busy, idle and stolen.
 
 Steal is time the hypervisor gave this VM's virtual CPU to someone else while it had work: on a
 shared VM it is noise the lab cannot control, so each run records it for the server's and the
 client's CPUs. One read of one file gives every CPU, so the sampler reads it at the window's edges
-and once a second. Times are in USER_HZ ticks (1/100 s), whatever the kernel's own tick.
+and once a second. psutil gives seconds (the kernel's USER_HZ ticks, 1/100 s, divided out), one
+entry per online CPU in the order of their numbers; :func:`read` names each by its number.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from dbexp.metrics.procfs import CLK_TCK as USER_HZ
+import psutil
 
-# the per-CPU fields in order; guest and guest_nice are already inside user and nice
-FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice")
+from dbexp.errors import DbexpError
+
+# psutil's per-CPU fields; guest and guest_nice are already inside user and nice
 BUSY = ("user", "nice", "system", "irq", "softirq")
+IDLE = ("idle", "iowait")
+ONLINE = Path("/sys/devices/system/cpu/online")
 
-Reading = dict[int, dict[str, int]]  # CPU number -> field -> ticks since boot
-
-
-def parse(text: str) -> Reading:
-    """The ``cpuN`` lines of /proc/stat (the all-CPU ``cpu`` line is left out)."""
-    out: Reading = {}
-    for line in text.splitlines():
-        name, _, rest = line.partition(" ")
-        if name.startswith("cpu") and name[3:].isdigit():
-            values = [int(v) for v in rest.split()]
-            out[int(name[3:])] = dict(zip(FIELDS, values + [0] * (len(FIELDS) - len(values))))
-    return out
+Reading = dict[int, tuple]  # CPU number -> psutil's scputimes (seconds since boot)
 
 
-def read(path: str | Path = "/proc/stat") -> Reading:
-    return parse(Path(path).read_text())
+def online_cpus() -> list[int]:
+    """The numbers of the online CPUs ('0-1,3' -> [0, 1, 3]): the CPUs /proc/stat lists, in order."""
+    cpus: list[int] = []
+    for part in ONLINE.read_text().strip().split(","):
+        lo, _, hi = part.partition("-")
+        cpus += range(int(lo), int(hi or lo) + 1)
+    return cpus
+
+
+def read() -> Reading:
+    times = psutil.cpu_times(percpu=True)
+    cpus = online_cpus()
+    if len(cpus) != len(times):  # a CPU went online or offline between the two reads
+        raise DbexpError(f"/proc/stat lists {len(times)} CPUs but {ONLINE} names {len(cpus)}: read again")
+    return dict(zip(cpus, times))
+
+
+def _sum(before: Reading, after: Reading, cpus, fields) -> float:
+    return sum(getattr(after[c], f, 0.0) - getattr(before[c], f, 0.0) for c in cpus for f in fields)
 
 
 def window(before: Reading, after: Reading, cpus) -> dict[str, float]:
     """Seconds busy, idle and stolen on ``cpus`` between two readings, and the shares of their
     elapsed CPU time (busy + idle + steal) in percent. A CPU missing from a reading (offline)
     raises KeyError: a figure over fewer CPUs than asked would pass for the whole set."""
-    d = {f: sum(after[c][f] - before[c][f] for c in cpus) for f in FIELDS}
-    busy = sum(d[f] for f in BUSY)
-    idle = d["idle"] + d["iowait"]
-    total = busy + idle + d["steal"]
-    out = {"busy_s": busy / USER_HZ, "idle_s": idle / USER_HZ, "steal_s": d["steal"] / USER_HZ,
-           "total_s": total / USER_HZ}
+    busy, idle = _sum(before, after, cpus, BUSY), _sum(before, after, cpus, IDLE)
+    steal = _sum(before, after, cpus, ("steal",))  # kernels before 2.6.11 have none: 0
+    total = busy + idle + steal
+    out = {"busy_s": busy, "idle_s": idle, "steal_s": steal, "total_s": total}
     out["busy_pct"] = 100.0 * busy / total if total else None
-    out["steal_pct"] = 100.0 * d["steal"] / total if total else None
+    out["steal_pct"] = 100.0 * steal / total if total else None
     return out
 
 

@@ -1,4 +1,5 @@
-"""Block-device I/O the way iostat sees it: sectors and requests from /proc/diskstats.
+"""Block-device I/O the way iostat sees it: sectors and requests from /proc/diskstats (psutil's
+per-disk counters: the kernel's sectors of 512 bytes, as bytes).
 
 Per-process ``write_bytes`` in /proc/PID/io is not used for wKB/o: on recent kernels
 with large folios it charges a whole folio each time one byte of it is dirtied, and
@@ -12,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-SECTOR = 512
+import psutil
 
 
 def device_of(path: str | Path) -> str | None:
@@ -33,12 +34,11 @@ def device_of(path: str | Path) -> str | None:
 def read(device: str) -> dict[str, float] | None:
     """Cumulative reads, writes (requests) and bytes read and written of a device."""
     try:
-        lines = Path("/proc/diskstats").read_text().splitlines()
+        disks = psutil.disk_io_counters(perdisk=True, nowrap=False)
     except OSError:
         return None
-    for line in lines:
-        f = line.split()
-        if len(f) > 9 and f[2] == device:
-            return {"disk_reads": float(f[3]), "disk_rbytes": float(f[5]) * SECTOR,
-                    "disk_writes": float(f[7]), "disk_wbytes": float(f[9]) * SECTOR}
-    return None
+    d = disks.get(device)
+    if d is None:
+        return None
+    return {"disk_reads": float(d.read_count), "disk_rbytes": float(d.read_bytes),
+            "disk_writes": float(d.write_count), "disk_wbytes": float(d.write_bytes)}

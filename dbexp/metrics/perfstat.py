@@ -43,8 +43,7 @@ from dataclasses import dataclass, field
 from dbexp.errors import DbexpError
 from dbexp.metrics import tracing
 from dbexp.metrics.procfs import cpu_seconds
-from dbexp.waits import poll
-from dbexp.workloads.children import child_options
+from dbexp.process import Child
 
 IVCS_FILTER = "prev_pid != 0 && (prev_state == 0 || prev_state >= 256)"
 VCS_FILTER = "prev_pid != 0 && prev_state > 0 && prev_state < 256"
@@ -137,7 +136,7 @@ class PerfStat:
 
     def __init__(self, cpus: str, pin: str | None = None, interval_ms: int = 1000, events=EVENTS):
         self.cpus, self.pin, self.interval_ms, self.events = cpus, pin, interval_ms, events
-        self.proc: subprocess.Popen | None = None
+        self.proc: Child | None = None
         self.started = 0.0  # time.monotonic() when perf answered that it counts
         self.startup_cpu_s = 0.0  # perf's CPU time by then
         self.output = ""  # what perf printed, once stopped
@@ -161,9 +160,8 @@ class PerfStat:
         self._out = tempfile.TemporaryFile(mode="w+")
         cmd = self.command_line(perf, arg)
         try:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=self._out, pass_fds=child, text=True,
-                                         **child_options())
+            self.proc = Child(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._out,
+                              pass_fds=child, text=True)
         except OSError as exc:
             for fd in (*child, ctl_w, ack_r):
                 os.close(fd)
@@ -212,25 +210,13 @@ class PerfStat:
         proc = self.proc
         if proc is None:
             raise PerfError("perf was not started")
-        if proc.returncode is None:
-            os.kill(proc.pid, signal.SIGINT)
-        usage = None
-
-        def reaped() -> bool:
-            nonlocal usage
-            if proc.returncode is None:
-                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
-                    proc.returncode = os.waitstatus_to_exitcode(status)
-            return proc.returncode is not None
-
-        if not poll(reaped, timeout_s, interval_s=0.005):
+        if not proc.stop(signal.SIGINT, timeout_s, interval_s=0.005):
             text = self._kill()
             raise PerfError(f"perf did not stop within {timeout_s:.0f} s: {tracing.cause(text, 'no message')}")
         if proc.returncode not in (0, -signal.SIGINT, 128 + signal.SIGINT):
             text = self._text()
             raise PerfError(f"perf failed (exit {proc.returncode}): {tracing.cause(text, 'no message')}")
-        return usage
+        return proc.usage
 
     def _text(self) -> str:
         if self._out is None:
@@ -243,9 +229,8 @@ class PerfStat:
 
     def _kill(self) -> str:
         """End perf whatever state it is in; its output so far."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        if self.proc is not None:
+            self.proc.end()
         return self._text()
 
     def close(self) -> None:

@@ -1,5 +1,5 @@
-"""Read CPU time, context switches and I/O bytes of a set of processes from /proc, at the two
-edges of a window only: nothing here is polled while the workload runs.
+"""Read CPU time, context switches and I/O bytes of a set of processes (psutil, which reads /proc),
+at the two edges of a window only: nothing here is polled while the workload runs.
 
 CPU time and logical I/O survive exits: the kernel folds an exited thread into its process, and
 a reaped child into its parent's ``cutime``/``cstime`` and I/O counters (/proc/PID/io of the
@@ -15,6 +15,9 @@ zero, one that exits inside the window loses its switches (all of them if it was
 inside it, as a PostgreSQL backend of a sysbench connection is). That is why the sampler counts
 switches on the server's CPUs with perf (dbexp.metrics.perfstat) and uses these only where perf
 cannot be used, saying so. Thread counts likewise see the threads present at either edge only.
+
+psutil has no reading of one thread (its ``threads()`` reads every thread of a process): a thread's
+switches, CPU time and id in its pid namespace are read from /proc/PID/task/TID here.
 """
 
 from __future__ import annotations
@@ -23,108 +26,118 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PROC = Path("/proc")
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return None
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    """/proc/PID/stat after the command name (field 3, state, is [0])."""
-    text = _read(PROC / str(pid) / "stat")
-    return None if text is None else text[text.rindex(")") + 2:].split()
+GONE = (psutil.NoSuchProcess, psutil.AccessDenied)  # exited meanwhile, or not ours to read
 
 
 def cpu_seconds(pid: int) -> float | None:
     """utime + stime of a process, exited threads included."""
-    f = _stat_fields(pid)
-    return None if f is None else (int(f[11]) + int(f[12])) / CLK_TCK
+    try:
+        t = psutil.Process(pid).cpu_times()
+    except GONE:
+        return None
+    return t.user + t.system
 
 
 def cpu_seconds_with_children(pid: int) -> float | None:
     """utime + stime + cutime + cstime: the process's CPU and that of the children it reaped."""
-    f = _stat_fields(pid)
-    return None if f is None else sum(int(v) for v in f[11:15]) / CLK_TCK
+    try:
+        t = psutil.Process(pid).cpu_times()
+    except GONE:
+        return None
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def io_bytes(pid: int) -> tuple[int, int] | None:
     """(rchar, wchar): bytes the process passed through read()/write()-family calls on files and
     pipes (logical I/O; storage-level bytes come from diskstats, see that module)."""
-    text = _read(PROC / str(pid) / "io")
-    if text is None:
+    try:
+        io = psutil.Process(pid).io_counters()
+    except GONE:
         return None
-    values = dict(line.split(": ") for line in text.splitlines() if ": " in line)
-    return int(values.get("rchar", 0)), int(values.get("wchar", 0))
+    return io.read_chars, io.write_chars
 
 
 def descendants(root: int) -> list[int]:
-    """The process and all its descendants (for a bare server and its backends)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir(PROC):
-        if not entry.isdigit():
-            continue
-        f = _stat_fields(int(entry))
-        if f is None:
-            continue
-        children.setdefault(int(f[1]), []).append(int(entry))
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo += children.get(pid, [])
-    return out
+    """The process and all its descendants (for a bare server and its backends), the process first."""
+    try:
+        below = psutil.Process(root).children(recursive=True)
+    except psutil.NoSuchProcess:
+        below = []
+    return [root] + [p.pid for p in below]
+
+
+def cpu_list(cpus) -> str:
+    """CPU numbers as the kernel lists them in Cpus_allowed_list: {0, 1, 2, 5} -> '0-2,5'."""
+    runs: list[list[int]] = []
+    for cpu in sorted(cpus):
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in runs)
 
 
 def cpus_allowed(pid: int) -> str | None:
-    """Cpus_allowed_list of a process: where the kernel lets it run."""
-    text = _read(PROC / str(pid) / "status")
-    for line in (text or "").splitlines():
-        if line.startswith("Cpus_allowed_list:"):
-            return line.split(":", 1)[1].strip()
-    return None
+    """The CPUs the kernel lets a process run on, listed as Cpus_allowed_list lists them ('1', '0-1')."""
+    try:
+        return cpu_list(psutil.Process(pid).cpu_affinity())
+    except GONE:
+        return None
 
 
 def thread_ids(pid: int) -> list[int]:
     try:
-        return [int(t) for t in os.listdir(PROC / str(pid) / "task")]
-    except (FileNotFoundError, ProcessLookupError):
+        return [t.id for t in psutil.Process(pid).threads()]
+    except GONE:
         return []
+
+
+def mapped_library(pid: int, name: str) -> str | None:
+    """The path, as this host reaches it, of the shared library ``name`` (e.g. ``libc.so.6``) that
+    process ``pid`` has mapped (its own, inside its container); None if it has none of that name."""
+    for m in psutil.Process(pid).memory_maps(grouped=True):
+        if os.path.basename(m.path) == name:
+            return f"/proc/{pid}/root{m.path}"
+    return None
+
+
+def _task(pid: int, tid: int, name: str) -> str | None:
+    try:
+        return (PROC / str(pid) / "task" / str(tid) / name).read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
 
 
 def task_cpu_seconds(pid: int, tid: int) -> float | None:
     """utime + stime of one thread of a process (a PostgreSQL backend: its only thread, tid = pid)."""
-    text = _read(PROC / str(pid) / "task" / str(tid) / "stat")
+    text = _task(pid, tid, "stat")
     if text is None:
         return None
-    f = text[text.rindex(")") + 2:].split()
+    f = text[text.rindex(")") + 2:].split()  # after the command name: field 3, state, is f[0]
     return (int(f[11]) + int(f[12])) / CLK_TCK
+
+
+def _task_status(pid: int, tid: int) -> dict[str, str] | None:
+    text = _task(pid, tid, "status")
+    return None if text is None else dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
 
 
 def namespace_id(pid: int, tid: int) -> int | None:
     """The thread's id in its innermost pid namespace (a container's own numbering: what the server
     inside reports as a thread or backend id), from the NSpid line of its status."""
-    for line in (_read(PROC / str(pid) / "task" / str(tid) / "status") or "").splitlines():
-        if line.startswith("NSpid:"):
-            return int(line.split()[-1])
-    return None
+    status = _task_status(pid, tid)
+    return None if status is None or "NSpid" not in status else int(status["NSpid"].split()[-1])
 
 
 def _switches(pid: int, tid: int) -> tuple[int, int] | None:
-    text = _read(PROC / str(pid) / "task" / str(tid) / "status")
-    if text is None:
+    status = _task_status(pid, tid)
+    if status is None:
         return None
-    vol = invol = 0
-    for line in text.splitlines():
-        if line.startswith("voluntary_ctxt_switches"):
-            vol = int(line.split()[1])
-        elif line.startswith("nonvoluntary_ctxt_switches"):
-            invol = int(line.split()[1])
-    return vol, invol
+    return int(status.get("voluntary_ctxt_switches", 0)), int(status.get("nonvoluntary_ctxt_switches", 0))
 
 
 @dataclass
@@ -141,13 +154,18 @@ def snapshot(pids: list[int], threads: bool = True) -> Snapshot:
     processes gone meanwhile are left out."""
     snap = Snapshot()
     for pid in pids:
-        cpu = cpu_seconds_with_children(pid)
-        if cpu is None:
+        try:
+            proc = psutil.Process(pid)
+            t = proc.cpu_times()
+        except GONE:
             continue
-        snap.cpu[pid] = cpu
-        io = io_bytes(pid)
+        snap.cpu[pid] = t.user + t.system + t.children_user + t.children_system
+        try:
+            io = proc.io_counters()
+        except GONE:  # exited since, or its I/O is not ours to read (another user's, without root)
+            io = None
         if io is not None:
-            snap.io[pid] = io
+            snap.io[pid] = io.read_chars, io.write_chars
         for tid in (thread_ids(pid) if threads else ()):
             sw = _switches(pid, tid)
             if sw is not None:

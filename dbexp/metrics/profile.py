@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import collections
 import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
 
+from dbexp import process
 from dbexp.metrics import procfs
 from dbexp.metrics.perfstat import PerfError, PerfStat
-from dbexp.workloads.children import child_options
 
 OTHER = "[other]"  # the samples of the symbols beyond a server's top ones, summed
 DEFAULT_HZ = 999  # samples a second: not a multiple of the kernel tick, so not in step with timers
@@ -108,7 +107,7 @@ class CpuProfile(PerfStat):
             self.interrupt(timeout_s)
             cmd = (["taskset", "-c", self.pin] if self.pin else []) + \
                 ["perf", "script", "-i", self.path, "-F", "pid,ip,sym,dso"]
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, **child_options())
+            done = process.run(cmd, capture_output=True, text=True, timeout=120)
             if done.returncode != 0:
                 raise PerfError(f"perf script failed (exit {done.returncode}): {done.stderr.strip()[-300:]}")
             by_pid = parse_script(done.stdout)

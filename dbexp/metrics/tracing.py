@@ -24,6 +24,8 @@ import shutil
 import subprocess
 import sys
 
+from dbexp.metrics.procfs import mapped_library
+
 TRACEFS = "/sys/kernel/tracing"
 DEBUGFS = "/sys/kernel/debug"
 
@@ -108,12 +110,7 @@ def can_be_root() -> bool:
 
 def libc_path() -> str | None:
     """This process's libc, as a probe target every Linux host has."""
-    from dbexp.metrics.uprobe import UprobeError, mapped_library
-
-    try:
-        return mapped_library(os.getpid(), "libc.so.6")
-    except UprobeError:
-        return None
+    return mapped_library(os.getpid(), "libc.so.6")
 
 
 def _try_bpftrace(program: str, timeout_s: float = 30.0) -> str | None:

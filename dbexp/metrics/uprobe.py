@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from dbexp.errors import DbexpError, RetryableError
 from dbexp.metrics import procfs, tracing
-from dbexp.workloads.children import child_options
+from dbexp.process import Child
 
 SCRIPT = """
 uprobe:{path}:{symbol} {{ @start[tid] = nsecs; @switched[tid] = 0; }}
@@ -148,7 +148,7 @@ class Bpftrace:
                  attach_timeout_s: float = 60.0):
         self.text, self.expected, self.what, self.pin = text, expected, what, pin
         self.attach_timeout_s = attach_timeout_s
-        self.proc: subprocess.Popen | None = None
+        self.proc: Child | None = None
         self.lines: list[str] = []
         self.stop_s: float | None = None  # from SIGINT to bpftrace's exit
         self._err = None
@@ -171,8 +171,7 @@ class Bpftrace:
         # thread from the start (a poll() on the pipe beside a buffered readline() misses lines that
         # arrived in one read: "ready" could sit in Python's buffer while the poll waited for more)
         self._err = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=self._err,
-                                     text=True, bufsize=1, **child_options())
+        self.proc = Child(self.command(), stdout=subprocess.PIPE, stderr=self._err, text=True, bufsize=1)
         self._out = queue.Queue()
         self._drain = threading.Thread(target=self._read_stdout, daemon=True)
         self._drain.start()
@@ -190,7 +189,7 @@ class Bpftrace:
                 self._kill()
                 raise UprobeError(attach_mismatch(self.what, self.lines, self.expected, self.text))
             self.lines.append(line)
-        exited = self.proc.poll() is not None
+        exited = not self.proc.running()
         state = "" if exited else self.state()
         why = self._kill()
         if exited:
@@ -226,11 +225,7 @@ class Bpftrace:
         """End bpftrace (SIGKILL, then a bounded wait); why it failed, from its stderr."""
         if self.proc is None:
             return ""
-        if self.proc.poll() is None:
-            self.proc.kill()
-        try:
-            self.proc.wait(timeout=KILL_WAIT_S)
-        except subprocess.TimeoutExpired:
+        if not self.proc.end(KILL_WAIT_S):
             return f"still running {KILL_WAIT_S} s after SIGKILL ({self.state()}): its probes may still be attached"
         return tracing.cause(self.stderr())
 
@@ -255,16 +250,10 @@ class Bpftrace:
         if self.proc is None:
             return
         t0 = time.monotonic()
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            try:
-                self.proc.wait(timeout=STOP_TIMEOUT_S / 2)
-            except subprocess.TimeoutExpired:
-                # seen once in a fresh clone's make test: bpftrace asleep in epoll_wait 60 s after the SIGINT,
-                # nothing detaching (a lost signal, not a slow detach): a second SIGINT, then the rest of the wait
-                self.proc.send_signal(signal.SIGINT)
-                self.proc.wait(timeout=STOP_TIMEOUT_S / 2)
-        except subprocess.TimeoutExpired:
+        # a second SIGINT at half the wait: seen once in a fresh clone's make test, bpftrace asleep in
+        # epoll_wait 60 s after the SIGINT, nothing detaching (a lost signal, not a slow detach)
+        if not (self.proc.stop(signal.SIGINT, STOP_TIMEOUT_S / 2, interval_s=0.005)
+                or self.proc.stop(signal.SIGINT, STOP_TIMEOUT_S / 2, interval_s=0.005)):
             state = self.state()  # where it waits: its kernel stack names the detach step
             err = self.stderr()
             killed = self._kill()
@@ -326,12 +315,10 @@ def maps(lines: list[str]) -> dict[str, object]:
 def mapped_library(pid: int, name: str) -> str:
     """The path, as this host reaches it, of the shared library ``name`` (e.g. ``libc.so.6``) that
     process ``pid`` has mapped (its own, inside its container)."""
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            path = line.split()[-1] if len(line.split()) >= 6 else ""
-            if os.path.basename(path) == name:
-                return f"/proc/{pid}/root{path}"
-    raise UprobeError(f"process {pid} has no {name} mapped")
+    path = procfs.mapped_library(pid, name)
+    if path is None:
+        raise UprobeError(f"process {pid} has no {name} mapped")
+    return path
 
 
 def exported(path: str, names) -> str:

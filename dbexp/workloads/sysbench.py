@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from dbexp import process
 from dbexp.errors import DbexpError, choices
-from dbexp.waits import poll
 from dbexp.servers.config import check_cpuset
-from dbexp.workloads.children import child_options
 from dbexp.workloads.parse import SysbenchResult, parse_prepare, parse_run
 
 STANDARD = ("oltp_point_select", "oltp_read_only", "oltp_read_write", "oltp_write_only",
@@ -115,23 +114,16 @@ class Running:
         self.cmd = cmd
         self._out = tempfile.TemporaryFile(mode="w+")
         self.started = time.monotonic()
-        self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT, text=True,
-                                     start_new_session=True, **child_options())
+        self.proc = process.Child(cmd, stdout=self._out, stderr=subprocess.STDOUT, text=True, group=True)
 
     def wait(self, timeout_s: float | None = None) -> Finished:
-        def reaped():
-            pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
-            return (status, usage) if pid else None
-
         try:
-            done = poll(reaped, float("inf") if timeout_s is None else timeout_s, 0.05)
-            if done is None:
+            if not self.proc.reap(timeout_s):
                 raise DbexpError(f"sysbench ran past {timeout_s:.0f} s and was stopped: {' '.join(self.cmd)}")
-            status, usage = done
         except BaseException:
             self.kill()  # Ctrl-C, SIGTERM or a timeout: no sysbench is left running
             raise
-        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        usage = self.proc.usage
         self._out.seek(0)
         text = self._out.read()
         self._out.close()
@@ -144,18 +136,10 @@ class Running:
 
     def running(self) -> bool:
         """Still running (asked without reaping it: wait() collects its exit and resource use)."""
-        if self.proc.returncode is not None:
-            return False
-        return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+        return self.proc.running()
 
     def kill(self) -> None:
-        if self.proc.returncode is None:
-            try:
-                os.killpg(self.proc.pid, 9)
-                os.waitpid(self.proc.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass  # it had exited already: nothing is left to stop (not a measurement)
-            self.proc.returncode = -9
+        self.proc.end()
 
 
 def start_run(workload: Workload, server) -> Running:
@@ -183,9 +167,9 @@ def _last_error(text: str) -> str:
 def prepare(workload: Workload, server) -> dict[str, float]:
     """Create the dataset from scratch (cleanup, then prepare); returns rows and seconds taken."""
     server.ensure_database(workload.database)
-    subprocess.run(command(workload, server, "cleanup"), capture_output=True, text=True, **child_options())
+    process.run(command(workload, server, "cleanup"), capture_output=True, text=True)
     started = time.monotonic()
-    proc = subprocess.run(command(workload, server, "prepare"), capture_output=True, text=True, **child_options())
+    proc = process.run(command(workload, server, "prepare"), capture_output=True, text=True)
     if proc.returncode != 0:
         raise DbexpError(f"sysbench prepare for {workload.script} failed: {_last_error(proc.stdout + proc.stderr)}")
     out = parse_prepare(proc.stdout)

@@ -1,5 +1,6 @@
 """dbexp/metrics/cpustat.py on two real readings of /proc/stat taken a second apart on the lab's
-2-CPU VM (tests/unit/fixtures/perf-and-proc-stat.md), while a server ran on CPU 1.
+2-CPU VM (tests/unit/fixtures/perf-and-proc-stat.md), while a server ran on CPU 1, given to it as
+psutil's per-CPU times (what cpustat.read() returns: seconds, one namedtuple per CPU).
 
 The expected numbers are read off the fixture files by eye.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import psutil
 import pytest
 from unit_support import fixture_text
 
@@ -20,16 +22,23 @@ BEFORE = "proc-stat_kernel-6.18_2cpu_before.txt"
 AFTER = "proc-stat_kernel-6.18_2cpu_after.txt"
 
 
+TICKS = 100  # USER_HZ: /proc/stat counts 1/100 s
+SCPUTIMES = type(psutil.cpu_times())
+
+
+def as_psutil(text: str) -> cpustat.Reading:
+    """The ``cpuN`` lines of a /proc/stat, as psutil.cpu_times(percpu=True) gives them, by CPU number."""
+    out = {}
+    for line in text.splitlines():
+        name, *values = line.split()
+        if name.startswith("cpu") and name[3:].isdigit():
+            out[int(name[3:])] = SCPUTIMES(*(int(v) / TICKS for v in values[:len(SCPUTIMES._fields)]))
+    return out
+
+
 @pytest.fixture(scope="module")
 def readings():
-    return cpustat.parse(fixture_text(BEFORE)), cpustat.parse(fixture_text(AFTER))
-
-
-def test_parse_reads_each_cpu_not_the_sum(readings):
-    before, _ = readings
-    assert sorted(before) == [0, 1]
-    assert before[1] == {"user": 145367, "nice": 727, "system": 105534, "idle": 910886, "iowait": 5361,
-                         "irq": 0, "softirq": 30276, "steal": 257, "guest": 0, "guest_nice": 0}
+    return as_psutil(fixture_text(BEFORE)), as_psutil(fixture_text(AFTER))
 
 
 def test_window_of_the_server_cpu(readings):
@@ -73,14 +82,27 @@ def test_a_cpu_missing_from_a_reading_is_an_error(readings):
         cpustat.window(before, {0: after[0]}, [0, 1])  # CPU 1 went offline
 
 
-def test_older_kernels_print_fewer_fields():
-    got = cpustat.parse("cpu  1 2 3 4\ncpu0 1 2 3 4 5 6 7\n")
-    assert got == {0: {"user": 1, "nice": 2, "system": 3, "idle": 4, "iowait": 5, "irq": 6, "softirq": 7,
-                       "steal": 0, "guest": 0, "guest_nice": 0}}
+def test_older_kernels_without_steal_count_none():
+    """psutil leaves out the fields a kernel does not print (steal arrived in 2.6.11)."""
+    old = type("scputimes", (), {})
+
+    def reading(user, idle):
+        r = old()
+        r.user, r.nice, r.system, r.idle, r.iowait, r.irq, r.softirq = user, 0.0, 0.0, idle, 0.0, 0.0, 0.0
+        return {0: r}
+
+    w = cpustat.window(reading(1.0, 1.0), reading(1.5, 2.0), [0])
+    assert (w["busy_s"], w["idle_s"], w["steal_s"], w["steal_pct"]) == (0.5, 1.0, 0.0, 0.0)
 
 
 @pytest.mark.skipif(not Path("/proc/stat").exists(), reason="needs Linux /proc")
-def test_this_machine():
+def test_this_machine_by_cpu_number():
+    """read() names each CPU by its number: the ``cpuN`` line of /proc/stat read just before and after."""
+    before = as_psutil(Path("/proc/stat").read_text())
     got = cpustat.read()
-    assert set(os.sched_getaffinity(0)) <= set(got)
-    assert all(v >= 0 for cpu in got.values() for v in cpu.values())
+    after = as_psutil(Path("/proc/stat").read_text())
+    assert set(os.sched_getaffinity(0)) <= set(got) == set(before)
+    for cpu, times in got.items():
+        for field in SCPUTIMES._fields:
+            assert getattr(before[cpu], field) <= getattr(times, field) + 1e-9
+            assert getattr(times, field) <= getattr(after[cpu], field) + 1e-9
