@@ -200,3 +200,118 @@ def chapters_markdown(root: Path | None = None, relative_to: str = BOOK_DIR) -> 
         safe = title.replace("`", "'").replace("<", "(").replace(">", ")")
         lines.append(f"1. {{doc}}`{safe} <{target}>`")
     return "\n".join(lines)
+
+
+# --- the chapter lists, generated from the chapter registry ---------------------------------------
+#
+# dbexp.chapters.names() is the one list of chapters (a folder each). _toc.yml and README.md's
+# "chapters" block are written from it: the registry says which chapters there are, _toc.yml keeps the
+# reading order (an entry moved by hand stays where it was put), and a new chapter is appended at the end.
+# The registry is passed in: dbexp.chapters imports dbexp.book, so this module may not import it.
+
+TOC_HEADER = """\
+# Table of contents. The executed chapters' entries are generated from the chapter registry
+# (a folder dbexp/chapters/NAME/ each; write them with dbexp.book.toc.write_chapter_lists): a new
+# chapter is appended at the end, an entry may be moved by hand to change the reading order (the order
+# is kept), and hand-written pages stay where they are. An entry `file: book/NAME` with a
+# notebooks/NAME.ipynb is an executed chapter: `dbexp book` runs notebooks/NAME.ipynb with papermill
+# into book/NAME.ipynb (gitignored) and the book renders that. Other entries are hand-written MyST
+# pages (book/NAME.md).
+"""
+README_FILE = "README.md"
+README_BLOCK = "chapters"  # <!-- chapters:start ... --> in README.md
+
+
+class _TocDumper(yaml.SafeDumper):
+    """Block style with list items indented under their key, as _toc.yml has always been written."""
+
+    def increase_indent(self, flow=False, indentless=False):
+        return super().increase_indent(flow, False)
+
+
+def _entry_lists(toc: dict) -> list[list]:
+    """The lists that hold the TOC's entries: ``chapters:``, or each part's."""
+    if isinstance(toc.get("chapters"), list):
+        return [toc["chapters"]]
+    return [part["chapters"] for part in toc.get("parts", []) if isinstance(part.get("chapters"), list)]
+
+
+def _handwritten(root: Path, doc: str) -> bool:
+    """A hand-written page: its MyST (or reST) source is on disk and no notebook executes into it."""
+    name = chapter_name(doc)
+    if name and source_notebook(root, name).is_file():
+        return False
+    return any((root / f"{doc}{suffix}").is_file() for suffix in (".md", ".rst"))
+
+
+def synced_toc(root: Path, names) -> dict:
+    """The TOC with exactly one entry ``book/NAME`` for each chapter in ``names`` (the registry), in
+    the order the TOC has them: entries that are neither a chapter of the registry nor a hand-written
+    page (a chapter removed, a page never written) and repeats are dropped, hand-written pages and the
+    root stay, and the chapters the TOC lacks are appended to its last list in the registry's order."""
+    root = Path(root)
+    toc = copy.deepcopy(load_toc(root))
+    names = list(names)
+    seen: set[str] = {_strip_suffix(toc["root"])}
+    lists = _entry_lists(toc)
+    if not lists:
+        toc["chapters"] = []
+        lists = [toc["chapters"]]
+    for entries in lists:
+        kept = []
+        for entry in entries:
+            doc = _strip_suffix(entry["file"]) if isinstance(entry, dict) and isinstance(entry.get("file"), str) else None
+            name = chapter_name(doc) if doc else None
+            if doc is not None and (doc in seen or (name and name not in names and not _handwritten(root, doc))):
+                continue
+            if doc is not None:
+                seen.add(doc)
+            kept.append(entry)
+        entries[:] = kept
+    lists[-1].extend({"file": f"{BOOK_DIR}/{name}"} for name in names if f"{BOOK_DIR}/{name}" not in seen)
+    return toc
+
+
+def toc_text(root: Path, names) -> str:
+    """_toc.yml as :func:`write_chapter_lists` writes it."""
+    body = yaml.dump(synced_toc(root, names), Dumper=_TocDumper, sort_keys=False, default_flow_style=False)
+    return TOC_HEADER + body
+
+
+def readme_chapters(root: Path, names) -> str:
+    """README.md's chapters block: one row per chapter in the book's order, its title from its notebook."""
+    root = Path(root)
+    lines = ["| chapter | title | notebook | code |", "| --- | --- | --- | --- |"]
+    for doc in toc_files(synced_toc(root, names)):
+        name = chapter_name(doc)
+        if name in names:
+            title = doc_title(root, doc).replace("|", "\\|")
+            lines.append(f"| `{name}` | {title} | `{SOURCE_DIR}/{name}.ipynb` | `dbexp/chapters/{name}/` |")
+    return "\n".join(lines) + "\n"
+
+
+def stale_chapter_lists(root: Path, names) -> list[str]:
+    """The files whose chapter list differs from the registry's (``[]`` when both are current)."""
+    from dbexp.results.readme import read_block
+
+    root = Path(root)
+    stale = []
+    if (root / TOC_FILE).read_text(encoding="utf-8") != toc_text(root, names):
+        stale.append(TOC_FILE)
+    if read_block(README_BLOCK, root / README_FILE) != readme_chapters(root, names):
+        stale.append(README_FILE)
+    return stale
+
+
+def write_chapter_lists(root: Path, names) -> list[str]:
+    """Write _toc.yml and README.md's chapters block from the registry's chapter names
+    (``dbexp.chapters.names()``); returns the files rewritten."""
+    from dbexp.results.readme import write_block
+
+    root = Path(root)
+    stale = stale_chapter_lists(root, names)
+    if TOC_FILE in stale:
+        (root / TOC_FILE).write_text(toc_text(root, names), encoding="utf-8")
+    if README_FILE in stale:
+        write_block(README_BLOCK, readme_chapters(root, names), root / README_FILE)
+    return stale
