@@ -46,9 +46,9 @@ def doctor():
 @main.command()
 def engine():
     """Make sure a Docker engine answers (installing and starting dockerd on Debian as root)."""
-    from dbexp.engine import client
+    from dbexp.engine import start
 
-    v = client().version()
+    v = start().version()
     click.echo(f"Docker engine {v.get('Version')} (API {v.get('ApiVersion')}) is up")
 
 

@@ -1,3 +1,3 @@
-from dbexp.engine.docker_engine import LABEL, client, is_local
+from dbexp.engine.docker_engine import LABEL, client, is_local, start
 
-__all__ = ["LABEL", "client", "is_local"]
+__all__ = ["LABEL", "client", "is_local", "start"]

@@ -1,7 +1,10 @@
-"""Reach the Docker engine; start one on a Debian-like host where none answers.
+"""Reach the Docker engine (:func:`client`); start one, on request, where none answers (:func:`start`).
 
 ``DOCKER_HOST`` is honoured (docker.from_env), so the servers can live on a
-bigger remote machine. Only a local engine is installed or started here.
+bigger remote machine. A getter never installs or starts anything: :func:`client` raises, saying
+how to start an engine, and only :func:`start` (``dbexp engine``, which ``make engine`` runs)
+installs Debian's ``docker.io`` where ``scripts/setup-host.sh`` did not, and starts ``dockerd``.
+Only a local engine is installed or started.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import docker
 from docker.errors import DockerException
 
 from dbexp.errors import DbexpError
+from dbexp.process import Child
 from dbexp.waits import poll
 
 DOCKERD_LOG = Path("/var/log/dbexp-dockerd.log")
@@ -47,19 +51,34 @@ def _install_and_start_dockerd() -> None:
         subprocess.run(["apt-get", "update", "-q"], check=True, env=env, stdout=subprocess.DEVNULL)
         subprocess.run(["apt-get", "install", "-y", "-q", "docker.io"], check=True, env=env,
                        stdout=subprocess.DEVNULL)
-    log = open(DOCKERD_LOG, "ab")
-    subprocess.Popen(["dockerd"], stdout=log, stderr=log, start_new_session=True)
+    with open(DOCKERD_LOG, "ab") as log:  # a daemon that outlives the lab: not tied to this process
+        Child(["dockerd"], tie=False, group=True, stdout=log, stderr=log)
+
+
+def _no_engine() -> str:
+    if not is_local():
+        return (f"no Docker engine answers at DOCKER_HOST={os.environ['DOCKER_HOST']}; "
+                "start it there or unset DOCKER_HOST to use a local engine")
+    return "no Docker engine answers; start one with `dbexp engine` (or `make engine`), or set DOCKER_HOST"
 
 
 @functools.lru_cache(maxsize=1)
 def client() -> docker.DockerClient:
-    """A client for a running engine, starting a local one if this host allows it."""
+    """A client for a running engine; a one-line DbexpError saying how to start one where none answers."""
+    c = _ping()
+    if c is None:
+        raise DbexpError(_no_engine())
+    return c
+
+
+def start() -> docker.DockerClient:
+    """A client for a running engine, installing and starting a local one where none answers and this
+    host allows it (Debian as root): the explicit start, ``dbexp engine``."""
     c = _ping()
     if c is not None:
         return c
     if not is_local():
-        raise DbexpError(f"no Docker engine answers at DOCKER_HOST={os.environ['DOCKER_HOST']}; "
-                         "start it there or unset DOCKER_HOST to use a local engine")
+        raise DbexpError(_no_engine())
     if not _debian_with_root():
         raise DbexpError("no Docker engine answers; install and start one "
                          "(https://docs.docker.com/engine/install/) or set DOCKER_HOST")
@@ -67,4 +86,5 @@ def client() -> docker.DockerClient:
     c = poll(_ping, 60, interval_s=1)
     if c is None:
         raise DbexpError(f"started dockerd but it did not answer within 60 s; see {DOCKERD_LOG}")
+    client.cache_clear()
     return c
