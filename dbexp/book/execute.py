@@ -32,18 +32,15 @@ SKIP_IRI_GRAMMARS = '__import__("sys").modules.setdefault("rfc3987_syntax", None
 
 
 def notebook_parameters(path: Path) -> list[str]:
-    """Names declared in the notebook's cell tagged ``parameters``, in order."""
-    # papermill.inspect_notebook() fails on a notebook without kernelspec metadata;
-    # its helper (what execute_notebook uses) accepts the kernel we will run.
-    from papermill.inspection import _infer_parameters
-    from papermill.iorw import load_notebook_node
+    """Names declared in the notebook's cell tagged ``parameters``, in order (papermill's public
+    inspection; it reads the kernel from the notebook's kernelspec, which every chapter declares)."""
+    import papermill
 
     try:
-        nb = load_notebook_node(str(path))
-        declared = _infer_parameters(nb, name=KERNEL_NAME, language="python")
-    except Exception as exc:  # malformed JSON, unreadable file, ...
+        declared = papermill.inspect_notebook(str(path))
+    except Exception as exc:  # malformed JSON, unreadable file, no kernelspec, ...
         raise DbexpError(f"cannot read notebook {path}: {_one_line(exc)}") from None
-    return [p.name for p in declared]
+    return list(declared)
 
 
 def check_parameters(name: str, source: Path, parameters: dict) -> None:
