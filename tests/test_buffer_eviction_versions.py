@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from dbexp.chapters.buffer_eviction import CHAPTER
-from dbexp.chapters.buffer_eviction.design import server_config
-from dbexp.chapters.buffer_eviction.innodb import OLD_MIN_LEN
+from dbexp.chapters.buffer_eviction.chapter import server_config
+from dbexp.chapters.buffer_eviction.engines.innodb import OLD_MIN_LEN
 from test_buffer_pool import load
 
 pytestmark = pytest.mark.docker
@@ -43,9 +43,9 @@ def test_the_pool_leaves_an_old_sublist_at_the_servers_own_scan_depth(loaded):
         depth = int(_global(part, conn, "innodb_lru_scan_depth"))
         # the variant at the server's own depth: the page cleaner's target leaves an LRU list above the minimum
         assert s["pool_pages"] - depth >= 2 * OLD_MIN_LEN, (s["pool_pages"], depth)
-        server.flavor.set_global(conn, "innodb_lru_scan_depth", "100")
+        server.flavor.capability("set_global").set(conn, "innodb_lru_scan_depth", "100")
         assert _global(part, conn, "innodb_lru_scan_depth") == "100"
-        server.flavor.set_global(conn, "innodb_lru_scan_depth", "DEFAULT")
+        server.flavor.capability("set_global").set(conn, "innodb_lru_scan_depth", "DEFAULT")
         assert int(_global(part, conn, "innodb_lru_scan_depth")) == depth
     finally:
         conn.close()

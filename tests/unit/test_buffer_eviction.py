@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from dbexp.chapters import buffer_eviction as be
-from dbexp.chapters.buffer_eviction import claims, findings, innodb, mariadb, postgres
-from dbexp.chapters.buffer_eviction.pool import BufferPart
+from dbexp.chapters.buffer_eviction import claims, findings
+from dbexp.chapters.buffer_eviction.engines import BufferPart, innodb, mariadb, postgres
 from dbexp.chapters.buffer_eviction.scanner import Scanner
 from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Cpus
@@ -61,7 +61,7 @@ def test_kept_and_ring_verdicts_follow_their_thresholds():
 
 
 def test_the_bulk_read_ring_follows_each_versions_source():
-    from dbexp.chapters.buffer_eviction.postgres import bulkread_ring
+    from dbexp.chapters.buffer_eviction.engines.postgres import bulkread_ring
 
     pg18 = {"shared_buffers": "4096 8kB", "block_size": "8192", "io_combine_limit": "16 8kB",
             "effective_io_concurrency": "16", "max_connections": "100", "autovacuum_worker_slots": "16",
@@ -127,7 +127,7 @@ def test_design_gives_each_flavor_its_own_variants_and_the_extra_ones_only_where
     assert be.analysis.pool_pages(sc.pool_mb) - 1536 >= 3 * innodb.OLD_MIN_LEN
     # MySQL 9.7 and MariaDB 11.8 beside the older versions (issue 21), at default scale
     assert {"mysql:9.7@offline", "mariadb:11.8@offline"} <= set(by_spec)
-    assert "postgres:17@offline" not in by_spec  # left out at default scale (design.LEFT_OUT), run at full
+    assert "postgres:17@offline" not in by_spec  # left out at default scale (chapter.LEFT_OUT), run at full
     assert by_spec["mysql:9.7@offline"] == by_spec["mariadb:11.8@offline"] == by_spec["mariadb:10.11@offline"]
 
 
@@ -224,6 +224,8 @@ def test_scanner_passes_and_its_cancel_without_a_server():
     class FakePart(BufferPart):
         """A pass takes 50 ms, or until a cancel lands; the session is 7."""
         scan_kinds = ("seq",)
+        # what the scanner never asks for
+        buffer_pool_settings = copy_rows = primary_pages = buffer_sample = client_sessions = session_os_ids = None
 
         def __init__(self):
             super().__init__(flavor=None)

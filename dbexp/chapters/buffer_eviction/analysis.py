@@ -17,9 +17,9 @@ from dbexp.book.charts import server_order
 from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results, memo
 
-from .innodb import BufferPool
-from .parts import VARIANT_NAMES, part_of
-from .postgres import SharedBuffers, bulkread_ring
+from .chapter import VARIANT_NAMES, part_of
+from .engines.innodb import BufferPool
+from .engines.postgres import SharedBuffers, bulkread_ring
 
 RECOVERED = 0.95  # recovered: hot QPS back to this share of its median before the scan
 CACHE_RECOVERED = 0.99  # the pool recovered: the hot table back to this share of what was resident before

@@ -20,9 +20,9 @@ from dbexp.experiments.sources import KERNELMAKER_BUFFERPOOL
 
 from .analysis import (hot_rate, of_variant, per_run, pool_pages_text, pool_sizes, rings, scan_depths, summary,
                        tidy, usage_counts)
-from .innodb import OLD_MIN_LEN, BufferPool
-from .parts import VARIANT_NAMES, part_of
-from .postgres import SharedBuffers
+from .chapter import VARIANT_NAMES, part_of
+from .engines.innodb import OLD_MIN_LEN, BufferPool
+from .engines.postgres import SharedBuffers
 
 RING_LEAK = 0.10  # a ring holds while a scan takes at most this share of the buffers it takes without one
 KEPT_MISSES = 0.01  # a hot set is kept while fewer than 1 hot query in 100 misses during the scan

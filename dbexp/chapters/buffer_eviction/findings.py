@@ -13,7 +13,7 @@ from dbexp.experiments.chapter import Results
 
 from .analysis import hot_rate, of_variant, per_run, pool_sizes, scan_depths, summary, tidy
 from .claims import DEFAULTS, DEPTH_DEFAULT, KEPT_MISSES, KEPT_RESIDENT, _protected, kept
-from .innodb import OLD_MIN_LEN
+from .engines.innodb import OLD_MIN_LEN
 
 
 def _nan(v) -> bool:

@@ -23,7 +23,7 @@ import time
 from dbexp.servers.config import cpus_of
 from dbexp.waits import wait_until
 
-from .pool import BufferPart
+from .engines import BufferPart
 
 CANCEL_TIMEOUT_S = 120.0  # a cancel that has not landed by then fails the run (it lands within seconds)
 

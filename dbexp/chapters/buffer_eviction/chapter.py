@@ -1,6 +1,6 @@
-"""The chapter's scales and points, and one run: the hot workload for before + scan + after seconds
-with a second session reading the big table in the middle, the pool and the sessions' CPU sampled
-every second.
+"""The chapter's scales and points, which engine part serves which server (``PARTS``), and one
+run: the hot workload for before + scan + after seconds with a second session reading the big table
+in the middle, the pool and the sessions' CPU sampled every second.
 
 The hot workload runs at a fixed rate (sysbench --rate), well under what the server's one CPU can
 serve: its pages are then touched a few times a second each, less often than a scan without a ring
@@ -37,11 +37,26 @@ from dbexp.waits import wait_until
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
 
-from .claims import claims
-from .findings import findings
-from .parts import CORE, MORE, PARTS, VARIANT_NAMES
+from dbexp.servers.engines import Engines
+
+from .engines import BufferPart, innodb, mariadb, postgres
 from .scanner import Scanner
 from .sessions import SessionClock
+
+PARTS: Engines[BufferPart] = Engines("buffer_eviction", {"mysql": innodb.BufferPool,
+                                                         "mariadb": mariadb.MariaDBBufferPool,
+                                                         "postgres": postgres.SharedBuffers})
+ENGINES = (innodb.BufferPool, postgres.SharedBuffers)  # the page's order: InnoDB's flavors, then PostgreSQL
+VARIANTS = tuple(v for part in ENGINES for v in part.variants)
+VARIANT_NAMES = tuple(v.name for v in VARIANTS)
+MORE = ("old_blocks_pct=5", "UPDATE scan", "index scan, then pg_prewarm")  # by default on all_variants_on only
+CORE = tuple(n for n in VARIANT_NAMES if n not in MORE)
+
+
+def part_of(flavor_name: str) -> type[BufferPart]:
+    """The part class serving a flavor named in stored results (its engine, page size, page cache)."""
+    return PARTS.part_for_name(flavor_name)
+
 
 CONNECT_TIMEOUT_S = 30.0  # the hot workload's sessions are all connected by then (within a second, usually)
 
@@ -166,10 +181,13 @@ class BufferEviction(Chapter):
                 points.append(Point(cfg, params, wl, group=f"buffer_eviction {spec}"))
         return [Part(points, sc.repeats)]
 
+    # the analysis reads PARTS from here: claims and findings are imported when asked for
     def claims(self, res: Results) -> pd.DataFrame:
+        from .claims import claims
         return claims(res)
 
     def findings(self, res: Results) -> str:
+        from .findings import findings
         return findings(res)
 
     def session(self, server):
@@ -186,7 +204,7 @@ class BufferEviction(Chapter):
                 state["hot_pages"] = part.primary_pages(conn, HOT)
                 state["big_pages"] = part.primary_pages(conn, BIG)
             for name, value in p.settings:
-                server.flavor.set_global(conn, name, value)
+                server.flavor.capability("set_global").set(conn, name, value)
         finally:
             conn.close()
         got = timed_window(server, point, state)

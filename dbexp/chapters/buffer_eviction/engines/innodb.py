@@ -8,7 +8,7 @@ import time
 
 import pymysql
 
-from .pool import BufferPart, Variant
+from . import BufferPart, Variant
 
 DEPTH = ("innodb_lru_scan_depth", "100")  # free pages the page cleaner keeps per instance: scaled to the tiny pool
 # InnoDB keeps an old sublist only while the LRU list holds at least this many pages (buf0lru.h,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from dbexp.catalog.versions import major
 
-from .pool import BufferPart, Variant
+from . import BufferPart, Variant
 
 # GetAccessStrategy(BAS_BULKREAD) in src/backend/storage/buffer/freelist.c: the ring asks for 256 kB;
 # from 18 on, also room for effective_io_concurrency reads of io_combine_limit blocks each, but no

@@ -1,8 +1,10 @@
-"""What the chapter asks of an engine's buffer pool: the part each engine module implements
-(``innodb.py``, ``mariadb.py``, ``postgres.py``), and a variant of a run on that engine."""
+"""What the chapter asks of an engine's buffer pool: the interface each engine module of this
+folder implements (``innodb.py``, ``mariadb.py``, ``postgres.py``), and a variant of a run on that
+engine. Which part serves which server is ``chapter.PARTS``."""
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 
 from dbexp.servers.sql import query
@@ -12,11 +14,11 @@ from dbexp.servers.sql import query
 class Variant:
     name: str
     scan: str  # seq | index | update (BufferPart.full_read_sql)
-    settings: tuple[tuple[str, str], ...] = ()  # dynamic settings made before the run (Flavor.set_global)
+    settings: tuple[tuple[str, str], ...] = ()  # dynamic settings made before the run (capability "set_global")
     prewarm: bool = False  # load the hot table with pg_prewarm the moment the scan stops
 
 
-class BufferPart:
+class BufferPart(abc.ABC):
     """One engine's buffer pool as the chapter measures it, built with the server's flavor."""
 
     engine: str  # the engine's name on the page ("InnoDB", "PostgreSQL"): charts and tables group by it
@@ -30,52 +32,52 @@ class BufferPart:
     def __init__(self, flavor):
         self.flavor = flavor
 
+    @abc.abstractmethod
     def buffer_pool_settings(self, mb: int) -> dict[str, str]:
         """Start-up settings for a buffer pool (shared buffers) of ``mb`` MiB whose misses are
         reads from the device where the engine can bypass the page cache, and that starts cold."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def copy_rows(self, conn, src: str, dst: str, rows: int) -> None:
         """Create ``dst`` like ``src`` (same columns and primary key) with its first ``rows`` ids."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def primary_pages(self, conn, table: str) -> int:
         """Pages of ``table`` a primary-key lookup can touch (the rows and their key), after a read
         of all of it."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def buffer_sample(self, conn, hot: str, big: str) -> dict[str, float]:
         """One sample of the buffer pool: pages of ``hot``'s and ``big``'s primary key resident
         (``resident.hot``, ``resident.big``; InnoDB also how many sit in the old sublist), the
         pool's cumulative page requests and reads, and the engine's own counters of where pages
         went (made young, ring reuses, usage counts), each as a float."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def full_read_sql(self, table: str, kind: str) -> list[str]:
         """Statements that read every row of ``table`` once: ``seq`` a sequential scan, ``index``
         the same rows through the primary key, ``update`` a scan that rewrites every row (only
         the kinds in ``scan_kinds``). All but the last set the session up."""
-        raise NotImplementedError
 
     def bad_kind(self, kind: str) -> ValueError:
         return ValueError(f"bad scan kind {kind!r} for {self.flavor.title}: "
                           + ("valid is " if len(self.scan_kinds) == 1 else "valid are ") + ", ".join(self.scan_kinds))
 
+    @abc.abstractmethod
     def session_id(self, conn) -> int:
         """The server's id of this connection's session (what cancel_sql() names)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def client_sessions(self, conn) -> set[int]:
         """The ids (as session_id() gives them) of every client session connected now."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def session_os_ids(self, conn, sessions) -> list[int]:
         """The thread or process ids, in the server's own pid namespace, that run ``sessions``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def cancel_sql(self, session: int) -> str:
         """A statement that cancels what session ``session`` is running, leaving it connected."""
-        raise NotImplementedError
 
     def is_cancel(self, exc: BaseException) -> bool:
         """Whether ``exc`` is what a statement raises when cancel_sql() stopped it."""
