@@ -6,7 +6,6 @@
     freshness.py  the render key: is an executed chapter still what executing it again would give?
     build.py    all chapters (render-only: the changed ones, in parallel), then `jupyter-book build -W`
     vega.py     Altair charts offline (a Sphinx extension + enable_offline())
-    style.py    the book's style sheet (a Sphinx extension): tables fit the page
     check.py    headless Chromium: did every chart draw, with no network?
     charts.py   chart helpers for the notebooks: legends with line samples, panels and servers
                 in a deliberate order, ticks at measured values

@@ -10,7 +10,7 @@ from IPython.display import Markdown, display
 
 from dbexp.results import drift
 
-TABLE_CLASS = 'class="dataframe dbexp-table"'  # dbexp.book.style sizes these to fit the page
+TABLE_CLASS = 'class="dataframe dbexp-table"'  # book/_static/dbexp.css sizes these to fit the page
 
 # A column of a displayed table: its header (with its unit), or (header, format) where the format is
 # a str.format spec such as "{:,.0f}" or a callable.

@@ -194,7 +194,11 @@ def test_config_links_the_repository_and_renders_markdown_outputs_as_myst():
     assert config["repository"]["branch"] == "main"
     assert config["html"]["use_repository_button"] and config["html"]["use_issues_button"]
     assert config["sphinx"]["config"]["nb_render_markdown_format"] == "myst"
-    assert "dbexp.book.style" in config["sphinx"]["extra_extensions"]
+    # the book's style sheet is a static file, served from where the config says
+    static = config["sphinx"]["config"]["html_static_path"]
+    css = [c[0] if isinstance(c, list) else c for c in config["sphinx"]["config"]["html_css_files"]]
+    assert [name for name in css if not any((REPO / folder / name).is_file() for folder in static)] == []
+    assert "dbexp.css" in css
 
 
 # --- the workflow that publishes the book ------------------------------------------------------------
