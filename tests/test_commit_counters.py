@@ -10,6 +10,7 @@ import pytest
 from dbexp.chapters.group_commit import PARTS, CommitProbe
 from dbexp.experiments.chapter import Chapter
 from dbexp.experiments.measure import measure
+from dbexp.servers.sql import query
 from dbexp.waits import poll
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
@@ -64,7 +65,6 @@ def _one_session(server) -> dict:
     """The counters' change over COMMITS autocommit inserts by one session (its table made before)."""
     server.ensure_database("sbtest")
     conn = server.connect("sbtest")
-    query = server.flavor.query
     query(conn, "CREATE TABLE IF NOT EXISTS ticks (id INT PRIMARY KEY, v INT)")
     query(conn, "DELETE FROM ticks")
 
@@ -117,7 +117,7 @@ def _probed(server) -> tuple[dict, float, dict]:
     wl = _sessions(server)
 
     def run() -> tuple[dict, float]:
-        with CommitProbe(server, pin="0") as probe:
+        with CommitProbe(server, PARTS.of(server.flavor), pin="0") as probe:
             got = measure(server, wl, sql_series=False)
         return probe.counts, got.measurements["transactions"][0]
 

@@ -1,6 +1,7 @@
 """The group_commit chapter: how many commits share one durable write, and how many times each
-waiting committer is woken for it (design.py measures, analysis.py computes, claims.py judges; one
-engine part each for MySQL's binlog, MariaDB's and PostgreSQL's WAL flush)."""
+waiting committer is woken for it (chapter.py measures, analysis.py computes, claims.py judges,
+findings.py words the page's numbers; engines/ holds one part each for MySQL's binlog, MariaDB's and
+PostgreSQL's WAL flush)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ from dbexp.experiments.verdicts import COLUMNS as CLAIM_COLUMNS
 from .analysis import (WAIT_LINES, at_most_threads, curves, duration_s, probes, run_length, throughput, tidy,
                        waits_long)
 from .claims import claims
-from .design import CHAPTER, CONFIG_NAMES, CONFIGS, GroupPoint, Scale
-from .parts import PARTS
+from .chapter import CHAPTER, CONFIG_NAMES, CONFIGS, PARTS, GroupPoint, Scale
 from .commit_probe import CommitProbe
-from .summary import findings, interval_labels, redo_note, repeats_note
+from .findings import findings, interval_labels, redo_note, repeats_note
 
 __all__ = ["CHAPTER", "CLAIM_COLUMNS", "CONFIGS", "CONFIG_NAMES", "CommitProbe", "GroupPoint", "PARTS", "Scale",
            "WAIT_LINES", "at_most_threads", "claims", "curves", "duration_s", "findings", "interval_labels", "probes",

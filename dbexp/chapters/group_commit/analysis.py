@@ -14,7 +14,7 @@ import pandas as pd
 from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results
 
-from .parts import PARTS, part_of_rows
+from .chapter import PARTS, part_of_rows
 
 # The source's followers by how many times each waited (its figure 8-15, "Statistics of threads
 # activated 1, 2, 3 times": the seed text links the figure, media/image-20240829103131857.png in the

@@ -1,4 +1,5 @@
-"""The group_commit chapter's design and measurement.
+"""The group_commit chapter's design, which engine part serves which server (``PARTS``), and its
+measurement.
 
 sysbench ``oltp_update_non_index`` (and ``oltp_insert`` at the durable setting), every statement its
 own transaction, at growing client threads, under each configuration of the commit path. Per run the
@@ -22,10 +23,20 @@ from dbexp.metrics import tracing
 from dbexp.servers.registry import flavor_of_spec
 from dbexp.workloads.sysbench import Workload
 
-from .claims import claims as claims_table
-from .parts import PARTS
+from dbexp.servers.engines import Engines
+
 from .commit_probe import CommitProbe
-from .summary import findings as summary_findings
+from .engines import CommitPath, innodb, mariadb, postgres
+
+PARTS: Engines[CommitPath] = Engines("group_commit", {"mysql": innodb.BinlogGroupCommit,
+                                                     "mariadb": mariadb.MariaDBGroupCommit,
+                                                     "postgres": postgres.WalFlush})
+
+
+def part_of_rows(flavors) -> list[type[CommitPath]]:
+    """The part class serving each of ``flavors`` (a stored results' ``flavor`` column)."""
+    known = {name: PARTS.part_for_name(name) for name in set(flavors)}
+    return [known[name] for name in flavors]
 
 
 @dataclass(frozen=True)
@@ -172,10 +183,10 @@ class GroupCommit(Chapter):
         conn = server.connect(point.workload.database)
         try:
             for name, value in part.group_settings(cfg.sync_log, p.delay_us).items():
-                flavor.set_global(conn, name, value)
+                flavor.capability("set_global").set(conn, name, value)
             before = part.commit_counters(conn)
             if p.probe:
-                with CommitProbe(server, pin=point.workload.cpuset) as probe:
+                with CommitProbe(server, part, pin=point.workload.cpuset) as probe:
                     got = measure(server, point.workload, sql_series=False)
             else:
                 got = measure(server, point.workload, sql_series=False)
@@ -195,11 +206,14 @@ class GroupCommit(Chapter):
             m["probe_stop_s"] = (probe.stop_s, "s")  # SIGINT to bpftrace's exit: detaching its probes
         return got
 
+    # the analysis reads PARTS from here: claims and findings are imported when asked for
     def claims(self, res: Results) -> pd.DataFrame:
-        return claims_table(res)
+        from .claims import claims
+        return claims(res)
 
     def findings(self, res: Results) -> str:
-        return summary_findings(res)
+        from .findings import findings
+        return findings(res)
 
     def notes(self, res: Results) -> list[str]:
         """Why this process measured no probe runs, where it could not probe."""

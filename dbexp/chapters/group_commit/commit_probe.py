@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dbexp.metrics.uprobe import Bpftrace, maps, server_binary
 
-from .parts import PARTS
-
 COUNTS = ("enrolls", "waiters", "waits", "syncs", "commits")
 
 
@@ -15,10 +13,10 @@ class CommitProbe(Bpftrace):
     (every name of COUNTS, 0 where never hit), ``waits_hist`` ((k, sessions woken k times)) and the
     Bpftrace's ``stop_s``."""
 
-    def __init__(self, server, pin: str | None = None):
-        path = server_binary(server.main_pid(), server.flavor.executables)
+    def __init__(self, server, part, pin: str | None = None):
+        path = server_binary(server.main_pid(), server.flavor.capability("uprobes").executables)
         pid = int(path.split("/")[2])
-        text, expected, what = PARTS.of(server.flavor).probe_program(path, pid)
+        text, expected, what = part.probe_program(path, pid)
         super().__init__(text, expected, what, pin)
         self.counts: dict[str, int] = {}
         self.waits_hist: list[tuple[int, int]] = []

@@ -1,13 +1,16 @@
-"""MySQL's binlog group commit, as the group_commit chapter measures it: the server's settings for
-the commit path, its counts of syncs and of waits on the group's wakeup, and the bpftrace program
-that counts where a follower waits."""
+"""MySQL's binlog group commit (over InnoDB's redo log), as the group_commit chapter measures it:
+the server's settings for the commit path, its counts of syncs and of waits on the group's wakeup,
+and the bpftrace program that counts where a follower waits."""
 
 from __future__ import annotations
 
 from dbexp.metrics.uprobe import exported, mapped_library
+from dbexp.servers.sql import query
+
+from . import CommitPath
 
 
-class BinlogGroupCommit:
+class BinlogGroupCommit(CommitPath):
     """MySQL (5.7 and later): committing sessions queue for the binlog's flush, sync and commit
     stages; the first in each queue leads it, and a finished group's followers are woken by one
     broadcast of ``MYSQL_BIN_LOG::COND_done``."""
@@ -47,9 +50,6 @@ END {{ clear(@in); clear(@k); }}
 """
     PROBES = 7  # what PROGRAM attaches
 
-    def __init__(self, flavor):
-        self.flavor = flavor
-
     def commit_settings(self, binlog: bool) -> dict[str, str]:
         """Start-up settings: durable commits, the binlog on or off, and the condition instrument
         commit_counters() reads."""
@@ -61,19 +61,18 @@ END {{ clear(@in); clear(@k); }}
         return out
 
     def group_settings(self, sync_log: bool, delay_us: int) -> dict[str, str]:
-        """Dynamic settings (the flavor's set_global): the binlog synced at every group or left to the
+        """Dynamic settings (the flavor's "set_global" capability): the binlog synced at every group or left to the
         OS, and a leader's wait of ``delay_us`` for more commits to join its group (0: none)."""
         return {"sync_binlog": "1" if sync_log else "0", "binlog_group_commit_sync_delay": str(int(delay_us))}
 
     def binlog_on(self, conn) -> bool:
-        return str(self.flavor.query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
+        return str(query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
 
     def commit_counters(self, conn) -> dict[str, float]:
         """Cumulative counts of the commit path: ``syncs`` of the log a durable commit waits on (the
         binlog where it is on, else the redo log), ``redo_syncs``, ``binlog_syncs``, ``waits`` of
         committing sessions on their group's wakeup and ``log_bytes`` written to that log. A count
         the server does not keep is absent."""
-        query = self.flavor.query
         out = {}
         status = dict(query(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN "
                                   "('Innodb_os_log_fsyncs', 'Innodb_os_log_written')"))

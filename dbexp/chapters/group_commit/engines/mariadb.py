@@ -3,7 +3,9 @@ the server counts itself."""
 
 from __future__ import annotations
 
-from .binlog import BinlogGroupCommit
+from dbexp.servers.sql import query
+
+from .innodb import BinlogGroupCommit
 
 
 class MariaDBGroupCommit(BinlogGroupCommit):
@@ -29,8 +31,8 @@ class MariaDBGroupCommit(BinlogGroupCommit):
         MariaDB counts them itself."""
         out = super().commit_counters(conn)
         if "binlog_syncs" in out:  # the binlog is on, and MariaDB counts its groups itself
-            status = dict(self.flavor.query(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN "
-                                                  "('Binlog_commits', 'Binlog_group_commits')"))
+            status = dict(query(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN "
+                                      "('Binlog_commits', 'Binlog_group_commits')"))
             out["binlog_groups"] = float(status["Binlog_group_commits"])
             out["binlog_commits"] = float(status["Binlog_commits"])
         return out

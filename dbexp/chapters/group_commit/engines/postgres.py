@@ -5,9 +5,12 @@ counts the wakeups of backends waiting for WALWriteLock."""
 from __future__ import annotations
 
 from dbexp.metrics.uprobe import exported
+from dbexp.servers.sql import query
+
+from . import CommitPath
 
 
-class WalFlush:
+class WalFlush(CommitPath):
     """A backend that must flush WAL waits for WALWriteLock in ``LWLockAcquireOrWait``; when the
     holder releases it every waiter wakes, and one whose record was flushed meanwhile returns."""
 
@@ -37,15 +40,12 @@ END {{ clear(@in); clear(@k); }}
 """
     PROBES = 6  # what PROGRAM attaches
 
-    def __init__(self, flavor):
-        self.flavor = flavor
-
     def commit_settings(self, binlog: bool) -> dict[str, str]:
         """Start-up settings: durable commits (there is no binlog to turn on)."""
         return {"synchronous_commit": "on", "fsync": "on"}
 
     def group_settings(self, sync_log: bool, delay_us: int) -> dict[str, str]:
-        """Dynamic settings (the flavor's set_global): commit_delay, a backend about to flush waiting
+        """Dynamic settings (the flavor's "set_global" capability): commit_delay, a backend about to flush waiting
         ``delay_us`` for others to join its flush when at least commit_siblings other transactions are
         open (5, the default, kept)."""
         return {"commit_delay": str(int(delay_us)), "commit_siblings": "5"}
@@ -53,7 +53,6 @@ END {{ clear(@in); clear(@k); }}
     def commit_counters(self, conn) -> dict[str, float]:
         """Cumulative ``syncs`` of the WAL (also ``redo_syncs``) and ``log_bytes`` written to it:
         pg_stat_wal on 14 to 17, pg_stat_io on 18; 12 and 13 have no such count."""
-        query = self.flavor.query
         query(conn, "SELECT pg_stat_clear_snapshot()")
         out = {}
         views = {r[0] for r in query(conn, "SELECT viewname FROM pg_views WHERE viewname IN "
