@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from dbexp.chapters.gtid.binlog import MySQLBinlog
+from dbexp.chapters.gtid.engines.innodb import MySQLBinlog
 from dbexp.experiments.chapter import Chapter
+from dbexp.servers.sql import query
 
 pytestmark = pytest.mark.docker
 
@@ -23,18 +24,18 @@ def test_gtids_switch_on_and_off_at_run_time_and_add_bytes_to_each_commit(engine
         server.ensure_database("sbtest")
         conn = server.connect("sbtest")
         try:
-            flavor.query(conn, "CREATE TABLE ticks (id INT PRIMARY KEY, v INT)")
+            query(conn, "CREATE TABLE ticks (id INT PRIMARY KEY, v INT)")
             per_commit = {}
             for on in (False, True):
                 part.set_gtid(conn, on)
-                assert flavor.query(conn, "SELECT @@GLOBAL.gtid_mode")[0][0] == ("ON" if on else "OFF")
+                assert query(conn, "SELECT @@GLOBAL.gtid_mode")[0][0] == ("ON" if on else "OFF")
                 before = part.binlog_bytes(conn)
                 for i in range(COMMITS):  # autocommit: one transaction each
-                    flavor.query(conn, "INSERT INTO ticks VALUES (%s, 0)", (COMMITS * on + i,))
+                    query(conn, "INSERT INTO ticks VALUES (%s, 0)", (COMMITS * on + i,))
                 per_commit[on] = (part.binlog_bytes(conn) - before) / COMMITS
-            executed = str(flavor.query(conn, "SELECT @@GLOBAL.gtid_executed")[0][0])
+            executed = str(query(conn, "SELECT @@GLOBAL.gtid_executed")[0][0])
             part.set_gtid(conn, False)
-            assert flavor.query(conn, "SELECT @@GLOBAL.enforce_gtid_consistency")[0][0] == "OFF"
+            assert query(conn, "SELECT @@GLOBAL.enforce_gtid_consistency")[0][0] == "OFF"
         finally:
             conn.close()
     # the commits made with GTIDs on got one each, numbered from 1, and no other transaction got one

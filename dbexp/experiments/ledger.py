@@ -1,4 +1,6 @@
-"""The sources' numbers this chapter tests, as the sources print them, and what follows from them.
+"""The sources' numbers the chapters test, as the sources print them, and what follows from them
+(the ledger: citations are in sources.py). The gtid chapter tests both sources here; the versions
+chapter's regression ablation tests the regression source's.
 
 Only the sources' own figures are typed here (the regression source's TPS table, the GTID source's
 rounded percentages and ratios, each with the conditions it was measured under); every ratio, gain

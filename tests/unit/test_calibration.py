@@ -15,7 +15,7 @@ import pytest
 from dbexp.chapters import calibration as cal
 from dbexp.book.prose import plural
 from dbexp.chapters.calibration.claims import qualified
-from dbexp.chapters.calibration.parts import PARTS
+from dbexp.chapters.calibration.chapter import PARTS
 from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Cpus
 from dbexp.results.readme import read_block
@@ -309,7 +309,8 @@ def test_findings_are_five_with_numbers_and_intervals(res):
     assert bullets[1].startswith("- **The lab's own cost is not ruled out here**" if bent.any()
                                  else "- **The lab does not bend throughput")
     # ... and where runs ten times as long moved a harness or container QPS ratio, it says so
-    moved = [c for c in cal.sentences._length_groups(cal.sentences._checks(res)[0])["outside"]
+    from dbexp.chapters.calibration.findings import _checks, _length_groups
+    moved = [c for c in _length_groups(_checks(res)[0])["outside"]
              if c["what"] == "QPS" and c["label"].split(": ")[-1] in ("harness / hand", "container / bare")]
     assert ("for longer runs the lab's cost is not ruled out" in bullets[1]) == (bool(moved) and not bent.any())
     assert all(f"{c['label']} was {c['long']:.3f}" in bullets[1] for c in moved if not bent.any())
@@ -362,7 +363,7 @@ def test_the_design_measures_the_ratios_beside_one_reference_and_checks_run_leng
     assert [(p.params.sessions, p.sample) for p in sessions.points] == [(10, True), (10, False), (100, True), (100, False)]
     assert sessions.points[0].server.settings["max_connections"] == "200"
     # run length: smoke has no version claim with both its servers; postgres 16 checks its three ratios
-    assert length.repeats == 1 and [p.params.variant for p in length.points] == list(cal.design.VARIANTS)
+    assert length.repeats == 1 and [p.params.variant for p in length.points] == list(cal.chapter.VARIANTS)
     assert {p.workload.duration_s for p in length.points} == {sc.length_factor * sc.ratio_duration_s}
 
 

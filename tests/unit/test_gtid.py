@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dbexp.chapters import gtid
-from dbexp.chapters.gtid.binlog import MySQLBinlog
+from dbexp.chapters.gtid.engines.innodb import MySQLBinlog
 from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Cpus, Results
 from dbexp.servers.registry import flavor_of_spec
@@ -118,19 +118,22 @@ class _Server:
         return []
 
 
-def test_gtids_are_switched_one_step_at_a_time_after_the_old_kind_of_transaction_ends():
-    server = _Server("OFF", busy=3)
-    MySQLBinlog(server).set_gtid(None, True)
+def test_gtids_are_switched_one_step_at_a_time_after_the_old_kind_of_transaction_ends(monkeypatch):
+    from dbexp.chapters.gtid.engines import innodb
+
+    monkeypatch.setattr(innodb, "query", lambda conn, sql, params=None: conn.query(conn, sql, params))
+    server = _Server("OFF", busy=3)  # the connection: statements go to it
+    MySQLBinlog(server).set_gtid(server, True)
     sets = [s for s in server.statements if s.startswith("SET")]
     assert sets == ["SET GLOBAL enforce_gtid_consistency = ON", "SET GLOBAL gtid_mode = OFF_PERMISSIVE",
                     "SET GLOBAL gtid_mode = ON_PERMISSIVE", "SET GLOBAL gtid_mode = ON"]
     assert sum(s.startswith("SHOW GLOBAL STATUS LIKE 'Ongoing_anonymous") for s in server.statements) == 3
-    MySQLBinlog(server).set_gtid(None, False)
+    MySQLBinlog(server).set_gtid(server, False)
     assert server.mode == "OFF" and server.statements[-1] == "SET GLOBAL enforce_gtid_consistency = OFF"
     stuck = _Server("ON_PERMISSIVE", busy=10**6)
     with pytest.raises(WaitTimeout, match="gtid_mode reaching ON did not happen within 0.2 s: "
                                           "Ongoing_anonymous_transaction_count stayed"):
-        MySQLBinlog(stuck).set_gtid(None, True, timeout_s=0.2)
+        MySQLBinlog(stuck).set_gtid(stuck, True, timeout_s=0.2)
     assert "SET GLOBAL gtid_mode = ON" not in stuck.statements
 
 
@@ -194,7 +197,7 @@ def test_the_gap_between_versions_and_how_each_change_moves_it_use_one_estimator
 
 
 def test_the_regression_claims_test_the_sources_own_numbers():
-    from dbexp.chapters.gtid import source
+    from dbexp.experiments import ledger as source
 
     assert source.gap() == pytest.approx(0.6805, abs=1e-4)  # -32.0%
     assert source.gain("skip-log-bin", "mysql 5.7.22") == pytest.approx(1.670, abs=1e-3)
@@ -258,7 +261,7 @@ def test_the_sources_numbers_are_the_seed_texts():
     """The typed figures of source.py, found in the sources' text where the seeds are on this machine."""
     from pathlib import Path
 
-    from dbexp.chapters.gtid import source
+    from dbexp.experiments import ledger as source
 
     seeds = Path("/work/shared/seeds")
     regression, callaghan = seeds / "000_821872aaa83dc035.plain.txt", seeds / "001_2580ba3315e5cddc.txt"

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from dbexp.chapters import versions
-from dbexp.chapters.versions import CHAPTER, innodb
-from dbexp.chapters.versions.design import MYSQL
+from dbexp.chapters.versions import CHAPTER
+from dbexp.chapters.versions.ablation import STEPS, configurations
+from dbexp.chapters.versions.chapter import MYSQL
 from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Cpus, Results
 from dbexp.workloads.sysbench import LUA_DIR
@@ -43,7 +44,7 @@ def test_default_design_puts_a_flavors_versions_in_one_window():
     groups = {}
     for p in ablation.points:  # one window per configuration, the three MySQL versions in it
         groups.setdefault(p.together, []).append(p.server.spec)
-    assert len(groups) == len(innodb.configurations()) == 1 + len(innodb.STEPS) + len(versions.FACTORS) - 1
+    assert len(groups) == len(configurations()) == 1 + len(STEPS) + len(versions.FACTORS) - 1
     assert all(sorted(v) == sorted(MYSQL) for v in groups.values())
     assert {p.together for p in profile.points} == {"profile MySQL point-query", "profile MySQL update-nonindex"}
     assert {p.params.role for p in profile.points} == {"profile"} and profile.repeats == 3
@@ -69,7 +70,7 @@ def test_the_ablation_starts_from_the_sources_baseline_and_takes_its_steps_in_it
     assert dict(last.workload.options)["db-ps-mode"] == "auto"
     alone = _ablation_point("latin1", "mysql:8.0@offline")
     assert alone.server.settings["log_bin"] and alone.server.settings["character_set_server"] == "latin1"
-    assert innodb.configurations()["steps 1-3"] == ("writer threads off", "P_S off", "binlog off")
+    assert configurations()["steps 1-3"] == ("writer threads off", "P_S off", "binlog off")
 
 
 def test_the_ablations_gap_is_paired_by_window_and_its_moves_against_the_baseline():
@@ -150,7 +151,7 @@ def test_the_page_renders_before_anything_is_published(tmp_path):
 
 
 def test_the_regression_sources_step_gaps_follow_from_its_tps():
-    from dbexp.chapters.gtid import source
+    from dbexp.experiments import ledger as source
     from dbexp.chapters.versions import regression
 
     for step, printed in enumerate(source.PRINTED_STEP_GAPS):

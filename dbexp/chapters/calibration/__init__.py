@@ -6,8 +6,8 @@ from dbexp.chapters.calibration.analysis import (EPISODE_BUSY_PCT, RATIOS, cpu_t
                                                  ratio_numbers, ratio_table, relative_versions, sampler_cost, setup,
                                                  spread_numbers, spread_runs, spread_table, version_ratio)
 from dbexp.chapters.calibration.claims import claims
-from dbexp.chapters.calibration.design import CHAPTER, Scale, estimated_s, run
-from dbexp.chapters.calibration.sentences import (cpu_reading, episodes_sentence, findings, length_reading,
+from dbexp.chapters.calibration.chapter import CHAPTER, Scale, estimated_s, run
+from dbexp.chapters.calibration.findings import (cpu_reading, episodes_sentence, findings, length_reading,
                                                   ratio_design, ratio_reading, readme_block, sampler_cost_sentence,
                                                   spread_reading)
 

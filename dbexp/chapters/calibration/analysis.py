@@ -10,7 +10,7 @@ import math
 import pandas as pd
 
 from dbexp.catalog.versions import version_key
-from dbexp.chapters.calibration.parts import PARTS
+from dbexp.chapters.calibration.chapter import LENGTH_FACTOR, PARTS
 from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Results, memo
 
@@ -35,7 +35,6 @@ LONG_SIDES = {"harness": ("reference", "hand"), "container": ("reference", "bare
 # the server, pinned alone to its CPU with 4 clients, keeps it 96 to 99% busy otherwise (every spread
 # measured so far; the episodes, where there were any, at 80 to 94%, with no CPU steal recorded).
 EPISODE_BUSY_PCT = 95.0
-LENGTH_FACTOR = 10  # the run-length check's runs are this many times as long as the runs they check
 
 
 def _side(df: pd.DataFrame, sides: set) -> pd.Series:

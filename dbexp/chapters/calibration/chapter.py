@@ -15,15 +15,19 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dbexp.catalog import OFFLINE, parse_spec
-from dbexp.chapters.calibration.analysis import LENGTH_FACTOR
-from dbexp.chapters.calibration.claims import claims
-from dbexp.chapters.calibration.parts import PARTS
-from dbexp.chapters.calibration.sentences import findings, readme_block
+from dbexp.chapters.calibration.engines import Series, innodb, mariadb, postgres
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
 from dbexp.experiments.measure import Measured
 from dbexp.experiments.sweep import Point
+from dbexp.servers.engines import Engines
 from dbexp.workloads.sessions import HolderPool
 from dbexp.workloads.sysbench import Workload
+
+# The flavors this chapter measures, each with its versions' part (every flavor: the measurement
+# itself is sysbench on the flavor's core, no engine-specific SQL).
+PARTS: Engines[Series] = Engines("calibration", {"mysql": innodb.MySQLSeries, "postgres": postgres.PostgresSeries,
+                                                 "mariadb": mariadb.MariaDBSeries})
+LENGTH_FACTOR = 10  # the run-length check's runs are this many times as long as the runs they check
 
 ALL_OFFLINE = [f"{b.flavor}:{b.version}@offline" for b in OFFLINE]
 WORKLOADS = ("oltp_point_select", "oltp_read_write")
@@ -210,13 +214,17 @@ class Calibration(Chapter):
         got.measurements["observed_sessions"] = (float(seen["sessions"]), "count")
         return got
 
+    # the analysis reads PARTS from here: claims and findings are imported when asked for
     def claims(self, res: Results) -> pd.DataFrame:
+        from dbexp.chapters.calibration.claims import claims
         return claims(res)
 
     def findings(self, res: Results) -> str:
+        from dbexp.chapters.calibration.findings import findings
         return findings(res)
 
     def readme_block(self, res: Results) -> str:
+        from dbexp.chapters.calibration.findings import readme_block
         return readme_block(res)
 
 

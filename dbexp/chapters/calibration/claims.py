@@ -9,8 +9,8 @@ import pandas as pd
 
 from dbexp.chapters.calibration.analysis import (EPISODE_BUSY_PCT, LENGTH_FACTOR, _of_series, length_checks,
                                                  spread_table, version_ratio, version_repeats, with_derived)
-from dbexp.chapters.calibration.parts import PARTS
-from dbexp.chapters.calibration.versions import VersionClaim
+from dbexp.chapters.calibration.chapter import PARTS
+from dbexp.chapters.calibration.engines import VersionClaim
 from dbexp.book.prose import plural
 from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Results

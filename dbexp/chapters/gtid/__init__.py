@@ -6,8 +6,8 @@ from dbexp.chapters.gtid.analysis import (ablation, control, gap_changes, length
                                           source_table, spread, tidy, windows)
 from dbexp.chapters.gtid.claims import claims
 from dbexp.chapters.gtid.configs import CONFIGS, CONTROL, CSV_NAMES, RATIOS, TESTS
-from dbexp.chapters.gtid.design import CHAPTER, PARTS, Gtid, Scale
-from dbexp.chapters.gtid.summary import sentence
+from dbexp.chapters.gtid.chapter import CHAPTER, PARTS, Gtid, Scale
+from dbexp.chapters.gtid.findings import sentence
 
 run = CHAPTER.run
 

@@ -1,7 +1,7 @@
 """The gtid chapter's design and measurement.
 
 Per version, one server per configuration (configs.CONFIGS, settings from the engine part in
-binlog.py), all five measured in the same window on the server CPUs, each with its own sysbench
+engines/innodb.py), all five measured in the same window on the server CPUs, each with its own sysbench
 client; a window's start order walks forward, then backward (ABBA). Per window, beside what
 measure_together takes between its two marks: binlog bytes per commit (SHOW BINARY LOGS before
 and after).
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dbexp.chapters.gtid import binlog
+from dbexp.chapters.gtid.engines import GtidEngine, innodb
 from dbexp.chapters.gtid.claims import claims
 from dbexp.chapters.gtid.configs import CONFIGS, TESTS
-from dbexp.chapters.gtid.summary import sentence
+from dbexp.chapters.gtid.findings import sentence
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
 from dbexp.experiments.measure import Measured, measure_together
 from dbexp.experiments.sweep import Point
@@ -37,7 +37,7 @@ from dbexp.servers.registry import flavor_of_spec
 from dbexp.workloads.sysbench import Workload
 
 WHY_MYSQL = "GTIDs as measured here are MySQL's: its gtid_mode, binlog and performance_schema settings"
-PARTS: Engines[binlog.MySQLBinlog] = Engines("gtid", {"mysql": binlog.MySQLBinlog}, skipped={
+PARTS: Engines[GtidEngine] = Engines("gtid", {"mysql": innodb.MySQLBinlog}, skipped={
     "postgres": f"{WHY_MYSQL}; PostgreSQL has no binlog and no GTIDs",
     "mariadb": f"{WHY_MYSQL}; MariaDB's GTIDs are its own, always on with its binlog, with no gtid_mode"})
 

@@ -1,5 +1,5 @@
 """The gtid chapter's claims table (verdicts.ClaimRow): each source's number and the conditions it
-was measured under (dbexp/chapters/gtid/source.py, recomputed from the source's own figures), this
+was measured under (dbexp/experiments/ledger.py, recomputed from the source's own figures), this
 lab's conditions, what these runs measured with its interval, and the verdict, computed per version
 where the source's number holds for some versions only."""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 import pandas as pd
 
 from dbexp.catalog.versions import version_key
-from dbexp.chapters.gtid import source as src
-from dbexp.chapters.gtid.binlog import of_series
+from dbexp.experiments import ledger as src
+from dbexp.chapters.gtid.engines.innodb import of_series
 from dbexp.chapters.gtid.analysis import family, gap_changes, main_runs, pick, ratios, tidy, versions, windows
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results

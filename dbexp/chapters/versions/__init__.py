@@ -8,10 +8,10 @@ from dbexp.chapters.versions.analysis import (ablation, control, headlines, leng
                                               widest, windows)
 from dbexp.chapters.versions.claims import claims
 from dbexp.chapters.versions.claims import conditions as claim_conditions
-from dbexp.chapters.versions.design import CHAPTER, PARTS, Scale, Versions
+from dbexp.chapters.versions.chapter import CHAPTER, PARTS, Scale, Versions
 from dbexp.chapters.versions import regression
-from dbexp.chapters.versions.innodb import FACTORS, NOT_CHANGED
-from dbexp.chapters.versions.sentences import sentence
+from dbexp.chapters.versions.ablation import FACTORS, NOT_CHANGED
+from dbexp.chapters.versions.findings import sentence
 from dbexp.chapters.versions.tests import GROUPS, TESTS
 
 run = CHAPTER.run

@@ -20,6 +20,7 @@ import pandas as pd
 from scipy import stats as sp
 
 from dbexp.catalog.versions import version_key
+from dbexp.chapters.versions.ablation import BASELINE, STEPS, configurations
 from dbexp.chapters.versions.tests import GROUPS, TESTS
 from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results, memo
@@ -295,13 +296,11 @@ def length_check(res: Results) -> pd.DataFrame:
 
 
 def ablation(res: Results) -> pd.DataFrame:
-    """The regression ablation: per configuration (innodb.configurations(), in its order) and newer
+    """The regression ablation: per configuration (ablation.configurations(), in its order) and newer
     version, each version's QPS (geometric mean over its windows), the gap (newer over the oldest,
     paired by window: a configuration's versions share its windows) and how the configuration moves the
     gap from the source's baseline: its windows' gaps over the baseline's, Welch (the configurations ran
     in groups of their own), and in percentage points (the gap's difference, as the source states it)."""
-    from dbexp.chapters.versions.innodb import BASELINE, STEPS, configurations
-
     w = tidy(res)
     a = w[w["role"] == "ablation"] if len(w) else w
     if a.empty:

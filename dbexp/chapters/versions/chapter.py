@@ -13,7 +13,7 @@ database is meant to be cached, and the page shows that it was.
 
 Two more parts: the run-length check (the flavors of ``check_servers``, the tests of ``check_tests``,
 windows ``check_factor`` times as long, with the same servers at once as the main windows) and the regression ablation (the MySQL versions in ``ablation_servers`` on
-update-nonindex, one group per configuration of innodb.configurations(): the regression source's
+update-nonindex, one group per configuration of ablation.configurations(): the regression source's
 baseline, its steps taken one on top of the other, and each factor alone; a configuration's versions
 share its windows, so the gap between them is paired).
 
@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dbexp.chapters.versions import innodb, postgres
+from dbexp.chapters.versions.ablation import configurations
+from dbexp.chapters.versions.engines import VersionsEngine, innodb, postgres
 from dbexp.chapters.versions.tests import TESTS
 from dbexp.catalog.versions import version_key
 from dbexp.errors import DbexpError
@@ -48,7 +49,7 @@ from dbexp.servers.engines import Engines
 from dbexp.servers.registry import flavor_of_spec
 from dbexp.workloads.sysbench import Workload
 
-PARTS: Engines = Engines("versions", {"mysql": innodb.InnoDBVersions, "postgres": postgres.PostgresVersions})
+PARTS: Engines[VersionsEngine] = Engines("versions", {"mysql": innodb.InnoDBVersions, "postgres": postgres.PostgresVersions})
 ROLES = ("baseline", "twin", "own defaults")
 ABLATION_TEST = "update-nonindex"
 PROFILE_SYMBOLS = 200  # the symbols kept per server and window (the rest summed as one)
@@ -216,7 +217,7 @@ class Versions(Chapter):
         if sc.ablation_servers:  # one group per configuration: the versions' gap paired in each window
             wl = self.workload(sc, ABLATION_TEST, cpus)
             per_server = {spec: PARTS.of(flavor_of_spec(spec)).ablation_settings() for spec in sc.ablation_servers}
-            for config in innodb.configurations():
+            for config in configurations():
                 for spec in sc.ablation_servers:
                     settings, client = per_server[spec][config]
                     ablation.append(Point(ServerConfig(spec, cpus.server, settings=settings),
@@ -277,7 +278,7 @@ class Versions(Chapter):
         return claims(res)
 
     def findings(self, res: Results) -> str:
-        from dbexp.chapters.versions.sentences import sentence
+        from dbexp.chapters.versions.findings import sentence
         return sentence(res, "findings")
 
 

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from dbexp.catalog.versions import version_key
-from dbexp.chapters.gtid import source as regression
+from dbexp.experiments import ledger as regression
 from dbexp.chapters.versions.analysis import ablation, main_runs, ratios, tidy, windows
-from dbexp.chapters.versions.innodb import BASELINE, STEPS, step_name
+from dbexp.chapters.versions.ablation import BASELINE, STEPS, step_name
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import CALLAGHAN_24, CALLAGHAN_PG, KERNELMAKER_REGRESSION

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dbexp.book import prose
 from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, ablation, control, headlines, length_check, pool_reads,
                                               resolution, widest, windows)
-from dbexp.chapters.versions.innodb import BASELINE, STEPS, step_name
+from dbexp.chapters.versions.ablation import BASELINE, STEPS, step_name
 from dbexp.chapters.versions.regression import source_gap
 from dbexp.servers.registry import FLAVORS
 from dbexp.experiments.chapter import Results

@@ -1,11 +1,11 @@
 """The regression source's gap (8.0.45's TPS over 5.7.44's, its tables) beside each of the ablation's
 configurations that it measured: its baseline, its steps one on top of the other, and its factors
-changed alone (dbexp.chapters.gtid.source holds its numbers)."""
+changed alone (dbexp.experiments.ledger holds its numbers)."""
 
 from __future__ import annotations
 
-from dbexp.chapters.gtid import source
-from dbexp.chapters.versions.innodb import STEPS, configurations
+from dbexp.experiments import ledger as source
+from dbexp.chapters.versions.ablation import STEPS, configurations
 
 # the ablation's factors -> the source's rows of its independent ablation (each factor alone)
 ALONE_ROWS = {"writer threads off": "writer_threads=OFF", "P_S off": "performance_schema=0",

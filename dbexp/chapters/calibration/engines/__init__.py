@@ -1,9 +1,10 @@
-"""What the versions of one flavor are compared against: the series of its base and the sources'
-claims on its versions, declared per engine (mysql.py, postgres.py, mariadb.py) and served by
-:data:`dbexp.chapters.calibration.parts.PARTS`."""
+"""The calibration chapter's engine part: what the versions of one flavor are compared against (the
+series of its base) and the sources' claims on its versions, declared per engine (innodb.py: MySQL,
+mariadb.py, postgres.py) and served by :data:`dbexp.chapters.calibration.chapter.PARTS`."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from dbexp.experiments.sources import Source
@@ -30,11 +31,15 @@ class VersionClaim:
     also: tuple[str, str] | None = None
 
 
-class Versions:
+class Series(ABC):
     """A flavor's part of this chapter: the series its versions are compared against (relative QPS)
     and the sources' claims on its versions (none by default)."""
 
-    base: str
+    @property
+    @abstractmethod
+    def base(self) -> str:
+        """The series the flavor's versions are compared against ('5.7')."""
+
     claims: tuple[VersionClaim, ...] = ()
     # seconds a sweep spends starting one of its servers and preparing the table (the published runs'
     # gap between groups less their 5 s warm-up), for the design's time estimate

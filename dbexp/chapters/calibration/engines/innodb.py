@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dbexp.chapters.calibration.versions import VersionClaim, Versions
+from dbexp.chapters.calibration.engines import Series, VersionClaim
 from dbexp.experiments.sources import CALLAGHAN_24
 
 NEEDS = "mysql 5.7 and 8.0"
@@ -12,7 +12,7 @@ SOURCE_RUNS = ("5.7.44 and 8.0.44 (8.0.43 too), 16 clients, 2 sockets x 12 cores
                "8 tables x 10M rows cached in InnoDB, one run of 600 s per version and test")
 
 
-class MySQLVersions(Versions):
+class MySQLSeries(Series):
     base = "5.7"
     start_s = 15.0
     claims = (

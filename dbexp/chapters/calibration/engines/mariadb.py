@@ -3,9 +3,9 @@ part, so that MySQL's base and claims do not serve it)."""
 
 from __future__ import annotations
 
-from dbexp.chapters.calibration.versions import Versions
+from dbexp.chapters.calibration.engines import Series
 
 
-class MariaDBVersions(Versions):
+class MariaDBSeries(Series):
     base = "10.11"
     start_s = 5.0

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dbexp.chapters.calibration.versions import VersionClaim, Versions
+from dbexp.chapters.calibration.engines import Series, VersionClaim
 from dbexp.experiments.sources import CALLAGHAN_PG
 
 
-class PostgresVersions(Versions):
+class PostgresSeries(Series):
     base = "12"
     start_s = 3.0
     claims = (

@@ -1,41 +1,31 @@
-"""MySQL's binary log, GTIDs and performance_schema as the gtid chapter sets and reads them: the
-settings of each configuration, GTIDs switched on a running server, the binlog's size."""
+"""The gtid chapter's part for MySQL (InnoDB): its binary log, GTIDs and performance_schema as the
+chapter sets and reads them: the settings of each configuration, GTIDs switched on a running server,
+the binlog's size."""
 
 from __future__ import annotations
 
 from dbexp.chapters.gtid.configs import CONFIGS
+from dbexp.chapters.gtid.engines import GtidEngine
+from dbexp.experiments import binlog as mysql_binlog
 from dbexp.servers.registry import flavor_of_spec
+from dbexp.servers.sql import query
 from dbexp.waits import wait_until
 
 
-class MySQLBinlog:
+class MySQLBinlog(GtidEngine):
     """The gtid chapter's part for MySQL, built with the server's flavor."""
 
     GTID_STEPS = ("OFF", "OFF_PERMISSIVE", "ON_PERMISSIVE", "ON")
 
-    def __init__(self, flavor):
-        self.flavor = flavor
-
     def binlog_settings(self) -> dict[str, str]:
-        """The binlog on, everything it writes stated: row events with full images, no write sets
-        (5.7's default; 8.0 extracts them by default), dependencies by commit order, GTIDs off
-        (gtid_settings() turns them on from the start, set_gtid() on a running server). 8.4 and 9.x
-        have neither write-set option: they always track dependencies by write sets, which the flavor's
-        supported() leaves to them."""
-        return self.flavor.supported({
-            "log_bin": "binlog", "binlog_format": "ROW", "binlog_row_image": "FULL",
-            "transaction_write_set_extraction": "OFF", "binlog_transaction_dependency_tracking": "COMMIT_ORDER",
-            **self.gtid_settings(False)})
+        """The binlog on, everything it writes stated, GTIDs off (dbexp.experiments.binlog)."""
+        return mysql_binlog.binlog_settings(self.flavor)
 
-    @staticmethod
-    def gtid_settings(on: bool) -> dict[str, str]:
-        """GTIDs from the server's start (with binlog_settings(), whose GTIDs are off)."""
-        value = "ON" if on else "OFF"
-        return {"gtid_mode": value, "enforce_gtid_consistency": value}
+    gtid_settings = staticmethod(mysql_binlog.gtid_settings)
 
     def configurations(self) -> dict[str, dict[str, str]]:
         """The settings of each configuration (CONFIGS), commits relaxed in all of them."""
-        relaxed = self.flavor.relaxed_commit_settings()
+        relaxed = self.flavor.capability("relaxed_commit").settings()
         binlog = {**self.binlog_settings(), **relaxed}
         settings = {"binlog off": relaxed, "binlog": binlog,
                     "binlog + GTID": {**binlog, **self.gtid_settings(True)},
@@ -46,25 +36,24 @@ class MySQLBinlog:
     def gtid_table_per_commit(self) -> bool:
         """Whether InnoDB writes each commit's GTID into mysql.gtid_executed (the series' fact): the
         persistence the GTID source's extra context switches and writes can come from."""
-        return self.flavor.series.gtid_table_per_commit
+        return self.flavor.capability("series").gtid_table_per_commit
 
     def has_log_writer_threads_option(self) -> bool:
         """Whether the series has innodb_log_writer_threads (the regression source's second factor)."""
-        return bool(self.flavor.supported({"innodb_log_writer_threads": "ON"}))
+        return bool(self.flavor.capability("series").supported({"innodb_log_writer_threads": "ON"}))
 
     def binlog_on(self, conn) -> bool:
-        return str(self.flavor.query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
+        return str(query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
 
     def binlog_bytes(self, conn) -> float | None:
         """Bytes in the binlog files now (SHOW BINARY LOGS), or None with the binlog off."""
         if not self.binlog_on(conn):
             return None
-        return float(sum(int(r[1]) for r in self.flavor.query(conn, "SHOW BINARY LOGS")))
+        return float(sum(int(r[1]) for r in query(conn, "SHOW BINARY LOGS")))
 
     def set_gtid(self, conn, on: bool, timeout_s: float = 30.0) -> None:
         """gtid_mode and enforce_gtid_consistency ON (or OFF) on a running server, one step at a
         time as MySQL requires, waiting before the last step for transactions of the old kind to end."""
-        query = self.flavor.query
         now = str(query(conn, "SELECT @@GLOBAL.gtid_mode")[0][0])
         steps = list(self.GTID_STEPS) if on else list(reversed(self.GTID_STEPS))
         if on:

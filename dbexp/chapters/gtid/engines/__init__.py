@@ -1,0 +1,30 @@
+"""The gtid chapter's engine part: what the chapter asks of a server whose binary log and GTIDs it
+measures. One module per engine implements it (innodb.py: MySQL); the chapter's PARTS
+(dbexp.chapters.gtid.chapter) maps flavors to them and says why the others are skipped."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+
+class GtidEngine(ABC):
+    """One engine's part of the gtid chapter, built with the server's flavor."""
+
+    def __init__(self, flavor):
+        self.flavor = flavor
+
+    @abstractmethod
+    def configurations(self) -> dict[str, dict[str, str]]:
+        """The server settings of each configuration (configs.CONFIGS)."""
+
+    @abstractmethod
+    def binlog_bytes(self, conn) -> float | None:
+        """Bytes in the binary log now, or None where it is off (per-commit bytes come from two reads)."""
+
+    @abstractmethod
+    def gtid_table_per_commit(self) -> bool:
+        """Whether each commit's GTID is written to a table (what the GTID source's versions do)."""
+
+    @abstractmethod
+    def has_log_writer_threads_option(self) -> bool:
+        """Whether the series has the log writer threads' option (the regression source's first factor)."""
