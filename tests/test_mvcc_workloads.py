@@ -48,15 +48,16 @@ def test_bad_holder_mode():
 
 def test_old_snapshot_is_old_and_fresh_reader_is_fresh(server):
     spec = vc.ChainSpec(rows=200, hot=2, column="v", fillfactor=70)  # room on the page for HOT
-    vc.reset_table(server, spec)
-    with vc.old_snapshot(server) as old:
+    part = PARTS.of(server.flavor)
+    vc.reset_table(server, part, spec)
+    with vc.old_snapshot(server, part) as old:
         before = vc.read_value(old, spec.hot_ids()[0])
         vc.update_hot_rows(server, spec, 25)
         assert vc.read_value(old, spec.hot_ids()[0]) == before  # still the snapshot's value
-        fresh = vc.fresh_reader(server)
+        fresh = vc.fresh_reader(server, part)
         try:
             assert vc.read_value(fresh, spec.hot_ids()[0]) == before + 25
-            with statement_clock(server, fresh) as clock:
+            with statement_clock(server, part, fresh) as clock:
                 reads = vc.timed_reads(fresh, spec, 40, clock)
             assert len(reads.client_us) == 40 and (reads.client_us > 0).all()
             assert len(reads.server_us) == 40 and (reads.server_us > 0).all()
@@ -68,9 +69,9 @@ def test_old_snapshot_is_old_and_fresh_reader_is_fresh(server):
             assert np.median(reads.server_us) < 1.05 * np.median(reads.client_us)
         finally:
             fresh.close()
-        g = vc.garbage(server)
-        if PARTS.of(server.flavor).version_store == "heap":
-            chain = vc.chain_on_page(server, old)
+        g = vc.garbage(server, part)
+        if part.version_store == "heap":
+            chain = vc.chain_on_page(server, part, old)
             # the old version, then HOT successors on the same page, each xmin the previous xmax
             assert len(chain) >= 2 and chain[0]["hot_updated"] == 1
             for a, b in zip(chain, chain[1:]):
@@ -95,13 +96,14 @@ def test_the_server_clock_sees_a_chain_and_the_collector_is_held(server):
     per read on PostgreSQL); with the snapshot open the collector cannot remove the versions, and once
     it has ended it can."""
     spec = vc.ChainSpec(rows=200, hot=1, column="v", fillfactor=70)
-    vc.reset_table(server, spec)
-    with vc.old_snapshot(server) as old:
+    part = PARTS.of(server.flavor)
+    vc.reset_table(server, part, spec)
+    with vc.old_snapshot(server, part) as old:
         vc.update_hot_rows(server, spec, 50)
-        store = PARTS.of(server.flavor).version_store
-        payer = old if store == "undo" else vc.fresh_reader(server)
+        store = part.version_store
+        payer = old if store == "undo" else vc.fresh_reader(server, part)
         try:
-            with statement_clock(server, payer) as clock:
+            with statement_clock(server, part, payer) as clock:
                 reads = vc.timed_reads(payer, spec, 20, clock)
             assert len(reads.server_us) == 20 and (reads.server_us > 0).all()  # one time per statement run
             if store == "heap":
@@ -109,8 +111,8 @@ def test_the_server_clock_sees_a_chain_and_the_collector_is_held(server):
         finally:
             if payer is not old:
                 payer.close()
-        held = vc.held_versions(server, hold_s=1.0)
+        held = vc.held_versions(server, part, hold_s=1.0)
         name = "held_purge_lag_trx" if store == "undo" else "held_dead_tuples"
         assert held[name][0] >= 50, held
     if store == "heap":
-        assert vc.held_versions(server)["held_dead_tuples"][0] == 0  # nothing holds them any more
+        assert vc.held_versions(server, part)["held_dead_tuples"][0] == 0  # nothing holds them any more

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dbexp.chapters.mvcc_chains.engine import StatementClockError
-from dbexp.chapters.mvcc_chains.innodb import PerfSchemaClock
+from dbexp.chapters.mvcc_chains.engines import StatementClockError
+from dbexp.chapters.mvcc_chains.engines.innodb import PerfSchemaClock
 from dbexp.errors import DbexpError, RetryableError
 
 pytestmark = pytest.mark.docker

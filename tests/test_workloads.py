@@ -171,7 +171,7 @@ def test_a_project_lua_script_runs(pg, pg_data):
 def test_every_flavor_reads_its_counters_and_garbage(spec, my, pg):
     """Each flavor's counters, sessions and version garbage, asked of a real server (MySQL and
     PostgreSQL from the shared fixtures; MariaDB, whose InnoDB metrics table differs, started here)."""
-    from dbexp.chapters.mvcc_chains.parts import PARTS
+    from dbexp.chapters.mvcc_chains import PARTS
     from dbexp.servers import ServerConfig, running
 
     with running(ServerConfig(spec, cpuset="1", memory="2g")) as mariadb:

@@ -66,7 +66,7 @@ def test_each_engine_has_its_part_and_mariadb_its_statement_consumer():
 
 
 def test_innodb_status_gives_the_purge_lag():
-    from dbexp.chapters.mvcc_chains.innodb import innodb_purge_state
+    from dbexp.chapters.mvcc_chains.engines.innodb import innodb_purge_state
 
     status = ("Trx id counter 5210\nPurge done for trx's n:o < 5107 undo n:o < 0 state: running\n"
               "History list length 96\n")

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from dbexp.chapters.mvcc_chains.engine import StatementClockError
-from dbexp.chapters.mvcc_chains.postgres import ExplainClock, parse_explain, parse_vacuum_verbose
+from dbexp.chapters.mvcc_chains.engines import StatementClockError
+from dbexp.chapters.mvcc_chains.engines.postgres import ExplainClock, parse_explain, parse_vacuum_verbose
 from dbexp.errors import DbexpError, RetryableError
 
 EXPLAIN = [{"Plan": {"Node Type": "Index Scan", "Index Name": "chains_pkey", "Shared Hit Blocks": 3,

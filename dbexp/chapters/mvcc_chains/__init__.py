@@ -8,10 +8,9 @@ from dbexp.chapters.mvcc_chains.analysis import (READERS, at_largest_v, at_v, co
                                                  excess_at, first_versions, garbage_series, pageinspect_table,
                                                  per_version, readers, tidy)
 from dbexp.chapters.mvcc_chains.claims import lab
-from dbexp.chapters.mvcc_chains.design import CHAPTER, DEFAULT_SERVERS, Scale, settings_for
+from dbexp.chapters.mvcc_chains.chapter import CHAPTER, DEFAULT_SERVERS, PARTS, Scale, settings_for
 from dbexp.chapters.mvcc_chains.measure import (HOLD_S, RECLAIM_POLL_S, WARMUP_SHARE, ChainPoint, statement_clock,
                                                 trimmed_mean)
-from dbexp.chapters.mvcc_chains.parts import PARTS
 from dbexp.chapters.mvcc_chains.tables import (GARBAGE_MEASURES, garbage_long, largest_v_rows, per_version_rows,
                                                reader_latency, variant_order)
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sp
 
-from dbexp.chapters.mvcc_chains.parts import PARTS
+from dbexp.chapters.mvcc_chains.chapter import PARTS
 from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results
 
@@ -48,19 +47,6 @@ def readers(res: Results) -> pd.DataFrame:
     """The runs with an old snapshot and both readers timed (the controls have neither)."""
     w = tidy(res)
     return w[w["snapshot"]]
-
-
-def repeat_slopes(g: pd.DataFrame, y: pd.Series) -> pd.Series:
-    """The least-squares slope of ``y`` on V in each repeat of ``g`` on its own (repeats with two or
-    more V), indexed by repeat: the values :func:`stats.slope_ci`'s interval is taken over, kept so
-    that two slopes can be compared by the interval of their difference."""
-    out = {}
-    for rep, idx in g.groupby("repeat").groups.items():
-        x, yy = g.loc[idx, "versions"].to_numpy(float), y.loc[idx].to_numpy(float)
-        ok = ~np.isnan(yy)
-        if len(np.unique(x[ok])) >= 2:
-            out[rep] = float(sp.linregress(x[ok], yy[ok]).slope)
-    return pd.Series(out, dtype=float)
 
 
 def per_version(res: Results, value: str = "server_us") -> pd.DataFrame:
@@ -123,7 +109,8 @@ def column_against_column(res: Results, value: str = "server_us") -> pd.DataFram
         slopes = {}
         for (column, ff), gv in g.groupby(["column", g["ff"].fillna(-1)]):
             for reader in READERS:
-                slopes[(column, ff, reader)] = repeat_slopes(gv, gv[f"{reader}_{value}"] * 1000)
+                slopes[(column, ff, reader)] = stats.repeat_slopes(gv["versions"], gv[f"{reader}_{value}"] * 1000,
+                                                                   gv["repeat"])
         for (ck, ffk, reader), sk in slopes.items():
             for (cv, ffv, rv), sv in slopes.items():
                 if ck != "k" or cv != "v" or rv != reader:
@@ -150,7 +137,8 @@ def first_versions(res: Results, v: int = 10) -> pd.DataFrame:
         ex = ((g[f"{payer}_server_us"] - g[f"{payer}_cold_server_us"])
               - (g[f"{other}_server_us"] - g[f"{other}_cold_server_us"])) * 1000
         at = (ex[g["versions"] == v].groupby(g["repeat"]).mean() / v).dropna()
-        fit = repeat_slopes(g, (g[f"{payer}_server_us"] - g[f"{other}_server_us"]) * 1000)
+        fit = stats.repeat_slopes(g["versions"], (g[f"{payer}_server_us"] - g[f"{other}_server_us"]) * 1000,
+                                   g["repeat"])
         d, lo, hi = stats.difference_ci(at, fit)
         rows.append({"series_name": name, "variant": variant, "store": store, "payer": payer,
                      "at_v": float(at.mean()), "fitted": float(fit.mean()), "ns_per_version": d,

@@ -13,7 +13,6 @@ import numpy as np
 
 from dbexp import waits
 from dbexp.chapters.mvcc_chains import workload as vc
-from dbexp.chapters.mvcc_chains.parts import part_of
 from dbexp.experiments.measure import Measured, client_pinned, cpu_window
 
 WARMUP_SHARE = 4  # unrecorded reads per reader before the timed ones: samples / 4
@@ -54,16 +53,15 @@ def _summary(prefix: str, reads: vc.Reads) -> dict[str, tuple[float, str]]:
     return out
 
 
-def _reclaim(server, g0: dict, timeout_s: float, m: dict) -> list[tuple]:
+def _reclaim(server, part, g0: dict, timeout_s: float, m: dict) -> list[tuple]:
     """After the old snapshot ended: poll the garbage until purge/autovacuum has reclaimed it."""
-    part = part_of(server)
     series: list[tuple] = []
     t0 = time.monotonic()
-    peak = vc.garbage(server)
+    peak = vc.garbage(server, part)
 
     def reclaimed() -> tuple[float] | None:
         t = time.monotonic() - t0
-        g = vc.garbage(server)
+        g = vc.garbage(server, part)
         series.extend((round(t, 2), "garbage", k, val) for k, val in g.items())
         return (t,) if part.reclaimed(g, g0, peak) else None
 
@@ -77,21 +75,21 @@ def _reclaim(server, g0: dict, timeout_s: float, m: dict) -> list[tuple]:
 
 
 @contextlib.contextmanager
-def statement_clock(server, reader, database: str = "sbtest"):
+def statement_clock(server, part, reader, database: str = "sbtest"):
     """A clock at the server of ``reader``'s timed selects (the engine's kind), with a monitor
     connection of its own."""
     monitor = server.connect(database)
     try:
-        yield part_of(server).clock(reader, monitor, vc.SELECT)
+        yield part.clock(reader, monitor, vc.SELECT)
     finally:
         monitor.close()
 
 
-def _read_both(server, old, fresh, spec: vc.ChainSpec, samples: int) -> dict[str, vc.Reads]:
+def _read_both(server, part, old, fresh, spec: vc.ChainSpec, samples: int) -> dict[str, vc.Reads]:
     """Both readers, after an unrecorded warm-up each, in four blocks each, in ABBA order (old fresh,
     fresh old, ...), so that a drift of the machine that is linear in time hits both alike."""
     got: dict[str, list[vc.Reads]] = {"old": [], "fresh": []}
-    with statement_clock(server, old) as c_old, statement_clock(server, fresh) as c_fresh:
+    with statement_clock(server, part, old) as c_old, statement_clock(server, part, fresh) as c_fresh:
         for conn, clock in ((old, c_old), (fresh, c_fresh)):
             vc.timed_reads(conn, spec, max(1, samples // WARMUP_SHARE), clock)  # warm-up, not kept
         pair = (("old", old, c_old), ("fresh", fresh, c_fresh))
@@ -101,13 +99,13 @@ def _read_both(server, old, fresh, spec: vc.ChainSpec, samples: int) -> dict[str
     return {reader: vc.Reads.joined(parts) for reader, parts in got.items()}
 
 
-def _readers(server, old, before: int, spec: vc.ChainSpec, p: ChainPoint, m: dict, series: list) -> None:
+def _readers(server, part, old, before: int, spec: vc.ChainSpec, p: ChainPoint, m: dict, series: list) -> None:
     """Time both readers (the old snapshot and a fresh one), check that each sees what it should
     (``before``: the old snapshot's value of the first hot row before the updates), and (heap engines,
     V = 10 of the non-indexed column) record the hot row's chain on its page."""
-    fresh = vc.fresh_reader(server)
+    fresh = vc.fresh_reader(server, part)
     try:
-        reads = _read_both(server, old, fresh, spec, p.samples)
+        reads = _read_both(server, part, old, fresh, spec, p.samples)
         if vc.read_value(old, spec.hot_ids()[0]) != before:
             raise RuntimeError("the old snapshot is not old: it sees the writer's updates")
         if p.versions and vc.read_value(fresh, spec.hot_ids()[0]) == before:
@@ -117,22 +115,23 @@ def _readers(server, old, before: int, spec: vc.ChainSpec, p: ChainPoint, m: dic
     for reader, r in reads.items():  # hot rows as the reader, cold neighbours apart
         m.update(_summary(reader, r.part(hot=True)))
         m.update(_summary(f"{reader}_cold", r.part(hot=False)))
-    if part_of(server).version_store == "heap" and p.column == "v" and p.versions == 10:
-        for pos, item in enumerate(vc.chain_on_page(server, old)):
+    if part.version_store == "heap" and p.column == "v" and p.versions == 10:
+        for pos, item in enumerate(vc.chain_on_page(server, part, old)):
             series += [(float(pos), "pageinspect", k, float(val)) for k, val in item.items()]
 
 
-def measure_point(server, p: ChainPoint) -> Measured:
+def measure_point(server, part, p: ChainPoint) -> Measured:
+    """One point on ``server``, whose engine part is ``part``."""
     spec = vc.ChainSpec(column=p.column, fillfactor=p.fillfactor or 100, hot=p.hot_rows)
     series: list[tuple] = []
     m: dict[str, tuple[float | None, str]] = {}
     with client_pinned(p.client_cpus), cpu_window(server, p.client_cpus) as cpu:
         server.ensure_database("sbtest")
-        vc.reset_table(server, spec)
+        vc.reset_table(server, part, spec)
         # the previous point's versions are gone before this one starts (recorded if they were not)
-        m["settle_timed_out"] = (float(not vc.settle_garbage(server)), "bool")
-        g0 = vc.garbage(server)
-        with (vc.old_snapshot(server) if p.snapshot else contextlib.nullcontext()) as old:
+        m["settle_timed_out"] = (float(not vc.settle_garbage(server, part)), "bool")
+        g0 = vc.garbage(server, part)
+        with (vc.old_snapshot(server, part) if p.snapshot else contextlib.nullcontext()) as old:
             before = vc.read_value(old, spec.hot_ids()[0]) if old is not None else None
             write_s = vc.update_hot_rows(server, spec, p.versions)
             commits = p.versions * spec.hot
@@ -141,17 +140,17 @@ def measure_point(server, p: ChainPoint) -> Measured:
             if commits:
                 m["writer_us"] = (write_s * 1e6 / commits, "us per update")
             if old is not None:
-                _readers(server, old, before, spec, p, m, series)
-            g1 = vc.garbage(server)
+                _readers(server, part, old, before, spec, p, m, series)
+            g1 = vc.garbage(server, part)
             for name in ("history_list_length", "purge_lag_trx", "n_dead_tup"):
                 if name in g1:
                     m[f"garbage_{name}"] = (g1[name] - g0.get(name, 0.0), "count")
             if "relation_bytes" in g1:
                 m["relation_bytes"] = (g1["relation_bytes"], "bytes")
             if p.gc_timeout_s > 0:  # can the collector remove them now, while the snapshot (if any) is open?
-                m.update(vc.held_versions(server, HOLD_S))
+                m.update(vc.held_versions(server, part, HOLD_S))
         if p.gc_timeout_s > 0:
-            series += _reclaim(server, g0, p.gc_timeout_s, m)
+            series += _reclaim(server, part, g0, p.gc_timeout_s, m)
     m.update(cpu)  # the VM's steal over the whole run
     what = "no snapshot (control)" if not p.snapshot else "old snapshot"
     return Measured(m, [], series, f"version chains: {p.versions} updates x {spec.hot} hot rows, "

@@ -9,7 +9,7 @@ import pandas as pd
 
 from dbexp.chapters.mvcc_chains.analysis import (READERS, at_largest_v, collector_passes, excess_at, garbage_series,
                                                  interval, per_version, readers, tidy)
-from dbexp.chapters.mvcc_chains.parts import PARTS
+from dbexp.chapters.mvcc_chains.chapter import PARTS
 from dbexp.experiments.chapter import Results
 from dbexp.servers.registry import flavor_class
 

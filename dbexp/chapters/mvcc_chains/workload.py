@@ -1,6 +1,7 @@
 """Version chains on purpose: a ``chains`` table with a few hot rows, an old snapshot, V committed
 updates, and point selects timed at the client and by the server's clock. What differs between
-engines is asked of the server's engine part (:mod:`dbexp.chapters.mvcc_chains.parts`)."""
+engines is asked of the server's engine part (``part``: ``chapter.PARTS.of(server.flavor)``, see
+:mod:`dbexp.chapters.mvcc_chains.engines`), which the caller passes in."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from dbexp import waits
-from dbexp.chapters.mvcc_chains.parts import part_of
 from dbexp.errors import DbexpError, choices
 from dbexp.servers.sql import query
 
@@ -48,24 +48,23 @@ class ChainSpec:
 _q = query  # (conn, sql, params=None) -> rows
 
 
-def reset_table(server, spec: ChainSpec, database: str = "sbtest") -> None:
+def reset_table(server, part, spec: ChainSpec, database: str = "sbtest") -> None:
     conn = server.connect(database)
     try:
         _q(conn, f"DROP TABLE IF EXISTS {TABLE}")
         _q(conn, f"CREATE TABLE {TABLE} (id INTEGER PRIMARY KEY, k INTEGER NOT NULL, v INTEGER NOT NULL, "
-                 f"pad CHAR(120) NOT NULL){part_of(server).table_options(spec.fillfactor)}")
+                 f"pad CHAR(120) NOT NULL){part.table_options(spec.fillfactor)}")
         _q(conn, f"CREATE INDEX {TABLE}_k ON {TABLE} (k)")
         values = ",".join(f"({i},{i},0,'x')" for i in range(1, spec.rows + 1))
         _q(conn, f"INSERT INTO {TABLE} (id, k, v, pad) VALUES {values}")
-        part_of(server).analyze(conn, TABLE)
+        part.analyze(conn, TABLE)
     finally:
         conn.close()
 
 
 @contextlib.contextmanager
-def old_snapshot(server, database: str = "sbtest"):
+def old_snapshot(server, part, database: str = "sbtest"):
     """A REPEATABLE READ transaction whose snapshot is taken now and kept until the block ends."""
-    part = part_of(server)
     conn = server.connect(database, autocommit=False)
     part.pin_index_access(conn)
     try:
@@ -122,7 +121,7 @@ SELECT = f"SELECT v, k FROM {TABLE} WHERE id = "  # every timed read begins so (
 
 def timed_reads(conn, spec: ChainSpec, samples: int, clock, cold: bool = False) -> Reads:
     """``samples`` point selects of the hot rows, round-robin, each timed at the client and by
-    ``clock`` at the server (see :mod:`dbexp.chapters.mvcc_chains.engine`); with ``cold``, every other select
+    ``clock`` at the server (see :mod:`dbexp.chapters.mvcc_chains.engines`); with ``cold``, every other select
     reads a hot row's cold neighbour instead (:meth:`ChainSpec.cold_ids`)."""
     hot_ids, cold_ids = spec.hot_ids(), spec.cold_ids()
     client = np.empty(samples)
@@ -142,9 +141,9 @@ def timed_reads(conn, spec: ChainSpec, samples: int, clock, cold: bool = False) 
     return Reads(client, got["server_us"], got.get("buffers"), is_hot if cold else None)
 
 
-def fresh_reader(server, database: str = "sbtest"):
+def fresh_reader(server, part, database: str = "sbtest"):
     conn = server.connect(database, autocommit=True)  # every statement: a new view of the latest data
-    part_of(server).pin_index_access(conn)
+    part.pin_index_access(conn)
     return conn
 
 
@@ -152,35 +151,34 @@ def read_value(conn, hot_id: int) -> int:
     return int(_q(conn, f"SELECT v + k FROM {TABLE} WHERE id = {hot_id}")[0][0])
 
 
-def garbage(server, database: str = "sbtest") -> dict[str, float]:
+def garbage(server, part, database: str = "sbtest") -> dict[str, float]:
     """The engine's own measure of unreclaimed old versions."""
     conn = server.connect(database)
     try:
-        return part_of(server).garbage(conn, TABLE)
+        return part.garbage(conn, TABLE)
     finally:
         conn.close()
 
 
-def chain_on_page(server, conn_old, database: str = "sbtest") -> list[dict]:
+def chain_on_page(server, part, conn_old, database: str = "sbtest") -> list[dict]:
     """Heap engines: the stored versions of hot row id=1, from the one the old snapshot sees."""
     conn = server.connect(database)
     try:
-        return part_of(server).version_chain(conn_old, conn, TABLE, 1)
+        return part.version_chain(conn_old, conn, TABLE, 1)
     finally:
         conn.close()
 
 
-def held_versions(server, hold_s: float = 3.0, database: str = "sbtest") -> dict[str, tuple[float, str]]:
+def held_versions(server, part, hold_s: float = 3.0, database: str = "sbtest") -> dict[str, tuple[float, str]]:
     """Ask the collector to reclaim the table's old versions now; how many it could not remove."""
     conn = server.connect(database)
     try:
-        return part_of(server).held_versions(conn, TABLE, hold_s)
+        return part.held_versions(conn, TABLE, hold_s)
     finally:
         conn.close()
 
 
-def settle_garbage(server, database: str = "sbtest", timeout_s: float = 20.0) -> bool:
+def settle_garbage(server, part, database: str = "sbtest", timeout_s: float = 20.0) -> bool:
     """Wait until the collector has caught up with earlier work, so a point's garbage is its own;
     returns False when it had not within ``timeout_s``."""
-    part = part_of(server)
-    return bool(waits.poll(lambda: part.garbage_settled(garbage(server, database)), timeout_s, interval_s=0.25))
+    return bool(waits.poll(lambda: part.garbage_settled(garbage(server, part, database)), timeout_s, interval_s=0.25))

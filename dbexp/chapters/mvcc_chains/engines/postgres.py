@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from dbexp.chapters.mvcc_chains.engine import StatementClockError, VersionStore
+from . import StatementClockError, VersionStore
 from dbexp.errors import DbexpError
 from dbexp.servers.sql import query
 

@@ -20,7 +20,7 @@ import re
 import numpy as np
 
 from dbexp import waits
-from dbexp.chapters.mvcc_chains.engine import StatementClockError, VersionStore
+from . import StatementClockError, VersionStore
 from dbexp.errors import DbexpError
 from dbexp.servers.sql import query
 
@@ -163,11 +163,3 @@ class Undo(VersionStore):
     def clock(self, reader, monitor, marker: str) -> PerfSchemaClock:
         return PerfSchemaClock(reader, monitor, marker)
 
-
-class MariaDBUndo(Undo):
-    """MariaDB's InnoDB: as MySQL's, with performance_schema's "current" statements consumer off by
-    default."""
-
-    def statement_timing_settings(self) -> dict[str, str]:
-        # the history consumers record only what the "current" one does: on by default in MySQL, off here
-        return {"performance-schema-consumer-events-statements-current": "ON", **super().statement_timing_settings()}

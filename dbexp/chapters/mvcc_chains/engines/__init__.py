@@ -1,6 +1,7 @@
 """What the chapter asks of an engine's version store: the base of its per-engine parts
-(:class:`~dbexp.chapters.mvcc_chains.innodb.Undo`, :class:`~dbexp.chapters.mvcc_chains.postgres.Heap`)
-and the error of their statement clocks.
+(:class:`~dbexp.chapters.mvcc_chains.engines.innodb.Undo`, its MariaDB variant in ``mariadb.py``,
+:class:`~dbexp.chapters.mvcc_chains.engines.postgres.Heap`) and the error of their statement clocks.
+Which part serves which server is ``chapter.PARTS``.
 
 A part is built with the server's flavor (see :mod:`dbexp.servers.engines`). It gives the start-up
 settings the chapter needs, builds and reads the ``chains`` table the engine's way, says how much

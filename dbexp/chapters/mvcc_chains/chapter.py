@@ -1,6 +1,7 @@
-"""The chapter's knobs, its points and how one is measured: per server and variant (the updated
-column, and the heap's fillfactor where the engine has one), one point per V with an old snapshot,
-and at the largest V a control without one; every repeat walks the points in its own random order."""
+"""The chapter's knobs, which engine part serves which server (``PARTS``), its points and how one is
+measured: per server and variant (the updated column, and the heap's fillfactor where the engine has
+one), one point per V with an old snapshot, and at the largest V a control without one; every repeat
+walks the points in its own random order."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from dbexp.chapters.mvcc_chains.claims import claims as claims_table
-from dbexp.chapters.mvcc_chains.findings import findings as findings_text
+from dbexp.chapters.mvcc_chains.engines import VersionStore, innodb, mariadb, postgres
 from dbexp.chapters.mvcc_chains.measure import ChainPoint, measure_point
-from dbexp.chapters.mvcc_chains.parts import PARTS
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
 from dbexp.experiments.measure import Measured
 from dbexp.experiments.sweep import Point
+from dbexp.servers.engines import Engines
 from dbexp.servers.registry import flavor_of_spec
+
+# which engine part serves which server: InnoDB's undo for MySQL and MariaDB, the heap for PostgreSQL
+PARTS: Engines[VersionStore] = Engines("mvcc_chains", {"mysql": innodb.Undo, "mariadb": mariadb.MariaDBUndo,
+                                                       "postgres": postgres.Heap})
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ def settings_for(spec: str) -> dict[str, str]:
     within seconds, and a statement clock at the server."""
     flavor = flavor_of_spec(spec)
     part = PARTS.of(flavor)
-    return {**flavor.relaxed_commit_settings(), **part.prompt_gc_settings(), **part.statement_timing_settings()}
+    return {**flavor.capability("relaxed_commit").settings(), **part.prompt_gc_settings(), **part.statement_timing_settings()}
 
 
 class MvccChains(Chapter):
@@ -89,13 +93,16 @@ class MvccChains(Chapter):
         return [Part(out, sc.repeats)]
 
     def measure(self, server, point: Point, state) -> Measured:
-        return measure_point(server, point.params)
+        return measure_point(server, PARTS.of(server.flavor), point.params)
 
+    # the analysis reads PARTS from here: claims and findings are imported when asked for
     def claims(self, res: Results) -> pd.DataFrame:
-        return claims_table(res)
+        from dbexp.chapters.mvcc_chains.claims import claims
+        return claims(res)
 
     def findings(self, res: Results) -> str:
-        return findings_text(res)
+        from dbexp.chapters.mvcc_chains.findings import findings
+        return findings(res)
 
 
 CHAPTER = MvccChains()
