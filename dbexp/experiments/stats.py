@@ -195,6 +195,21 @@ def _ols_slope_ci(x: np.ndarray, y: np.ndarray, level: float) -> tuple[float, fl
     return float(fit.slope), float(fit.slope - half), float(fit.slope + half)
 
 
+def repeat_slopes(x, y, repeat) -> pd.Series:
+    """The least-squares slope of y on x in each repeat on its own, indexed by repeat (sorted): the
+    values :func:`slope_ci` takes its interval over, kept so that two slopes can be compared by the
+    interval of their difference. Missing y are left out; a repeat with fewer than two distinct x
+    has no slope."""
+    x = np.asarray(list(x), dtype=float)
+    y = np.asarray(list(y), dtype=float)
+    rep = np.asarray(list(repeat))
+    ok = ~np.isnan(y)
+    x, y, rep = x[ok], y[ok], rep[ok]
+    out = {r: float(sp.linregress(x[rep == r], y[rep == r]).slope) for r in np.unique(rep)
+           if len(np.unique(x[rep == r])) >= 2}
+    return pd.Series(out, dtype=float)
+
+
 def slope_ci(x, y, repeat=None, level: float = 0.95) -> tuple[float, float, float]:
     """Slope of y on x, with an interval over whole repeats.
 
@@ -213,8 +228,7 @@ def slope_ci(x, y, repeat=None, level: float = 0.95) -> tuple[float, float, floa
     if len(np.unique(x)) < 2:
         return _NAN3
     if rep is not None:
-        per_repeat = np.array([sp.linregress(x[rep == r], y[rep == r]).slope for r in np.unique(rep)
-                               if len(np.unique(x[rep == r])) >= 2])
+        per_repeat = repeat_slopes(x, y, rep).to_numpy()
         if len(per_repeat) >= 2:
             return _mean_ci(per_repeat, level)
         # one repeat (or none) spans two x: its points share its drift, so no interval over repeats

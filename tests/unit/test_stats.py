@@ -315,3 +315,13 @@ def test_difference_of_two_servers_by_welch():
     assert d == pytest.approx(0.9) and (lo, hi) == pytest.approx((ci.low, ci.high))
     assert lo > 0  # resolved: the whole interval of the difference is above 0
     assert all(x != x for x in stats.difference_ci([1.0], [2.0])[1:])
+
+
+def test_repeat_slopes_are_the_slopes_slope_ci_takes_its_interval_over():
+    x = [0, 1, 2, 0, 1, 2, 0, 1]
+    y = [0.0, 2.0, 4.0, 1.0, 4.0, 7.0, 5.0, float("nan")]  # repeat 2 keeps one x: no slope
+    rep = [0, 0, 0, 1, 1, 1, 2, 2]
+    per = stats.repeat_slopes(x, y, rep)
+    assert list(per.index) == [0, 1] and list(per) == pytest.approx([2.0, 3.0])
+    s, lo, hi = stats.slope_ci(x, y, rep)
+    assert s == pytest.approx(per.mean()) and lo < s < hi

@@ -109,16 +109,6 @@ CALLS = {"view_ns_mean": "every call", "view_rebuilt_ns_mean": "rebuilds only"}
 MIXED = "every call, reuses included"  # every call where some reuse a snapshot (PostgreSQL 14+)
 
 
-def repeat_slopes(fit: pd.DataFrame, value: str, scale: float = 1.0) -> pd.Series:
-    """The least-squares slope of ``value`` (times ``scale``) over H in each repeat on its own (a repeat
-    with two or more H), by repeat: the unit a slope's interval, and a difference of two servers'
-    slopes, are taken over."""
-    fit = fit[fit[value].notna()]
-    out = {r: sp.linregress(g["holders"], g[value] * scale).slope for r, g in fit.groupby("repeat")
-           if g["holders"].nunique() >= 2}
-    return pd.Series(out, dtype=float)
-
-
 def _fit_rows(w: pd.DataFrame, value: str, scale: float) -> list[dict]:
     rows = []
     for (name, flavor, family, mode), g in w.groupby(["series_name", "flavor", "family", "mode"]):
@@ -133,7 +123,8 @@ def _fit_rows(w: pd.DataFrame, value: str, scale: float) -> list[dict]:
         rows.append({"server": name, "flavor": flavor, "family": family, "holding": mode,
                      "H": f"{fit['holders'].min()} to {fit['holders'].max()}", "slope": s, "low": lo, "high": hi,
                      "at H=0": fit[fit["holders"] == 0][value].median() * scale, "runs": len(fit),
-                     "repeats": fit["repeat"].nunique(), "per_repeat": repeat_slopes(fit, value, scale)})
+                     "repeats": fit["repeat"].nunique(),
+                     "per_repeat": stats.repeat_slopes(fit["holders"], fit[value] * scale, fit["repeat"])})
     return rows
 
 
