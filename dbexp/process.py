@@ -33,10 +33,20 @@ from dbexp.waits import poll
 MARKER = "DBEXP_LOAD"
 
 
+def _setpriv() -> str | None:
+    found = shutil.which("setpriv")
+    return os.path.realpath(found) if found else None
+
+
 def tied(args: list[str]) -> list[str]:
-    """``args`` run so that the process dies with the thread that starts it (where setpriv exists)."""
-    setpriv = shutil.which("setpriv")
-    return [setpriv, "--pdeathsig", "KILL", "--", *args] if setpriv else list(args)
+    """``args`` run so that the process dies with the thread that starts it (where setpriv exists).
+    A command that cannot be found raises FileNotFoundError here, as Popen would without setpriv."""
+    setpriv = _setpriv()
+    if setpriv is None:
+        return list(args)
+    if shutil.which(args[0]) is None:
+        raise FileNotFoundError(2, "No such file or directory", args[0])
+    return [setpriv, "--pdeathsig", "KILL", "--", *args]
 
 
 def marked(env: dict | None = None) -> dict:
@@ -58,9 +68,24 @@ class Child(subprocess.Popen):
                  **options):
         self.group = group
         self.usage = None  # resource.struct_rusage, once reaped by reap()
-        super().__init__(tied(args) if tie else args, env=marked(env) if tie else env,
-                         start_new_session=group, **options)
+        command = tied(args) if tie else list(args)
+        super().__init__(command, env=marked(env) if tie else env, start_new_session=group, **options)
         self.args = list(args)
+        if command[0] != args[0]:
+            self._until_tied(command[0])
+
+    def _until_tied(self, setpriv: str) -> None:
+        """Return once setpriv has set the parent-death signal and executed the command (well under a
+        millisecond): a thread that started the child and ended before that would leave it untied,
+        since the signal follows only a parent that dies after it was set (preexec_fn set it before
+        Popen returned)."""
+        def executed() -> bool:
+            try:
+                return os.readlink(f"/proc/{self.pid}/exe") != setpriv
+            except OSError:  # exited (no exe), or a set-user-ID command this process may not read
+                return True
+
+        poll(executed, 5.0, interval_s=0.0002)
 
     def running(self) -> bool:
         """Still running (asked without reaping it: reap() collects its exit and resource use)."""
