@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from dbexp.chapters.readview import parts, postgres, server_loop
+from dbexp.chapters.readview import server_loop
+from dbexp.chapters.readview.chapter import PARTS, of_spec
+from dbexp.chapters.readview.engines import postgres
 from dbexp.chapters.readview.prepared import PreparedHolders
 from dbexp.metrics import uprobe
 from dbexp.workloads import Workload, sysbench
@@ -21,19 +23,19 @@ READERS = Workload("point_select_isolation", threads=2, duration_s=2, table_size
 def server(request, engine):
     from dbexp.servers import ServerConfig, running
 
-    settings = parts.of_spec(request.param).settings(200)  # the chapter's: prepared transactions allowed
+    settings = of_spec(request.param).settings(200)  # the chapter's: prepared transactions allowed
     with running(ServerConfig(request.param, cpuset="1", memory="2g", settings=settings)) as srv:
         sysbench.prepare(READERS, srv)
         yield srv
 
 
 def test_prepared_transactions_stay_open_without_their_sessions(server):
-    with PreparedHolders(server) as held:
+    with PreparedHolders(server, PARTS.of(server.flavor)) as held:
         held.resize(120)
         assert held.observed() == 120
         conn = server.connect()
         try:
-            listed = parts.PARTS.of(server.flavor).prepared_xids(conn)
+            listed = PARTS.of(server.flavor).prepared_xids(conn)
         finally:
             conn.close()
         assert sum(x.startswith("dbexp_h") for x in listed) == 120
@@ -49,7 +51,7 @@ def test_the_view_function_is_timed_where_it_runs(server):
     if uprobe.bpftrace_binary() is None:
         pytest.fail("bpftrace is missing: `make host` installs it")
     path = uprobe.server_binary(server.main_pid(), server.flavor.executables)
-    with uprobe.UprobeTimer(path, parts.PARTS.of(server.flavor).symbol, pin="0") as timer:
+    with uprobe.UprobeTimer(path, PARTS.of(server.flavor).symbol, pin="0") as timer:
         done = sysbench.run(READERS, server)
     t = timer.result
     reads = done.result.summary()["reads"]
@@ -70,13 +72,13 @@ def test_postgres_rebuilds_are_timed_apart_from_reuses(server):
     some other field: no rebuild at all, or a span unlike the commits)."""
     from dbexp.chapters.readview.snapshot_probe import SplitTimer
 
-    offset = parts.PARTS.of(server.flavor).completion_count_offset
+    offset = PARTS.of(server.flavor).completion_count_offset
     if offset is None:
         pytest.skip("every call builds its view on this server (no snapshot reuse)")
     path = uprobe.server_binary(server.main_pid(), server.flavor.executables)
-    with PreparedHolders(server) as held:
+    with PreparedHolders(server, PARTS.of(server.flavor)) as held:
         held.resize(100)
-        with SplitTimer(path, parts.PARTS.of(server.flavor).symbol, offset, pin="0") as timer:
+        with SplitTimer(path, PARTS.of(server.flavor).symbol, offset, pin="0") as timer:
             done = sysbench.run(READERS, server)
     s = timer.result
     summary = done.result.summary()
@@ -97,7 +99,7 @@ def test_the_server_side_loop_builds_a_view_per_read(server):
     try:
         server_loop.install(conn, "sbtest1", READERS.table_size)
         path = uprobe.server_binary(server.main_pid(), server.flavor.executables)
-        with uprobe.UprobeTimer(path, parts.PARTS.of(server.flavor).symbol, pin="0") as timer:
+        with uprobe.UprobeTimer(path, PARTS.of(server.flavor).symbol, pin="0") as timer:
             reads, seconds = server_loop.timed_reads(conn, 200, 0.5)
     finally:
         conn.close()

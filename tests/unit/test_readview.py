@@ -56,16 +56,17 @@ def test_published_readview_slopes_have_numbers(published):
 
 
 def test_each_engine_part_knows_what_its_views_copy_and_how_it_holds_transactions():
-    from dbexp.chapters.readview import innodb, mariadb, parts, postgres
+    from dbexp.chapters.readview.chapter import of_run, of_spec
+    from dbexp.chapters.readview.engines import innodb, mariadb, postgres
 
-    my, maria = parts.of_spec("mysql:8.0@offline"), parts.of_spec("mariadb:10.11@offline")
-    pg12, pg14 = parts.of_spec("postgres:12@offline"), parts.of_spec("postgres:14@offline")
-    assert type(my) is innodb.Views and type(maria) is mariadb.Views and type(pg12) is postgres.Snapshots
+    my, maria = of_spec("mysql:8.0@offline"), of_spec("mariadb:10.11@offline")
+    pg12, pg14 = of_spec("postgres:12@offline"), of_spec("postgres:14@offline")
+    assert type(my) is innodb.Views and type(maria) is mariadb.MariaDBViews and type(pg12) is postgres.Snapshots
     assert my.symbol == "_ZN4MVCC9view_openERP8ReadViewP5trx_t" and maria.symbol is None
     assert my.registry_shrinks and not maria.registry_shrinks and pg12.registry_shrinks
     assert (my.bytes_per_holder, maria.bytes_per_holder, pg12.bytes_per_holder, pg14.bytes_per_holder) == (8, 8, 12, 4)
     assert (pg12.family, pg14.family) == postgres.Snapshots.FAMILIES
-    assert parts.of_run("postgres", "18.4").family == postgres.Snapshots.FROM_14
+    assert of_run("postgres", "18.4").family == postgres.Snapshots.FROM_14
     assert my.settings(100) == {"performance-schema-instrument": "wait/synch/mutex/innodb/trx_sys%=ON"}
     assert maria.settings(100) == {**my.settings(100), "performance_schema": "ON"}
     assert pg12.settings(100) == {"max_prepared_transactions": "110"}
@@ -73,9 +74,9 @@ def test_each_engine_part_knows_what_its_views_copy_and_how_it_holds_transaction
     assert my.latch_counters is not None and pg12.latch_counters is None
     # the double latch is counted on the global trx-sys mutex in every version (9.7's others apart)
     assert my.view_latch == maria.view_latch == innodb.VIEW_LATCH == "trx_sys_mutex" and pg12.view_latch is None
-    assert parts.of_spec("mysql:9.7@offline").symbol == my.symbol
+    assert of_spec("mysql:9.7@offline").symbol == my.symbol
     # where a snapshot records the completion count it was built at (checked on the lab's builds)
-    offsets = {v: parts.of_run("postgres", v).completion_count_offset
+    offsets = {v: of_run("postgres", v).completion_count_offset
                for v in ("12.22", "13.23", "14.23", "15.18", "16.14", "17.10", "18.4")}
     assert offsets == {"12.22": None, "13.23": None, "14.23": 112, "15.18": 112, "16.14": 112, "17.10": 112,
                        "18.4": 96}
@@ -84,7 +85,7 @@ def test_each_engine_part_knows_what_its_views_copy_and_how_it_holds_transaction
 
 def test_the_copy_cost_leaves_the_call_out():
     """A slope over sizes: the call around each copy (hundreds of ns) goes to the intercept."""
-    from dbexp.chapters.readview.design import copy_cost
+    from dbexp.chapters.readview.chapter import copy_cost
 
     per_byte, call = copy_cost(repeats=50)
     assert 0 < per_byte < 0.1 and call > 0
@@ -227,7 +228,7 @@ def test_a_run_of_one_repeat_says_it_has_no_interval(published):
 
 
 def test_split_probe_output_is_parsed_into_rebuilds_and_reuses():
-    from dbexp.chapters.readview import design, snapshot_probe
+    from dbexp.chapters.readview import chapter, snapshot_probe
 
     lines = ['{"type": "attached_probes", "data": {"probes": 5}}',
              '{"type": "map", "data": {"@calls": 200}}', '{"type": "map", "data": {"@ns": 2000000}}',
@@ -239,7 +240,7 @@ def test_split_probe_output_is_parsed_into_rebuilds_and_reuses():
     s = snapshot_probe.parse(lines)
     assert (s.rebuilt.calls, s.reused.calls, s.calls, s.counter_span) == (200, 800, 1010, 190)
     assert s.rebuilt_share == 0.2 and s.rebuilt.mean_ns == 10000 and s.reused.mean_ns == 1500
-    m = design.view_measurements(s)
+    m = chapter.view_measurements(s)
     assert m["view_calls"][0] == 1010 and m["view_rebuilt_share"][0] == 0.2
     assert m["view_ns_mean"][0] == 3200 and m["view_rebuilt_ns_mean"][0] == 10000
     assert m["view_ns_p50"][0] < 2048 < m["view_ns_p90"][0]  # the two histograms added

@@ -4,11 +4,10 @@ PostgreSQL, per connected session). ``CHAPTER`` and the names the notebook uses.
 from dbexp.chapters.readview.analysis import (by_h, copy_cost, cpu_slopes, latch, loop_runs, probe_cost,
                                               rebuild_bounds, recolor, relative_qps, reuse, segments,
                                               series_colors, statement_costs, tidy, view_slopes)
+from dbexp.chapters.readview.chapter import CHAPTER, LATCH_STMTS, Scale, probe_note
 from dbexp.chapters.readview.claims import claims
-from dbexp.chapters.readview.design import CHAPTER, probe_note
-from dbexp.chapters.readview.points import LATCH_STMTS, Scale
-from dbexp.chapters.readview.sentences import (copy_sentence, findings, loop_sentence, reuse_sentence,
-                                               segments_sentence, sessions_sentence, statement_sentence)
+from dbexp.chapters.readview.findings import (copy_sentence, findings, loop_sentence, reuse_sentence,
+                                              segments_sentence, sessions_sentence, statement_sentence)
 
 run = CHAPTER.run
 

@@ -2,7 +2,7 @@
 rebuilds apart from its reuses, in server CPU per read) against this host's copy cost, whether they
 are straight lines, the server-side loop's runs in their order (MariaDB), throughput against H, the
 probe's cost and the double latch's counts, as tables of numbers (the page's sentences are rendered
-from them by dbexp.chapters.readview.sentences). Two servers are compared by the interval of their
+from them by dbexp.chapters.readview.findings). Two servers are compared by the interval of their
 difference (stats.difference_ci over the repeats' slopes), never by whether their intervals overlap.
 """
 
@@ -13,8 +13,8 @@ import pandas as pd
 from scipy import stats as sp
 
 from dbexp.catalog import versions
-from dbexp.chapters.readview import parts, postgres
-from dbexp.chapters.readview.points import LATCH_STMTS
+from dbexp.chapters.readview.chapter import LATCH_STMTS, of_run
+from dbexp.chapters.readview.engines import postgres
 from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results
 
@@ -29,7 +29,7 @@ def tidy(res: Results) -> pd.DataFrame:
     w["cpu_per_read_us"] = w["server_cpu_s"] / w["reads"] * 1e6
     w["reads_per_s"] = w["reads"] / w["total_time_s"]
     w["major"] = w["version"].map(versions.major).astype(float)
-    part = [parts.of_run(f, v) for f, v in zip(w["flavor"], w["version"])]
+    part = [of_run(f, v) for f, v in zip(w["flavor"], w["version"])]
     w["family"] = [p.family for p in part]
     w["panel"] = [p.panel for p in part]
     w["bytes_per_holder"] = [p.bytes_per_holder for p in part]
@@ -182,7 +182,7 @@ def view_slopes(res: Results) -> pd.DataFrame:
         if col not in w:
             continue
         for r in _fit_rows(w, col, 1.0):
-            part = parts.of_run(r["flavor"], w.loc[w["series_name"] == r["server"], "version"].iloc[0])
+            part = of_run(r["flavor"], w.loc[w["series_name"] == r["server"], "version"].iloc[0])
             builds = col == "view_rebuilt_ns_mean" or part.completion_count_offset is None
             r["calls"] = calls if col != "view_ns_mean" or builds else MIXED
             r["bytes per holder"] = part.bytes_per_holder
@@ -256,7 +256,7 @@ def reuse(res: Results) -> pd.DataFrame:
     w = w[w["probe"] & (w["trx_stmts"] == 0) & w["mode"].isin(["none", "prepared"])]
     if w.empty or "view_ns_mean" not in w:
         return pd.DataFrame()
-    w = w[[parts.of_run(f, v).completion_count_offset is not None for f, v in zip(w["flavor"], w["version"])]]
+    w = w[[of_run(f, v).completion_count_offset is not None for f, v in zip(w["flavor"], w["version"])]]
     nan = float("nan")
     rows = []
     for (name, h), g in w.groupby(["series_name", "holders"]):
@@ -354,7 +354,7 @@ def latch(res: Results) -> pd.DataFrame:
     c = c[(c["source"] == "perf_schema") & c["name"].str.endswith(".count") & c["run_id"].isin(w.index)]
     if c.empty:
         return pd.DataFrame()
-    view = {run: f"{parts.of_run(f, v).view_latch}.count" for run, f, v in
+    view = {run: f"{of_run(f, v).view_latch}.count" for run, f, v in
             zip(w.index, w["flavor"], w["version"])}
     mine = c["name"] == c["run_id"].map(view)
     per_run = c[mine].groupby("run_id")["delta"].sum()
@@ -372,7 +372,7 @@ def latch(res: Results) -> pd.DataFrame:
         r, lo, hi, n = stats.pair_ratio_by(multi["acq"], auto["acq"])
         rows.append({"server": name, "holders": h, "autocommit": auto["acq"].median(),
                      f"{LATCH_STMTS} per transaction": multi["acq"].median(), "ratio": r, "low": lo, "high": hi,
-                     "pairs": n, "family": family, "latch": parts.of_run(g["flavor"].iloc[0], g["version"].iloc[0]).view_latch,
+                     "pairs": n, "family": family, "latch": of_run(g["flavor"].iloc[0], g["version"].iloc[0]).view_latch,
                      "other autocommit": auto["other"].median(), f"other {LATCH_STMTS} per transaction":
                      multi["other"].median(), "other names": ", ".join(sorted(set(filter(None, g["other_names"]))))})
     return pd.DataFrame(rows)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dbexp.chapters.readview import analysis, innodb, mariadb, postgres
-from dbexp.chapters.readview.points import LATCH_STMTS
+from dbexp.chapters.readview import analysis
+from dbexp.chapters.readview.chapter import LATCH_STMTS
+from dbexp.chapters.readview.engines import innodb, mariadb, postgres
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import BINWANG, KERNELMAKER_MVCC, PG14_NOTES
@@ -168,7 +169,7 @@ def _more(verdict: str) -> str:
 
 def mariadb_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
     lr = analysis.loop_runs(res)
-    names = sorted(set(w.loc[w["family"] == mariadb.Views.family, "series_name"]))
+    names = sorted(set(w.loc[w["family"] == mariadb.MariaDBViews.family, "series_name"]))
     lr = lr[lr["server"].isin(names)] if len(lr) else lr
     measured, verdict = [], []
     for name, g in lr.groupby("server") if len(lr) else []:

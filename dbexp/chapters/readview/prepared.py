@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from dbexp.chapters.readview.parts import PARTS
 from dbexp.errors import DbexpError
 from dbexp.waits import poll
 from dbexp.workloads.sessions import HolderPool
@@ -25,9 +24,10 @@ PREFIX = "dbexp_h"
 
 
 class PreparedHolders:
-    def __init__(self, server, database: str = "sbtest", workers: int = 4):
+    def __init__(self, server, part, database: str = "sbtest", workers: int = 4):
+        """``part``: the server's engine part (the chapter's PARTS.of(server.flavor))."""
         self.server = server
-        self.part = PARTS.of(server.flavor)
+        self.part = part
         self.database = database
         self.workers = workers  # parallel connections where each needs its own (one CPU of server work)
         self.xids: list[str] = []
@@ -131,15 +131,16 @@ class Holdings(HolderPool):
     """A server's idle sessions (dbexp.workloads.sessions.HolderPool) and its prepared transactions,
     each resized in place across consecutive points."""
 
-    def __init__(self, server):
+    def __init__(self, server, part):
         super().__init__(server)
+        self.part = part
         self.prepared: PreparedHolders | None = None
 
     def hold_prepared(self, n: int) -> PreparedHolders | None:
         if self.prepared is None:
             if not n:
                 return None
-            self.prepared = PreparedHolders(self.server)
+            self.prepared = PreparedHolders(self.server, self.part)
         return self.prepared.resize(n)
 
     def prepared_count(self) -> int:

@@ -3,11 +3,12 @@ transactions that keeps its peak size."""
 
 from __future__ import annotations
 
-from dbexp.chapters.readview import innodb
 from dbexp.servers.mariadb import MariaDB
 
+from .innodb import Views
 
-class Views(innodb.Views):
+
+class MariaDBViews(Views):
     family = MariaDB.name
     # Debian's mariadbd exports no ReadView function (ReadView::open is internal): a probe run times a
     # server-side loop of READ COMMITTED reads instead (server_loop)

@@ -7,8 +7,10 @@ from dbexp.catalog import versions
 from dbexp.servers.postgres import Postgres
 from dbexp.servers.sql import query
 
+from . import ViewPart
 
-class Snapshots:
+
+class Snapshots(ViewPart):
     BEFORE_14, FROM_14 = f"{Postgres.name}<14", f"{Postgres.name}>=14"
     FAMILIES = (BEFORE_14, FROM_14)
     panel = "PostgreSQL"
@@ -20,7 +22,7 @@ class Snapshots:
     view_latch = None
 
     def __init__(self, flavor):
-        self.flavor = flavor
+        super().__init__(flavor)
         self.major = versions.major(flavor.version)
 
     @property

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dbexp.servers.mysql import MySQL
 from dbexp.servers.sql import query
 
+from . import ViewPart
+
 SNAPSHOT_LATCHES = "wait/synch/mutex/innodb/trx_sys%"  # every trx-sys mutex the server has, counted
 # the global trx-sys mutex: a ReadView is copied from trx_sys->rw_trx_ids under it (MVCC::view_open), and
 # a READ COMMITTED statement's view is closed under it at the statement's end
@@ -26,7 +28,7 @@ OTHER_LATCHES = {
 }
 
 
-class Views:
+class Views(ViewPart):
     family = MySQL.name  # the analysis' label for this engine's rows (what the claims pick)
     panel = "MySQL and MariaDB"  # the charts' panel
     # MVCC::view_open(ReadView*&, trx_t*): opens (or reopens) a statement's or transaction's view,
@@ -43,9 +45,6 @@ class Views:
     idle_sessions = False  # an idle session is in no list a view copies: not measured
     double_latch = True  # readers in multi-statement READ COMMITTED transactions, against autocommit
     view_latch: str | None = VIEW_LATCH  # the mutex the double latch is counted on (None: none counted)
-
-    def __init__(self, flavor):
-        self.flavor = flavor
 
     def settings(self, holders: int) -> dict[str, str]:
         """Start-up settings: the trx-sys mutex instruments on (prepared transactions need none)."""

@@ -4,7 +4,8 @@ notebooks/readview/ with the numbers of dbexp.chapters.readview.analysis."""
 from __future__ import annotations
 
 from dbexp.book import prose
-from dbexp.chapters.readview import analysis, innodb, postgres
+from dbexp.chapters.readview import analysis
+from dbexp.chapters.readview.engines import innodb, postgres
 from dbexp.experiments.chapter import Results
 
 

@@ -1,0 +1,55 @@
+"""What the readview chapter asks of an engine: the interface each engine module of this folder
+implements (``innodb.py``: MySQL's ReadView, ``mariadb.py``: MariaDB's differences, ``postgres.py``:
+PostgreSQL's snapshots). Which part serves which server is ``chapter.PARTS``; the analysis reads the
+part of a stored run (``chapter.of_run``) for its labels and what its views copy."""
+
+from __future__ import annotations
+
+import abc
+
+
+class ViewPart(abc.ABC):
+    """One engine's MVCC snapshot as the chapter times it and its open transactions as the chapter
+    holds them, built with the server's flavor."""
+
+    family: str  # the analysis' label for this engine's rows (what the claims pick)
+    panel: str  # the charts' panel
+    symbol: str | None  # the function a probe run times (None where none is exported: the server-side loop)
+    # False where the structure a view walks keeps its peak size after transactions end, so that a
+    # view's cost depends on the most transactions held since the server started, not only now
+    registry_shrinks: bool
+    bytes_per_holder: int  # what a view copies per open transaction (the prediction's bytes)
+    # where a snapshot records the transaction-completion count it was built at (rebuilds told apart
+    # from reuses: snapshot_probe.SplitTimer), None where none is kept
+    completion_count_offset: int | None
+    idle_sessions: bool  # idle sessions are measured too (a view walks them)
+    double_latch: bool  # readers in multi-statement READ COMMITTED transactions, against autocommit
+    view_latch: str | None  # the mutex the double latch is counted on (None: none counted)
+    # latch_counters(conn) -> {name: cumulative value} where the server counts its snapshot latches
+    # (performance_schema's extra counters of a run); None where nothing is counted
+    latch_counters = None
+
+    def __init__(self, flavor):
+        self.flavor = flavor
+
+    @abc.abstractmethod
+    def settings(self, holders: int) -> dict[str, str]:
+        """Start-up settings for up to ``holders`` prepared transactions and the counts the part reads."""
+
+    @abc.abstractmethod
+    def prepare(self, conn, xid: str, statement: str) -> None:
+        """Run ``statement`` in a new transaction named ``xid`` and leave it prepared (two-phase
+        commit's first phase): open, listed by every view, after its session has gone."""
+
+    @abc.abstractmethod
+    def one_prepared_per_session(self, conn) -> bool:
+        """Whether a session holds its prepared transaction until it ends (each holder then needs a
+        session of its own)."""
+
+    @abc.abstractmethod
+    def rollback_prepared(self, conn, xid: str) -> None:
+        """Roll back the prepared transaction ``xid``."""
+
+    @abc.abstractmethod
+    def prepared_xids(self, conn) -> list[str]:
+        """The names of the prepared transactions the server lists now."""
