@@ -172,6 +172,17 @@ def known_versions(flavor: str) -> list[str]:
     return seen
 
 
+def offline_series(without: tuple[str, ...] = (),
+                   flavors: tuple[str, ...] = ("mysql", "mariadb", "postgres")) -> tuple[str, ...]:
+    """Every series an offline build serves, as specs ('mysql:8.0@offline'), for a chapter's list of
+    servers: ``flavors`` in that order (by default InnoDB's flavors, then PostgreSQL), each flavor's
+    series oldest first, but for the series named in ``without`` ('postgres:13'). A series added to
+    OFFLINE joins every such list."""
+    left_out = {f"{s}@offline" for s in without}
+    series = (f"{b.flavor}:{b.major}@offline" for f in flavors for b in OFFLINE if b.flavor == f)
+    return tuple(s for s in dict.fromkeys(series) if s not in left_out)
+
+
 def lookup(spec: Spec) -> list[Build]:
     """Candidates for a spec, or a one-line error naming what exists."""
     found = candidates(spec)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from dbexp.catalog import offline_series
 from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
 from dbexp.experiments.measure import Measured, measure
@@ -86,9 +87,8 @@ class GroupPoint:
     check: bool = False  # the run-length check: check_x times as long as the other runs
 
 
-DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline", "mariadb:10.11@offline",
-                   "mariadb:11.8@offline", "postgres:12@offline", "postgres:14@offline", "postgres:16@offline",
-                   "postgres:18@offline")
+# the catalog's offline series, PostgreSQL 13, 15 and 17 not measured
+DEFAULT_SERVERS = offline_series(without=("postgres:13", "postgres:15", "postgres:17"))
 SCRIPTS = ("oltp_update_non_index", "oltp_insert")
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from dbexp.catalog import offline_series
 from dbexp.chapters.mvcc_chains.engines import VersionStore, innodb, mariadb, postgres
 from dbexp.chapters.mvcc_chains.measure import ChainPoint, measure_point
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
@@ -37,8 +38,8 @@ class Scale:
     heap_variants: tuple[tuple[str, int], ...] = (("v", 70), ("k", 70), ("k", 100))
 
 
-DEFAULT_SERVERS = ("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline", "mariadb:10.11@offline",
-                   "mariadb:11.8@offline", "postgres:12@offline", "postgres:14@offline", "postgres:18@offline")
+# the catalog's offline series, PostgreSQL 13, 15, 16 and 17 not measured (full scale adds 16)
+DEFAULT_SERVERS = offline_series(without=("postgres:13", "postgres:15", "postgres:16", "postgres:17"))
 
 
 def settings_for(spec: str) -> dict[str, str]:
