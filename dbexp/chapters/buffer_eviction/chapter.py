@@ -33,12 +33,11 @@ from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
 from dbexp.experiments.measure import Measured, summarize, sysbench_series
 from dbexp.experiments.sweep import Point
 from dbexp.metrics.sampler import Sampler
+from dbexp.servers.engines import Engines
 from dbexp.servers.registry import flavor_of_spec
 from dbexp.waits import wait_until
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
-
-from dbexp.servers.engines import Engines
 
 from .engines import BufferPart, innodb, mariadb, postgres
 from .scanner import Scanner

@@ -21,10 +21,9 @@ from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
 from dbexp.experiments.measure import Measured, measure
 from dbexp.experiments.sweep import Point
 from dbexp.metrics import tracing
+from dbexp.servers.engines import Engines
 from dbexp.servers.registry import flavor_of_spec
 from dbexp.workloads.sysbench import Workload
-
-from dbexp.servers.engines import Engines
 
 from .commit_probe import CommitProbe
 from .engines import CommitPath, innodb, mariadb, postgres
