@@ -73,7 +73,8 @@ def build_book(
       (dbexp.book.freshness), and the others run in parallel (``jobs``).
     - ``publish``: passed to every chapter (it marks a build meant for publication).
     - ``force``: passed to every chapter: measure again points already recorded;
-      rendering only, it executes every chapter again, changed or not.
+      rendering only, it executes every chapter again, changed or not (the chapters get
+      ``force=False`` then, so a later plain render reuses what this one executed).
     - ``only``: a chapter name (or several): execute just those; other chapters keep
       their last executed notebook, and TOC entries never executed are left out of
       this build (listed in the result's ``left_out``).
@@ -88,7 +89,10 @@ def build_book(
     """
     say = _serialized(log or _to_stderr)
     root = Path(root).resolve() if root is not None else toc.repo_root()
-    parameters = chapter_parameters(scale, run, publish, force)
+    # Rendering only, ``force`` decides which chapters execute, not what they do: every notebook reads
+    # data/ whatever its ``force`` (that switch measures again), so it gets False, and a chapter
+    # executed by ``--force`` carries the very key a plain render computes (it is reused next time).
+    parameters = chapter_parameters(scale, run, publish, force and run)
     chapters = toc.executed_chapters(root)
     wanted = _select(chapters, only)
 

@@ -218,6 +218,19 @@ def test_force_and_measuring_execute_every_chapter_and_measuring_stamps_none(roo
     assert _build(root)[0].executed == ["intro", *CHAPTERS]
 
 
+def test_a_plain_render_after_force_executes_nothing(root: Path, fake, monkeypatch):
+    monkeypatch.setattr(freshness, "package_hash", lambda: "pkg")  # as key() computes it
+    monkeypatch.setattr(freshness, "environment", lambda: {"python": "3"})
+    forced, _ = _build(root, force=True)
+    assert forced.executed == ["intro", *CHAPTERS] and forced.reused == []
+    for name in ("intro", *CHAPTERS):  # stamped with the key a plain render computes
+        assert freshness.recorded(root, name)["render_key"] == key(root, name)
+    fake.calls.clear()
+    after, _ = _build(root)
+    assert after.executed == [] and after.reused == ["intro", *CHAPTERS] and fake.calls == []
+    assert _build(root, force=True)[0].executed == ["intro", *CHAPTERS]  # --force still executes all
+
+
 def test_render_only_runs_chapters_in_parallel(root: Path, fake):
     fake.delay = 0.2
     result, lines = _build(root, jobs=2)
