@@ -21,7 +21,7 @@ def two_servers(engine):
     from contextlib import ExitStack
     from dbexp.servers import running
     from dbexp.servers.registry import flavor_of_spec
-    relaxed = flavor_of_spec(SPEC).relaxed_commit_settings()
+    relaxed = flavor_of_spec(SPEC).capability("relaxed_commit").settings()
     with ExitStack() as stack:
         servers = [stack.enter_context(running(Chapter.server_config(SPEC, "1", {**relaxed, "server_id": str(i)})))
                    for i in (1, 2)]

@@ -17,6 +17,7 @@ from dbexp.images import build as image_build
 from dbexp.metrics import tracing, uprobe
 from dbexp.servers.registry import flavor_for
 from dbexp.servers.smoke import smoke
+from dbexp.servers.sql import query
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
 
@@ -95,7 +96,7 @@ def test_the_counters_the_lab_reads_exist(server):
     try:
         counters = server.flavor.counters(conn, POINT_SELECTS.database)
         statements = server.flavor.statements(conn)
-        sessions = server.flavor.observe_sessions(conn)
+        sessions = server.flavor.capability("sessions").observe(conn)
     finally:
         conn.close()
     names = {name for _, name in counters}
@@ -122,7 +123,7 @@ PROBED = (VIEW_OPEN, "_ZN4MVCC10view_closeERP8ReadViewb",
 
 
 def test_the_probed_functions_are_exported(server):
-    path = uprobe.server_binary(server.main_pid(), server.flavor.executables)
+    path = uprobe.server_binary(server.main_pid(), server.flavor.capability("uprobes").executables)
     assert uprobe.defined_symbols(path, PROBED) == set(PROBED)
 
 
@@ -131,7 +132,7 @@ def test_one_view_per_point_select(server):
     why = tracing.unavailable()
     if why:
         pytest.skip(f"probes cannot work here: {why}")
-    path = uprobe.server_binary(server.main_pid(), server.flavor.executables)
+    path = uprobe.server_binary(server.main_pid(), server.flavor.capability("uprobes").executables)
     with uprobe.UprobeTimer(path, VIEW_OPEN, pin="0") as timer:
         done = sysbench.run(dataclasses.replace(POINT_SELECTS, threads=2), server)
     t = timer.result
@@ -145,7 +146,7 @@ def test_sql_shutdown_stops_it_cleanly(server):
     the module's server."""
     conn = server.connect()
     try:
-        server.flavor.shutdown(conn)
+        query(conn, "SHUTDOWN")
     finally:
         conn.close()
     assert server.container.wait(timeout=120)["StatusCode"] == 0

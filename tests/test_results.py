@@ -15,6 +15,7 @@ from dbexp.experiments.measure import Measured
 from dbexp.images import resolve
 from dbexp.experiments.sweep import Experiment, Point, Sweep
 from dbexp.servers import ServerConfig
+from dbexp.servers.sql import query
 from dbexp.workloads import Workload
 
 pytestmark = pytest.mark.docker
@@ -103,15 +104,15 @@ class Interrupted(Experiment):
 
     def measure(self, server, point, state) -> Measured:
         conn = server.connect(point.workload.database)
-        server.flavor.query(conn, "SET GLOBAL lock_wait_timeout = 1")  # sysbench's sessions start after this
+        query(conn, "SET GLOBAL lock_wait_timeout = 1")  # sysbench's sessions start after this
         locked = threading.Event()
 
         def lock():
             time.sleep(0.5)
-            server.flavor.query(conn, "LOCK TABLES sbtest1 WRITE")
+            query(conn, "LOCK TABLES sbtest1 WRITE")
             locked.set()
             time.sleep(2.0)
-            server.flavor.query(conn, "UNLOCK TABLES")
+            query(conn, "UNLOCK TABLES")
 
         locker = threading.Thread(target=lock)
         locker.start()

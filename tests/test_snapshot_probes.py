@@ -50,7 +50,7 @@ def test_prepared_transactions_stay_open_without_their_sessions(server):
 def test_the_view_function_is_timed_where_it_runs(server):
     if uprobe.bpftrace_binary() is None:
         pytest.fail("bpftrace is missing: `make host` installs it")
-    path = uprobe.server_binary(server.main_pid(), server.flavor.executables)
+    path = uprobe.server_binary(server.main_pid(), server.flavor.capability("uprobes").executables)
     with uprobe.UprobeTimer(path, PARTS.of(server.flavor).symbol, pin="0") as timer:
         done = sysbench.run(READERS, server)
     t = timer.result
@@ -75,7 +75,7 @@ def test_postgres_rebuilds_are_timed_apart_from_reuses(server):
     offset = PARTS.of(server.flavor).completion_count_offset
     if offset is None:
         pytest.skip("every call builds its view on this server (no snapshot reuse)")
-    path = uprobe.server_binary(server.main_pid(), server.flavor.executables)
+    path = uprobe.server_binary(server.main_pid(), server.flavor.capability("uprobes").executables)
     with PreparedHolders(server, PARTS.of(server.flavor)) as held:
         held.resize(100)
         with SplitTimer(path, PARTS.of(server.flavor).symbol, offset, pin="0") as timer:
@@ -98,7 +98,7 @@ def test_the_server_side_loop_builds_a_view_per_read(server):
     conn = server.connect(READERS.database)
     try:
         server_loop.install(conn, "sbtest1", READERS.table_size)
-        path = uprobe.server_binary(server.main_pid(), server.flavor.executables)
+        path = uprobe.server_binary(server.main_pid(), server.flavor.capability("uprobes").executables)
         with uprobe.UprobeTimer(path, PARTS.of(server.flavor).symbol, pin="0") as timer:
             reads, seconds = server_loop.timed_reads(conn, 200, 0.5)
     finally:

@@ -189,7 +189,7 @@ def test_every_flavor_reads_its_counters_and_garbage(spec, my, pg):
                 else:
                     assert "pg_stat_database" in sources and ("pg_stat_bgwriter" in sources
                                                               or "pg_stat_checkpointer" in sources)
-                seen = server.flavor.observe_sessions(conn)
+                seen = server.flavor.capability("sessions").observe(conn)
                 # this connection, and MySQL 8.0's event scheduler (on by default; off in MariaDB)
                 sessions = 2 if server.flavor.name == "mysql" else 1
                 assert (seen["sessions"], seen["open_write_trx"]) == (sessions, 0), server.build.spec

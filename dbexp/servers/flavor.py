@@ -1,9 +1,15 @@
 """The interface every server flavor implements (one module per flavor beside this one).
 
-Everything the lab or a chapter asks of a server is a method here, so that no code
-outside ``dbexp/servers/`` needs to know which server it holds (the shape of
-ann-benchmarks' ``BaseANN``). Methods take an open DB-API connection where they
-talk to the server; a flavor knows nothing of containers.
+What the lab itself asks of every server is a method here: how to start it (``command``,
+``environment``, ``why_stopped``), check its options (``parse_options``, ``knows_option``), reach
+it (``connect``, ``create_database``, ``sysbench_args``, ``connect_hint``), settle it and read its
+counters (``settle``, ``counters``, ``statements``), record what it ran with (``effective_settings``)
+and hold its versions to one baseline (``comparable_settings``); so that no code outside
+``dbexp/servers/`` needs to know which server it holds (the shape of ann-benchmarks' ``BaseANN``).
+What only some chapters ask is a capability, asked for by name with :meth:`Flavor.capability`
+(``dbexp/servers/capabilities.py``); starting the same binary as a bare host process is
+``dbexp/servers/bare.py``'s. Statements go through :func:`dbexp.servers.sql.query`. Methods take an
+open DB-API connection where they talk to the server; a flavor knows nothing of containers.
 """
 
 from __future__ import annotations
@@ -11,11 +17,10 @@ from __future__ import annotations
 import abc
 import re
 import signal
-from pathlib import Path
 from typing import Any
 
-from dbexp.errors import DbexpError
-from dbexp.servers import sql
+from dbexp.errors import DbexpError, choices
+from dbexp.servers.capabilities import Capability
 
 # Log lines that say why a server did not start (MySQL "[ERROR]", PostgreSQL "FATAL:", ...).
 FAILURE_LINE = re.compile(r"\[ERROR\]|\bERROR\b|\bFATAL\b|\bPANIC\b")
@@ -29,16 +34,29 @@ class Flavor(abc.ABC):
     default_db = "sbtest"  # the database sysbench and the experiments use
     ready_line: str  # the log line that says the server accepts connections
     stop_signal = signal.SIGTERM  # a bare process's clean, fast shutdown
-    supports_bare = False  # can the same binary run as a host process (calibration's control)?
     version_store: str  # "undo": newest version in place, older ones in undo; "heap": every version a tuple
     counter_series: tuple[str, ...] = ()  # counters worth a per-second series
     gauges: frozenset[str] = frozenset()  # of those, the ones that are levels, not cumulative counts
     # Effective settings (names as effective_settings() reports them, across this flavor's versions)
     # that change what a run measures: the rows a drift table may show (dbexp.results.drift).
     performance_settings: tuple[str, ...] = ()
+    # (entrypoint, user, args) that make the image's server list every option this version knows
+    options_probe: tuple[tuple[str, ...], str | None, tuple[str, ...]]
+    version_query = "SELECT VERSION()"  # the version as the server reports it
+    # What only some chapters ask (dbexp.servers.capabilities): name -> class built with the flavor
+    capabilities: dict[str, type[Capability] | None] = {}
 
     def __init__(self, version: str):
         self.version = version  # the catalog's version (exact for offline builds)
+
+    def capability(self, name: str) -> Any:
+        """This flavor's capability ``name`` (see dbexp.servers.capabilities), or a one-line error."""
+        cls = self.capabilities.get(name)
+        if cls is None:
+            have = sorted(k for k, v in self.capabilities.items() if v is not None)
+            raise DbexpError(f"{self.name} {self.version} has no capability {name!r}: "
+                             f"it has {choices(have) or 'none'}")
+        return cls(self)
 
     # --- starting ---------------------------------------------------------------------------
     @abc.abstractmethod
@@ -50,38 +68,28 @@ class Flavor(abc.ABC):
         """Environment for the container."""
 
     @abc.abstractmethod
-    def options_probe(self) -> tuple[list[str], str | None, list[str]]:
-        """(entrypoint, user, args) that list every option this version knows."""
-
-    @abc.abstractmethod
     def parse_options(self, text: str) -> set[str]:
-        """Option names from the probe's output, normalized with :meth:`normalize`."""
+        """Option names from the output of :attr:`options_probe`, in this flavor's normal spelling."""
 
     @staticmethod
-    def normalize(name: str) -> str:
+    def _normalize(name: str) -> str:
         return name.strip().lower().replace("-", "_")
 
-    def knows_option(self, name: str, known: set[str]) -> bool:
-        """Whether the server accepts setting ``name`` (normalized), given every option it lists."""
-        return name in known
+    def knows_option(self, key: str, known: set[str]) -> bool:
+        """Whether the server accepts the setting ``key``, given every option it lists."""
+        return self._normalize(key) in known
 
-    def failure_lines(self, log: str) -> list[str]:
+    def _failure_lines(self, log: str) -> list[str]:
         """The lines of a server's log that say why it stopped."""
         return [line.strip() for line in log.splitlines() if FAILURE_LINE.search(line)]
 
     def why_stopped(self, log: str) -> str:
         """One line for a failed start: the first failure lines (the cause comes first; what follows
         is mostly consequences) and the last, else the log's last lines."""
-        lines = self.failure_lines(log) or [ln.strip() for ln in log.splitlines() if ln.strip()][-3:]
+        lines = self._failure_lines(log) or [ln.strip() for ln in log.splitlines() if ln.strip()][-3:]
         if len(lines) > 4:
             lines = lines[:3] + ["..."] + lines[-1:]
         return " | ".join(lines) or "(no log)"
-
-    def bare_command(self, build, port: int, settings: dict[str, str], home: Path, data: Path,
-                     run: Path) -> list[str]:
-        """Initialize ``data`` and return the command that starts this build's binary from ``home``
-        as a host process (only where :attr:`supports_bare`)."""
-        raise NotImplementedError(f"{self.name} has no bare-process start")
 
     # --- talking to it ------------------------------------------------------------------------
     @abc.abstractmethod
@@ -103,11 +111,6 @@ class Flavor(abc.ABC):
     def connect_hint(self, port: int) -> str:
         """A command line a person can paste to connect."""
 
-    def version_sql(self) -> str:
-        return "SELECT VERSION()"
-
-    query = staticmethod(sql.query)
-
     # --- what the lab asks of every server ------------------------------------------------------
     @abc.abstractmethod
     def settle(self, conn) -> bool:
@@ -123,28 +126,9 @@ class Flavor(abc.ABC):
         raise DbexpError(f"{self.name} keeps no count of the statements it executed")
 
     @abc.abstractmethod
-    def observe_sessions(self, conn) -> dict[str, int]:
-        """The server's own count of open transactions with a write and of client sessions:
-        {"open_write_trx": n, "sessions": n}."""
-
-    # --- what chapters ask ----------------------------------------------------------------------
-    @abc.abstractmethod
     def comparable_settings(self) -> dict[str, str]:
         """Durability, logging and instrumentation settings every chapter sets explicitly, so that the
         versions it compares differ only in what their defaults change elsewhere (which a drift table
-        shows). Keys are spelled as this flavor's other settings methods spell them, so that a chapter
-        studying one of them overrides it by merging its own after: ``{**comparable, **own}``."""
-
-    # --- where a mechanism runs: for uprobes (dbexp.metrics.uprobe) ------------------------------
-    executables: tuple[str, ...] = ()  # the server's executable names, as in /proc/<pid>/exe
-
-    @abc.abstractmethod
-    def relaxed_commit_settings(self) -> dict[str, str]:
-        """Settings that let thousands of small commits take seconds (durability off the path)."""
-
-
-    def set_global(self, conn, name: str, value: str) -> None:
-        """Change a dynamic server setting for every new statement (MySQL's SET GLOBAL)."""
-        raise NotImplementedError(f"{self.name} cannot change {name} at run time here")
-
-
+        shows). Keys are spelled as this flavor's other settings are spelled (its normal spelling of
+        option names), so that a chapter studying one of them overrides it by merging its own after:
+        ``{**comparable, **own}``."""

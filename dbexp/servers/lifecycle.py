@@ -33,6 +33,7 @@ from dbexp.servers.config import ServerConfig
 from dbexp.servers.flavor import Flavor
 from dbexp.servers.options import check_settings, known_options
 from dbexp.servers.registry import flavor_for
+from dbexp.servers.sql import query
 from dbexp.waits import poll
 
 READY_TIMEOUT_S = 300
@@ -77,7 +78,7 @@ class Server:
     def query(self, sql: str, params=None, database: str | None = None) -> list[tuple]:
         conn = self.connect(database)
         try:
-            return self.flavor.query(conn, sql, params)
+            return query(conn, sql, params)
         finally:
             conn.close()
 
@@ -189,8 +190,8 @@ def wait_ready(server: Server, timeout_s: float = READY_TIMEOUT_S) -> None:
         try:
             conn = server.connect()
             try:
-                server.version = str(server.flavor.query(conn, server.flavor.version_sql())[0][0])
-                server.version_full = str(server.flavor.query(conn, "SELECT VERSION()")[0][0])
+                server.version = str(query(conn, server.flavor.version_query)[0][0])
+                server.version_full = str(query(conn, "SELECT VERSION()")[0][0])
             finally:
                 conn.close()
         except Exception as exc:  # not up yet

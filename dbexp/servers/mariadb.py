@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dbexp.servers import capabilities
 from dbexp.servers.mysql import MySQL, Series
 
 # One row: 10.11 and 11.8 take the same start options and log root in the same way (no password,
@@ -9,13 +10,17 @@ from dbexp.servers.mysql import MySQL, Series
 MARIADB_SERIES: tuple[Series, ...] = (Series((10, 0)),)
 
 
+class Uprobes(capabilities.Uprobes):
+    executables = ("mariadbd", "mysqld")
+
+
 class MariaDB(MySQL):
     name = "mariadb"
     title = "MariaDB"
-    supports_bare = False  # Debian's package is installed inside the image: there is no archive to unpack
     series_table = MARIADB_SERIES
     innodb_metrics_on = "enabled = 1"  # MariaDB's INNODB_METRICS has ENABLED, not MySQL's STATUS
-    executables = ("mariadbd", "mysqld")
+    options_probe = (("mariadbd",), None, MySQL.options_probe[2])
+    capabilities = capabilities.table(MySQL.capabilities, uprobes=Uprobes)
 
     def comparable_settings(self) -> dict[str, str]:
         """MySQL's baseline less its GTID options: MariaDB has no gtid_mode (its binlog always carries
@@ -26,14 +31,6 @@ class MariaDB(MySQL):
         return {k: v for k, v in super().comparable_settings().items()
                 if k not in ("gtid_mode", "enforce_gtid_consistency")}
 
-    def redo_log_settings(self, mb: int) -> dict[str, str]:
-        return {"innodb_log_file_size": f"{mb}M"}  # one redo log file since 10.5
-
     def environment(self) -> dict[str, str]:
         return {"MARIADB_ALLOW_EMPTY_ROOT_PASSWORD": "1", "MYSQL_ALLOW_EMPTY_PASSWORD": "yes",
                 "MARIADB_ROOT_HOST": "%"}
-
-    def options_probe(self):
-        return ["mariadbd"], None, ["--no-defaults", "--verbose", "--help"]
-
-

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 import pymysql
 
 from dbexp.catalog.versions import version_key
-from dbexp.errors import DbexpError
-from dbexp.servers import sql
+from dbexp.servers import capabilities, sql
 from dbexp.servers.flavor import Flavor
+from dbexp.servers.sql import query
 from dbexp.waits import poll
 
 # Prefixes MySQL accepts in front of an option name.
 OPTION_PREFIXES = ("loose_", "skip_", "enable_", "disable_", "maximum_")
-# Options of the image's my.cnf that name paths of the image; a bare process gets its own.
-PATH_OPTIONS = ("basedir", "datadir", "socket", "pid-file", "pid_file", "secure-file-priv", "secure_file_priv")
 # root's password where the series has no mysql_native_password (9.x): caching_sha2_password over
 # plain TCP then needs one full authentication per account after a start (RSA, with the server's key)
 ROOT_PASSWORD = "dbexp"
@@ -36,7 +32,6 @@ class Series:
     since: tuple[int, ...]  # the first version these facts hold for
     args: tuple[str, ...] = ()  # start options every server of the series gets
     password: str = ""  # root's password: '' where root logs in with mysql_native_password
-    redo_option: str = "innodb_log_file_size"  # what sizes the redo log (per file, or in all)
     gone: frozenset[str] = frozenset()  # options the lab's own settings name that the series lacks
     # InnoDB writes each committed transaction's GTID into mysql.gtid_executed even with the binlog on
     # (8.0.17+; before, that table is written only when the binlog rotates or the server stops)
@@ -62,16 +57,54 @@ MYSQL_SERIES: tuple[Series, ...] = (
     Series((8, 0), args=NATIVE_PASSWORD_80, gone=NO_WRITER_THREADS),
     Series((8, 0, 17), args=NATIVE_PASSWORD_80, gone=NO_WRITER_THREADS, gtid_table_per_commit=True),
     Series((8, 0, 22), args=NATIVE_PASSWORD_80, gtid_table_per_commit=True),
-    Series((8, 0, 30), args=NATIVE_PASSWORD_80, redo_option="innodb_redo_log_capacity", gtid_table_per_commit=True),
     # 8.4: default_authentication_plugin is gone; mysql_native_password is a plugin loaded on demand
     # (official images only: no registry here ships 8.4, so its other removals are not listed)
-    Series((8, 4), args=("--mysqlx=OFF", "--mysql-native-password=ON"), redo_option="innodb_redo_log_capacity",
+    Series((8, 4), args=("--mysqlx=OFF", "--mysql-native-password=ON"),
            gone=frozenset({"default_authentication_plugin"}), gtid_table_per_commit=True),
     # 9.x: no mysql_native_password at all: root has a password, for caching_sha2_password over TCP
-    Series((9, 0), args=("--mysqlx=OFF",), password=ROOT_PASSWORD, redo_option="innodb_redo_log_capacity",
+    Series((9, 0), args=("--mysqlx=OFF",), password=ROOT_PASSWORD,
            gone=frozenset({"default_authentication_plugin", "innodb_log_file_size",
                            "innodb_log_files_in_group"}) | WRITESET_OPTIONS, gtid_table_per_commit=True),
 )
+
+
+# --- what only some chapters ask (dbexp.servers.capabilities) ----------------------------------
+class RelaxedCommit(capabilities.RelaxedCommit):
+    def settings(self) -> dict[str, str]:
+        return {"innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0"}
+
+
+class SetGlobal(capabilities.SetGlobal):
+    def set(self, conn, name: str, value: str) -> None:
+        """An integer, or DEFAULT for the server's own default."""
+        query(conn, f"SET GLOBAL {name} = {'DEFAULT' if value == 'DEFAULT' else int(value)}")
+
+
+class Sessions(capabilities.Sessions):
+    def observe(self, conn) -> dict[str, int]:
+        trx = query(conn, "SELECT COUNT(*) FROM information_schema.innodb_trx "
+                          "WHERE trx_state = 'RUNNING' AND trx_rows_modified > 0")[0][0]
+        sessions = query(conn, "SELECT COUNT(*) FROM information_schema.processlist")[0][0]
+        return {"open_write_trx": int(trx), "sessions": int(sessions)}
+
+
+class Uprobes(capabilities.Uprobes):
+    executables = ("mysqld",)
+
+
+class SeriesFacts(capabilities.SeriesFacts):
+    """This version's row of the flavor's series table."""
+
+    def supported(self, settings: dict[str, str]) -> dict[str, str]:
+        """``settings`` without the options this series does not have (the series' ``gone``: removed,
+        or not there yet): for the lab's own settings, whose docstrings say what the series does
+        instead."""
+        gone = self.flavor.series.gone
+        return {k: v for k, v in settings.items() if Flavor._normalize(k) not in gone}
+
+    @property
+    def gtid_table_per_commit(self) -> bool:
+        return self.flavor.series.gtid_table_per_commit
 
 
 class MySQL(Flavor):
@@ -79,7 +112,9 @@ class MySQL(Flavor):
     title = "MySQL"
     server_binary = "mysqld"
     ready_line = "ready for connections"
-    supports_bare = True
+    options_probe = (("mysqld",), None, ("--no-defaults", "--verbose", "--help"))
+    capabilities = {"relaxed_commit": RelaxedCommit, "set_global": SetGlobal, "sessions": Sessions,
+                    "uprobes": Uprobes, "series": SeriesFacts}
     series_table: tuple[Series, ...] = MYSQL_SERIES  # what differs between its series (``series``)
     version_store = "undo"
     counter_series = ("Questions", "Com_select", "Com_commit", "Innodb_rows_read", "Innodb_rows_updated",
@@ -117,8 +152,10 @@ class MySQL(Flavor):
 
     # --- starting ---------------------------------------------------------------------------
     def command(self, port: int, settings: dict[str, str]) -> list[str]:
+        """The series' ``args`` (X Protocol off, clients given mysql_native_password where the series
+        has it), then ``settings``."""
         args = [self.server_binary, f"--port={port}", "--bind-address=127.0.0.1"]
-        args += self.version_args()
+        args += list(self.series.args)
         args += [f"--{k}={v}" for k, v in settings.items()]
         return args
 
@@ -127,11 +164,6 @@ class MySQL(Flavor):
         """This version's row of :attr:`series_table` (what differs between series, as data)."""
         return series_of(self.series_table, self.version)
 
-    def version_args(self) -> list[str]:
-        """Keep X Protocol off loopback-only hosts and give clients mysql_native_password where the
-        series has it (the series' ``args``)."""
-        return list(self.series.args)
-
     def environment(self) -> dict[str, str]:
         """The official images' variables (ours read the same): root from any host, with the series'
         password or none."""
@@ -139,30 +171,8 @@ class MySQL(Flavor):
         root = {"MYSQL_ROOT_PASSWORD": password} if password else {"MYSQL_ALLOW_EMPTY_PASSWORD": "yes"}
         return {**root, "MYSQL_ROOT_HOST": "%"}
 
-    def supported(self, settings: dict[str, str]) -> dict[str, str]:
-        """``settings`` without the options this series does not have (the series' ``gone``: removed,
-        or not there yet): for the lab's own settings methods, whose docstrings say what the series
-        does instead."""
-        gone = self.series.gone
-        return {k: v for k, v in settings.items() if self.normalize(k) not in gone}
-
-    def redo_log_settings(self, mb: int) -> dict[str, str]:
-        """A redo log of ``mb`` MiB in all: innodb_redo_log_capacity (8.0.30+), else two files of half
-        that (innodb_log_file_size, with innodb_log_files_in_group's default of 2)."""
-        if self.series.redo_option == "innodb_redo_log_capacity":
-            return {"innodb_redo_log_capacity": f"{mb}M"}
-        return {"innodb_log_file_size": f"{mb // 2}M"}
-
-    def shutdown(self, conn) -> None:
-        """A clean shutdown, asked over the connection (SQL SHUTDOWN: 5.7.9+, 8.0, 9.x, MariaDB). The
-        MariaDB client's ``mysqladmin shutdown`` fails against 9.x ("Unknown command")."""
-        self.query(conn, "SHUTDOWN")
-
-    def failure_lines(self, log: str) -> list[str]:
-        return [line for line in super().failure_lines(log) if not HARMLESS_LOG.search(line)]
-
-    def options_probe(self):
-        return [self.server_binary], None, ["--no-defaults", "--verbose", "--help"]
+    def _failure_lines(self, log: str) -> list[str]:
+        return [line for line in super()._failure_lines(log) if not HARMLESS_LOG.search(line)]
 
     def parse_options(self, text: str) -> set[str]:
         names: set[str] = set()
@@ -171,36 +181,18 @@ class MySQL(Flavor):
             stripped = line.strip()
             if stripped.startswith("--") and not in_vars:
                 # "  --innodb-buffer-pool-size=#  Description" style option lines
-                names.add(self.normalize(stripped[2:].split()[0].split("=")[0].split("[")[0]))
+                names.add(self._normalize(stripped[2:].split()[0].split("=")[0].split("[")[0]))
             elif stripped.startswith("Variables (--variable-name=value)"):
                 in_vars = True
             elif in_vars and stripped and not stripped.startswith("-"):
-                names.add(self.normalize(stripped.split()[0]))
+                names.add(self._normalize(stripped.split()[0]))
         return names
 
-    def knows_option(self, name: str, known: set[str]) -> bool:
+    def knows_option(self, key: str, known: set[str]) -> bool:
+        name = self._normalize(key)
         if name in known or name.startswith("loose_"):  # mysqld itself ignores unknown loose- options
             return True
         return any(name.startswith(p) and name[len(p):] in known for p in OPTION_PREFIXES)
-
-    def bare_command(self, build, port, settings, home: Path, data: Path, run: Path) -> list[str]:
-        """The image's own my.cnf minus its paths, the same first-start account set-up (init-root.sql)."""
-        from dbexp.images.recipes import recipe_dir
-
-        recipe = recipe_dir(build.recipe)
-        lines = [line for line in (recipe / "my.cnf").read_text().splitlines()
-                 if not line.startswith("!include") and line.split("=")[0].strip() not in PATH_OPTIONS]
-        defaults = run / "my.cnf"
-        defaults.write_text("\n".join(lines) + "\n")
-        mysqld = str(home / "bin" / "mysqld")
-        base = [f"--defaults-file={defaults}", f"--basedir={home}", f"--datadir={data}", "--user=root",
-                f"--secure-file-priv={run}"]
-        proc = subprocess.run([mysqld] + base + ["--initialize-insecure", f"--log-error={run / 'init.err'}"],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise DbexpError(f"bare mysqld --initialize-insecure failed: {(run / 'init.err').read_text()[-300:]}")
-        return [mysqld] + base + [f"--socket={run / 'mysqld.sock'}", f"--pid-file={run / 'mysqld.pid'}",
-                                  f"--init-file={recipe / 'init-root.sql'}"] + self.command(port, settings)[1:]
 
     # --- talking to it ------------------------------------------------------------------------
     def connect(self, port: int, database: str | None = None, autocommit: bool = True):
@@ -211,10 +203,10 @@ class MySQL(Flavor):
                                ssl_disabled=True)
 
     def create_database(self, conn, name: str) -> None:
-        self.query(conn, f"CREATE DATABASE IF NOT EXISTS `{name}`")
+        query(conn, f"CREATE DATABASE IF NOT EXISTS `{name}`")
 
     def effective_settings(self, conn) -> dict[str, str]:
-        return {k: str(v) for k, v in self.query(conn, "SHOW GLOBAL VARIABLES")}
+        return {k: str(v) for k, v in query(conn, "SHOW GLOBAL VARIABLES")}
 
     def sysbench_args(self, port: int, database: str) -> list[str]:
         return ["--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}",
@@ -228,13 +220,13 @@ class MySQL(Flavor):
     def settle(self, conn, timeout_s: float = 30.0) -> bool:
         """Flush InnoDB's dirty pages (max dirty pct 0 until none is left, then restored); False if
         some were still dirty after ``timeout_s``."""
-        old = self.query(conn, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0]
-        self.query(conn, "SET GLOBAL innodb_max_dirty_pages_pct = 0")
+        old = query(conn, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")[0][0]
+        query(conn, "SET GLOBAL innodb_max_dirty_pages_pct = 0")
         try:
-            return bool(poll(lambda: int(self.query(
+            return bool(poll(lambda: int(query(
                 conn, "SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")[0][1]) == 0, timeout_s, 0.2))
         finally:
-            self.query(conn, f"SET GLOBAL innodb_max_dirty_pages_pct = {float(old)}")
+            query(conn, f"SET GLOBAL innodb_max_dirty_pages_pct = {float(old)}")
 
     def counters(self, conn, database: str) -> dict[tuple[str, str], float]:
         out = sql.name_value_rows(conn, "SHOW GLOBAL STATUS", "status")
@@ -244,15 +236,7 @@ class MySQL(Flavor):
 
     def statements(self, conn) -> float:
         # client statements, prepared statements' executions included (this query too)
-        return float(self.query(conn, "SHOW GLOBAL STATUS LIKE 'Questions'")[0][1])
-
-    def observe_sessions(self, conn) -> dict[str, int]:
-        trx = self.query(conn, "SELECT COUNT(*) FROM information_schema.innodb_trx "
-                               "WHERE trx_state = 'RUNNING' AND trx_rows_modified > 0")[0][0]
-        sessions = self.query(conn, "SELECT COUNT(*) FROM information_schema.processlist")[0][0]
-        return {"open_write_trx": int(trx), "sessions": int(sessions)}
-
-    executables = ("mysqld",)
+        return float(query(conn, "SHOW GLOBAL STATUS LIKE 'Questions'")[0][1])
 
     # --- what chapters ask ----------------------------------------------------------------------
     def comparable_settings(self) -> dict[str, str]:
@@ -288,7 +272,7 @@ class MySQL(Flavor):
             # 5.7.7+ and 8.0; MariaDB's is 0.
             "sync_binlog": "1",
             # Redo written and fsynced at every commit: every version's durable default.
-            # relaxed_commit_settings() overrides this key and sync_binlog.
+            # The "relaxed_commit" capability overrides this key and sync_binlog.
             "innodb_flush_log_at_trx_commit": "1",
             # Data files written through the page cache and fsynced: 8.0's default and what 5.7 does
             # when unset (it reports ''); MariaDB 10.6+ and MySQL 8.4+ default to O_DIRECT. fsync works
@@ -303,13 +287,3 @@ class MySQL(Flavor):
             "general_log": "OFF",
             "slow_query_log": "OFF",
         }
-
-    def relaxed_commit_settings(self) -> dict[str, str]:
-        return {"innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0"}
-
-
-    def set_global(self, conn, name: str, value: str) -> None:
-        """An integer, or DEFAULT for the server's own default."""
-        self.query(conn, f"SET GLOBAL {name} = {'DEFAULT' if value == 'DEFAULT' else int(value)}")
-
-

@@ -23,8 +23,8 @@ def known_options(flavor: Flavor, image_ref: str, image_id: str) -> set[str]:
         return set(json.loads(cached.read_text()))
     from dbexp.engine import LABEL, client
 
-    entrypoint, user, args = flavor.options_probe()
-    container = client().containers.run(image_ref, args, entrypoint=entrypoint, user=user, detach=True,
+    entrypoint, user, args = flavor.options_probe
+    container = client().containers.run(image_ref, list(args), entrypoint=list(entrypoint), user=user, detach=True,
                                         labels={LABEL: "1", "dbexp.role": "probe"}, network_mode="none")
     try:
         container.wait(timeout=120)
@@ -42,8 +42,8 @@ def known_options(flavor: Flavor, image_ref: str, image_id: str) -> set[str]:
 def check_settings(flavor: Flavor, settings: dict[str, str], known: set[str], version: str) -> None:
     """Raise a one-line error naming the first unknown option and the version."""
     for key in settings:
-        name = flavor.normalize(key)
-        if not flavor.knows_option(name, known):
-            near = sorted(k for k in known if name[:6] and k.startswith(name[:6]))[:5]
+        if not flavor.knows_option(key, known):
+            stem = flavor._normalize(key)[:6]  # the spelling the option list uses
+            near = sorted(k for k in known if stem and k.startswith(stem))[:5]
             hint = f"; similar names: {', '.join(near)}" if near else ""
             raise DbexpError(f"{flavor.name} {version} does not know the option {key!r}{hint}")

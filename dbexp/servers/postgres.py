@@ -2,23 +2,45 @@
 
 from __future__ import annotations
 
-import os
-import pwd
 import signal
-import subprocess
-from pathlib import Path
 
 import psycopg
 
 from dbexp.errors import DbexpError
-from dbexp.servers import sql
+from dbexp.servers import capabilities, sql
 from dbexp.servers.flavor import Flavor
+from dbexp.servers.sql import query
 
-BARE_USER = "dbexp"  # PostgreSQL refuses to run as root
 STAT_VIEWS = ("pg_stat_bgwriter", "pg_stat_wal", "pg_stat_checkpointer")  # whichever this version has
 # Page checksums in every data directory: initdb's default from 18 on, off before; InnoDB always
 # checksums its pages. An initdb option, not a setting: every PostgreSQL server gets it.
 INITDB_ARGS = ("--data-checksums",)
+
+
+# --- what only some chapters ask (dbexp.servers.capabilities) ----------------------------------
+class RelaxedCommit(capabilities.RelaxedCommit):
+    def settings(self) -> dict[str, str]:
+        return {"synchronous_commit": "off"}
+
+
+class SetGlobal(capabilities.SetGlobal):
+    def set(self, conn, name: str, value: str) -> None:
+        """ALTER SYSTEM and a reload: new sessions and, at their next command, the others use it."""
+        query(conn, f"ALTER SYSTEM SET {name} = {int(value)}")
+        query(conn, "SELECT pg_reload_conf()")
+
+
+class Sessions(capabilities.Sessions):
+    def observe(self, conn) -> dict[str, int]:
+        trx = query(conn, "SELECT COUNT(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL "
+                          "AND state = 'idle in transaction'")[0][0]
+        sessions = query(conn, "SELECT COUNT(*) FROM pg_stat_activity "
+                               "WHERE backend_type = 'client backend'")[0][0]
+        return {"open_write_trx": int(trx), "sessions": int(sessions)}
+
+
+class Uprobes(capabilities.Uprobes):
+    executables = ("postgres",)
 
 
 class Postgres(Flavor):
@@ -26,7 +48,10 @@ class Postgres(Flavor):
     title = "PostgreSQL"
     ready_line = "database system is ready to accept connections"
     stop_signal = signal.SIGINT  # fast shutdown (SIGTERM would wait for clients)
-    supports_bare = True
+    options_probe = (("postgres",), "postgres", ("--describe-config",))
+    version_query = "SHOW server_version"
+    capabilities = {"relaxed_commit": RelaxedCommit, "set_global": SetGlobal, "sessions": Sessions,
+                    "uprobes": Uprobes}
     version_store = "heap"
     counter_series = ("xact_commit", "tup_returned", "tup_fetched", "tup_updated", "blks_read", "blks_hit",
                       "numbackends", "wal_bytes", "buffers_alloc")
@@ -68,30 +93,12 @@ class Postgres(Flavor):
         return {"POSTGRES_HOST_AUTH_METHOD": "trust", "POSTGRES_PASSWORD": "",
                 "POSTGRES_INITDB_ARGS": " ".join(INITDB_ARGS)}
 
-    def options_probe(self):
-        return ["postgres"], "postgres", ["--describe-config"]
-
     def parse_options(self, text: str) -> set[str]:
-        return {self.normalize(line.split("\t")[0]) for line in text.splitlines() if "\t" in line}
+        return {self._normalize(line.split("\t")[0]) for line in text.splitlines() if "\t" in line}
 
     @staticmethod
-    def normalize(name: str) -> str:
+    def _normalize(name: str) -> str:
         return name.strip().lower()
-
-    def bare_command(self, build, port, settings, home: Path, data: Path, run: Path) -> list[str]:
-        """initdb as a non-root user with the image's locale where this host has it, then postgres."""
-        uid, gid = _ensure_user()
-        for path in (data, run):
-            os.chown(path, uid, gid)
-        os.chmod(data, 0o700)
-        env = dict(os.environ, LANG=_locale())
-        proc = subprocess.run(_as_user(uid, gid) + [str(home / "bin" / "initdb"), "-D", str(data), "-U", "postgres",
-                                                    "--auth=trust", "-E", "UTF8", "--no-sync", *INITDB_ARGS],
-                              capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            raise DbexpError(f"bare initdb failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
-        return (_as_user(uid, gid) + [str(home / "bin" / "postgres"), "-D", str(data), "-k", str(run)]
-                + self.command(port, settings)[1:])
 
     # --- talking to it ------------------------------------------------------------------------
     def connect(self, port: int, database: str | None = None, autocommit: bool = True):
@@ -100,19 +107,16 @@ class Postgres(Flavor):
                                sslmode="disable")
 
     def create_database(self, conn, name: str) -> None:
-        if not self.query(conn, "SELECT 1 FROM pg_database WHERE datname = %s", (name,)):
-            self.query(conn, f'CREATE DATABASE "{name}"')
+        if not query(conn, "SELECT 1 FROM pg_database WHERE datname = %s", (name,)):
+            query(conn, f'CREATE DATABASE "{name}"')
 
     def effective_settings(self, conn) -> dict[str, str]:
-        rows = self.query(conn, "SELECT name, setting || COALESCE(' ' || unit, '') FROM pg_settings")
+        rows = query(conn, "SELECT name, setting || COALESCE(' ' || unit, '') FROM pg_settings")
         return {k: str(v) for k, v in rows}
 
     def sysbench_args(self, port: int, database: str) -> list[str]:
         return ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", f"--pgsql-port={port}",
                 "--pgsql-user=postgres", "--pgsql-password=", f"--pgsql-db={database}"]
-
-    def version_sql(self) -> str:
-        return "SHOW server_version"
 
     def connect_hint(self, port: int) -> str:
         return f"psql -h 127.0.0.1 -p {port} -U postgres"
@@ -121,15 +125,15 @@ class Postgres(Flavor):
     def settle(self, conn) -> bool:
         """VACUUM (visibility map, hint bits) and a checkpoint, in the connection's database (both
         finish before they return: never timed out)."""
-        self.query(conn, "VACUUM (ANALYZE)")
-        self.query(conn, "CHECKPOINT")
+        query(conn, "VACUUM (ANALYZE)")
+        query(conn, "CHECKPOINT")
         return True
 
     def counters(self, conn, database: str) -> dict[tuple[str, str], float]:
         out = sql.column_rows(conn, "SELECT * FROM pg_stat_database WHERE datname = %s", "pg_stat_database",
                               (database,), skip=("datid",))
-        present = {r[0] for r in self.query(conn, "SELECT viewname FROM pg_views WHERE viewname = ANY(%s)",
-                                            (list(STAT_VIEWS),))}
+        present = {r[0] for r in query(conn, "SELECT viewname FROM pg_views WHERE viewname = ANY(%s)",
+                                       (list(STAT_VIEWS),))}
         for view in STAT_VIEWS:
             if view in present:
                 out.update(sql.column_rows(conn, f"SELECT * FROM {view}", view))
@@ -141,25 +145,17 @@ class Postgres(Flavor):
         the extension must be preloaded (shared_preload_libraries) and created in the connection's
         database: a chapter that counts statements sets both up."""
         try:
-            return float(self.query(conn, "SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements")[0][0])
+            return float(query(conn, "SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements")[0][0])
         except psycopg.errors.UndefinedTable:
             raise DbexpError("postgres counts statements with pg_stat_statements, which this server lacks: "
                              "preload it (shared_preload_libraries) and CREATE EXTENSION it first") from None
-
-    def observe_sessions(self, conn) -> dict[str, int]:
-        trx = self.query(conn, "SELECT COUNT(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL "
-                               "AND state = 'idle in transaction'")[0][0]
-        sessions = self.query(conn, "SELECT COUNT(*) FROM pg_stat_activity "
-                                    "WHERE backend_type = 'client backend'")[0][0]
-        return {"open_write_trx": int(trx), "sessions": int(sessions)}
-
-    executables = ("postgres",)
 
     # --- what chapters ask ----------------------------------------------------------------------
     def comparable_settings(self) -> dict[str, str]:
         return {
             # Data and WAL reach the disk, and a commit waits for its WAL flush: every version's
-            # durable default. relaxed_commit_settings() overrides synchronous_commit.
+            # durable default. The "relaxed_commit" capability overrides
+            # synchronous_commit.
             "fsync": "on",
             "synchronous_commit": "on",
             # Torn-page protection (InnoDB's doublewrite counterpart): the default.
@@ -184,33 +180,3 @@ class Postgres(Flavor):
             # autovacuum from the statistics views.
             "log_autovacuum_min_duration": "-1",
         }
-
-    def relaxed_commit_settings(self) -> dict[str, str]:
-        return {"synchronous_commit": "off"}
-
-
-    def set_global(self, conn, name: str, value: str) -> None:
-        """ALTER SYSTEM and a reload: new sessions and, at their next command, the others use it."""
-        self.query(conn, f"ALTER SYSTEM SET {name} = {int(value)}")
-        self.query(conn, "SELECT pg_reload_conf()")
-
-
-def _ensure_user() -> tuple[int, int]:
-    try:
-        pw = pwd.getpwnam(BARE_USER)
-    except KeyError:
-        if os.geteuid() != 0:
-            raise DbexpError(f"bare PostgreSQL needs a non-root user {BARE_USER!r}; create it (useradd) first")
-        subprocess.run(["useradd", "--system", "--no-create-home", BARE_USER], check=True)
-        pw = pwd.getpwnam(BARE_USER)
-    return pw.pw_uid, pw.pw_gid
-
-
-def _as_user(uid: int, gid: int) -> list[str]:
-    return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--init-groups"]
-
-
-def _locale() -> str:
-    """The image's locale (en_US.utf8) where this host has it, else C.UTF-8."""
-    have = subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.split()
-    return "en_US.utf8" if "en_US.utf8" in have else "C.UTF-8"

@@ -15,6 +15,7 @@ from dbexp.engine import LABEL
 from dbexp.errors import DbexpError
 from dbexp.servers.flavor import Flavor
 from dbexp.servers.lifecycle import free_port, remove, run_container
+from dbexp.servers.sql import query
 from dbexp.waits import poll
 
 
@@ -34,7 +35,7 @@ def _ask(flavor: Flavor, port: int, queries: Sequence[str]) -> list[str]:
     try:
         out = []
         for q in queries:
-            rows = flavor.query(conn, q)
+            rows = query(conn, q)
             out.append(str(rows[0][0]) if rows else "")
         return out
     finally:

@@ -14,6 +14,7 @@ import contextlib
 from dataclasses import dataclass, field
 
 from dbexp.errors import DbexpError, choices
+from dbexp.servers.sql import query
 from dbexp.waits import poll
 
 MODES = ("active", "idle")
@@ -37,7 +38,7 @@ class HeldSessions:
     def _create_table(self) -> None:
         conn = self.server.connect(self.database)
         try:
-            q = self.server.flavor.query
+            q = query
             q(conn, f"DROP TABLE IF EXISTS {TABLE}")
             q(conn, f"CREATE TABLE {TABLE} (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)")
             if self.n:
@@ -132,7 +133,7 @@ def observe(server) -> dict[str, int]:
     """Count active read-write transactions and client sessions, as the server reports them."""
     conn = server.connect()
     try:
-        return server.flavor.observe_sessions(conn)
+        return server.flavor.capability("sessions").observe(conn)
     finally:
         conn.close()
 

@@ -1,0 +1,82 @@
+"""What only some chapters ask of a server, asked for by name.
+
+:class:`~dbexp.servers.flavor.Flavor` carries what the lab itself needs of every server: how to
+start it, reach it, settle it, read its counters, check its options, record its provenance.
+Knowledge that serves one to three chapters is a capability instead: a small object, built with
+the flavor, that a chapter asks for by name::
+
+    flavor.capability("relaxed_commit").settings()
+    flavor.capability("set_global").set(conn, "innodb_lru_scan_depth", "100")
+    flavor.capability("series").supported({"innodb_log_writer_threads": "ON"})
+
+Each capability's interface is a class below; a flavor module implements it and lists the
+implementation in its flavor class's ``capabilities`` (name -> class). A subclass starts from its
+parent's table and adds, replaces or drops (``None``) entries. Asking a flavor for a capability it
+lacks raises a one-line :class:`DbexpError` naming the flavor, the capability and those it has, so
+no chapter needs a method that exists on one flavor alone (duck typing).
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dbexp.servers.flavor import Flavor
+
+
+class Capability:
+    """A piece of one flavor's knowledge, bound to the flavor (and so to its version)."""
+
+    def __init__(self, flavor: Flavor):
+        self.flavor = flavor
+
+
+class RelaxedCommit(Capability, abc.ABC):
+    """Durability off the commit path, so that thousands of small commits take seconds."""
+
+    @abc.abstractmethod
+    def settings(self) -> dict[str, str]:
+        """The settings, keyed as the flavor's ``comparable_settings()`` keys them (they override it)."""
+
+
+class SetGlobal(Capability, abc.ABC):
+    """Change a dynamic setting for every new statement while the server runs."""
+
+    @abc.abstractmethod
+    def set(self, conn, name: str, value: str) -> None: ...
+
+
+class Sessions(Capability, abc.ABC):
+    """The server's own count of open transactions with a write and of client sessions."""
+
+    @abc.abstractmethod
+    def observe(self, conn) -> dict[str, int]:
+        """{"open_write_trx": n, "sessions": n}"""
+
+
+class Uprobes(Capability):
+    """Where uprobes attach: the server's executable names, as in /proc/<pid>/exe."""
+
+    executables: tuple[str, ...] = ()
+
+
+class SeriesFacts(Capability, abc.ABC):
+    """What differs between the series of a flavor (its versions' release lines), as data."""
+
+    @abc.abstractmethod
+    def supported(self, settings: dict[str, str]) -> dict[str, str]:
+        """``settings`` without the options this series does not have (removed, or not there yet)."""
+
+    gtid_table_per_commit: bool  # each commit's GTID written to mysql.gtid_executed (binlog on)
+
+
+NAMES = ("relaxed_commit", "set_global", "sessions", "uprobes", "series")  # every capability there is
+
+
+def table(base: dict[str, type[Capability] | None], **changes: type[Capability] | None) -> dict:
+    """A subclass's capability table: its parent's, with ``changes`` (``None`` drops one)."""
+    unknown = set(changes) - set(NAMES)
+    if unknown:
+        raise ValueError(f"unknown capabilities {sorted(unknown)}: known are {NAMES}")
+    return {**base, **changes}
