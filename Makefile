@@ -6,7 +6,7 @@ SCALE  ?= smoke
 # e.g. BOOKFLAGS="--render-only" or BOOKFLAGS="--publish"
 BOOKFLAGS ?=
 
-.PHONY: setup host engine images book test unit clean lint-ci
+.PHONY: setup host engine images book test unit published clean lint-ci
 
 # Host tools first: on a bare Debian even python3-venv may be missing.
 host:
@@ -37,6 +37,12 @@ test: engine
 # on every CPU (pytest-xdist); `make test` stays serial, since its servers are pinned to CPUs.
 unit: $(BIN)/dbexp
 	$(BIN)/python -m pytest -ra -m unit -n auto $(PYTEST_ARGS) tests/unit
+
+# What the committed data/ show (tests/published/): verdict words and intervals per claim, the pages'
+# sentences and charts. No server either; run it after `make book BOOKFLAGS=--publish`. A failure
+# says "the published data changed: ...". `make test` runs it too (it collects all of tests/).
+published: $(BIN)/dbexp
+	$(BIN)/python -m pytest -ra -m published -n auto $(PYTEST_ARGS) tests/published
 
 # The GitHub Actions workflow (.github/workflows/), checked by actionlint and against GitHub's
 # workflow schema (check-jsonschema, in a venv of its own). Installs both on first use: actionlint

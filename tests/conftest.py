@@ -1,8 +1,10 @@
-"""Shared fixtures: a Docker engine, a results store in a temp folder, and real servers."""
+"""Shared fixtures: a Docker engine, a results store in a temp folder, and real servers; the marks
+of the two suites that need no server: tests/unit/ (the code) and tests/published/ (the data)."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,13 +12,52 @@ import pytest
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # Ryuk's image cannot be pulled here
 
 UNIT_DIR = Path(__file__).resolve().parent / "unit"
+PUBLISHED_DIR = Path(__file__).resolve().parent / "published"
+# their helper modules (unit_support, chart_panels, published_support) import by name from either suite
+for _folder in (UNIT_DIR, PUBLISHED_DIR):
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
+
+PUBLISHED_CHANGED = "the published data changed"
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests under tests/unit/ need no server, no engine and no network: `pytest -m unit` (make unit)."""
+    """Tests under tests/unit/ test code: no server, no engine, no network, no data/ (`pytest -m unit`,
+    make unit). Tests under tests/published/ check what the committed data/ show (`pytest -m published`,
+    make published): they need no server either, and fail only when data/ or what code makes of it changes."""
     for item in items:
-        if Path(str(item.path)).resolve().is_relative_to(UNIT_DIR):
+        path = Path(str(item.path)).resolve()
+        if path.is_relative_to(UNIT_DIR):
             item.add_marker(pytest.mark.unit)
+        elif path.is_relative_to(PUBLISHED_DIR):
+            item.add_marker(pytest.mark.published)
+
+
+def _what(item) -> str:
+    """What a published check pins, for its failure: its docstring's first sentence, else its name."""
+    doc = " ".join((getattr(item, "function", None).__doc__ or "").split("\n\n")[0].split())
+    return doc or item.name.removeprefix("test_").replace("_", " ")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A published check that fails says so first: "the published data changed: <what>", then its
+    assertion, so that a republication that finds something else reads as news about the data, not as
+    a broken function (the code's own tests are under tests/unit/)."""
+    outcome = yield
+    rep = outcome.get_result()
+    if not (rep.failed and call.when == "call" and item.get_closest_marker("published")):
+        return
+    head = (f"{PUBLISHED_CHANGED}: {_what(item)}\n(if data/ was republished on purpose, review the change and "
+            f"update this check; if only code changed, the code changed what the committed data show)")
+    if isinstance(rep.longrepr, str):
+        rep.longrepr = f"{head}\n{rep.longrepr}"
+        return
+    crash = getattr(rep.longrepr, "reprcrash", None)
+    if crash is not None:
+        crash.message = f"{PUBLISHED_CHANGED}: {_what(item)}: {crash.message}"
+    if hasattr(rep.longrepr, "addsection"):
+        rep.longrepr.addsection(PUBLISHED_CHANGED, head)
 
 
 MYSQL = os.environ.get("DBEXP_TEST_MYSQL", "mysql:8.0@offline")

@@ -142,17 +142,6 @@ def test_quantities_in_different_units_get_charts_of_their_own():
     assert len(spec["vconcat"]) == 2
 
 
-def test_published_mvcc_panels_hold_at_most_six_series():
-    from dbexp.chapters import mvcc_chains as mv
-
-    if not (REPO / "data" / "mvcc_chains").is_dir():
-        pytest.skip("no published mvcc_chains results")
-    lat = mv.reader_latency(mv.CHAPTER.run("default", run=False, root=REPO))
-    per_panel = lat.groupby(["store", "server", "panel"])["reader"].nunique()
-    assert per_panel.max() <= 6
-    assert list(lat["store"].unique())[0] == "undo"  # InnoDB first, as the text
-
-
 # --- parameters cells, the intro, the configuration -------------------------------------------------
 
 def test_both_parameters_cells_are_removed_from_the_page(tmp_path):

@@ -1,50 +1,20 @@
-"""The calibration chapter from its published runs, with no server: the flavors' parts (the series
-versions are compared against, the sources' version claims with their numbers and conditions), the
-claims table's shape and verdicts, the machine's episodes in the spread, CPU per query under pinning,
-the run-length check, the page's sentences in each of their branches, README.md's block, the
-charts' panels, the design's groups and its time at default scale."""
+"""The calibration chapter with no server: the flavors' parts (the series versions are compared
+against, the sources' version claims with their numbers and conditions), the verdict helpers, the
+ratios on constructed runs, the design's groups and its time at default scale (what its published
+data/ show is checked in tests/published/test_published_calibration.py)."""
 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from dbexp.chapters import calibration as cal
-from dbexp.book.prose import plural
 from dbexp.chapters.calibration.claims import qualified
 from dbexp.chapters.calibration.chapter import PARTS
-from dbexp.experiments import stats, verdicts
-from dbexp.experiments.chapter import Cpus
-from dbexp.results.readme import read_block
-
-REPO = Path(__file__).resolve().parents[2]
-published = pytest.mark.skipif(not (REPO / "data" / "calibration").is_dir(), reason="no published calibration results")
-
-
-@pytest.fixture(scope="module")
-def res():
-    return cal.run("default", run=False, root=REPO)
-
-
-def _only(res, keep):
-    return dataclasses.replace(res, wide=res.wide[keep(res.wide)].reset_index(drop=True))
-
-
-def _spread_seconds(res) -> float:
-    w = res.wide[res.wide["part"] == "spread"]
-    return float(w["workload"].map(lambda x: x["duration_s"]).max())
-
-
-def _with_episodes(res, version="8.0.15", repeats=(3, 4), busy=85.0):
-    """The published runs with two spread repeats of one server made to look like an episode of the
-    machine: their server's CPU busy ``busy``% of the window."""
-    w = res.wide.copy()
-    hit = (w["part"] == "spread") & (w["version"] == version) & w["repeat"].isin(repeats)
-    w.loc[hit, "server_busy_pct"] = busy
-    return dataclasses.replace(res, wide=w)
+from dbexp.experiments import verdicts
+from dbexp.experiments.chapter import Cpus, Results
 
 
 def test_each_flavor_has_its_own_base_and_mariadb_not_mysqls_claims():
@@ -52,15 +22,6 @@ def test_each_flavor_has_its_own_base_and_mariadb_not_mysqls_claims():
         "mysql": "5.7", "postgres": "12", "mariadb": "10.11"}
     assert PARTS.part_for_name("mariadb").claims == ()
     assert [len(PARTS.part_for_name(f).claims) for f in ("mysql", "postgres")] == [2, 1]
-
-
-@published
-def test_relative_versions_start_at_each_flavors_base(res):
-    rel = cal.relative_versions(res)
-    bases = rel.groupby("flavor")["base"].first().str.split("-").str[0].to_dict()
-    assert bases == {"mariadb": "10.11.19", "mysql": "5.7.22", "postgres": "12.22"}
-    at_base = rel[rel["version"] == rel["base"]]
-    assert (at_base["ratio_qps"] == 1.0).all() and len(at_base) == 3
 
 
 def test_the_sources_numbers_are_recomputed_from_their_text():
@@ -82,273 +43,18 @@ def test_against_tells_the_sources_number_apart_from_no_effect():
     assert qualified("agrees") == "agrees under this lab's conditions, not the source's"
 
 
-@published
-def test_claims_table_has_the_books_shape_and_both_readings(res):
-    table = cal.claims(res)
-    assert list(table.columns) == list(verdicts.COLUMNS) and len(table) == 4
-    single, qps, cpu, pg = table.to_dict("records")
-    seconds = _spread_seconds(res)
-    sp = cal.spread_table(res)
-    ps = sp[sp["script"] == "oltp_point_select"]
-    n = int(ps["n"].max())
-    # the source's practice on 600 s runs is not judged on runs of seconds: the lab's spread is in the measured column
-    assert single["verdict"].startswith("not testable here (the source's runs were 600 s (reads) or 900 s (writes)")
-    assert f"{seconds:g} s on one server CPU" in single["verdict"]
-    moves = stats.single_runs_spread(float(ps["cv"].median()))
-    assert f"the ratio of two single {seconds:g} s runs moves by up to {moves:.1%} either way" in single["measured here"]
-    assert f"{n} repeats of {seconds:g} s per server, 4 clients" in single["here: conditions"]
-    k = int(ps["episodes"].sum())
-    assert ("no run fell in a machine episode" in single["measured here"]) == (k == 0)
-    assert (f"without the {plural(k, 'run')} of machine episodes" in single["measured here"]) == (k > 0)
-    assert "8.0.15 over 5.7.22" in qps["here: conditions"] and "16 clients" in qps["source: number, conditions"]
-    # each reading's interval is in the measured column, and the verdict is the one it gives against x1.23
-    def said(value, figure):
-        r, lo, hi = cal.version_ratio(res, "mysql", "8.0", "5.7", value=value)
-        return f"{r:.3f} [{lo:.3f}, {hi:.3f}] over all {n} repeats", qualified(
-            verdicts.magnitude(lo, hi, figure, figure, point=r, n=n))
-
-    measured, verdict = said("cpu_per_op_us", 1.23)
-    assert measured in cpu["measured here"]
-    assert cpu["verdict"].startswith(f"point-select cpu/o, the server's CPU: {verdict} over all {n} repeats")
-    measured, verdict = said("total_cpu_per_op_us", 1.23)
-    assert f"as vmstat counts: {measured}" in cpu["measured here"]
-    assert f"as vmstat counts: {verdict} over all {n} repeats" in cpu["verdict"]
-    measured, verdict = said("qps", 1 / 1.23)
-    assert measured in qps["measured here"] and verdict in qps["verdict"]
-    mine = cal.spread_runs(res)
-    mine = mine[(mine["flavor"] == "mysql") & mine["version"].str.match(r"(5\.7|8\.0)\.")]
-    k = int(mine["episode"].sum())
-    assert (f"without the {plural(k, 'run')} of machine episodes" in qps["measured here"]) == (k > 0)
-    # the run-length check is measured: every verdict on MySQL's versions says where its long runs lie
-    long_s = f"{cal.analysis.LENGTH_FACTOR * seconds:g}"
-    assert all(f"from one {long_s} s run each" in c["measured here"] for c in (qps, cpu))
-    checks = cal.length_checks(res).set_index(["label", "value"])
-    for row, value in ((qps, "qps"), (cpu, "cpu_per_op_us"), (cpu, "total_cpu_per_op_us")):
-        c = checks.loc[("mysql 8.0.15 / 5.7.22", value)]
-        assert (f"but the {long_s} s runs give {c['over']:.3f} [{c['over_low']:.3f}, {c['over_high']:.3f}] times the "
-                f"{seconds:g} s runs' ratio, {c['position']} 1" in row["verdict"]) == (c["position"] != "inside")
-    assert pg["verdict"].startswith("not testable here (the source's point queries are IO-bound")
-    # with two runs of 5.7.22 in an episode of the machine, both readings are given, and the verdict of each
-    ep = cal.claims(_with_episodes(res)).to_dict("records")
-    assert f"without the {k + 2} runs of machine episodes" in ep[1]["measured here"]
-    assert f"without the {k + 2} runs" in ep[2]["verdict"]
-
-
-@published
-def test_version_claims_read_only_their_flavors_runs(res):
-    table = cal.claims(res)
-    pg = cal.claims(_only(res, lambda w: w["flavor"] != "mysql"))
-    assert list(pg["verdict"][1:3]) == ["not measured at this scale"] * 2
-    assert pg["measured here"][1] == "not measured at this scale (needs mysql 5.7 and 8.0)"
-    assert pg.iloc[3].equals(table.iloc[3])
-
-
-@published
-def test_the_machines_episodes_are_told_apart(res):
-    e = cal.episode_numbers(res)
-    spread = res.wide[res.wide["part"] == "spread"]
-    runs = cal.spread_runs(res)
-    k = int(runs["episode"].sum())
-    assert (e["episodes"], e["runs"]) == (k, len(spread)) and e["rest_low"] >= cal.EPISODE_BUSY_PCT
-    assert sum(len(s["runs"]) for s in e["stretches"]) == k
-    sp = cal.spread_table(res)
-    assert ((sp["episodes"] == 0) == (sp["cv"] == sp["cv_steady"])).all()  # the CV without episodes differs only with some
-    assert cal.episodes_sentence(res).startswith(f"None of the {len(spread)} spread runs" if k == 0
-                                                 else f"{k} of the {len(spread)} spread runs")
-    # two runs of one server made slow: told apart, one stretch more, and the CV without them leaves them out
-    ep = _with_episodes(res)
-    e = cal.episode_numbers(ep)
-    assert (e["episodes"], e["runs"]) == (k + 2, len(spread)) and e["rest_low"] >= cal.EPISODE_BUSY_PCT
-    made = [s for s in e["stretches"] if s["servers"] == ["mysql 8.0.15"]]
-    assert [(r["script"], r["repeat"]) for s in made for r in s["runs"]] == [
-        ("oltp_point_select", 3), ("oltp_point_select", 4)]
-    row = cal.spread_table(ep).set_index(["version", "script"]).loc[("8.0.15", "oltp_point_select")]
-    assert row["episodes"] == 2 and row["cv_steady"] == pytest.approx(
-        stats.cv(spread[(spread["version"] == "8.0.15") & ~spread["repeat"].isin([3, 4])]["qps"]))
-    text = cal.episodes_sentence(ep)
-    assert text.startswith(f"{k + 2} of the {len(spread)} spread runs had their server's CPU busy only")
-    assert "episodes of the machine" in text
-
-
-@published
-def test_pinning_raises_cpu_per_query_with_pair_intervals(res):
-    cpu = cal.cpu_table(res).set_index(["ratio", "flavor"])
-    mysql, pg = cpu.loc[("pinning", "mysql")], cpu.loc[("pinning", "postgres")]
-    for r in (mysql, pg):  # pinned spends more CPU per query than unpinned, the whole interval above 1
-        assert 1 < r["ci_low"] <= r["ratio_cpu"] <= r["ci_high"] and r["cpu_a"] > r["cpu_b"]
-        assert r["pairs"] == cal.CHAPTER.scale("default").ratio_pairs and r["cpus_b"] > 1 > r["cpus_a"]
-    text = cal.cpu_reading(res)
-    assert f"pinned / unpinned is {mysql['ratio_cpu']:.3f} [{mysql['ci_low']:.3f}, {mysql['ci_high']:.3f}]" in text
-    low, high = min(mysql["ci_low"], pg["ci_low"]), max(mysql["ci_high"], pg["ci_high"])
-    assert f"{low:.2f} to {high:.2f} times" in text
-
-
-@published
-def test_run_length_check_is_measured_in_the_published_runs(res):
-    checks = cal.length_checks(res)
-    assert len(checks) == 14
-    # default checks every ratio on postgres 16 (its length server), only pinning on mysql 8.0: no long hand or bare run
-    missing = set(checks.loc[checks["position"].isna(), "label"])
-    assert missing == {"mysql 8.0.15: harness / hand", "mysql 8.0.15: container / bare"}
-    measured = checks[checks["position"].notna()]
-    assert (measured["long_s"] == cal.analysis.LENGTH_FACTOR * measured["short_s"]).all()
-    # position and reading follow the interval: inside holds 1; agrees only within 1 +- 5%
-    held = (measured["over_low"] <= 1) & (1 <= measured["over_high"])
-    assert (held == (measured["position"] == "inside")).all()
-    near = (measured["over_low"] >= 1 - verdicts.NEAR_BAND) & (measured["over_high"] <= 1 + verdicts.NEAR_BAND)
-    assert (near == (measured["reading"] == "agrees")).all()
-    text = cal.length_reading(res)
-    assert not text.startswith("These results have no run-length check")
-    assert f"lies within 1 ± 5% for {int(near.sum())}:" in text
-    wide = int((held & ~near).sum())
-    assert (f"{wide} comparisons hold 1 but reach beyond 1 ± 5%, too wide to tell" in text) == (wide > 1)
-    assert "had no long runs at this scale" in text
-    none = cal.length_reading(_only(res, lambda w: w["part"] != "length"))
-    assert none.startswith("These results have no run-length check")
-
-
-@published
-def test_run_length_check_places_each_long_ratio_against_its_interval(res):
-    checks = cal.length_checks(res).set_index(["label", "value"])
-    pin = checks.loc[("mysql 8.0.15: pinned / unpinned", "qps")]
-    seconds = _spread_seconds(res)
-    assert pin["long_s"] == cal.analysis.LENGTH_FACTOR * pin["short_s"] and pin["position"] in ("inside", "above", "below")
-    # the long pair against the short pair ratios, read as one more pair: wider than the mean's interval
-    assert pin["over"] == pytest.approx(pin["long"] / pin["ratio"])
-    assert pin["over_high"] / pin["over_low"] > pin["ci_high"] / pin["ci_low"]
-    v = checks.loc[("mysql 8.0.15 / 5.7.22", "qps")]
-    w = res.wide
-    long = w[(w["part"] == "length") & (w["flavor"] == "mysql") & (w["variant"] == "reference")
-             & w["workload"].map(lambda x: x["duration_s"] == cal.analysis.LENGTH_FACTOR * seconds)].set_index("version")["qps"]
-    assert v["long"] == pytest.approx(long["8.0.15"] / long["5.7.22"]) and v["long_s"] == cal.analysis.LENGTH_FACTOR * seconds
-    assert v["over"] == pytest.approx(v["long"] / v["ratio"], rel=0.05)  # geometric means against the ratio's
-    assert pd.isna(checks.loc[("mysql 8.0.15: harness / hand", "qps"), "position"])  # no long hand run
-    text = cal.length_reading(res)
-    outside = checks[checks["position"].isin(["above", "below"])]
-    for (label, _), c in outside.iterrows():
-        assert f"{c['over']:.3f} [{c['over_low']:.3f}, {c['over_high']:.3f}] times it, {c['position']} 1" in text
-    assert "one run each 60 s long" not in cal.claims(res)["measured here"][1]
-    assert f"from one {cal.analysis.LENGTH_FACTOR * seconds:g} s run each" in cal.claims(res)["measured here"][1]
-
-
 def test_ratios_of_the_shared_design_pair_each_b_with_its_repeats_reference():
     rows = [{"part": "ratios", "variant": v, "flavor": "postgres", "version": "16.14", "sweep_id": "s", "repeat": r,
              "qps": 100.0 * f * (1 + 0.01 * r), "cpu_per_op_us": float("nan") if v == "hand" else 10.0 / f,
              "client_cpu_per_op_us": 5.0}
             for r in range(4) for v, f in (("reference", 1.0), ("hand", 1.0), ("bare", 0.98), ("unpinned", 1.6))]
-    res = cal.CHAPTER.run("smoke", run=False, root=REPO) if (REPO / "data" / "calibration").is_dir() else None
-    fake = dataclasses.replace(res, wide=pd.DataFrame(rows)) if res else type("R", (), {"wide": pd.DataFrame(rows)})()
+    fake = Results("calibration", pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), "test")
     rt = cal.ratio_table(fake).set_index("ratio")
     assert rt.loc[["harness", "container", "pinning"], "pairs"].tolist() == [4, 4, 4]
     assert rt.loc["pinning", "ratio_qps"] == pytest.approx(1 / 1.6)
     assert rt.loc["container", "ratio_qps"] == pytest.approx(1 / 0.98)
     cpu = cal.cpu_table(fake).set_index("ratio")
     assert cpu.loc["pinning", "ratio_cpu"] == pytest.approx(1.6) and "harness" not in cpu.index
-
-
-@published
-def test_readme_block_is_the_readmes(res):
-    assert cal.readme_block(res) == read_block("calibration", REPO / "README.md")
-
-
-@published
-def test_ratio_reading_has_one_bullet_per_ratio(res):
-    lines = cal.ratio_reading(res).split("\n")
-    assert [line.split("**")[1] for line in lines] == list(cal.RATIOS)
-    rt = cal.ratio_table(res).set_index(["ratio", "flavor"])
-    pin = rt.loc[("pinning", "mysql")]
-    assert pin["ci_high"] < 1  # pinned is slower: its effect in A's and B's names
-    assert lines[2].startswith(f"- **pinning** (pinned / unpinned, {pin['pairs']} pairs): mysql 8.0.15: "
-                               f"{pin['ratio_qps']:.3f} [{pin['ci_low']:.3f}, {pin['ci_high']:.3f}], pinned "
-                               f"{100 * (1 - pin['ci_high']):.1f} to {100 * (1 - pin['ci_low']):.1f}% slower than unpinned;")
-    assert rt.loc[("sessions", "postgres"), "half_width_pct"] > 3
-    assert lines[3].endswith("(wider than the 3% the lab aims for).")
-    assert cal.ratio_design(res).startswith("The three ratios share their A")
-
-
-@published
-def test_sampler_cost_sentence_in_each_branch(res):
-    text = cal.sampler_cost_sentence(res)
-    cost = cal.sampler_cost(res)
-    assert list(cost["idle sessions"]) == list(cal.CHAPTER.scale("default").session_counts)
-    top = cost.iloc[-1]
-    assert text.startswith(f"On postgres 16.14, QPS with the harness over QPS by hand: {top['idle sessions']:,d} sessions, "
-                           f"{top['server processes']:,.0f} server processes: {top['QPS harness / hand']:.3f} "
-                           f"[{top['QPS low']:.3f}, {top['QPS high']:.3f}]")
-    assert top["server processes"] > top["idle sessions"]  # a process each, and the server's own
-    loss, worst = 1 - top["QPS harness / hand"], 1 - top["QPS low"]
-    assert (f"a {'loss' if loss >= 0 else 'gain'} of {100 * abs(loss):.1f}% and the interval excludes a cost larger "
-            f"than {100 * max(worst, 0):.1f}%") in text
-    assert ("these pairs cannot show that much" in text) == (100 * worst > 1)
-    assert text.endswith(f" of one CPU at {top['idle sessions']:,d} sessions.")
-    one_pair = cal.sampler_cost_sentence(_only(res, lambda w: (w["part"] != "sessions") | (w["repeat"] < 1)))
-    assert one_pair.endswith("[nan, nan] (too few pairs for an interval).") and "sampler thread" not in one_pair
-    none = cal.sampler_cost_sentence(_only(res, lambda w: w["part"] != "sessions"))
-    assert none == "This run has no sessions part (it needs `session_counts`)."
-
-
-@published
-def test_findings_are_five_with_numbers_and_intervals(res):
-    bullets = cal.findings(res).split("\n\n")
-    assert len(bullets) == 5 and all(b.startswith("- **") for b in bullets)
-    n = cal.spread_numbers(cal.spread_table(res))
-    n_runs = int((res.wide["part"] == "spread").sum())
-    assert (f"CV is {n['cv_ps_median']:.1%} in the median and {n['cv_ps_max']:.1%} at worst ({n['cv_ps_max_server']})"
-            in bullets[0])
-    k = cal.episode_numbers(res)["episodes"]
-    episodes = "an episode" if k == 1 else "episodes"
-    assert (f"{k} of {n_runs} runs fell in {episodes} of the machine" in bullets[0]) == (k > 0)
-    assert f"{k + 2} of {n_runs} runs fell in episodes of the machine" in cal.findings(_with_episodes(res))
-    rt = cal.ratio_table(res).set_index(["ratio", "flavor"])
-    h = rt.loc[("harness", "mysql")]
-    assert f"harness / hand is {h['ratio_qps']:.3f} [{h['ci_low']:.3f}, {h['ci_high']:.3f}] on mysql 8.0.15" in bullets[1]
-    # the heading follows the intervals: an interval of harness / hand or container / bare that excludes 1
-    # is not "the lab does not bend throughput"
-    cost = rt.loc[["harness", "container"]]
-    bent = ~((cost["ci_low"] <= 1) & (cost["ci_high"] >= 1))
-    assert bullets[1].startswith("- **The lab's own cost is not ruled out here**" if bent.any()
-                                 else "- **The lab does not bend throughput")
-    # ... and where runs ten times as long moved a harness or container QPS ratio, it says so
-    from dbexp.chapters.calibration.findings import _checks, _length_groups
-    moved = [c for c in _length_groups(_checks(res)[0])["outside"]
-             if c["what"] == "QPS" and c["label"].split(": ")[-1] in ("harness / hand", "container / bare")]
-    assert ("for longer runs the lab's cost is not ruled out" in bullets[1]) == (bool(moved) and not bent.any())
-    assert all(f"{c['label']} was {c['long']:.3f}" in bullets[1] for c in moved if not bent.any())
-    assert bullets[1].count(" than ") == int(bent.sum())
-    busy = cal.analysis.ratio_busy(res)
-    assert (f"{busy['reference_episodes']} of the {busy['reference_runs']} reference runs" in bullets[1]) == (
-        bent.any() and busy["reference_episodes"] / busy["reference_runs"] > busy["b_episodes"] / busy["b_runs"])
-    cpu = cal.cpu_table(res).set_index(["ratio", "flavor"])
-    m, p = cpu.loc[("pinning", "mysql")], cpu.loc[("pinning", "postgres")]
-    assert (f"the server's CPU per query {m['ratio_cpu']:.2f} [{m['ci_low']:.2f}, {m['ci_high']:.2f}] on mysql 8.0.15 and "
-            f"{p['ratio_cpu']:.2f} [{p['ci_low']:.2f}, {p['ci_high']:.2f}]") in bullets[2]
-    assert "with 1,000 idle sessions held (1,007 server processes) on postgres 16.14" in bullets[3]
-    checks = cal.length_checks(res)
-    measured = checks[checks["position"].notna()]
-    assert bullets[4].startswith(f"- **Run length**: of {len(measured)} comparisons measured again")
-    assert f"{(measured['reading'] == 'agrees').sum()} agree with their short runs" in bullets[4]
-    assert f"run length moved {(measured['position'] != 'inside').sum()}:" in bullets[4]
-    unchecked = cal.findings(_only(res, lambda w: w["part"] != "length")).split("\n\n")
-    assert unchecked[4].startswith("- **Run length is not checked in these results**")
-    # a run without the sessions part or MySQL still has a summary
-    assert len(cal.findings(_only(res, lambda w: (w["part"] != "sessions") & (w["flavor"] != "mysql"))).split("\n\n")) == 4
-    assert "read-write was not measured" in cal.spread_reading(_only(res, lambda w: w["script"] != "oltp_read_write"))
-
-
-@published
-def test_spread_charts_panels_hold_the_rows_of_their_labels(res):
-    from chart_panels import check
-    from test_chart_facets import notebook_charts
-
-    specs = notebook_charts("calibration", {"res": res, "w": res.wide, "cal": cal})
-    titles = [c.to_dict()["title"]["text"] for c in specs]
-    assert titles[:2] == ["QPS of every repeat (dot) and its median (tick)",
-                          "Share of each repeat's window the server's CPU was busy (dot), and its median (tick)"]
-    scripts = {(s,) for s in res.wide.loc[res.wide["part"] == "spread", "script"].unique()}
-    assert scripts == {(s,) for s in cal.CHAPTER.scale("default").workloads}  # default: point selects only
-    for chart in specs[:2]:
-        for facet in check(chart):  # every panel draws exactly the rows of its label, and each workload has one
-            assert {p.labels for p in facet.panels} == scripts
 
 
 def test_the_design_measures_the_ratios_beside_one_reference_and_checks_run_length():

@@ -10,64 +10,13 @@ buffer_eviction's PostgreSQL charts did this: 12.22's row was blank, 14.23 showe
 
 from __future__ import annotations
 
-import json
-import re
-from pathlib import Path
-from unittest import mock
 
 import altair as alt
 import pandas as pd
 import pytest
 
-from chart_panels import _facets, check
-from dbexp.book import charts, downloads
-
-REPO = Path(__file__).resolve().parents[2]
-FACETING = re.compile(r"charts\.(shaded_series|stacked_shares|dashed_lines|per_measure|repeats_strip|lines)\(")
-
-
-def notebook_charts(chapter: str, namespace: dict) -> list:
-    """The charts a chapter's notebook hands to downloads.chart, from its cells that call a faceting
-    helper, run on ``namespace`` (the chapter's results and what those cells read)."""
-    nb = json.loads((REPO / "notebooks" / f"{chapter}.ipynb").read_text())
-    got = []
-    ns = {"pd": pd, "charts": charts, "downloads": downloads, **namespace}
-    with mock.patch.object(downloads, "chart", lambda c, *a, **k: got.append(c)):
-        for cell in nb["cells"]:
-            src = "".join(cell["source"])
-            if cell["cell_type"] == "code" and "downloads.chart(" in src and FACETING.search(src):
-                exec(compile(src, f"{chapter}.ipynb", "exec"), ns)
-    return got
-
-
-def _has_facet(spec: dict) -> bool:
-    return any(True for _ in _facets(spec, None))
-
-
-def test_buffer_eviction_panels_hold_the_rows_of_their_labels():
-    from dbexp.chapters import buffer_eviction as be
-
-    if not (REPO / "data" / "buffer_eviction").is_dir():
-        pytest.skip("no published buffer_eviction results")
-    res = be.run("default", run=False, root=REPO)
-    specs = [c.to_dict() for c in notebook_charts("buffer_eviction", {"be": be, "res": res, "tl": be.timeline(res)})]
-    specs = [s for s in specs if _has_facet(s)]
-    # hot QPS and residency for each engine, and PostgreSQL's usage counts
-    assert len(specs) == 5, [s.get("title") for s in specs]
-    checked = {spec["title"]["text"]: check(spec) for spec in specs}
-    for spec in specs:
-        title = spec["title"]["text"]
-        assert spec["title"]["subtitle"][0] == charts.measured_on(res), title  # the hardware, as before
-        for facet in checked[title]:
-            assert facet.fields == ("series_name", "variant"), title
-            ran = set(facet.data[["series_name", "variant"]].itertuples(index=False, name=None))
-            for p in facet.panels:
-                if p.labels in ran:
-                    assert p.rows and charts.NOT_RUN not in p.texts, (title, p.labels)
-                else:  # a variant this server did not run: an empty panel that says so
-                    assert not p.rows and p.texts == [charts.NOT_RUN], (title, p.labels, p.texts)
-            if title.startswith("PostgreSQL"):  # the servers that ran two variants of four are there
-                assert {"postgres 12.22", "postgres 16.14"} <= {p.labels[0] for p in facet.panels}, title
+from chart_panels import check
+from dbexp.book import charts
 
 
 # --- every faceting helper on a grid with holes and orders of its own ---------------------------------

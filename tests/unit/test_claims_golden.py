@@ -1,194 +1,76 @@
-"""Verdicts pinned: every published chapter's claims table, computed from data/, against a golden file.
-
-For each chapter of the book's table of contents that has published results in data/<chapter>/, the
-test computes ``claims(run("default", run=False))`` and compares it, cell by cell, with
-tests/unit/golden/<chapter>.claims.json (every column the table has, as text, rows in the order
-``claims`` returns them). A changed verdict, a changed measured value or a reworded claim fails here
-with the chapter, the claim and each changed cell before and after; so does a chapter with published
-data but no golden file, or a golden file whose chapter has no published data any more.
-
-When the change is meant (new data published, a claim reworded, a verdict rule changed), regenerate
-the golden files and review their diff like any other change, in the same commit as its cause:
-
-    DBEXP_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_claims_golden.py
-    git diff tests/unit/golden/
-
-Every verdict cell must also contain one of the verdict words the book allows (tests/test_notebooks.py
-VERDICTS: agrees, disagrees, not resolved, not measured, not testable).
-"""
+"""The golden claims record (tests/published/golden_claims.py) on constructed cells: claim ids, verdict
+words, intervals, the tolerance and the differences it reports. What the published data's claims are
+is checked in tests/published/test_published_claims.py."""
 
 from __future__ import annotations
 
-import ast
-import json
-import os
-import re
-from pathlib import Path
-
 import pandas as pd
-import pytest
 
-from unit_support import published_claims
-from dbexp.book.toc import executed_chapters
 from dbexp.experiments import verdicts
-
-REPO = Path(__file__).resolve().parents[2]
-GOLDEN = Path(__file__).resolve().parent / "golden"
-SUFFIX = ".claims.json"
-UPDATE = os.environ.get("DBEXP_UPDATE_GOLDEN", "") not in ("", "0")
-UPDATE_COMMAND = "DBEXP_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_claims_golden.py"
-# the chapters the book executes (from _toc.yml), those of them with published results
-PUBLISHED = [name for name in executed_chapters(REPO) if (REPO / "data" / name).is_dir()]
+from golden_claims import book_verdicts, claim_ids, differences, intervals, record, same_number, verdict_words
+from unit_support import REPO
 
 
-def _book_verdicts() -> tuple[str, ...]:
-    """The verdict words the book's notebook test accepts (VERDICTS in tests/test_notebooks.py),
-    read without importing that module (it needs papermill and marks itself docker)."""
-    tree = ast.parse((REPO / "tests" / "test_notebooks.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "VERDICTS" for t in node.targets):
-            return tuple(ast.literal_eval(node.value))
-    raise AssertionError("tests/test_notebooks.py defines no VERDICTS")
+def test_claim_ids_are_slugs_of_the_claim_without_its_link_and_repeats_are_numbered():
+    link = '<a href="https://x">source</a>'
+    ids = claim_ids([f"MySQL 5.7 to 8.0 lost throughput ({link})", "On insert, GTIDs cost 1.10X more CPU",
+                     f"MySQL 5.7 to 8.0 lost throughput ({link})"])
+    assert ids == ["mysql-5.7-to-8.0-lost-throughput", "on-insert-gtids-cost-1.10x-more-cpu",
+                   "mysql-5.7-to-8.0-lost-throughput-2"]
+    long = claim_ids(["word " * 40])[0]
+    assert len(long) <= 60 and long.endswith("word")
 
 
-VERDICT_WORDS = _book_verdicts()
+def test_verdict_words_drop_the_reasons_and_keep_counts_and_directions():
+    assert verdict_words("agrees") == ["agrees"]
+    assert verdict_words(verdicts.combine(["agrees", "not resolved (the interval spans 1)", "not resolved (x)"])) == [
+        "agrees in 1 of 3", "not resolved in 1 of 3", "not resolved in 1 of 3"]
+    assert verdict_words("5.7.22: not testable here (the source (8.0.44) only); 9.7.4: agrees in direction, larger") == [
+        "not testable here", "agrees in direction, larger"]
+    assert verdict_words(verdicts.magnitude(0.943, 1.112, 1.23, 1.23)) == ["disagrees"]
+    assert verdict_words("agrees in direction, higher efficiency (fewer wasted wakeups) than the source's in 1 of 3"
+                         ) == ["agrees in direction, higher efficiency in 1 of 3"]
+    assert verdict_words(verdicts.NOT_MEASURED) == ["not measured"]
+    # the reason in parentheses may say anything: it is prose
+    assert verdict_words("not resolved (it agrees in 2 of 3 once repeated)") == ["not resolved"]
 
 
-def golden_path(chapter: str) -> Path:
-    return GOLDEN / f"{chapter}{SUFFIX}"
+def test_intervals_are_read_with_their_points_as_printed():
+    cell = ("mysql 5.7.22: 0.541 [-0.635, 1.717] misses (1,498/s); x38.5 [32.6, 45.4]; 36.4% [35.7%, 37.1%]; "
+            "+117 ns [+110, +123]; 8.0.15/5.7.22 over 5 points, 0.966 to 0.996; H = 1,000 to 10,000; [0.1, 1.0]")
+    assert intervals(cell) == [["0.541", "-0.635", "1.717"], ["38.5", "32.6", "45.4"], ["36.4", "35.7", "37.1"],
+                               ["+117", "+110", "+123"], [None, "0.966", "0.996"], [None, "1,000", "10,000"],
+                               [None, "0.1", "1.0"]]
+    assert intervals("from 5.7.22 to 8.0.15, not measured at this scale") == []
 
 
-def _cell(value) -> str | None:
-    return None if value is None or (not isinstance(value, str) and pd.isna(value)) else str(value)
+def test_numbers_agree_within_their_printed_precision_or_a_relative_millionth():
+    assert same_number("0.966", "0.966") and same_number("0.97", "0.966") and same_number("1,000", "1000")
+    assert not same_number("0.966", "0.967") and not same_number("1.0", "1.1")
+    assert same_number("1000000", "1000000.5") and not same_number("100", "101")
+    assert same_number(None, None) and not same_number(None, "1")
 
 
-def as_record(chapter: str, table: pd.DataFrame) -> dict:
-    columns = [str(c) for c in table.columns]
-    rows = [dict(zip(columns, (_cell(v) for v in row), strict=True))
-            for row in table.itertuples(index=False, name=None)]
-    return {"chapter": chapter,
-            "computed_by": f'claims(run("default", run=False)) on data/{chapter}/',
-            "columns": columns, "rows": rows}
+def test_the_record_and_its_differences_name_chapter_claim_and_what_changed():
+    def table(verdict, measured):
+        return pd.DataFrame([{"claim": "A is fast", "verdict": verdict, "measured here": measured},
+                             {"claim": "B is slow", "verdict": "agrees", "measured here": "2.0 [1.0, 3.0]"}])
 
-
-def dump(record: dict) -> str:
-    return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
-
-
-def label(claim: str | None, width: int = 100) -> str:
-    """A claim as a reader would name it: its text without HTML tags, cut to ``width``."""
-    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", claim or "")).strip()
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-def differences(chapter: str, before: dict, after: dict) -> list[str]:
-    """Readable lines for every difference between a golden record and a computed one."""
-    out = []
-    if before["columns"] != after["columns"]:
-        out.append(f"{chapter}: columns changed: {before['columns']} -> {after['columns']}")
-    key = "claim" if "claim" in before["columns"] and "claim" in after["columns"] else None
-    old, new = before["rows"], after["rows"]
-    old_claims = [r.get(key) if key else i for i, r in enumerate(old)]
-    new_claims = [r.get(key) if key else i for i, r in enumerate(new)]
-    if key and (len(set(old_claims)) < len(old_claims) or len(set(new_claims)) < len(new_claims)):
-        key = None  # repeated claim texts: match rows by position
-        old_claims, new_claims = list(range(len(old))), list(range(len(new)))
-    by_new = dict(zip(new_claims, new))
-    for i, (claim, row) in enumerate(zip(old_claims, old)):
-        name = f"claim {i + 1} '{label(row.get('claim'))}'"
-        if claim not in by_new:
-            out.append(f"{chapter}: {name}: no longer in the table" if key else
-                       f"{chapter}: row {i + 1} removed: {row}")
-            continue
-        now = by_new[claim]
-        for col in dict.fromkeys(list(row) + list(now)):
-            if row.get(col) != now.get(col):
-                out.append(f"{chapter}: {name}: {col!r} changed\n    before: {row.get(col)!r}\n"
-                           f"    after:  {now.get(col)!r}")
-    gone = set(old_claims)
-    for i, (claim, row) in enumerate(zip(new_claims, new)):
-        if claim not in gone:
-            out.append(f"{chapter}: claim {i + 1} '{label(row.get('claim'))}' is new: {row}")
-    common_old = [c for c in old_claims if c in by_new]
-    common_new = [c for c in new_claims if c in set(old_claims)]
-    if key and common_old != common_new:
-        out.append(f"{chapter}: the claims' order changed: "
-                   f"{[label(c, 40) for c in common_old]} -> {[label(c, 40) for c in common_new]}")
-    return out
-
-
-_computed: dict[str, dict] = {}
-
-
-@pytest.fixture(scope="module")
-def computed():
-    """Each published chapter's claims table as a golden record, computed once for the module."""
-    def get(chapter: str) -> dict:
-        if chapter not in _computed:
-            table = published_claims(chapter)
-            _computed[chapter] = as_record(chapter, table)
-        return _computed[chapter]
-    return get
-
-
-def test_the_chapters_with_published_data_are_found():
-    assert {"calibration", "readview"} <= set(PUBLISHED), PUBLISHED
-
-
-@pytest.mark.parametrize("chapter", PUBLISHED)
-def test_claims_table_matches_its_golden_file(chapter, computed):
-    record = computed(chapter)
-    path = golden_path(chapter)
-    if UPDATE:
-        GOLDEN.mkdir(exist_ok=True)
-        if not path.is_file() or path.read_text() != dump(record):
-            path.write_text(dump(record))
-        return
-    if not path.is_file():
-        pytest.fail(f"{chapter} has published data in data/{chapter}/ but no golden claims file "
-                    f"{path.relative_to(REPO)}; create it with\n    {UPDATE_COMMAND}\n"
-                    "and review it before committing", pytrace=False)
-    golden = json.loads(path.read_text())
-    diff = differences(chapter, golden, record)
-    if diff:
-        pytest.fail(f"{chapter}'s claims table differs from {path.relative_to(REPO)} "
-                    f"({len(diff)} difference{'s' if len(diff) != 1 else ''}):\n" + "\n".join(diff) +
-                    f"\nIf the change is meant, regenerate with\n    {UPDATE_COMMAND}\n"
-                    "and review the golden files' diff.", pytrace=False)
-    assert path.read_text() == dump(record), f"{path.relative_to(REPO)} is not in the form {UPDATE_COMMAND} writes"
-
-
-def test_no_golden_file_without_published_data():
-    stale = sorted(p.name for p in GOLDEN.glob(f"*{SUFFIX}") if p.name[: -len(SUFFIX)] not in PUBLISHED)
-    assert not stale, (f"golden claims files for chapters with no published data in the book: {stale}; "
-                       "delete them (or publish the chapter's data)")
-
-
-@pytest.mark.parametrize("chapter", PUBLISHED)
-def test_every_verdict_uses_a_book_verdict_word(chapter, computed):
-    record = computed(chapter)
-    assert "verdict" in record["columns"], record["columns"]
-    bad = [(label(r.get("claim"), 60), r["verdict"]) for r in record["rows"]
-           if not r["verdict"] or not any(w in r["verdict"] for w in VERDICT_WORDS)]
-    assert not bad, f"{chapter}: verdicts without any of {VERDICT_WORDS}: {bad}"
+    before = record("ch", table("agrees (because)", "1.000 [0.950, 1.050]"))
+    assert before["claims"]["a-is-fast"] == {"verdict": ["agrees"], "intervals": [["1.000", "0.950", "1.050"]]}
+    # reworded prose, the same numbers printed to fewer digits: nothing changed
+    assert differences("ch", before, record("ch", table("agrees (for another reason)", "now 1.00 [0.95, 1.05]"))) == []
+    after = record("ch", table("disagrees", "0.900 [0.850, 0.950]"))
+    assert differences("ch", before, after) == [
+        "ch: claim 'a-is-fast': verdict ['agrees'] -> ['disagrees']",
+        "ch: claim 'a-is-fast': interval 1 1.000 [0.950, 1.050] -> 0.900 [0.850, 0.950]"]
+    gone = {**before, "claims": {"c-is-new": before["claims"]["a-is-fast"]}}
+    assert differences("ch", before, gone) == ["ch: claim 'a-is-fast' is no longer in the table",
+                                                "ch: claim 'b-is-slow' is no longer in the table",
+                                                "ch: claim 'c-is-new' is new: verdict ['agrees']"]
 
 
 def test_verdict_words_cover_the_verdict_helpers():
-    assert {"agrees", "disagrees", "not resolved", "not measured"} <= set(VERDICT_WORDS)
-    assert verdicts.NOT_MEASURED.startswith(VERDICT_WORDS)
-
-
-def test_the_diff_names_chapter_claim_and_cells():
-    cols = ["claim", "measured here", "verdict"]
-    before = {"columns": cols, "rows": [{"claim": '<a href="https://x">A</a> is fast', "measured here": "1.0",
-                                         "verdict": "agrees"},
-                                        {"claim": "B", "measured here": "2", "verdict": "agrees"}]}
-    after = {"columns": cols, "rows": [{"claim": '<a href="https://x">A</a> is fast', "measured here": "0.9",
-                                        "verdict": "disagrees"},
-                                       {"claim": "C", "measured here": "3", "verdict": "agrees"}]}
-    lines = differences("ch", before, after)
-    assert lines[0] == "ch: claim 1 'A is fast': 'measured here' changed\n    before: '1.0'\n    after:  '0.9'"
-    assert lines[1] == "ch: claim 1 'A is fast': 'verdict' changed\n    before: 'agrees'\n    after:  'disagrees'"
-    assert lines[2] == "ch: claim 2 'B': no longer in the table"
-    assert lines[3].startswith("ch: claim 2 'C' is new")
-    assert differences("ch", before, before) == []
+    words = book_verdicts(REPO)
+    assert {"agrees", "disagrees", "not resolved", "not measured"} <= set(words)
+    assert verdicts.NOT_MEASURED.startswith(words)

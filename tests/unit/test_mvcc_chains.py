@@ -1,11 +1,9 @@
 """The mvcc_chains chapter with no server: its design, its engine parts, its per-version estimates and
-verdicts on fixed inputs with known answers, and its analysis and findings of the published data/."""
+verdicts on fixed inputs with known answers (what its published data/ show is checked in
+tests/published/test_published_mvcc_chains.py)."""
 
 from __future__ import annotations
 
-import dataclasses
-import re
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,8 +16,6 @@ from dbexp.chapters.mvcc_chains import claims
 from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Cpus
 from dbexp.servers.registry import flavor_of_spec
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _store(spec: str) -> str:
@@ -209,76 +205,6 @@ def test_the_excess_at_ten_uses_the_cold_rows_of_the_same_run():
     assert ex.loc["MySQL 8.0.15", "ns_per_version"] == pytest.approx(700.0)
 
 
-def test_published_mvcc_tables_have_numbers():
-    res = mv.CHAPTER.run("default", run=False, root=REPO)
-    t = mv.at_largest_v(res)
-    assert t["old_server_us"].notna().all() and (t["versions"] == t["versions"].max()).all()
-    assert t["held_snapshot"].notna().all() and t["held_control"].notna().all()
-    pv = mv.per_version(res)
-    assert pv["ns_per_version"].notna().all() and (pv["repeats"] >= 5).all()
-
-
-def test_the_published_findings_are_a_list_one_line_per_finding():
-    res = mv.CHAPTER.run("default", run=False, root=REPO)
-    lines = mv.CHAPTER.findings(res).splitlines()
-    assert [re.match(r"- \*\*(.+?)\*\*", line).group(1) for line in lines] == [
-        "InnoDB, the old reader:", "The first versions cost more:", "PostgreSQL, a HOT chain on one page:",
-        "A non-HOT version against a HOT one:", "The collectors:"]
-    # the numbers are those the tables print: InnoDB's smallest and largest excess per version
-    rows = mv.per_version_rows(res)
-    innodb = rows[rows["store"] == "undo"].assign(value=lambda d: d["excess"].str.split().str[0].astype(float))
-    low, high = innodb.loc[innodb["value"].idxmin()], innodb.loc[innodb["value"].idxmax()]
-    assert f"from {low['excess']} ns ({low['series_name']}, {low['variant']})" in lines[0]
-    assert f"to {high['excess']} ns ({high['series_name']}, {high['variant']})" in lines[0]
-    assert f"resolved above 0 in {len(innodb)} of {len(innodb)}" in lines[0]
-    # the published runs now hold k at fillfactor 70 beside v at 70: the clean comparison, one change
-    assert lines[3].startswith("- **A non-HOT version against a HOT one:** at fillfactor 70, a version of the indexed "
-                               "column k costs a reader from ")
-    # the reclaim times are the collectors' cadence: MySQL's purge ran about 6 s after the snapshot ended
-    assert re.search(r"6\.\d to 6\.\d s later by mysql 5\.7\.22 \(all 10 runs\)", lines[4]), lines[4]
-    assert re.search(r"when each collector next ran, not how long its work took, which ended within one poll "
-                     r"\(0\.\d s\) in \d+ of \d+ runs\.$", lines[4]), lines[4]
-
-
-def test_findings_say_when_there_is_too_little_and_compare_columns_at_one_fillfactor():
+def test_findings_say_when_there_is_too_little():
     assert prose.render("mvcc_chains", "findings", enough=False) == \
         "Too few points in these results for findings (a smoke run has one repeat)."
-    res = mv.CHAPTER.run("default", run=False, root=REPO)
-    # the design's new variant, k at fillfactor 70, as if measured: the k at 100 runs under its name
-    w = res.wide.copy()
-    k70 = w[w["column"] == "k"].dropna(subset=["fillfactor"])
-    k70 = k70[k70["fillfactor"].astype(str).isin(["100", "100.0"])].assign(
-        fillfactor=70, run_id=lambda d: d["run_id"] + "-k70")
-    both = dataclasses.replace(res, wide=pd.concat([w, k70], ignore_index=True))
-    line = [x for x in mv.CHAPTER.findings(both).splitlines() if "non-HOT" in x][0]
-    assert line.startswith("- **A non-HOT version against a HOT one:** at fillfactor 70, a version of the indexed "
-                           "column k costs a reader from ")
-    assert "resolved above 0 in 6 of 6" in line
-    row = mv.CHAPTER.claims(both).iloc[2]
-    assert row["verdict"] == claims.DIRECTION_ONLY and "fillfactor 100" not in row["measured here"]
-
-
-def test_the_published_claims_have_the_book_s_shape():
-    res = mv.CHAPTER.run("default", run=False, root=REPO)
-    t = mv.CHAPTER.claims(res)
-    assert list(t.columns) == list(verdicts.COLUMNS) and len(t) == 5
-    assert (t["source: number, conditions"] == claims.SOURCE).all()  # the source gives no number
-    assert all("one server CPU of a 2-CPU VM" in here for here in t["here: conditions"])
-    assert t.iloc[2]["verdict"] == claims.DIRECTION_ONLY  # k against v, both at fillfactor 70: one change
-    assert t.iloc[4]["verdict"].startswith("not testable here (a 1,000-row table")
-
-
-def test_the_chapter_s_charts_hold_the_rows_of_their_labels():
-    from chart_panels import check
-    from test_chart_facets import notebook_charts
-
-    res = mv.CHAPTER.run("default", run=False, root=REPO)
-    w = res.wide.copy()  # one PostgreSQL server with a variant the others lack: its panel says so
-    extra = w[(w["series_name"] == "postgres 14.23") & (w["column"] == "k")].assign(
-        fillfactor=70, run_id=lambda d: d["run_id"] + "-k70")
-    holes = dataclasses.replace(res, wide=pd.concat([w, extra], ignore_index=True))
-    for r in (res, holes):
-        specs = [c.to_dict() for c in notebook_charts("mvcc_chains", {"mv": mv, "res": r})]
-        assert len(specs) == 4, [s.get("title") for s in specs]
-        for spec in specs:
-            assert check(spec), spec["title"]

@@ -1,20 +1,9 @@
-"""The readview chapter's design and its analysis of the published data/ (no server)."""
+"""The readview chapter's design, engine parts, copy cost and probe parsing, with no server (what its
+published data/ show is checked in tests/published/test_published_readview.py)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-from pathlib import Path
-
-import pytest
-
 from dbexp.chapters import readview
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def published():
-    return readview.CHAPTER.run("default", run=False, root=REPO)
 
 
 def test_readview_design_blocks_by_h_and_probes_where_a_symbol_is_exported():
@@ -47,12 +36,6 @@ def test_readview_design_blocks_by_h_and_probes_where_a_symbol_is_exported():
     # three H above 0: two segments to test a straight line
     assert len([h for h in sc.holders if h]) >= 3
     assert len({p.key("readview") for p in points}) == len(points)
-
-
-def test_published_readview_slopes_have_numbers(published):
-    for sl in (readview.view_slopes(published), readview.cpu_slopes(published)):
-        assert len(sl) >= 2 and sl["slope"].notna().all()
-        assert (sl["low"] <= sl["slope"]).all() and (sl["slope"] <= sl["high"]).all()
 
 
 def test_each_engine_part_knows_what_its_views_copy_and_how_it_holds_transactions():
@@ -91,142 +74,6 @@ def test_the_copy_cost_leaves_the_call_out():
     assert 0 < per_byte < 0.1 and call > 0
 
 
-def test_the_published_copy_times_are_measured_without_the_call(published):
-    """The published runs fitted the copy time as a slope over sizes (the call around each copy its
-    intercept): a positive per-byte cost with an interval over the repeats, a call of hundreds of ns,
-    and a predicted copy per InnoDB holder below every InnoDB view's slope (it does more than copy)."""
-    copy = readview.copy_cost(published)
-    assert copy["how"] == "measured" and copy["stored"] != copy["stored"]
-    assert 0 < copy["low"] < copy["ns_per_byte"] < copy["high"] and copy["call_ns"] > 0
-    assert copy["ns_per_byte"] * 8 < copy["call_ns"]  # the call outweighs the bytes of one holder
-    vs = readview.view_slopes(published)
-    my = vs[vs["family"] == "mysql"]
-    assert set(my["server"]) == {"mysql 5.7.22", "mysql 8.0.15", "mysql 9.7.4"}
-    assert (my["predicted"] == 8 * copy["ns_per_byte"]).all() and (my["excess low"] > 0).all()
-
-
-def test_innodb_views_grow_without_a_resolved_bend_in_the_published_runs(published):
-    """Every InnoDB view's slope over H is resolved above 0, and its upper segment (1,000 to 10,000)
-    minus its lower one (1 to 1,000) has an interval that spans 0: straight within the interval, so the
-    linear claim agrees (under other conditions) and the page says no bend is resolved."""
-    seg = readview.segments(published).set_index("server")
-    assert {"mysql 5.7.22", "mysql 8.0.15", "mysql 9.7.4", "postgres 12.22", "postgres 14.23"} == set(seg.index)
-    assert (seg["shape"] == "straight within the interval").all()
-    assert ((seg["diff_low"] < 0) & (seg["diff_high"] > 0)).all()
-    # the upper segment is the better measured one (more holders per step)
-    assert ((seg["high_high"] - seg["high_low"]) < (seg["low_high"] - seg["low_low"])).all()
-    assert seg.loc["postgres 14.23", "calls"] == "rebuilds only"
-    assert "No server's curve bends" in readview.segments_sentence(published)
-    assert "not in a straight line" not in readview.findings(published)
-
-
-def test_idle_sessions_are_compared_by_the_interval_of_their_difference(published):
-    from dbexp.chapters.readview import analysis
-
-    idle = analysis.idle_sessions(published)
-    pairs = {(p["old"], p["new"]): p["difference"] for p in idle["pairs"]}
-    # PostgreSQL 18 is left out at default scale: 12 against 14 only
-    assert set(pairs) == {("postgres 12.22", "postgres 14.23")}
-    d = pairs[("postgres 12.22", "postgres 14.23")]
-    assert d[1] < 0 < d[2] and d[1] < d[0] < d[2]  # rebuild against rebuild: no difference resolved
-    by = {s["server"]: s for s in idle["servers"]}
-    assert by["postgres 14.23"]["idle"]["calls"] == "rebuilds only" and by["postgres 14.23"]["idle"]["low"] > 0
-    assert by["postgres 12.22"]["difference"][2] < 0  # before 14, an idle session costs less than a prepared one
-    t = readview.claims(published)
-    assert t["verdict"][4].startswith("not resolved (the interval spans 0")
-    assert t["verdict"][4].endswith("; many CPUs: not testable here (one server CPU)")
-    assert "no difference resolved" in readview.findings(published)
-
-
-def test_postgres_14_rebuilds_are_bounded_from_the_stored_quantiles(published):
-    """The published runs timed rebuilds apart; with those columns dropped (as in runs stored before),
-    the median and 90th percentile bound a rebuild's cost per holder, and the bounds hold the slope of
-    the rebuilds timed apart."""
-    reuse = readview.reuse(published)
-    assert reuse["rebuilt share"].between(0, 1).all() and readview.rebuild_bounds(published).empty
-    vs = readview.view_slopes(published)
-    pg14 = vs[(vs["server"] == "postgres 14.23") & (vs["holding"] == "prepared")].set_index("calls")
-    assert set(pg14.index) == {"every call, reuses included", "rebuilds only"}
-    rebuilt = pg14.loc["rebuilds only", "slope"]
-    assert rebuilt > pg14.loc["every call, reuses included", "slope"]
-    split = [c for c in published.wide if c.startswith(("view_rebuilt", "view_reused"))]
-    old = replace(published, wide=published.wide.drop(columns=split))
-    b = readview.rebuild_bounds(old).set_index("server")
-    r = b.loc["postgres 14.23"]
-    assert r["p50"] == r["p50 at 0"] and r["p90"] > 3 * r["p90 at 0"]
-    assert (r["share at most"], r["share at least"]) == (0.5, 0.1)
-    assert r["rebuild at least"] < rebuilt < r["rebuild at most"]
-    assert "These runs timed every call together" in readview.reuse_sentence(old)
-
-
-def test_the_mariadb_loop_shows_its_repeats_in_run_order(published):
-    lr = readview.loop_runs(published)
-    assert set(lr["server"]) == {"mariadb 10.11.19", "mariadb 11.8.9"}
-    for name, g in lr.groupby("server"):
-        g = g.set_index("holders").sort_index()
-        top = g.loc[g.index.max()]
-        assert len(top["us_per_read"]) == top["repeats"] == 4
-        assert top["reads_high"] < 1 or top["reads_low"] < 1 < top["reads_high"]
-        assert top["loop_low"] > top["us_spread"]  # the growth is resolved beyond the repeats' spread
-        assert g["loop_ratio"].is_monotonic_increasing or g["loop_ratio"].iloc[1:].is_monotonic_increasing
-    old = lr[lr["server"] == "mariadb 10.11.19"].set_index("holders").loc[10000]
-    assert old["reads_high"] < 1
-
-
-def test_published_claims_have_the_books_columns_and_the_corrected_verdicts(published):
-    from dbexp.experiments import verdicts
-
-    t = readview.claims(published)
-    assert list(t.columns) == list(verdicts.COLUMNS)
-    v = list(t["verdict"])
-    # the source ran MySQL 8.0.27 on NUMA servers with hundreds of connections: no bare "agrees"
-    assert "agrees" not in v
-    assert v[0].startswith("agrees, under other conditions (") and v[0].endswith(
-        "it grows; no departure from a line resolved")
-    assert v[1].startswith("agrees, under other conditions (") and "above the copy" in v[1]
-    assert v[2].startswith("agrees (it grows; no cost per transaction")
-    assert "no cost per open transaction is given" in t["measured here"][2]
-    assert v[3].startswith("agrees, under other conditions (") and "comparison of the structures" in v[3]
-    assert "postgres 12.22 minus postgres 14.23" in t["measured here"][4]
-    for verdict in v:
-        for part in verdict.split("; "):
-            assert not part.startswith("agrees on") and part != "agrees"
-
-
-def test_published_page_sentences(published):
-    loop = readview.loop_sentence(published)
-    assert loop.startswith("**mariadb 10.11.19: with 10,000 transactions held open, its readers keep")
-    assert "**mariadb 11.8.9:" in loop and "in that order" in loop
-    sessions = readview.sessions_sentence(published)
-    # the expectation (from 14 on an idle session costs nothing) is followed at once by what was measured
-    assert sessions.startswith("Measured, postgres 14.23's rebuilt snapshots still pay +0.54 ns")
-    assert "resolved above 0: not nothing" in sessions
-    assert "Per snapshot, postgres 12.22:" in sessions and "postgres 14.23:" in sessions
-    assert "no difference resolved: this run does not show the older paying more" in sessions
-    assert "postgres 12.22 minus postgres 14.23" in sessions and "postgres 18" not in sessions
-    assert readview.statement_sentence(published) == "No server's CPU per statement is resolved above twice the others' here."
-    assert readview.copy_sentence(published).startswith("This machine copies a view's worth of ids at")
-    assert "measured in every run" in readview.copy_sentence(published)
-    findings = readview.findings(published).split("\n\n")
-    assert 3 <= len(findings) <= 6 and findings[0].startswith("With 10,000 transactions held open, mariadb 10.11.19's")
-    assert "nan" not in " ".join(findings).lower()
-
-
-def test_a_run_of_one_repeat_says_it_has_no_interval(published):
-    """Smoke-like results (one repeat, H = 0 and 1,000, MySQL 8.0 and PostgreSQL 14): every sentence and
-    claim renders, a value without an interval says so, and nothing prints nan."""
-    w = published.wide
-    keep = ((w["repeat"] == 0) & w["spec"].isin(["mysql:8.0@offline", "postgres:14@offline"])
-            & w["holders"].isin([0, 1000]))
-    res = replace(published, wide=w[keep], runs=published.runs[published.runs["run_id"].isin(w.loc[keep, "run_id"])])
-    text = " ".join([readview.findings(res), readview.copy_sentence(res), readview.segments_sentence(res),
-                     readview.reuse_sentence(res), readview.sessions_sentence(res), readview.loop_sentence(res)])
-    assert "nan" not in text.lower() and "one repeat: no interval" in text
-    t = readview.claims(res)
-    assert "nan" not in " ".join(t["measured here"]).lower()
-    assert t["verdict"][0] == "not measured at this scale" and t["verdict"][2] == "not measured at this scale"
-
-
 def test_split_probe_output_is_parsed_into_rebuilds_and_reuses():
     from dbexp.chapters.readview import chapter, snapshot_probe
 
@@ -246,53 +93,3 @@ def test_split_probe_output_is_parsed_into_rebuilds_and_reuses():
     assert m["view_ns_p50"][0] < 2048 < m["view_ns_p90"][0]  # the two histograms added
     assert m["view_counter_span"][0] == 190
     assert "uptr(arg0 + 112)" in snapshot_probe.script("/bin/postgres", "GetSnapshotData", 112)
-
-
-def test_readview_chart_panels_hold_the_rows_of_their_labels(published):
-    from chart_panels import check
-    from test_chart_facets import _has_facet, notebook_charts
-
-    quiet = type("Tables", (), {"show": staticmethod(lambda *a, **k: None)})
-    colors = readview.series_colors(published)
-    assert len(set(colors[1])) == len(colors[1])  # no colour names two series
-    specs = [c.to_dict() for c in notebook_charts("readview", {"rv": readview, "res": published, "tables": quiet,
-                                                               "colors": colors})]
-    faceted = [s for s in specs if _has_facet(s)]
-    assert len(faceted) == 2, [s.get("title") for s in specs]  # time per call and CPU per read, by engine
-    for spec in faceted:
-        for facet in check(spec):
-            for p in facet.panels:
-                assert p.rows, (spec["title"], p.labels)
-                assert set(facet.data.loc[sorted(p.rows), facet.fields[0]]) == {p.labels[0]}
-                # a panel names only the engines it holds (the probe times no MariaDB function)
-                flavors = {s.partition(" ")[0] for s in facet.data.loc[sorted(p.rows), "series"]}
-                assert ("MariaDB" in p.labels[0]) == ("mariadb" in flavors), (spec["title"], p.labels)
-
-
-def test_the_double_latch_counts_the_global_mutex_and_shows_the_others_apart(published):
-    """MySQL 9.7 has trx_sys_shard_mutex and trx_sys_serialisation_mutex beside trx_sys_mutex: the ratio
-    is the global one's alone (as in every version), the others are shown beside it, and the claim's
-    verdict names the servers with the split trx-sys apart from those with one mutex."""
-    import pandas as pd
-
-    from dbexp.chapters.readview.claims import latch_row
-
-    before = readview.latch(published)
-    w = published.wide
-    runs = set(w.loc[w["series_name"] == "mysql 8.0.15", "run_id"])
-    c = published.counters
-    extra = c[c["run_id"].isin(runs) & (c["name"] == "trx_sys_mutex.count")].assign(
-        name="trx_sys_shard_mutex.count", delta=lambda d: d["delta"] * 0.1)
-    split = replace(published, counters=pd.concat([c, extra], ignore_index=True))
-    after = readview.latch(split)
-    key = ["server", "holders"]
-    pd.testing.assert_series_equal(before.set_index(key)["ratio"], after.set_index(key)["ratio"])
-    row = after[(after["server"] == "mysql 8.0.15")].iloc[-1]
-    assert row["other names"] == "trx_sys_shard_mutex" and row["other autocommit"] > 0
-    assert after.loc[after["server"] == "mysql 5.7.22", "other names"].eq("").all()
-    verdict = latch_row(split, readview.tidy(split)).verdict
-    # 8.0.15 (given a shard mutex here) joins 9.7.4 among the split servers; 5.7.22 keeps its one mutex
-    assert "on mysql 8.0.15, mysql 9.7.4 (its trx-sys split" in verdict and "on mysql 5.7.22 (one trx-sys mutex" in verdict
-    assert "agrees on" not in verdict  # an agreement says its conditions differ from the source's
-    real = latch_row(published, readview.tidy(published)).verdict
-    assert "on mysql 9.7.4 (its trx-sys split" in real and "on mysql 5.7.22, mysql 8.0.15 (one trx-sys mutex" in real
