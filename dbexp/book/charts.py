@@ -317,3 +317,35 @@ def beside_published(res, value: str = "qps") -> None:
             f"this run: {table['this'].iloc[0]}", f"published: {table['published'].iloc[0]}"], anchor="start")
         display(ratio_ci(table, "label", title, x_title=f"{value} here / {value} published (geometric means, "
                                                          "Welch 95% interval)"))
+
+
+def relative_ci(g: pd.DataFrame, order: list[str], title, x_title: str) -> alt.LayerChart:
+    """One flavor's relative QPS (``ratio`` with ``ci_low``, ``ci_high``), one row per test in ``order``,
+    one line per version (offset within the row), against the line of no difference."""
+    base = alt.Chart(g).encode(y=alt.Y("test:N", sort=order, title=None), yOffset=alt.YOffset("version:N"),
+                               color=alt.Color("version:N", title="version",
+                                               legend=alt.Legend(orient="bottom", labelLimit=0, columns=3)))
+    return alt.layer(
+        alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q"),
+        base.mark_rule().encode(x=alt.X("ci_low:Q", scale=alt.Scale(zero=False), title=x_title), x2="ci_high:Q"),
+        base.mark_point(filled=True).encode(x="ratio:Q", tooltip=["test", "version", alt.Tooltip("ratio:Q", format=".3f"),
+                                                                   alt.Tooltip("ci_low:Q", format=".3f"),
+                                                                   alt.Tooltip("ci_high:Q", format=".3f"), "pairs"]),
+    ).properties(width=420, title=title)
+
+
+def gaps_ci(pts: pd.DataFrame, source: pd.DataFrame, title, x_title: str) -> alt.LayerChart:
+    """A gap per configuration (``gap`` with ``gap_low``, ``gap_high``; one line per ``version`` pair,
+    configurations in their order in ``pts``) and the source's gap (``source``) as a diamond beside it."""
+    order = list(dict.fromkeys(pts["config"]))
+    enc = dict(y=alt.Y("config:N", sort=order, title=None),
+               color=alt.Color("version:N", title="gap", legend=alt.Legend(orient="bottom", labelLimit=0)))
+    return alt.layer(
+        alt.Chart(pts).mark_rule().encode(x=alt.X("gap_low:Q", scale=alt.Scale(zero=False), title=x_title),
+                                          x2="gap_high:Q", yOffset="version:N", **enc),
+        alt.Chart(pts).mark_point(filled=True).encode(x="gap:Q", yOffset="version:N", **enc,
+                                                      tooltip=["config", "version", alt.Tooltip("gap:Q", format=".3f"),
+                                                               alt.Tooltip("gap_low:Q", format=".3f"),
+                                                               alt.Tooltip("gap_high:Q", format=".3f")]),
+        alt.Chart(source).mark_point(shape="diamond", size=70).encode(x="source:Q", **enc),
+    ).properties(width=460, title=title)

@@ -109,6 +109,10 @@ NO_OFFLINE: dict[tuple[str, str], str] = {
                       "only; Maven's test jars stop at 8.0.15): it runs from the official image only",
 }
 
+# Series the book adds where their official images can be pulled (chapters with add_official), and names
+# as missing where they could not: no package registry ships them.
+OFFICIAL_ONLY: tuple[str, ...] = ("mysql:8.4", "mysql:9.5")
+
 OFFICIAL_TAGS: dict[str, tuple[str, ...]] = {
     "mysql": ("5.7", "8.0", "8.4", "9.0", "9.1", "9.2", "9.3", "9.4", "9.5", "9.7"),
     "postgres": ("12", "13", "14", "15", "16", "17", "18"),

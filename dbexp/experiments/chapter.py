@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from dbexp.catalog import OFFICIAL_ONLY
 from dbexp.errors import DbexpError, choices
 from dbexp.experiments.sweep import Experiment, Point, Sweep
 from dbexp.results.export import export as export_runs
@@ -32,7 +33,6 @@ from dbexp.servers.registry import flavor_of_spec
 SCALES = ("smoke", "default", "full")
 # what every chapter notebook's parameters cell declares besides one override per Scale field
 NOTEBOOK_SWITCHES = ("scale", "run", "publish", "force", "server_cpus", "client_cpus")
-OFFICIAL_ONLY = ("mysql:8.4", "mysql:9.5")  # versions no package registry ships
 
 
 def check_scale(scale: object) -> str:
@@ -119,6 +119,22 @@ def published(experiment: str, root=None) -> Results:
                    tables["counters"], tables["runs"], "published data/")
 
 
+def is_published(experiment: str, root=None) -> bool:
+    """Whether data/ holds every table of ``experiment``'s published runs."""
+    from dbexp.results.export import TABLES, data_dir
+
+    folder = data_dir(root) / experiment
+    return all((folder / f"{t}.parquet").exists() for t in TABLES)
+
+
+def empty_results(experiment: str) -> Results:
+    """Results with no run (a chapter rendered before its first publication)."""
+    empty = pd.DataFrame()
+    return Results(experiment, pd.DataFrame(columns=["series_name", "flavor", "version", "point_key", "sweep_id",
+                                                     "started_at", "ended_at", "host"]),
+                   empty, empty, empty, "no published results yet")
+
+
 def _coerce(name: str, default, value):
     """An override as a notebook or papermill passes it: a list, a JSON string, or one value where
     the knob is a tuple ('postgres:17' or '[\"postgres:17\"]' for servers)."""
@@ -159,6 +175,9 @@ class Chapter(Experiment):
     add_official = False  # at default and full scale, add MySQL 8.4 and 9.x where their images can be pulled
     knob_help: dict[str, str] = {}  # Scale field -> what an override sets, e.g. "the servers, e.g. [...]"
     engines = None  # a dbexp.servers.engines.Engines where the chapter has per-engine parts (and skips some)
+    # True: rendering before anything was published gives empty results (the page then says so) instead of
+    # an error, for a chapter built before its first publication
+    empty_until_published = False
 
     # --- what a chapter writes -------------------------------------------------------------
     def design(self, sc, cpus: Cpus) -> list[Part]:
@@ -185,11 +204,14 @@ class Chapter(Experiment):
 
     # --- done once for all chapters -----------------------------------------------------------
     @staticmethod
-    def server_config(spec: str, cpuset: str | None, settings: dict[str, str] | None = None) -> ServerConfig:
+    def server_config(spec: str, cpuset: str | None, settings: dict[str, str] | None = None,
+                      comparable: bool = True) -> ServerConfig:
         """A server as chapters start it: the flavor's comparable baseline (durability, logging,
         instrumentation; the same for every version compared), then the chapter's own settings,
-        which win where a chapter studies one of them."""
-        return ServerConfig(spec, cpuset, settings={**flavor_of_spec(spec).comparable_settings(), **(settings or {})})
+        which win where a chapter studies one of them. ``comparable=False``: the chapter's settings
+        alone (a server at its version's own defaults, or settings that already hold the baseline)."""
+        base = flavor_of_spec(spec).comparable_settings() if comparable else {}
+        return ServerConfig(spec, cpuset, settings={**base, **(settings or {})})
 
     def scale(self, scale: str, **overrides):
         """The named scale with the overrides that are not None applied."""
@@ -209,6 +231,8 @@ class Chapter(Experiment):
         ``run=False``, load the published ones from data/."""
         sc = self.scale(scale, **overrides)
         if not run:
+            if self.empty_until_published and not is_published(self.name, root):
+                return empty_results(self.name)
             return published(self.name, root)
         cpus = Cpus(str(server_cpus), str(client_cpus))
         if self.add_official and scale != "smoke" and overrides.get("servers") is None:

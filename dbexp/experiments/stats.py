@@ -30,6 +30,13 @@ def cv(values) -> float:
     return float(sp.variation(v, ddof=1))
 
 
+def gmean(values) -> float:
+    """Geometric mean of the values that are numbers; NaN where there are none or one is not positive."""
+    v = np.asarray(list(values), dtype=float)
+    v = v[~np.isnan(v)]
+    return float(sp.gmean(v)) if len(v) and (v > 0).all() else float("nan")
+
+
 def _mean_ci(d: np.ndarray, level: float) -> tuple[float, float, float]:
     """Mean of d with its t interval (scipy's one-sample t, n - 1 degrees of freedom); no interval
     below two values."""

@@ -11,7 +11,7 @@ import pandas as pd
 
 from dbexp.catalog.versions import version_key
 from dbexp.chapters.calibration.chapter import LENGTH_FACTOR, PARTS
-from dbexp.experiments import stats, verdicts
+from dbexp.experiments import paired, stats, verdicts
 from dbexp.experiments.chapter import Results, memo
 
 RATIOS = {  # name: (label of A, label of B, what it answers)
@@ -110,7 +110,7 @@ def _ratio_table(res: Results, value: str) -> pd.DataFrame:
             rows.append({"ratio": part, "meaning": meaning, "flavor": flavor, "version": version,
                          "sessions": n, "pairs": pairs, "median_a": qa.median(), "median_b": qb.median(),
                          "ratio_qps": ratio, "ci_low": lo, "ci_high": hi,
-                         "half_width_pct": 100 * (hi - lo) / 2 / ratio if pairs else float("nan"),
+                         "half_width_pct": 100 * paired.half_width(ratio, lo, hi) if pairs else float("nan"),
                          "excluded_pct": 100 * stats.excluded_effect(lo, hi)})
     return pd.DataFrame(rows)
 

@@ -29,7 +29,8 @@ PARTS: Engines[Series] = Engines("calibration", {"mysql": innodb.MySQLSeries, "p
                                                  "mariadb": mariadb.MariaDBSeries})
 LENGTH_FACTOR = 10  # the run-length check's runs are this many times as long as the runs they check
 
-ALL_OFFLINE = [f"{b.flavor}:{b.version}@offline" for b in OFFLINE]
+# every version the catalog builds offline, once (a build with an extension added is the same server)
+ALL_OFFLINE = tuple(dict.fromkeys(f"{b.flavor}:{b.version}@offline" for b in OFFLINE))
 WORKLOADS = ("oltp_point_select", "oltp_read_write")
 # the variants of the ratios part: the reference (what every chapter measures) and one B per ratio
 VARIANTS = ("reference", "hand", "bare", "unpinned")

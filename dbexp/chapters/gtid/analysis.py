@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sp
 
 from dbexp.catalog.versions import version_key
 from dbexp.chapters.gtid.configs import CONFIGS, CONTROL, RATIOS, TARGET_HALF_WIDTH
-from dbexp.experiments import stats
+from dbexp.experiments import paired, stats
 from dbexp.experiments.chapter import Results
 
 # throughput and CPU per query over the interval every workload of the window was running
@@ -41,20 +40,12 @@ def tidy(res: Results) -> pd.DataFrame:
     if len(w):
         w["config"] = pd.Categorical(w["config"], list(CONFIGS), ordered=True)
         w["length"] = w["length"].fillna(1).astype(int) if "length" in w else 1
-        w["duration_s"] = [float((x or {}).get("duration_s", np.nan)) for x in w["workload"]] \
-            if "workload" in w else np.nan
+        paired.with_duration(w)
     return w
 
 
 def main_runs(w: pd.DataFrame, length: int = 1) -> pd.DataFrame:
     return w[w["length"] == length] if len(w) else w
-
-
-def window_ratios(g: pd.DataFrame, a: str, b: str, value: str = "qps_common") -> pd.Series:
-    """A's ``value`` over B's, window by window (indexed by the repeat) within one point's runs."""
-    ga = g[g["config"] == a].set_index("repeat")[value]
-    gb = g[g["config"] == b].set_index("repeat")[value]
-    return (ga / gb).dropna()
 
 
 def ratios(res: Results, length: int = 1) -> pd.DataFrame:
@@ -66,17 +57,8 @@ def ratios(res: Results, length: int = 1) -> pd.DataFrame:
         return pd.DataFrame()
     for (name, test, threads), g in w.groupby(KEYS):
         for a, b, what in RATIOS:
-            ga = g[g["config"] == a].set_index("repeat")
-            gb = g[g["config"] == b].set_index("repeat")
-            if ga.empty or gb.empty:
-                continue
-            for value, label in VALUES.items():
-                if value not in g or ga[value].isna().all() or gb[value].isna().all():
-                    continue
-                r, lo, hi, n = stats.pair_ratio_by(ga[value], gb[value])
-                rows.append({"series_name": name, "test": test, "threads": threads, "comparison": what,
-                             "a": a, "b": b, "value": label, "ratio": r, "ci_low": lo, "ci_high": hi, "pairs": n,
-                             "half_width": (hi - lo) / 2 / r if r == r and r else np.nan})
+            rows += [{"series_name": name, "test": test, "threads": threads, "comparison": what, "a": a, "b": b, **x}
+                     for x in paired.ratio_rows(g, a, b, VALUES, by="config")]
     return pd.DataFrame(rows)
 
 
@@ -111,11 +93,6 @@ def pick(w: pd.DataFrame, fam: str) -> str | None:
     return found[-1] if found else None
 
 
-def _gmean(v: pd.Series) -> float:
-    v = v.dropna()
-    return float(sp.gmean(v)) if len(v) and (v > 0).all() else np.nan
-
-
 def _against_base(res: Results, base_family: str) -> tuple[pd.DataFrame, str | None, list[str]]:
     """update-non-index's runs at the scale's length, the ``base_family`` server and the newer ones."""
     w = main_runs(tidy(res))
@@ -138,7 +115,7 @@ def ablation(res: Results, base_family: str = "5.7") -> pd.DataFrame:
                 continue
             r, lo, hi = stats.unpaired_ratio_ci(a, b)
             rows.append({"config": str(config), "threads": threads, "base": base, "new": new,
-                         "qps_base": _gmean(b), "qps_new": _gmean(a), "ratio": r, "ci_low": lo, "ci_high": hi,
+                         "qps_base": stats.gmean(b), "qps_new": stats.gmean(a), "ratio": r, "ci_low": lo, "ci_high": hi,
                          "windows_base": int(b.notna().sum()), "windows_new": int(a.notna().sum())})
     return pd.DataFrame(rows)
 
@@ -158,13 +135,13 @@ def gap_changes(res: Results, base_family: str = "5.7") -> pd.DataFrame:
             gap, glo, ghi = stats.unpaired_ratio_ci(gn[gn["config"] == "binlog"]["qps_common"],
                                                     gb[gb["config"] == "binlog"]["qps_common"])
             for config, change in CHANGES.items():
-                rb, rn = window_ratios(gb, config, "binlog"), window_ratios(gn, config, "binlog")
+                rb, rn = paired.window_ratios(gb, config, "binlog"), paired.window_ratios(gn, config, "binlog")
                 if rb.empty or rn.empty:
                     continue
                 r, lo, hi = stats.unpaired_ratio_ci(rn, rb)
                 rows.append({"new": new, "base": base, "threads": threads, "config": config, "change": change,
                              "gap": gap, "gap_low": glo, "gap_high": ghi, "gap_with": gap * r,
-                             "gain_base": _gmean(rb), "gain_new": _gmean(rn),
+                             "gain_base": stats.gmean(rb), "gain_new": stats.gmean(rn),
                              "ratio": r, "ci_low": lo, "ci_high": hi, "points": 100 * gap * (r - 1),
                              "windows_base": len(rb), "windows_new": len(rn)})
     return pd.DataFrame(rows)
@@ -184,35 +161,22 @@ def length_check(res: Results) -> pd.DataFrame:
         for (name, test, threads), g in long.groupby(KEYS):
             short = w[(w["length"] == 1) & (w["series_name"] == name) & (w["test"] == test) & (w["threads"] == threads)]
             for a, b, what in RATIOS:
-                rl, rs = window_ratios(g, a, b), window_ratios(short, a, b)
+                rl, rs = paired.window_ratios(g, a, b), paired.window_ratios(short, a, b)
                 if rl.empty or rs.empty:
                     continue
-                pl, pll, plh = stats.pair_ratio_ci(rl.values, np.ones(len(rl)))
-                ps, psl, psh = stats.pair_ratio_ci(rs.values, np.ones(len(rs)))
-                r, lo, hi = stats.unpaired_ratio_ci(rl, rs)
                 rows.append({"series_name": name, "test": test, "threads": threads, "comparison": what,
                              "length": int(length), "duration_short": float(short["duration_s"].median()),
                              "duration_long": float(g["duration_s"].median()),
                              "common_short": float(short["common_s"].median()) if "common_s" in short else np.nan,
                              "common_long": float(g["common_s"].median()) if "common_s" in g else np.nan,
-                             "short": ps, "short_low": psl, "short_high": psh, "windows_short": len(rs),
-                             "long": pl, "long_low": pll, "long_high": plh, "windows_long": len(rl),
-                             "ratio": r, "ci_low": lo, "ci_high": hi})
+                             **paired.length_ratio(rl, rs)})
     return pd.DataFrame(rows)
 
 
 def windows(res: Results) -> dict:
     """The design's windows as measured: their length and common interval (medians), windows per
     point, for the runs at the scale's length."""
-    w = main_runs(tidy(res))
-    if w.empty:
-        return {"n": 0}
-    per_point = w.groupby(KEYS + ["config"], observed=True).size()
-    return {"n": len(w), "duration_s": float(w["duration_s"].median()),
-            "common_s": float(w["common_s"].median()) if "common_s" in w else float("nan"),
-            "repeats": int(per_point.median()), "threads": sorted(int(t) for t in w["threads"].unique()),
-            "table_size": int(w["workload"].map(lambda x: (x or {}).get("table_size", 0)).median())
-            if "workload" in w else 0}
+    return paired.window_numbers(main_runs(tidy(res)), KEYS + ["config"])
 
 
 def resolution(res: Results) -> dict[str, float]:
@@ -220,10 +184,7 @@ def resolution(res: Results) -> dict[str, float]:
     median and largest, and how many reach the target."""
     r = ratios(res)
     r = r[(r["value"] == "throughput") & (r["comparison"] != CONTROL)] if len(r) else r
-    if r.empty or r["half_width"].isna().all():
-        return {"median": float("nan"), "max": float("nan"), "within": 0, "n": 0}
-    return {"median": float(r["half_width"].median()), "max": float(r["half_width"].max()),
-            "within": int((r["half_width"] <= TARGET_HALF_WIDTH).sum()), "n": len(r)}
+    return paired.resolution(r, TARGET_HALF_WIDTH)
 
 
 def control(res: Results) -> dict[str, float]:
@@ -234,10 +195,7 @@ def control(res: Results) -> dict[str, float]:
     r = r[(r["value"] == "throughput") & (r["comparison"] == CONTROL)] if len(r) else r
     if r.empty or r["half_width"].isna().all():
         return {"n": 0}
-    return {"n": len(r), "max_off": float((r["ratio"] - 1).abs().max()),
-            "holding_1": int(((r["ci_low"] <= 1) & (r["ci_high"] >= 1)).sum()),
-            "median_half_width": float(r["half_width"].median()),
-            "cpu_ratio": float(np.exp(np.log(cpu["ratio"]).mean())) if len(cpu) else float("nan")}
+    return {**paired.control(r), "cpu_ratio": stats.gmean(cpu["ratio"]) if len(cpu) else float("nan")}
 
 
 def twin_over_binlog(w: pd.DataFrame, col: str, keys: list[str]) -> pd.Series:
@@ -254,7 +212,7 @@ def spread(res: Results) -> dict[str, float]:
     w = main_runs(tidy(res))
     if w.empty:
         return {"n": 0}
-    alone = w[w["config"] == "binlog"].groupby(KEYS)["qps_common"].agg(lambda q: q.std(ddof=1) / q.mean())
+    alone = w[w["config"] == "binlog"].groupby(KEYS)["qps_common"].agg(stats.cv)
     paired = twin_over_binlog(w, "qps_common", KEYS).groupby(level=KEYS).std(ddof=1)
     if alone.dropna().empty or paired.dropna().empty:
         return {"n": 0}

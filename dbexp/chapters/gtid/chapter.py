@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from dbexp.catalog import offline_series
 from dbexp.chapters.gtid.engines import GtidEngine, innodb
 from dbexp.chapters.gtid.claims import claims
 from dbexp.chapters.gtid.configs import CONFIGS, TESTS
@@ -37,6 +38,7 @@ from dbexp.servers.registry import flavor_of_spec
 from dbexp.workloads.sysbench import Workload
 
 WHY_MYSQL = "GTIDs as measured here are MySQL's: its gtid_mode, binlog and performance_schema settings"
+MYSQL = offline_series(flavors=("mysql",))  # every MySQL series the catalog builds offline, oldest first
 PARTS: Engines[GtidEngine] = Engines("gtid", {"mysql": innodb.MySQLBinlog}, skipped={
     "postgres": f"{WHY_MYSQL}; PostgreSQL has no binlog and no GTIDs",
     "mariadb": f"{WHY_MYSQL}; MariaDB's GTIDs are its own, always on with its binlog, with no gtid_mode"})
@@ -70,10 +72,9 @@ class Gtid(Chapter):
     Scale = Scale
     scales = {
         "smoke": Scale(("mysql:8.0@offline",), ("insert", "update-non-index"), (1,), 2, 2, 10_000, 1.0),
-        "default": Scale(("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline"), tuple(TESTS), (1,), 5, 6,
+        "default": Scale(MYSQL, tuple(TESTS), (1,), 5, 6,
                          check_servers=("mysql:8.0@offline",), check_repeats=3),
-        "full": Scale(("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline"), tuple(TESTS), (1, 2), 20, 10,
-                      1_000_000, 20.0, check_servers=("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline"),
+        "full": Scale(MYSQL, tuple(TESTS), (1, 2), 20, 10, 1_000_000, 20.0, check_servers=MYSQL,
                       check_repeats=3),
     }
     knob_help = {"servers": 'the servers (MySQL only), e.g. ["mysql:8.0", "mysql:8.4"]',

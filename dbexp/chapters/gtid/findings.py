@@ -15,6 +15,7 @@ from dbexp.chapters.gtid.engines.innodb import of_series
 from dbexp.chapters.gtid.analysis import (control, gap_changes, length_check, main_runs, pick, ratios, resolution,
                                           spread, tidy, twin_over_binlog, windows)
 from dbexp.chapters.gtid.configs import TARGET_HALF_WIDTH
+from dbexp.experiments import paired, stats
 from dbexp.experiments.chapter import Results
 
 
@@ -35,7 +36,7 @@ def edge_numbers(res: Results) -> dict:
     if w.empty or "qps_common" not in w:
         return {"n": 0}
     keys = ["series_name", "test", "threads"]
-    own, common = (float(np.exp(np.log(twin_over_binlog(w, col, keys)).mean())) for col in ("qps", "qps_common"))
+    own, common = (stats.gmean(twin_over_binlog(w, col, keys)) for col in ("qps", "qps_common"))
     return {"n": len(w), "own": own, "common": common}
 
 
@@ -72,7 +73,7 @@ def length_numbers(res: Results) -> dict:
     if lc.empty:
         return {"n": 0}
     worst = lc.loc[(np.log(lc["ratio"])).abs().idxmax()]
-    holding = ((lc["ci_low"] <= 1) & (lc["ci_high"] >= 1))
+    holding = paired.holds_one(lc)
     resolved = lc["ci_low"].notna()
     return {"n": len(lc), "intervals": int(resolved.sum()), "holding_1": int(holding.sum()),
             "factor": int(lc["length"].iloc[0]),

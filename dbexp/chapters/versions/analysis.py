@@ -17,12 +17,12 @@ import json
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sp
 
 from dbexp.catalog.versions import version_key
 from dbexp.chapters.versions.ablation import BASELINE, STEPS, configurations
+from dbexp.chapters.versions.regression import source_gap
 from dbexp.chapters.versions.tests import GROUPS, TESTS
-from dbexp.experiments import stats
+from dbexp.experiments import paired, stats
 from dbexp.experiments.chapter import Results, memo
 from dbexp.metrics.profile import OTHER, split_name
 
@@ -47,8 +47,7 @@ def tidy(res: Results) -> pd.DataFrame:
         w["version"] = w["series_name"].str.split(" ", n=1).str[1]
         w["server"] = w["series_name"] + w["role"].map(ROLE_SUFFIX).fillna("")
         w["group"] = w["test"].map(lambda t: TESTS[t].group if t in TESTS else "")
-        w["duration_s"] = [float((x or {}).get("duration_s", np.nan)) for x in w["workload"]]
-        return w
+        return paired.with_duration(w)
     return memo(res, "versions.tidy", compute)
 
 
@@ -64,18 +63,8 @@ def ordered(names) -> list[str]:
 
 
 def _ratio_rows(g: pd.DataFrame, a: str, b: str, view: str, extra: dict) -> list[dict]:
-    ga = g[g["server"] == a].set_index("repeat")
-    gb = g[g["server"] == b].set_index("repeat")
-    rows = []
-    if ga.empty or gb.empty:
-        return rows
-    for value, label in VALUES.items():
-        if value not in g or ga[value].isna().all() or gb[value].isna().all():
-            continue
-        r, lo, hi, n = stats.pair_ratio_by(ga[value], gb[value])
-        rows.append({**extra, "server": a, "against": b, "view": view, "value": label, "ratio": r, "ci_low": lo,
-                     "ci_high": hi, "pairs": n, "half_width": (hi - lo) / 2 / r if r == r and r else np.nan})
-    return rows
+    return [{**extra, "server": a, "against": b, "view": view, **x}
+            for x in paired.ratio_rows(g, a, b, VALUES, by="server")]
 
 
 def ratios(res: Results) -> pd.DataFrame:
@@ -111,21 +100,33 @@ def relative(res: Results, view: str = "base", value: str = "QPS") -> pd.DataFra
     return r[(r["view"] == view) & (r["value"] == value)].copy() if len(r) else r
 
 
+def relative_by_flavor(res: Results, view: str = "base") -> list[tuple[str, pd.DataFrame, list[str]]]:
+    """Per flavor, its relative QPS (``relative``, with ``version``: the server's version) and its
+    tests in the source's order: what the page draws one chart of."""
+    rq = relative(res, view)
+    if rq.empty:
+        return []
+    rq["version"] = rq["server"].str.split(" ", n=1).str[1]
+    return [(flavor, g, [t for t in TESTS if t in set(g["test"])]) for flavor, g in rq.groupby("flavor")]
+
+
+def tests_table(res: Results) -> pd.DataFrame:
+    """Every test defined: whether these results ran it, its group, what it runs, its script and options."""
+    ran = windows(res).get("tests", [])
+    return pd.DataFrame([{"test": k, "measured here": "yes" if k in ran else "", "group": t.group, "runs": t.runs,
+                          "sysbench script and options": " ".join([t.script] + [f"--{a}={b}" for a, b in t.options])}
+                         for k, t in TESTS.items()])
+
+
 def _window_ratios(g: pd.DataFrame, a: str, b: str, value: str = "qps_common") -> pd.Series:
-    ga = g[g["server"] == a].set_index("repeat")[value]
-    gb = g[g["server"] == b].set_index("repeat")[value]
-    return (ga / gb).dropna()
+    return paired.window_ratios(g, a, b, value, by="server")
 
 
 def _t_interval(logs: np.ndarray) -> tuple[float, float, float]:
-    logs = logs[np.isfinite(logs)]
-    if len(logs) == 0:
-        return np.nan, np.nan, np.nan
-    m = float(np.mean(logs))
-    if len(logs) < 2 or np.std(logs) == 0:
-        return float(np.exp(m)), np.nan, np.nan
-    half = float(sp.t.ppf(0.975, len(logs) - 1) * np.std(logs, ddof=1) / np.sqrt(len(logs)))
-    return float(np.exp(m)), float(np.exp(m - half)), float(np.exp(m + half))
+    """The geometric mean behind ``logs`` (one per window index) with a t interval (stats.mean_ci on
+    the logs, taken back by exp)."""
+    m, lo, hi = stats.mean_ci(logs[np.isfinite(logs)])
+    return float(np.exp(m)), float(np.exp(lo)), float(np.exp(hi))
 
 
 def summary(res: Results, view: str = "base") -> pd.DataFrame:
@@ -164,12 +165,11 @@ def resolution(res: Results) -> dict:
     r = r[(r["value"] == "QPS") & (r["view"] != "A/A control")] if len(r) else r
     if len(r):  # the first version after the base is both views' one ratio: counted once
         r = r.drop_duplicates(["flavor", "test", "server", "against"])
-    if r.empty or r["half_width"].isna().all():
-        return {"n": 0, "within": 0, "median": float("nan"), "max": float("nan"), "missed": []}
+    found = paired.resolution(r, TARGET_HALF_WIDTH)
+    if not found["n"]:
+        return {**found, "missed": []}
     miss = r[~(r["half_width"] <= TARGET_HALF_WIDTH)].sort_values("half_width", ascending=False)
-    return {"n": len(r), "within": int((r["half_width"] <= TARGET_HALF_WIDTH).sum()),
-            "median": float(r["half_width"].median()), "max": float(r["half_width"].max()),
-            "missed": [{"server": x.server, "against": x.against, "test": x.test, "half_width": x.half_width}
+    return {**found, "missed": [{"server": x.server, "against": x.against, "test": x.test, "half_width": x.half_width}
                        for x in miss.itertuples()]}
 
 
@@ -232,12 +232,11 @@ def control(res: Results) -> dict:
     r = relative(res, "A/A control")
     if r.empty:
         return {"n": 0}
-    holds = (r["ci_low"] <= 1) & (r["ci_high"] >= 1)
+    holds = paired.holds_one(r)
     per = [{"flavor": f, "n": len(g), "holding_1": int(holds[g.index].sum()), "median": float(g["ratio"].median()),
             "min": float(g["ratio"].min()), "max": float(g["ratio"].max()),
             "median_half_width": float(g["half_width"].median())} for f, g in r.groupby("flavor")]
-    return {"n": len(r), "max_off": float((r["ratio"] - 1).abs().max()), "holding_1": int(holds.sum()),
-            "median_half_width": float(r["half_width"].median()), "flavors": per}
+    return {**paired.control(r), "flavors": per}
 
 
 def moved(res: Results, view: str = "base") -> pd.DataFrame:
@@ -287,12 +286,45 @@ def length_check(res: Results) -> pd.DataFrame:
             rl, rs = _window_ratios(g, name, names[0]), _window_ratios(short, name, names[0])
             if rl.empty or rs.empty:
                 continue
-            r, lo, hi = stats.unpaired_ratio_ci(rl, rs)
+            found = paired.length_ratio(rl, rs)
             rows.append({"flavor": flavor, "test": test, "server": name, "against": names[0], "length": int(length),
                          "short_s": float(short["duration_s"].median()), "long_s": float(g["duration_s"].median()),
-                         "short": float(sp.gmean(rs)), "windows_short": len(rs), "long": float(sp.gmean(rl)),
-                         "windows_long": len(rl), "ratio": r, "ci_low": lo, "ci_high": hi})
+                         **{k: found[k] for k in ("short", "windows_short", "long", "windows_long", "ratio", "ci_low",
+                                                  "ci_high")}})
     return pd.DataFrame(rows)
+
+
+def widest_cells(res: Results, n: int = 3) -> pd.DataFrame:
+    """:func:`widest` with its ranges as one text cell each (as the page's table shows them)."""
+    wd = widest(res, n)
+    if wd.empty:
+        return wd
+    return wd.assign(
+        beyond=[f"{a} of {b}" for a, b in zip(wd["missed"], wd["ratios"])],
+        statements=[f"{a:,.0f} / {b:,.0f} / {c:,.0f}" for a, b, c in
+                    zip(wd["statements_min"], wd["statements_median"], wd["statements_max"])],
+        share=[f"{a:.1%} to {b:.1%}" for a, b in zip(wd["share_min"], wd["share_max"])],
+        cost=[f"{a:.2f} to {b:.2f}" for a, b in zip(wd["cost_min"], wd["cost_max"])],
+        twin=[f"{a:.2f} to {b:.2f}" for a, b in zip(wd["twin_min"], wd["twin_max"])])
+
+
+def ablation_beside_source(res: Results) -> pd.DataFrame:
+    """:func:`ablation` with ``source``: the regression source's 8.0 / 5.7 for the configuration, on
+    the rows of an 8.0 version (the one newer version the source measured), else None."""
+    ab = ablation(res)
+    if ab.empty:
+        return ab
+    ab["source"] = ab["config"].map(source_gap)
+    ab.loc[~ab["new"].map(lambda n: version_key(n)[:2] == (8, 0)), "source"] = None
+    return ab
+
+
+def ablation_gaps(ab: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What the ablation's chart draws: each gap named by its versions ('8.0.15 / 5.7.22'), and the
+    source's gaps (ablation_beside_source's ``source``) named as the source's."""
+    pts = ab.assign(version=ab["new"].str.split(" ", n=1).str[1] + " / " + ab["old"].str.split(" ", n=1).str[1])
+    src = ab.dropna(subset=["source"]).assign(version="source: 8.0.45 / 5.7.44")[["config", "source", "version"]]
+    return pts, src
 
 
 def ablation(res: Results) -> pd.DataFrame:
@@ -328,15 +360,15 @@ def ablation(res: Results) -> pd.DataFrame:
             gaps[config] = (qn / qo).dropna()
             factors = known[config]
             kind = ("baseline" if not factors else f"step {len(factors)}" if factors == STEPS[:len(factors)] else "alone")
-            row = {"config": config, "kind": kind, "old": old, "new": new, "qps_old": float(sp.gmean(qo.dropna())),
-                   "qps_new": float(sp.gmean(qn.dropna())), "gap": r, "gap_low": lo, "gap_high": hi, "windows": n}
+            row = {"config": config, "kind": kind, "old": old, "new": new, "qps_old": stats.gmean(qo),
+                   "qps_new": stats.gmean(qn), "gap": r, "gap_low": lo, "gap_high": hi, "windows": n}
             # a configuration that changes nothing on either version (an option it lacks): an A/A
             # control of comparing windows of different groups, with servers started afresh
             row["unchanged"] = config != BASELINE and all(asked(n, config) == asked(n, BASELINE) for n in (old, new))
             if config != BASELINE and BASELINE in gaps:
                 m, mlo, mhi = stats.unpaired_ratio_ci(gaps[config], gaps[BASELINE])
                 row.update({"moves": m, "moves_low": mlo, "moves_high": mhi,
-                            "points": 100 * (r - float(sp.gmean(gaps[BASELINE])))})
+                            "points": 100 * (r - stats.gmean(gaps[BASELINE]))})
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -432,10 +464,6 @@ def windows(res: Results) -> dict:
     w = main_runs(tidy(res))
     if w.empty:
         return {"n": 0}
-    per_point = w.groupby(["server", "test"]).size()
-    return {"n": len(w), "duration_s": float(w["duration_s"].median()),
-            "common_s": float(w["common_s"].median()) if "common_s" in w else float("nan"),
-            "repeats": int(per_point.median()), "threads": sorted(int(t) for t in w["threads"].unique()),
+    return {**paired.window_numbers(w, ["server", "test"]),
             "at_once": int(w["servers_at_once"].max()) if "servers_at_once" in w else 1,
-            "table_size": int(w["workload"].map(lambda x: (x or {}).get("table_size", 0)).median()),
             "tests": [t for t in TESTS if t in set(w["test"])]}

@@ -38,6 +38,7 @@ import pandas as pd
 from dbexp.chapters.versions.ablation import configurations
 from dbexp.chapters.versions.engines import VersionsEngine, innodb, postgres
 from dbexp.chapters.versions.tests import TESTS
+from dbexp.catalog import offline_series
 from dbexp.catalog.versions import version_key
 from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
@@ -54,9 +55,8 @@ ROLES = ("baseline", "twin", "own defaults")
 ABLATION_TEST = "update-nonindex"
 PROFILE_SYMBOLS = 200  # the symbols kept per server and window (the rest summed as one)
 
-MYSQL = ("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline")
-MARIADB = ("mariadb:10.11@offline", "mariadb:11.8@offline")
-POSTGRES = tuple(f"postgres:{v}@offline" for v in range(12, 19))
+# every series the catalog builds offline, per flavor, oldest first
+MYSQL, MARIADB, POSTGRES = (offline_series(flavors=(f,)) for f in ("mysql", "mariadb", "postgres"))
 # the first publication's largest regressions: 9.7 / 8.0 on point queries (0.666), 8.0 / 5.7 on writes (0.546)
 PROFILED = ("point-query", "update-nonindex")
 
@@ -142,20 +142,7 @@ class Versions(Chapter):
     # write-only's DELETE and INSERT and delete's can deadlock at more than one thread: sysbench retries
     # the transaction and counts an error, which the run notes show
     tolerates = ("errors",)
-
-    def run(self, scale: str = "smoke", *, run: bool = True, root=None, **kwargs) -> Results:
-        """As every chapter's, except that rendering before anything was published gives empty results
-        (the page then says so) instead of an error: the chapter is built before its first publication."""
-        from dbexp.results.export import TABLES, data_dir
-
-        folder = data_dir(root) / self.name
-        if not run and not all((folder / f"{t}.parquet").exists() for t in TABLES):
-            self.scale(scale, **{k: v for k, v in kwargs.items() if k in {f.name for f in dataclasses.fields(Scale)}})
-            empty = pd.DataFrame()
-            return Results(self.name, pd.DataFrame(columns=["series_name", "flavor", "version", "point_key",
-                                                            "sweep_id", "started_at", "ended_at", "host"]),
-                           empty, empty, empty, "no published results yet")
-        return super().run(scale, run=run, root=root, **kwargs)
+    empty_until_published = True  # the chapter is built before its first publication
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
         check_names(sc.tests, TESTS, "test")
@@ -180,7 +167,8 @@ class Versions(Chapter):
         part = PARTS.of(flavor_of_spec(spec))
         settings = {"baseline": part.baseline_settings, "twin": part.twin_settings,
                     "own defaults": part.own_default_settings}[role]()
-        return ServerConfig(spec, cpuset, settings=settings)
+        # the part's settings are whole: the baseline's hold the comparable settings, own defaults none
+        return Chapter.server_config(spec, cpuset, settings, comparable=False)
 
     def workload(self, sc: Scale, test: str, cpus: Cpus, factor: int = 1) -> Workload:
         t = TESTS[test]
@@ -220,7 +208,7 @@ class Versions(Chapter):
             for config in configurations():
                 for spec in sc.ablation_servers:
                     settings, client = per_server[spec][config]
-                    ablation.append(Point(ServerConfig(spec, cpus.server, settings=settings),
+                    ablation.append(Point(Chapter.server_config(spec, cpus.server, settings, comparable=False),
                                           VersionsPoint(ABLATION_TEST, "ablation", 1, config),
                                           dataclasses.replace(wl, options=wl.options + client),
                                           group=f"versions ablation {config}", together=f"ablation {config}"))

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dbexp.book import prose
-from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, ablation, control, headlines, length_check, pool_reads,
-                                              resolution, widest, windows)
 from dbexp.chapters.versions.ablation import BASELINE, STEPS, step_name
+from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, ablation, control, headlines, length_check, pool_reads,
+                                              profile_modules, resolution, widest, windows)
 from dbexp.chapters.versions.regression import source_gap
-from dbexp.servers.registry import FLAVORS
 from dbexp.experiments.chapter import Results
+from dbexp.servers.registry import FLAVORS
 
 
 def _short(p: dict | None) -> dict | None:
@@ -72,7 +72,13 @@ def findings_numbers(res: Results) -> dict:
             "windows": windows(res), "ablation": ablation_numbers(res), "length": length_numbers(res)}
 
 
-NUMBERS = {"findings": findings_numbers, "resolution": findings_numbers}
+def profile_numbers(res: Results) -> dict:
+    """The share of a server binary's samples perf could not name, least and most over the profiles."""
+    mods = profile_modules(res)
+    return {"unnamed_min": float(mods["unnamed"].min()), "unnamed_max": float(mods["unnamed"].max())}
+
+
+NUMBERS = {"findings": findings_numbers, "resolution": findings_numbers, "profile": profile_numbers}
 
 
 def sentence(res: Results, name: str) -> str:

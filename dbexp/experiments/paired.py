@@ -1,0 +1,112 @@
+"""The comparison core: servers measured side by side (in one window, or in ABBA pairs of runs) and
+read as ratios A / B, shared by the chapters that compare that way (gtid, versions, calibration).
+
+- :func:`window_ratios` and :func:`ratio_rows`: A over B window by window, and per value the paired
+  ratio (geometric mean of the windows' ratios, t interval on the logs: stats.pair_ratio_by) with its
+  half-width as a fraction of the ratio (:func:`half_width`);
+- :func:`resolution`: how far the half-widths reached against a target;
+- :func:`control`: an A/A control (two identical servers in one window): how far from 1 its ratios
+  lie and how many of their intervals hold 1 (:func:`holds_one`);
+- :func:`length_ratio`: the run-length check, a ratio from longer windows over the same ratio from
+  the scale's (Welch on the logs of the windows' ratios: the two were measured apart);
+- :func:`with_duration` and :func:`window_numbers`: the windows as measured (length, common
+  interval, windows per point, threads, table size).
+
+Each chapter says which servers are A and B (a column naming them, ``by``) and which values it reads;
+what it concludes from them stays in the chapter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dbexp.experiments import stats
+
+
+def half_width(r: float, lo: float, hi: float) -> float:
+    """The 95% interval's half-width as a fraction of the ratio (NaN without a ratio)."""
+    return (hi - lo) / 2 / r if r == r and r else np.nan
+
+
+def holds_one(r: pd.DataFrame, low: str = "ci_low", high: str = "ci_high") -> pd.Series:
+    """Per row of ratios, whether its interval holds 1."""
+    return (r[low] <= 1) & (r[high] >= 1)
+
+
+def window_ratios(g: pd.DataFrame, a: str, b: str, value: str = "qps_common", by: str = "config") -> pd.Series:
+    """A's ``value`` over B's, window by window (indexed by the repeat): A and B are the rows of ``g``
+    whose ``by`` column names them."""
+    ga = g[g[by] == a].set_index("repeat")[value]
+    gb = g[g[by] == b].set_index("repeat")[value]
+    return (ga / gb).dropna()
+
+
+def ratio_rows(g: pd.DataFrame, a: str, b: str, values: dict[str, str], by: str) -> list[dict]:
+    """Per value of ``values`` (column -> label) that A and B both have: the ratio A / B paired by
+    window, with its interval, pairs and half-width (one dict each: value, ratio, ci_low, ci_high,
+    pairs, half_width)."""
+    ga = g[g[by] == a].set_index("repeat")
+    gb = g[g[by] == b].set_index("repeat")
+    rows: list[dict] = []
+    if ga.empty or gb.empty:
+        return rows
+    for value, label in values.items():
+        if value not in g or ga[value].isna().all() or gb[value].isna().all():
+            continue
+        r, lo, hi, n = stats.pair_ratio_by(ga[value], gb[value])
+        rows.append({"value": label, "ratio": r, "ci_low": lo, "ci_high": hi, "pairs": n,
+                     "half_width": half_width(r, lo, hi)})
+    return rows
+
+
+def resolution(r: pd.DataFrame, target: float) -> dict:
+    """The half-widths the ratios ``r`` reached (one row each, a ``half_width`` column): median,
+    largest, and how many reach ``target``."""
+    if r.empty or r["half_width"].isna().all():
+        return {"median": float("nan"), "max": float("nan"), "within": 0, "n": 0}
+    return {"median": float(r["half_width"].median()), "max": float(r["half_width"].max()),
+            "within": int((r["half_width"] <= target).sum()), "n": len(r)}
+
+
+def control(r: pd.DataFrame) -> dict:
+    """An A/A control's ratios ``r`` (two identical servers in one window): how many, how far from 1
+    they lie (the largest distance), how many intervals hold 1, and their median half-width."""
+    if r.empty:
+        return {"n": 0}
+    return {"n": len(r), "max_off": float((r["ratio"] - 1).abs().max()), "holding_1": int(holds_one(r).sum()),
+            "median_half_width": float(r["half_width"].median())}
+
+
+def length_ratio(long: pd.Series, short: pd.Series) -> dict:
+    """The run-length check of one comparison: its windows' ratios in longer windows (``long``) and in
+    the scale's (``short``), each as a geometric mean with its t interval, and long over short with a
+    Welch interval on the logs (``ratio``, ``ci_low``, ``ci_high``): an interval that holds 1 finds no
+    dependence on the run's length."""
+    pl, pll, plh = stats.pair_ratio_ci(long.values, np.ones(len(long)))
+    ps, psl, psh = stats.pair_ratio_ci(short.values, np.ones(len(short)))
+    r, lo, hi = stats.unpaired_ratio_ci(long, short)
+    return {"short": ps, "short_low": psl, "short_high": psh, "windows_short": len(short),
+            "long": pl, "long_low": pll, "long_high": plh, "windows_long": len(long),
+            "ratio": r, "ci_low": lo, "ci_high": hi}
+
+
+def with_duration(w: pd.DataFrame) -> pd.DataFrame:
+    """``w`` with ``duration_s``: each run's seconds, from its workload (NaN where it has none)."""
+    w["duration_s"] = [float((x or {}).get("duration_s", np.nan)) for x in w["workload"]] \
+        if "workload" in w else np.nan
+    return w
+
+
+def window_numbers(w: pd.DataFrame, point: list[str]) -> dict:
+    """The windows as measured (``w``: the runs, with_duration's): how many, their length and common
+    interval (medians), windows per point (the median over the groups of ``point``), the client
+    threads and the table size."""
+    if w.empty:
+        return {"n": 0}
+    per_point = w.groupby(point, observed=True).size()
+    return {"n": len(w), "duration_s": float(w["duration_s"].median()),
+            "common_s": float(w["common_s"].median()) if "common_s" in w else float("nan"),
+            "repeats": int(per_point.median()), "threads": sorted(int(t) for t in w["threads"].unique()),
+            "table_size": int(w["workload"].map(lambda x: (x or {}).get("table_size", 0)).median())
+            if "workload" in w else 0}

@@ -1,0 +1,56 @@
+"""The comparison core (dbexp.experiments.paired) on small made-up windows: ratios paired by window,
+the resolution, the A/A control, the run-length check and the windows as measured."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dbexp.experiments import paired
+
+def _windows(drifts=(1.0, 0.8, 1.2), ratio=0.9):
+    rows = []
+    for rep, d in enumerate(drifts):  # a drift that moves both servers of a window
+        rows += [{"config": "A", "repeat": rep, "qps_common": ratio * 1000 * d, "cpu": 50.0},
+                 {"config": "B", "repeat": rep, "qps_common": 1000 * d, "cpu": np.nan}]
+    return pd.DataFrame(rows)
+
+
+def test_ratio_rows_pair_by_window_and_skip_values_a_side_lacks():
+    rows = paired.ratio_rows(_windows(), "A", "B", {"qps_common": "QPS", "cpu": "cpu/o"}, by="config")
+    assert [r["value"] for r in rows] == ["QPS"]  # B has no cpu: no ratio of it
+    r = rows[0]
+    assert r["ratio"] == pytest.approx(0.9) and r["ci_low"] == pytest.approx(0.9) and r["pairs"] == 3
+    assert r["half_width"] == pytest.approx(0.0, abs=1e-9)
+    assert list(paired.window_ratios(_windows(), "A", "B")) == pytest.approx([0.9] * 3)
+    assert paired.ratio_rows(_windows(), "A", "C", {"qps_common": "QPS"}, by="config") == []
+
+
+def test_half_width_resolution_and_control():
+    assert paired.half_width(1.0, 0.9, 1.1) == pytest.approx(0.1)
+    assert np.isnan(paired.half_width(float("nan"), 0.9, 1.1))
+    r = pd.DataFrame({"ratio": [1.0, 0.97, 1.04], "ci_low": [0.99, 0.95, 1.01], "ci_high": [1.01, 0.99, 1.07],
+                      "half_width": [0.01, 0.02, 0.03]})
+    assert paired.resolution(r, 0.02) == {"median": 0.02, "max": 0.03, "within": 2, "n": 3}
+    assert paired.resolution(r.iloc[:0], 0.02)["n"] == 0
+    c = paired.control(r)
+    assert c["n"] == 3 and c["holding_1"] == 1 and c["max_off"] == pytest.approx(0.04)
+    assert paired.control(r.iloc[:0]) == {"n": 0}
+
+
+def test_length_ratio_is_long_over_short_with_an_interval_that_holds_its_point():
+    short = pd.Series([0.90, 0.92, 0.88, 0.91])
+    long = pd.Series([0.95, 0.97, 0.96])
+    got = paired.length_ratio(long, short)
+    assert got["ratio"] == pytest.approx(got["long"] / got["short"])
+    assert got["ci_low"] < got["ratio"] < got["ci_high"] and got["ci_low"] > 1  # longer windows moved it
+    assert (got["windows_short"], got["windows_long"]) == (4, 3)
+
+
+def test_window_numbers_count_windows_per_point():
+    w = pd.DataFrame({"config": ["A", "B"] * 3, "threads": [1] * 6, "common_s": [2.5] * 6,
+                      "workload": [{"duration_s": 3, "table_size": 1000}] * 6})
+    got = paired.window_numbers(paired.with_duration(w), ["config"])
+    assert got == {"n": 6, "duration_s": 3.0, "common_s": 2.5, "repeats": 3, "threads": [1], "table_size": 1000}
+    assert paired.window_numbers(w.iloc[:0], ["config"]) == {"n": 0}
