@@ -80,19 +80,6 @@ def test_a_chapter_that_cannot_probe_leaves_its_probe_points_out_and_says_why(ch
     assert any(p.params.probe for p in points) and mod.probe_note() == ""
 
 
-def test_readview_reads_results_without_probe_runs():
-    """A page measured where probes could not work still analyses and states its claims."""
-    from dataclasses import replace
-
-    from dbexp.chapters import readview as rv
-
-    res = rv.run("default", run=False)
-    keep = ~(res.wide["probe"].astype(bool) & res.wide["flavor"].isin(["mysql", "postgres"]))
-    res = replace(res, wide=res.wide[keep], runs=res.runs[res.runs["run_id"].isin(res.wide.loc[keep, "run_id"])])
-    assert len(rv.claims(res)) and rv.findings(res)
-    assert rv.view_slopes(res).empty
-
-
 def test_a_bpftrace_that_does_not_stop_fails_its_run_with_its_state_and_may_be_retried(monkeypatch):
     """A stand-in for bpftrace that ignores SIGINT: the stop's limit passes, the error says what the
     process was doing (its /proc state), and it is a RetryableError, so the sweep measures again."""
