@@ -6,7 +6,9 @@ A chapter subclasses :class:`Chapter` and writes only what is its own:
 - ``design(scale, cpus)``: the points, as :class:`Part` (points measured with a repeat count);
 - ``measure(server, point, state)`` (and ``session(server)`` for state kept across points),
   unless the default sysbench measurement is what it needs;
-- its analysis functions and ``claims(results)``: a table with a verdict per claim.
+- its analysis functions, and beside the chapter's module ``claims.py`` with ``claims(results)`` (a
+  table with a verdict per claim) and ``findings.py`` with ``findings(results)`` (and ``readme_block``
+  where it has one), found by convention.
 
 Scales, overrides (as papermill passes them), running the sweeps, reading the results
 back, publishing them to ``data/`` and README blocks are done here, once for all chapters.
@@ -15,6 +17,8 @@ back, publishing them to ``data/`` and README blocks are done here, once for all
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import importlib.util
 import json
 from dataclasses import dataclass
 
@@ -183,16 +187,34 @@ class Chapter(Experiment):
     def design(self, sc, cpus: Cpus) -> list[Part]:
         raise NotImplementedError
 
+    # claims, findings and the README block are found by convention in the chapter's folder: its
+    # claims.py's claims(res), its findings.py's findings(res) and readme_block(res), imported when asked
+    # for (the analysis they read may import the chapter's module: an import there would close a circle)
+    def _own(self, module: str, function: str):
+        """The chapter folder's ``module``.``function`` (e.g. claims.claims), or None where it has none."""
+        package = type(self).__module__.rpartition(".")[0]
+        if not package or importlib.util.find_spec(f"{package}.{module}") is None:
+            return None
+        return getattr(importlib.import_module(f"{package}.{module}"), function, None)
+
     def claims(self, res: Results) -> pd.DataFrame:
-        raise NotImplementedError
+        """The claims table (verdicts.table): the chapter folder's claims.claims(res)."""
+        own = self._own("claims", "claims")
+        if own is None:
+            raise NotImplementedError(f"chapter {self.name} has no claims.py with claims(res)")
+        return own(res)
 
     def readme_block(self, res: Results) -> str | None:
-        """Markdown for README.md's block named after the chapter, regenerated on publish (or None)."""
-        return None
+        """Markdown for README.md's block named after the chapter, regenerated on publish: the chapter
+        folder's findings.readme_block(res), or None where it has none."""
+        own = self._own("findings", "readme_block")
+        return None if own is None else own(res)
 
     def findings(self, res: Results) -> str:
-        """The page's summary: three to five findings with their numbers (Markdown), from the analysis."""
-        return ""
+        """The page's summary: three to five findings with their numbers (Markdown), from the analysis:
+        the chapter folder's findings.findings(res) ('' where it has none)."""
+        own = self._own("findings", "findings")
+        return "" if own is None else own(res)
 
     def notes(self, res: Results) -> list[str]:
         """The chapter's own run notes (e.g. probes left out), after the lab's."""

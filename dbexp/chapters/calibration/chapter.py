@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
-
 from dbexp.catalog import OFFLINE, parse_spec
 from dbexp.chapters.calibration.engines import Series, innodb, mariadb, postgres
-from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
+from dbexp.experiments.chapter import Chapter, Cpus, Part
 from dbexp.experiments.measure import Measured
 from dbexp.experiments.sweep import Point
 from dbexp.servers.engines import Engines
@@ -215,18 +213,8 @@ class Calibration(Chapter):
         got.measurements["observed_sessions"] = (float(seen["sessions"]), "count")
         return got
 
-    # the analysis reads PARTS from here: claims and findings are imported when asked for
-    def claims(self, res: Results) -> pd.DataFrame:
-        from dbexp.chapters.calibration.claims import claims
-        return claims(res)
-
-    def findings(self, res: Results) -> str:
-        from dbexp.chapters.calibration.findings import findings
-        return findings(res)
-
-    def readme_block(self, res: Results) -> str:
-        from dbexp.chapters.calibration.findings import readme_block
-        return readme_block(res)
+    # claims, findings and the README block: claims.py and findings.py, found by Chapter (the analysis
+    # reads PARTS from here)
 
 
 CHAPTER = Calibration()

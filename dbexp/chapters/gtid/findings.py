@@ -129,6 +129,11 @@ NUMBERS = {"gtid_loss": loss_numbers, "edge_effect": edge_numbers, "resolution":
            "findings": findings_numbers, "length_check": length_numbers}
 
 
+def findings(res: Results) -> str:
+    """The page's findings (the template findings.md.j2)."""
+    return sentence(res, "findings")
+
+
 def sentence(res: Results, name: str) -> str:
     """The page's text ``name`` (a template in notebooks/gtid/) filled with these results' numbers."""
     return prose.render("gtid", name, **NUMBERS[name](res))

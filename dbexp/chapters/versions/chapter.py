@@ -33,15 +33,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-import pandas as pd
-
 from dbexp.chapters.versions.ablation import configurations
 from dbexp.chapters.versions.engines import VersionsEngine, innodb, postgres
 from dbexp.chapters.versions.tests import TESTS
 from dbexp.catalog import offline_series
 from dbexp.catalog.versions import version_key
 from dbexp.errors import DbexpError
-from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
+from dbexp.experiments.chapter import Chapter, Cpus, Part, check_names
 from dbexp.experiments.measure import Measured, measure_together
 from dbexp.experiments.sweep import Point
 from dbexp.metrics.profile import CpuProfile, server_pids, top
@@ -261,13 +259,7 @@ class Versions(Chapter):
             m.measurements["profile_hz"] = (float(samples.hz), "Hz")
         return got
 
-    def claims(self, res: Results) -> pd.DataFrame:
-        from dbexp.chapters.versions.claims import claims
-        return claims(res)
-
-    def findings(self, res: Results) -> str:
-        from dbexp.chapters.versions.findings import sentence
-        return sentence(res, "findings")
+    # claims and findings: claims.py and findings.py, found by Chapter
 
 
 CHAPTER = Versions()

@@ -81,5 +81,10 @@ def profile_numbers(res: Results) -> dict:
 NUMBERS = {"findings": findings_numbers, "resolution": findings_numbers, "profile": profile_numbers}
 
 
+def findings(res: Results) -> str:
+    """The page's findings (the template findings.md.j2)."""
+    return sentence(res, "findings")
+
+
 def sentence(res: Results, name: str) -> str:
     return prose.render("versions", name, **NUMBERS[name](res))
