@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator
 
+from dbexp import process
 from dbexp.errors import DbexpError, choices
 from dbexp.servers.config import ServerConfig
 from dbexp.servers.flavor import Flavor
@@ -40,8 +41,8 @@ def mysql_command(flavor: Flavor, build, port: int, settings: dict[str, str], ho
     mysqld = str(home / "bin" / "mysqld")
     base = [f"--defaults-file={defaults}", f"--basedir={home}", f"--datadir={data}", "--user=root",
             f"--secure-file-priv={run}"]
-    proc = subprocess.run([mysqld] + base + ["--initialize-insecure", f"--log-error={run / 'init.err'}"],
-                          capture_output=True, text=True)
+    proc = process.run([mysqld] + base + ["--initialize-insecure", f"--log-error={run / 'init.err'}"],
+                       capture_output=True, text=True)
     if proc.returncode != 0:
         raise DbexpError(f"bare mysqld --initialize-insecure failed: {(run / 'init.err').read_text()[-300:]}")
     return [mysqld] + base + [f"--socket={run / 'mysqld.sock'}", f"--pid-file={run / 'mysqld.pid'}",
@@ -56,9 +57,9 @@ def postgres_command(flavor: Flavor, build, port: int, settings: dict[str, str],
         os.chown(path, uid, gid)
     os.chmod(data, 0o700)
     env = dict(os.environ, LANG=_locale())
-    proc = subprocess.run(_as_user(uid, gid) + [str(home / "bin" / "initdb"), "-D", str(data), "-U", "postgres",
-                                                "--auth=trust", "-E", "UTF8", "--no-sync", *INITDB_ARGS],
-                          capture_output=True, text=True, env=env)
+    proc = process.run(_as_user(uid, gid) + [str(home / "bin" / "initdb"), "-D", str(data), "-U", "postgres",
+                                             "--auth=trust", "-E", "UTF8", "--no-sync", *INITDB_ARGS],
+                       capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise DbexpError(f"bare initdb failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
     return (_as_user(uid, gid) + [str(home / "bin" / "postgres"), "-D", str(data), "-k", str(run)]
@@ -96,7 +97,8 @@ def running(config: ServerConfig) -> Iterator[Server]:
         cmd = COMMANDS[flavor.name](flavor, build, server.port, config.settings, home, data, run)
         pin = ["taskset", "-c", config.cpuset] if config.cpuset else []
         server.started_at = time.monotonic()
-        server.process = subprocess.Popen(pin + cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        # tied to the lab (dbexp.process): it dies with a harness killed outright, or dbexp clean finds it
+        server.process = process.Child(pin + cmd, group=True, stdout=log, stderr=subprocess.STDOUT)
         wait_ready(server)
         yield server
     finally:
@@ -112,7 +114,7 @@ def _ensure_user() -> tuple[int, int]:
     except KeyError:
         if os.geteuid() != 0:
             raise DbexpError(f"bare PostgreSQL needs a non-root user {BARE_USER!r}; create it (useradd) first")
-        subprocess.run(["useradd", "--system", "--no-create-home", BARE_USER], check=True)
+        process.run(["useradd", "--system", "--no-create-home", BARE_USER], check=True)
         pw = pwd.getpwnam(BARE_USER)
     return pw.pw_uid, pw.pw_gid
 
@@ -123,5 +125,5 @@ def _as_user(uid: int, gid: int) -> list[str]:
 
 def _locale() -> str:
     """The image's locale (en_US.utf8) where this host has it, else C.UTF-8."""
-    have = subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.split()
+    have = process.run(["locale", "-a"], capture_output=True, text=True).stdout.split()
     return "en_US.utf8" if "en_US.utf8" in have else "C.UTF-8"

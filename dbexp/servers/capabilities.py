@@ -19,17 +19,14 @@ no chapter needs a method that exists on one flavor alone (duck typing).
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from dbexp.servers.flavor import Flavor
 
 
 class Capability:
-    """A piece of one flavor's knowledge, bound to the flavor (and so to its version)."""
+    """A piece of one flavor's knowledge, bound to the flavor (and so to its version). This module
+    imports no flavor: dbexp.servers.flavor imports it."""
 
-    def __init__(self, flavor: Flavor):
-        self.flavor = flavor
+    def __init__(self, flavor):
+        self.flavor = flavor  # the dbexp.servers.flavor.Flavor that has it
 
 
 class RelaxedCommit(Capability, abc.ABC):

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import os
 import socket
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import Any, Iterator
 from dbexp.catalog import Build, parse_spec
 from dbexp.engine import LABEL, client
 from dbexp.errors import DbexpError
+from dbexp.process import Child
 from dbexp.servers.config import ServerConfig
 from dbexp.servers.flavor import Flavor
 from dbexp.servers.options import check_settings, known_options
@@ -56,7 +55,7 @@ class Server:
     image: Any  # dbexp.images.ImageInfo
     port: int
     container: Any = None  # docker Container, or None for a bare process
-    process: Any = None  # subprocess.Popen for a bare process
+    process: Child | None = None  # a bare process (dbexp.process.Child, its own process group)
     version: str = ""  # the server's own version number (SHOW server_version on PostgreSQL)
     version_full: str = ""  # SELECT VERSION()
     started_at: float = 0.0
@@ -121,15 +120,14 @@ class Server:
             stop_process(self.process, self.flavor.stop_signal)
 
 
-def stop_process(proc, sig: int, timeout_s: float = 60) -> None:
-    """Stop a bare server process with its clean shutdown signal; kill its group if it hangs."""
+def stop_process(proc: Child, sig: int, timeout_s: float = 60) -> None:
+    """Stop a bare server process with its clean shutdown signal, sent to the server alone (its
+    group's other processes, PostgreSQL's backends, would take it for something else); kill its
+    group if it has not ended after ``timeout_s``."""
     if proc.poll() is None:
         proc.send_signal(sig)
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            proc.wait()
+        if not proc.reap(timeout_s):
+            proc.end()
 
 
 def detach(server: Server) -> None:
