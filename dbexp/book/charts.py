@@ -319,6 +319,24 @@ def beside_published(res, value: str = "qps") -> None:
                                                          "Welch 95% interval)"))
 
 
+def shares_ci(df: pd.DataFrame, y: str, x: str, color: str, row: str, title, x_title: str, *,
+              width: int = 330) -> alt.Chart:
+    """Shares (0 to 1) with their 95% intervals (``ci_low``, ``ci_high``), one line per ``y`` label, coloured
+    by ``color``, one panel per ``row`` (each panel lists only its own labels)."""
+    tips = [row, y, color, alt.Tooltip(f"{x}:Q", format=".1%"), alt.Tooltip("ci_low:Q", format=".1%"),
+            alt.Tooltip("ci_high:Q", format=".1%")]
+    base = alt.Chart(df).encode(y=alt.Y(f"{y}:N", title=None, axis=alt.Axis(labelLimit=260)),
+                                color=alt.Color(f"{color}:N", legend=legend()))
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("ci_low:Q", title=x_title, axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        x2="ci_high:Q")
+    points = base.mark_point(filled=True, size=60).encode(x=f"{x}:Q", tooltip=tips)
+    return (alt.layer(bars, points).properties(width=width)
+            .facet(row=alt.Row(f"{row}:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left",
+                                                                         labelLimit=400)))
+            .resolve_scale(y="independent").properties(title=title))
+
+
 def relative_ci(g: pd.DataFrame, order: list[str], title, x_title: str) -> alt.LayerChart:
     """One flavor's relative QPS (``ratio`` with ``ci_low``, ``ci_high``), one row per test in ``order``,
     one line per version (offset within the row), against the line of no difference."""

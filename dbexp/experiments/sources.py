@@ -30,3 +30,5 @@ CALLAGHAN_GTID = Source("https://smalldatum.blogspot.com/2025/12/performance-reg
                         "Performance regressions in MySQL 8.4 and 9.x with sysbench")
 KERNELMAKER_REGRESSION = Source("https://kernelmaker.github.io/MySQL-regression-1",
                                 "Dissecting the MySQL 8.0 Performance Regression on oltp_update_non_index")
+KERNELMAKER_PGVECTOR_RR = Source("https://kernelmaker.github.io/pgvector_rr",
+                                 "Is pgvector breaking PostgreSQL's Repeatable Read isolation?")

@@ -131,6 +131,19 @@ def combine(verdicts) -> str:
     return " / ".join(f"{v} in {given.count(v)} of {len(given)}" for v in found)
 
 
+def events(count: int, n: int, high: float, expect: str) -> str:
+    """A count of events in ``n`` independent trials (``high``: the upper end of its interval) against
+    the source's word: expect "some" (it happens: agrees once it is seen), or "none" (it never happens:
+    agrees while none is seen, disagrees at the first)."""
+    if not n:
+        return NOT_MEASURED
+    if expect == "some":
+        return "agrees" if count > 0 else f"not resolved (none in {n}: the rate is below {high:.1%} at 95%)"
+    if expect == "none":
+        return "agrees" if count == 0 else "disagrees"
+    raise ValueError(f"bad expectation {expect!r}: valid are some or none")
+
+
 @dataclass(frozen=True)
 class ClaimRow:
     """One row of a claims table."""

@@ -1,0 +1,153 @@
+"""The chapter's knobs and points: per server and independently started instance, REPEATABLE READ readers
+under a writer (the main sweep: k, the candidate list, pgvector's iterative scan, the rows written between
+a reader's two queries and what the writer does), the two controls (no writer; an exact scan under the same writer), and the throughput alone
+(queries per second with no writer, inserts per second with no reader)."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from dataclasses import dataclass
+from importlib import import_module
+
+import pandas as pd
+
+from dbexp.catalog import OFFLINE, lookup, parse_spec
+from dbexp.chapters.vector_isolation import dataset
+from dbexp.chapters.vector_isolation.engines import mariadb, postgres
+from dbexp.chapters.vector_isolation.measure import VectorPoint, measure_point
+from dbexp.errors import DbexpError, choices
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
+from dbexp.experiments.measure import Measured
+from dbexp.experiments.sweep import Point
+from dbexp.servers.engines import Engines
+from dbexp.servers.registry import flavor_class, flavor_of_spec
+
+PARTS = Engines("vector_isolation", {"postgres": postgres.Pgvector, "mariadb": mariadb.MariaDBVector},
+                skipped={"mysql": "MySQL's community server has no vector index (9.x's VECTOR type cannot be "
+                                  "indexed)"})
+
+
+def vector_builds() -> list:
+    """The offline builds whose engine part serves them (pgvector builds, MariaDB 11.7 and later)."""
+    out = []
+    for b in OFFLINE:
+        if PARTS.measures(flavor_class(b.flavor)) and PARTS.part_for_name(b.flavor).serves(b):
+            out.append(b)
+    return out
+
+
+DEFAULT_SERVERS = tuple(b.spec for b in vector_builds())
+
+
+@dataclass(frozen=True)
+class Scale:
+    servers: tuple[str, ...]
+    rows: int  # the data set's rows (ids 1..rows)
+    dims: int
+    m: tuple[int, ...]  # HNSW m values (each its own index, on its own servers)
+    ef_construction: int  # pgvector's (MariaDB has no such setting)
+    transactions: int  # reader transactions per point
+    gap_s: float  # with no writer: seconds between a transaction's two queries
+    ks: tuple[int, ...]
+    ef_searches: tuple[int, ...]
+    iteratives: tuple[str, ...]  # pgvector's iterative scan modes swept (engines without one: off only)
+    gap_writes: tuple[int, ...]  # rows written between a reader's two queries; the last is the main sweep's
+    writers: tuple[str, ...]  # other writers, with the main sweep's rows between and the base search
+    instances: int  # independently started servers per server spec
+    seconds: float  # throughput points' length
+    repeats: int = 1
+
+
+class VectorIsolation(Chapter):
+    name = "vector_isolation"
+    Scale = Scale
+    scales = {
+        "smoke": Scale(("postgres:17+pgvector@offline", "mariadb:11.8@offline"), 2000, 16, (16,), 64, 6, 0.1,
+                       (10,), (10,), ("off",), (10,), ("update",), 1, 1.0),
+        # MariaDB rebuilds its index for every point with a writer (about 20 s at 10,000 x 32 on one CPU here)
+        "default": Scale(DEFAULT_SERVERS, 10000, 32, (16,), 64, 30, 0.25, (10, 40), (10, 40),
+                         ("off", "relaxed_order"), (5, 20), ("update", "delete"), 2, 3.0),
+        "full": Scale(DEFAULT_SERVERS, 50000, 64, (8, 16, 32), 64, 100, 0.25, (10, 40), (10, 20, 40, 100),
+                      ("off", "relaxed_order", "strict_order"), (5, 20, 80), ("update", "delete"), 3, 5.0),
+    }
+    order = "grouped"  # a point's state is made before it (the pristine table), not inherited
+    engines = PARTS
+    knob_help = {
+        "servers": 'the servers, e.g. ["postgres:17+pgvector", "mariadb:11.8"]',
+        "rows": "the data set's rows", "dims": "the vectors' dimensions",
+        "m": "HNSW m values, e.g. [8, 16]", "ef_construction": "pgvector's ef_construction",
+        "transactions": "reader transactions per point", "gap_s": "seconds between a reader's two queries",
+        "ks": "the k values, e.g. [10, 40]", "ef_searches": "the candidate-list sizes, e.g. [40, 100]",
+        "iteratives": 'pgvector\'s iterative scan modes, e.g. ["off", "relaxed_order"]',
+        "gap_writes": "rows written between a reader's two queries, the last the main sweep's",
+        "writers": 'other writers, e.g. ["update", "delete"]', "instances": "servers started per spec",
+        "seconds": "the throughput points' length (s)", "repeats": "the repeats",
+    }
+
+    def adjust(self, sc, scale, cpus, overrides):
+        for spec in sc.servers:
+            part = PARTS.part_for_name(flavor_of_spec(spec).name) if PARTS.measures(flavor_of_spec(spec)) else None
+            builds = lookup(parse_spec(spec))
+            if part is not None and not any(part.serves(b) for b in builds):
+                have = [b.spec for b in vector_builds() if b.flavor == builds[0].flavor]
+                raise DbexpError(f"chapter vector_isolation cannot measure {spec!r}: it has no vector index; "
+                                 f"valid are {choices(have)}")
+        return sc
+
+    def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
+        out = []
+        for spec, m, instance in itertools.product(sc.servers, sc.m, range(sc.instances)):
+            part = PARTS.of(flavor_of_spec(spec))
+            cfg = self.server_config(spec, cpus.server, part.start_settings())
+            group = f"vector {spec} m={m} #{instance}"
+
+            def point(kind="readers", writer="insert", gap=sc.gap_writes[-1], k=sc.ks[0], ef=sc.ef_searches[0],
+                      iterative="off", exact=False):
+                return Point(cfg, VectorPoint(kind, writer, gap if writer != "none" else 0, k, ef, iterative, exact,
+                                              sc.transactions if kind == "readers" else 0, sc.gap_s, sc.seconds,
+                                              sc.rows, sc.dims, m, sc.ef_construction, instance, cpus.client),
+                             group=group)
+
+            its = [i for i in sc.iteratives if i in part.iterative_modes] or ["off"]
+            # the points without a writer first: they leave the pristine table as it is (no rebuild)
+            pts = [point(writer="none")]
+            pts += [point(kind="query_rate", writer="none", ef=ef) for ef in sc.ef_searches]
+            pts += [point(exact=True)]
+            pts += [point(gap=g) for g in sc.gap_writes]
+            # a candidate list shorter than k cannot return k rows: only ef_search >= k is asked
+            pts += [point(k=k, ef=ef, iterative=it) for k, ef, it in itertools.product(sc.ks, sc.ef_searches, its)
+                    if ef >= k and (k, ef, it) != (sc.ks[0], sc.ef_searches[0], "off")]
+            pts += [point(writer=w) for w in sc.writers]
+            pts += [point(kind="insert_rate")]
+            out += pts
+        return [Part(out, sc.repeats)]
+
+    @contextlib.contextmanager
+    def session(self, server):
+        """The pristine data set and its index, made once per server instance (the points restore it)."""
+        yield {"made": {}, "dirty": False}
+
+    def measure(self, server, point: Point, state) -> Measured:
+        p: VectorPoint = point.params
+        part = PARTS.of(server.flavor)
+        rows = dataset.base_rows(dataset.Shape(p.rows, p.dims))
+        key = (p.rows, p.dims, p.m, p.ef_construction)
+        if key not in state["made"]:
+            state["made"] = {key: part.prepare(server, rows, p.m, p.ef_construction)}
+            state["dirty"] = False
+        was_dirty, state["dirty"] = state["dirty"], True  # until this point ends clean
+        got = measure_point(part, server, p, dataset.checksum(rows), was_dirty)
+        state["dirty"] = p.writer != "none"
+        got.measurements.update({k: (v, "s" if k.endswith("_s") else "bytes")
+                                 for k, v in state["made"][key].items()})
+        return got
+
+    def claims(self, res: Results) -> pd.DataFrame:
+        return import_module(f"{__package__}.claims").claims(res)
+
+    def findings(self, res: Results) -> str:
+        return import_module(f"{__package__}.findings").findings(res)
+
+
+CHAPTER = VectorIsolation()

@@ -1,0 +1,130 @@
+"""The claims table: every entry of the chapter's ledger (claims.yaml), each tested one with its verdict
+computed from the runs (verdict rules: dbexp.experiments.verdicts)."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from dbexp.chapters.vector_isolation.engines.mariadb import MariaDBVector
+from dbexp.chapters.vector_isolation.engines.postgres import Pgvector
+from dbexp.chapters.vector_isolation.analysis import changed_rates, lost_rows, rate_ci, runs
+from dbexp.experiments import verdicts
+from dbexp.experiments.chapter import Results
+from dbexp.experiments.sources import KERNELMAKER_PGVECTOR_RR as POST
+
+LEDGER = Path(__file__).with_name("claims.yaml")
+STATUSES = ("tested", "not testable here", "not measured")
+
+
+@cache
+def ledger() -> tuple[dict, ...]:
+    """The ledger's entries, checked: each has an id, source, line, claim and a known status."""
+    entries = yaml.safe_load(LEDGER.read_text())
+    for e in entries:
+        missing = [k for k in ("id", "source", "line", "anchor", "claim", "conditions", "status") if k not in e]
+        if missing or e["status"] not in STATUSES:
+            raise ValueError(f"{LEDGER.name}: entry {e.get('id', '?')!r} lacks {missing} or has a bad status "
+                             f"{e.get('status')!r} (valid: {', '.join(STATUSES)})")
+    return tuple(entries)
+
+
+def _pct(c: int, n: int) -> str:
+    r, lo, hi = rate_ci(c, n)
+    return f"{c} of {n:,} ({r:.1%} [{lo:.1%}, {hi:.1%}])" if n else "none run"
+
+
+def _per_engine(t: pd.DataFrame, expect: str) -> tuple[str, str]:
+    """'engine: c of n (rate [lo, hi])' per engine, and the verdicts combined."""
+    parts, vs = [], []
+    for engine, g in t.groupby("engine", sort=False):
+        c, n = int(g["set_changed"].sum()), int(g["transactions"].sum())
+        parts.append(f"{engine}: {_pct(c, n)}")
+        vs.append(verdicts.events(c, n, rate_ci(c, n)[2], expect))
+    return "; ".join(parts), verdicts.combine(vs)
+
+
+def _here(res: Results) -> str:
+    w = runs(res)
+    if w.empty:
+        return ""
+    r = w.iloc[0]
+    n_inst = int(w["instance"].nunique())
+    return (f"{int(r['rows']):,} vectors of {int(r['dims'])} dimensions, HNSW m={int(r['m'])}; readers: "
+            f"{int(r['transactions'])} REPEATABLE READ transactions per point on each of {n_inst} server "
+            f"instance{'s' if n_inst != 1 else ''}, {r['gap_s']:g} s between the two queries; one writer "
+            "connection; the server on 1 CPU")
+
+
+def _measure(entry_id: str, t: pd.DataFrame, lost: pd.DataFrame) -> tuple[str, str]:
+    """(what was measured, verdict) for a tested ledger entry."""
+    index = t[~t["exact"]]
+    pg = index[index["index"] == Pgvector.label]
+    written = pg[pg["writer"] == "insert"]
+    if entry_id == "pgvector-set-changes":
+        return _per_engine(written, "some")
+    if entry_id == "mariadb-repeats":
+        maria = index[(index["index"] == MariaDBVector.label) & (index["writer"] == "insert")]
+        return _per_engine(maria, "none")
+    if entry_id == "lost-rows-visible":
+        parts, vs = [], []
+        for _, r in lost.iterrows():
+            parts.append(f"{r['engine']}: {int(r['lost'])} rows lost, {int(r['lost_visible'])} of them still "
+                         f"visible to the snapshot, {int(r['lost_in_exact'])} in its exact answer")
+            if r["lost"]:
+                vs.append(verdicts.events(int(r["lost"] - r["lost_visible"]), int(r["lost"]), 1.0, "none"))
+        return "; ".join(parts), (verdicts.combine(vs) if vs else "not resolved (no row was lost)")
+    if entry_id == "new-rows-rejected":
+        c, n = int(index["leaked"].sum()), int(index["transactions"].sum())
+        return (f"{c} rows inserted after the snapshot returned, in {n:,} transactions of every engine and setting",
+                verdicts.events(c, n, 1.0, "none"))
+    if entry_id == "insert-rewrites-lists":
+        shown = pg.dropna(subset=["index_pages_written"])
+        if shown.empty:
+            return "not shown by these engines", verdicts.NOT_MEASURED
+        ins = shown[shown["writer"] == "insert"]
+        idle = shown[shown["writer"] == "none"]
+        text = (f"index pages written while a reader's snapshot was open: {ins['index_pages_written'].mean():.1f} "
+                f"of {ins['index_pages'].mean():.0f} on average under inserts "
+                f"({ins['writes_between'].mean():.1f} rows inserted between the two queries), "
+                f"{idle['index_pages_written'].mean():.1f} with no writer")
+        ok = ins["index_pages_written"].min() > 0 and (idle["index_pages_written"].max() == 0 if len(idle) else True)
+        return text, "agrees" if ok else "disagrees"
+    if entry_id == "set-not-order":
+        c, n = int(written["set_changed"].sum()), int(written["transactions"].sum())
+        o = int(written["order_only"].sum())
+        return (f"pgvector: {c} transactions got another set, {o} the same set in another order, of {n:,}",
+                verdicts.events(c, n, rate_ci(c, n)[2], "some"))
+    if entry_id == "not-plan-change":
+        c, p = int(written["set_changed"].sum()), int(written["plan_changed"].sum())
+        share = float((written["rows_mean"] > 0).mean()) if len(written) else 0.0
+        text = (f"pgvector: the plan (recorded after each query) changed in {p} transactions; the set changed in "
+                f"{c}; every recorded plan read the HNSW index" if share else "no plan recorded")
+        if not c:
+            return text, "not resolved (no set changed)"
+        return text, verdicts.events(p, c, 1.0, "none")
+    if entry_id == "btree-repeats":
+        ctl = t[(t["exact"]) | (t["writer"] == "none")]
+        text, verdict = _per_engine(ctl, "none")
+        return "exact scan under the writer and index scan with no writer: " + text, verdict
+    raise KeyError(f"no measurement for ledger entry {entry_id!r}")
+
+
+def claims(res: Results) -> pd.DataFrame:
+    t = changed_rates(res)
+    lost = lost_rows(res)
+    here = _here(res)
+    rows = []
+    for e in ledger():
+        if e["status"] == "tested":
+            measured, verdict = _measure(e["id"], t, lost) if len(t) else ("", verdicts.NOT_MEASURED)
+        elif e["status"] == "not testable here":
+            measured, verdict = "", verdicts.not_testable(e.get("why", ""))
+        else:
+            measured, verdict = "", f"{verdicts.NOT_MEASURED}: {e.get('why', '')}" if e.get("why") else verdicts.NOT_MEASURED
+        rows.append(verdicts.ClaimRow(POST.cite(e["claim"], "post"), e["conditions"],
+                                      here if e["status"] == "tested" else "", measured, verdict))
+    return verdicts.table(rows)

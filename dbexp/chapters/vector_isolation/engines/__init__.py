@@ -1,0 +1,120 @@
+"""What the chapter asks of an engine's vector index (:class:`VectorIndex`), one module per engine:
+pgvector's HNSW on PostgreSQL (:mod:`.postgres`) and MariaDB's HNSW (:mod:`.mariadb`).
+
+A part is built with the server's flavor (see :mod:`dbexp.servers.engines`). The chapter's table is
+``items (id integer primary key, embedding <vector of dims>)`` with an HNSW index for Euclidean distance;
+readers ask ``ORDER BY distance(embedding, q) LIMIT k``. All SQL of an engine lives in its part; the
+measurement (:mod:`..measure`) only calls these methods.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+
+DATABASE = "vectors"
+TABLE = "items"
+
+
+@dataclass(frozen=True)
+class Search:
+    """How a reader searches: k rows, the HNSW candidate list (pgvector's ``hnsw.ef_search``, MariaDB's
+    ``mhnsw_ef_search``), pgvector 0.8's iterative scan (``off``, ``relaxed_order``, ``strict_order``;
+    ``off`` where the engine has none), or an exact scan that bypasses the index (the control)."""
+
+    k: int
+    ef_search: int
+    iterative: str = "off"
+    exact: bool = False
+
+
+class VectorIndex(abc.ABC):
+    """One engine's answers to the chapter's questions."""
+
+    label = ""  # the index as the source and the page name it: "pgvector", "MariaDB"
+    variant = ""  # the catalog variant a server needs for this part (postgres:17+pgvector), "" for none
+    search_setting = ""  # the server's name for the candidate-list size
+    iterative_modes: tuple[str, ...] = ("off",)  # the iterative-scan settings this engine knows
+
+    def __init__(self, flavor):
+        self.flavor = flavor
+
+    @classmethod
+    def serves(cls, build) -> bool:
+        """Whether a catalog build has this engine's vector index (default: the builds of ``variant``)."""
+        return build.variant == cls.variant
+
+    def start_settings(self) -> dict[str, str]:
+        """Server start-up settings the chapter needs beyond the lab's comparable baseline: commits that
+        do not wait for the disk (a writer's rate is then the index's work, not the VM's fsync; the
+        visibility of a committed row does not depend on it)."""
+        return self.flavor.capability("relaxed_commit").settings()
+
+    # --- the data set ----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def prepare(self, server, rows, m: int, ef_construction: int) -> dict[str, float]:
+        """Make the pristine data set (``rows``: id i is rows[i - 1]) with its HNSW index, keep it where
+        :meth:`restore` can copy it from; returns facts to store (build seconds, index bytes)."""
+
+    @abc.abstractmethod
+    def restore(self, server) -> None:
+        """Put the table back to the pristine data set and index (every point starts from it)."""
+
+    @abc.abstractmethod
+    def state(self, conn) -> dict[str, float]:
+        """The table's state as the server reports it: ``rows``, ``max_id``, ``checksum`` (sum of the
+        first coordinates, see dataset.checksum) and ``index_valid`` (1 where the HNSW index exists)."""
+
+    def connect(self, server, autocommit: bool = True):
+        return server.connect(DATABASE, autocommit=autocommit)
+
+    # --- readers ---------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def begin_repeatable_read(self, conn) -> None:
+        """Begin a REPEATABLE READ transaction whose snapshot is taken now."""
+
+    @abc.abstractmethod
+    def set_search(self, conn, search: Search) -> None:
+        """Session settings for ``search`` (candidate list, iterative scan, index or exact scan)."""
+
+    @abc.abstractmethod
+    def knn(self, conn, q: str, search: Search) -> list[int]:
+        """The ids of the ``search.k`` nearest rows to ``q`` (a vector literal), nearest first, as
+        ``search`` (and the session's settings from :meth:`set_search`) searches them."""
+
+    @abc.abstractmethod
+    def plan(self, conn, q: str, search: Search) -> str:
+        """What the server's plan for that query reads: the vector index's name, or 'exact'."""
+
+    def visible(self, conn, ids: list[int]) -> int:
+        """How many of ``ids`` the transaction's snapshot sees."""
+        if not ids:
+            return 0
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT count(*) FROM {TABLE} WHERE id IN ({','.join(str(int(i)) for i in ids)})")
+            return int(cur.fetchone()[0])
+
+    def max_id(self, conn) -> int:
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT max(id) FROM {TABLE}")
+            return int(cur.fetchone()[0])
+
+    # --- writers ---------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def insert(self, conn, row_id: int, v: str) -> None: ...
+
+    @abc.abstractmethod
+    def update(self, conn, row_id: int, v: str) -> None: ...
+
+    def delete(self, conn, row_id: int) -> None:
+        with conn.cursor() as cur:
+            cur.execute(f"DELETE FROM {TABLE} WHERE id = %s", (row_id,))
+
+    # --- the index under the reader ----------------------------------------------------------------
+    def index_mark(self, conn):
+        """A mark of the index's state now (None where the engine shows none)."""
+        return None
+
+    def index_changed_since(self, conn, mark) -> tuple[float, float] | None:
+        """(index pages written since ``mark``, index pages in all), or None where the engine shows none."""
+        return None
