@@ -144,7 +144,7 @@ def run_container(ref: str, command: list[str], environment: dict[str, str], lab
     from testcontainers.core.config import testcontainers_config
     from testcontainers.core.container import DockerContainer
 
-    client()  # an engine answers (started here where this host allows it)
+    client()  # an engine answers, or one line says how to start one
     testcontainers_config.ryuk_disabled = True  # the lab removes its own containers (module docstring)
     wrapper = (DockerContainer(ref, docker_client_kw={"timeout": 120}, command=command, env=environment,
                                name=name)
