@@ -326,3 +326,24 @@ def test_pool_pages_and_scan_depths_come_from_what_each_server_reported():
     with pytest.MonkeyPatch.context() as mp:  # runs that did not sample POOL_SIZE: the pages asked for
         mp.setattr(be.analysis, "timeline", lambda _: pd.DataFrame())
         assert be.analysis.pool_pages_text(res) == "3,072" and be.analysis.pool_sizes_text(res) == ""
+
+
+def test_the_server_lists_come_from_the_catalogs_offline_series():
+    """catalog.offline_series, which this chapter's (and three others') server lists are made of: every
+    series an offline build serves, once, InnoDB's flavors then PostgreSQL, oldest first, less those named."""
+    from dbexp.catalog import OFFLINE, offline_series, parse_spec
+    from dbexp.catalog.versions import version_key
+
+    every = offline_series()
+    specs = [parse_spec(s) for s in every]
+    assert all(s.source == "offline" for s in specs) and len(set(every)) == len(every)
+    assert {f"{b.flavor}:{b.major}@offline" for b in OFFLINE} == set(every)
+    order = ("mysql", "mariadb", "postgres")
+    assert [order.index(s.flavor) for s in specs] == sorted(order.index(s.flavor) for s in specs)
+    for flavor in order:
+        mine = [version_key(s.version) for s in specs if s.flavor == flavor]
+        assert mine == sorted(mine)
+    assert offline_series(without=("postgres:13", "mysql:5.7")) == tuple(
+        s for s in every if s not in ("postgres:13@offline", "mysql:5.7@offline"))
+    assert offline_series(flavors=("postgres",)) == tuple(s for s in every if s.startswith("postgres:"))
+    assert be.CHAPTER.scale("full").servers == offline_series(without=("postgres:13", "postgres:15"))
