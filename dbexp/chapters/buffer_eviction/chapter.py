@@ -25,12 +25,10 @@ import dataclasses
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
-from importlib import import_module
 
-import pandas as pd
 
 from dbexp.catalog import offline_series
-from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
+from dbexp.experiments.chapter import Chapter, Cpus, Part, check_names
 from dbexp.experiments.measure import Measured, summarize, sysbench_series
 from dbexp.experiments.sweep import Point
 from dbexp.metrics.sampler import Sampler
@@ -180,14 +178,6 @@ class BufferEviction(Chapter):
                                        sc.rate, sc.before_s, sc.scan_s, sc.after_s)
                 points.append(Point(cfg, params, wl, group=f"buffer_eviction {spec}"))
         return [Part(points, sc.repeats)]
-
-    # claims.py and findings.py build on analysis.py, which reads PARTS from this module: the chapter
-    # finds them in its folder by name when asked (an import here would close a circle of modules)
-    def claims(self, res: Results) -> pd.DataFrame:
-        return import_module(f"{__package__}.claims").claims(res)
-
-    def findings(self, res: Results) -> str:
-        return import_module(f"{__package__}.findings").findings(res)
 
     def session(self, server):
         return nullcontext({})  # per server: the hot table, made at the first run (after sysbench's prepare)

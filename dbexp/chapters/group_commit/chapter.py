@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from importlib import import_module
 
-import pandas as pd
 
 from dbexp.catalog import offline_series
 from dbexp.errors import DbexpError
@@ -205,14 +203,6 @@ class GroupCommit(Chapter):
                 m[f"probe_k{k}"] = (float(n), "count")
             m["probe_stop_s"] = (probe.stop_s, "s")  # SIGINT to bpftrace's exit: detaching its probes
         return got
-
-    # claims.py and findings.py build on analysis.py, which reads PARTS from this module: the chapter
-    # finds them in its folder by name when asked (an import here would close a circle of modules)
-    def claims(self, res: Results) -> pd.DataFrame:
-        return import_module(f"{__package__}.claims").claims(res)
-
-    def findings(self, res: Results) -> str:
-        return import_module(f"{__package__}.findings").findings(res)
 
     def notes(self, res: Results) -> list[str]:
         """Why this process measured no probe runs, where it could not probe."""

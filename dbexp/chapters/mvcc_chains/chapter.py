@@ -6,14 +6,12 @@ walks the points in its own random order."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import import_module
 
-import pandas as pd
 
 from dbexp.catalog import offline_series
 from dbexp.chapters.mvcc_chains.engines import VersionStore, innodb, mariadb, postgres
 from dbexp.chapters.mvcc_chains.measure import ChainPoint, measure_point
-from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
+from dbexp.experiments.chapter import Chapter, Cpus, Part
 from dbexp.experiments.measure import Measured
 from dbexp.experiments.sweep import Point
 from dbexp.servers.engines import Engines
@@ -96,14 +94,6 @@ class MvccChains(Chapter):
 
     def measure(self, server, point: Point, state) -> Measured:
         return measure_point(server, PARTS.of(server.flavor), point.params)
-
-    # claims.py and findings.py build on analysis.py, which reads PARTS from this module: the chapter
-    # finds them in its folder by name when asked (an import here would close a circle of modules)
-    def claims(self, res: Results) -> pd.DataFrame:
-        return import_module(f"{__package__}.claims").claims(res)
-
-    def findings(self, res: Results) -> str:
-        return import_module(f"{__package__}.findings").findings(res)
 
 
 CHAPTER = MvccChains()

@@ -27,10 +27,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import cache
-from importlib import import_module
 
 import numpy as np
-import pandas as pd
 
 from dbexp.catalog import offline_series
 from dbexp.chapters.readview import server_loop
@@ -204,14 +202,6 @@ class ReadView(Chapter):
         got.measurements["copy_slope_ns_per_byte"] = (per_byte, "ns")
         got.measurements["copy_call_ns"] = (per_call, "ns")
         return got
-
-    # claims.py and findings.py build on analysis.py, which reads the parts from this module: the chapter
-    # finds them in its folder by name when asked (an import here would close a circle of modules)
-    def claims(self, res: Results) -> pd.DataFrame:
-        return import_module(f"{__package__}.claims").claims(res)
-
-    def findings(self, res: Results) -> str:
-        return import_module(f"{__package__}.findings").findings(res)
 
     def notes(self, res: Results) -> list[str]:
         return [probe_note(), left_out_note(res)]
