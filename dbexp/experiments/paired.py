@@ -10,7 +10,8 @@ read as ratios A / B, shared by the chapters that compare that way (gtid, versio
 - :func:`length_ratio`: the run-length check, a ratio from longer windows over the same ratio from
   the scale's (Welch on the logs of the windows' ratios: the two were measured apart);
 - :func:`with_duration` and :func:`window_numbers`: the windows as measured (length, common
-  interval, windows per point, threads, table size).
+  interval, windows per point, threads, table size); :func:`cell`: a ratio and its interval as a
+  claims table writes it.
 
 Each chapter says which servers are A and B (a column naming them, ``by``) and which values it reads;
 what it concludes from them stays in the chapter.
@@ -32,6 +33,11 @@ def half_width(r: float, lo: float, hi: float) -> float:
 def holds_one(r: pd.DataFrame, low: str = "ci_low", high: str = "ci_high") -> pd.Series:
     """Per row of ratios, whether its interval holds 1."""
     return (r[low] <= 1) & (r[high] >= 1)
+
+
+def cell(r: float, lo: float, hi: float) -> str:
+    """A ratio with its interval as a claims table's cell: '0.912 [0.900, 0.925]' (one window: no interval)."""
+    return f"{r:.3f} [{lo:.3f}, {hi:.3f}]" if lo == lo else f"{r:.3f} (one window: no interval)"
 
 
 def window_ratios(g: pd.DataFrame, a: str, b: str, value: str = "qps_common", by: str = "config") -> pd.Series:

@@ -8,18 +8,14 @@ from __future__ import annotations
 import pandas as pd
 
 from dbexp.catalog.versions import version_key
-from dbexp.experiments import ledger as src
-from dbexp.chapters.gtid.engines.innodb import of_series
 from dbexp.chapters.gtid.analysis import family, gap_changes, main_runs, pick, ratios, tidy, versions, windows
-from dbexp.experiments import verdicts
+from dbexp.chapters.gtid.engines.innodb import of_series
+from dbexp.experiments import ledger as src
+from dbexp.experiments import paired, verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import CALLAGHAN_GTID, KERNELMAKER_REGRESSION
 
 NM = verdicts.NOT_MEASURED
-
-
-def _ci(r: float, lo: float, hi: float) -> str:
-    return f"{r:.3f} [{lo:.3f}, {hi:.3f}]" if lo == lo else f"{r:.3f} (one window: no interval)"
 
 
 def _version(name: str) -> str:
@@ -57,7 +53,7 @@ def _cells(g: pd.DataFrame, label=lambda x: f"{_version(x.series_name)} {x.test}
     out = []
     for x in g.itertuples():
         r, lo, hi = (1 / x.ratio, 1 / x.ci_high, 1 / x.ci_low) if invert else (x.ratio, x.ci_low, x.ci_high)
-        out.append(f"{label(x)} {_ci(r, lo, hi)}")
+        out.append(f"{label(x)} {paired.cell(r, lo, hi)}")
     return "; ".join(out) if out else NM
 
 
@@ -193,7 +189,7 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
     if len(pair):
         base = pair.drop_duplicates("threads")
         measured = "; ".join(f"{_version(new)} / {_version(old)} at *binlog*, {x.threads}t: "
-                             f"{_ci(x.gap, x.gap_low, x.gap_high)} ({x.gap - 1:+.1%})" for x in base.itertuples())
+                             f"{paired.cell(x.gap, x.gap_low, x.gap_high)} ({x.gap - 1:+.1%})" for x in base.itertuples())
         verdict = _by_threads(base, lambda x: verdicts.magnitude(x.gap_low, x.gap_high, g0, g0, point=x.gap, n=
                                                       int(min(x.windows_base, x.windows_new))))
     else:
@@ -242,7 +238,7 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
         g = pair[pair["config"] == config] if len(pair) else pair
         measured = "; ".join(
             f"{x.threads}t: 8.0 / 5.7 {x.gap:.3f} with *binlog*, {x.gap_with:.3f} with {x.change}; the gap moves by "
-            f"{_ci(x.ratio, x.ci_low, x.ci_high)} ({x.points:+.1f} points)" for x in g.itertuples()) if len(g) else NM
+            f"{paired.cell(x.ratio, x.ci_low, x.ci_high)} ({x.points:+.1f} points)" for x in g.itertuples()) if len(g) else NM
         rows.append(verdicts.ClaimRow(
             KERNELMAKER_REGRESSION.cite(claim),
             f"8.0 / 5.7 from {g0:.3f} to {src.gap(factor):.3f} with {factor}: the gap moves by {c:.3f} "

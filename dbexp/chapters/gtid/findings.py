@@ -10,11 +10,11 @@ import pandas as pd
 
 from dbexp.book import prose
 from dbexp.catalog.versions import version_key
-from dbexp.experiments import ledger as src
-from dbexp.chapters.gtid.engines.innodb import of_series
 from dbexp.chapters.gtid.analysis import (control, gap_changes, length_check, main_runs, pick, ratios, resolution,
                                           spread, tidy, twin_over_binlog, windows)
 from dbexp.chapters.gtid.configs import TARGET_HALF_WIDTH
+from dbexp.chapters.gtid.engines.innodb import of_series
+from dbexp.experiments import ledger as src
 from dbexp.experiments import paired, stats
 from dbexp.experiments.chapter import Results
 

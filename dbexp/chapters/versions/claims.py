@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 
 from dbexp.catalog.versions import version_key
-from dbexp.experiments import ledger as regression
-from dbexp.chapters.versions.analysis import ablation, main_runs, ratios, tidy, windows
 from dbexp.chapters.versions.ablation import BASELINE, STEPS, step_name
-from dbexp.experiments import verdicts
+from dbexp.chapters.versions.analysis import ablation, main_runs, ratios, tidy, windows
+from dbexp.experiments import ledger as regression
+from dbexp.experiments import paired, verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import CALLAGHAN_24, CALLAGHAN_PG, KERNELMAKER_REGRESSION
 
@@ -40,10 +40,6 @@ def qualified(verdict: str, other: str = OTHER) -> str:
     return f"{verdict}, under other conditions ({other})" if verdict.startswith("agrees") else verdict
 
 
-def _ci(r: float, lo: float, hi: float) -> str:
-    return f"{r:.3f} [{lo:.3f}, {hi:.3f}]" if lo == lo else f"{r:.3f} (one window: no interval)"
-
-
 def here(res: Results) -> str:
     d = windows(res)
     if not d["n"]:
@@ -66,7 +62,7 @@ def _pick(r: pd.DataFrame, old: tuple, new: tuple, value: str, tests, view: str 
 
 def _cells(g: pd.DataFrame) -> str:
     return "; ".join(f"{x.test} {x.server.split(' ', 1)[1]}/{x.against.split(' ', 1)[1]} "
-                     f"{_ci(x.ratio, x.ci_low, x.ci_high)}" for x in g.itertuples()) if len(g) else NM
+                     f"{paired.cell(x.ratio, x.ci_low, x.ci_high)}" for x in g.itertuples()) if len(g) else NM
 
 
 def _row(cite, source: str, cond: str, g: pd.DataFrame, verdict) -> verdicts.ClaimRow:
@@ -177,7 +173,7 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
         old, new = list(regression.STEP_TPS.values())[step]
         x = at(config)
         if x is not None:
-            measured = f"update-nonindex 8.0 / 5.7 {_ci(x.gap, x.gap_low, x.gap_high)} ({config})"
+            measured = f"update-nonindex 8.0 / 5.7 {paired.cell(x.gap, x.gap_low, x.gap_high)} ({config})"
             verdict = verdicts.magnitude(x.gap_low, x.gap_high, g0, g0, point=x.gap, n=int(x.windows))
             if step and (x.gap_high < g0 or x.gap_low > g0):  # the claim is how far the steps close the gap
                 verdict = (f"disagrees (after the steps a gap of {1 - x.gap:.1%} [{1 - x.gap_high:.1%}, "
@@ -198,14 +194,14 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
                                    f"{regression.PRINTED['pfs_pp']} points of 8.0's gap, measured alone")):
         c = regression.gap_change(factor)
         x = at(config)
-        measured = (f"8.0 / 5.7 {x.gap:.3f} with {config}; the gap moves by {_ci(x.moves, x.moves_low, x.moves_high)} "
+        measured = (f"8.0 / 5.7 {x.gap:.3f} with {config}; the gap moves by {paired.cell(x.moves, x.moves_low, x.moves_high)} "
                     f"({x.points:+.1f} points)") if x is not None else NM
         verdict = verdicts.magnitude(x.moves_low, x.moves_high, c, c, point=x.moves) if x is not None else NM
         aa = pair[pair["unchanged"].astype(bool)] if len(pair) and "unchanged" in pair else pair.iloc[:0]
         if x is not None and len(aa):  # what windows of another group do to the gap with nothing changed
             a = aa.iloc[0]
             band = abs(np.log(a.moves)) + max(abs(np.log(a.moves_high / a.moves)), abs(np.log(a.moves / a.moves_low)))
-            measured += f"; with nothing changed ({a.config}), other windows moved it by {_ci(a.moves, a.moves_low, a.moves_high)}"
+            measured += f"; with nothing changed ({a.config}), other windows moved it by {paired.cell(a.moves, a.moves_low, a.moves_high)}"
             if abs(np.log(x.moves)) <= band:
                 verdict = (f"not resolved (with nothing changed, windows of another group moved the gap by "
                            f"{a.moves:.3f}; this move is no larger)")

@@ -4,8 +4,8 @@ changed alone (dbexp.experiments.ledger holds its numbers)."""
 
 from __future__ import annotations
 
-from dbexp.experiments import ledger as source
 from dbexp.chapters.versions.ablation import STEPS, configurations
+from dbexp.experiments import ledger as source
 
 # the ablation's factors -> the source's rows of its independent ablation (each factor alone)
 ALONE_ROWS = {"writer threads off": "writer_threads=OFF", "P_S off": "performance_schema=0",
