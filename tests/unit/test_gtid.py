@@ -258,7 +258,7 @@ def test_the_run_length_check_compares_each_ratio_at_two_lengths():
 
 
 def test_the_sources_numbers_are_the_seed_texts():
-    """The typed figures of source.py, found in the sources' text where the seeds are on this machine."""
+    """The figures typed in experiments/ledger.py, found in the sources' text where the seeds are on this machine."""
     from pathlib import Path
 
     from dbexp.experiments import ledger as source
