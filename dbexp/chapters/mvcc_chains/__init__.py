@@ -4,15 +4,14 @@
 the largest V, the garbage after the snapshot ended (and when each collector ran) and one hot row's chain on
 its page."""
 
-from dbexp.chapters.mvcc_chains.analysis import (READERS, at_largest_v, at_v, collector_passes, column_against_column,
-                                                 excess_at, first_versions, garbage_series, pageinspect_table,
-                                                 per_version, readers, tidy)
+from dbexp.chapters.mvcc_chains.analysis import (GARBAGE_MEASURES, READERS, at_largest_v, at_v, collector_passes,
+                                                 column_against_column, excess_at, first_versions, garbage_long,
+                                                 garbage_series, largest_v_rows, pageinspect_table, per_version,
+                                                 per_version_rows, reader_latency, readers, tidy, variant_order)
 from dbexp.chapters.mvcc_chains.claims import lab
 from dbexp.chapters.mvcc_chains.chapter import CHAPTER, DEFAULT_SERVERS, PARTS, Scale, settings_for
 from dbexp.chapters.mvcc_chains.measure import (HOLD_S, RECLAIM_POLL_S, WARMUP_SHARE, ChainPoint, statement_clock,
                                                 trimmed_mean)
-from dbexp.chapters.mvcc_chains.tables import (GARBAGE_MEASURES, garbage_long, largest_v_rows, per_version_rows,
-                                               reader_latency, variant_order)
 
 run = CHAPTER.run
 
