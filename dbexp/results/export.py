@@ -48,7 +48,13 @@ def load(experiment: str, root: str | Path | None = None) -> dict[str, pd.DataFr
         from dbexp.errors import DbexpError
         raise DbexpError(f"no published results for {experiment!r} in {folder} (missing "
                          f"{', '.join(missing)}): run the chapter with run=True and publish=True first")
-    return {t: pd.read_parquet(folder / f"{t}.parquet") for t in TABLES}
+    return {t: _read(folder / f"{t}.parquet") for t in TABLES}
+
+
+def _read(path: Path) -> pd.DataFrame:
+    df = pd.read_parquet(path)
+    strings = [c for c, t in df.dtypes.items() if isinstance(t, pd.StringDtype)]
+    return df.astype({c: object for c in strings}) if strings else df
 
 
 def load_measured_again(experiment: str, root: str | Path | None = None) -> pd.DataFrame:
