@@ -18,7 +18,7 @@ import pandas as pd
 from dbexp.catalog.versions import version_key
 from dbexp.chapters.gtid.configs import CONFIGS, CONTROL, RATIOS, TARGET_HALF_WIDTH
 from dbexp.experiments import paired, stats
-from dbexp.experiments.chapter import Results
+from dbexp.experiments.chapter import Results, memo
 
 # throughput and CPU per query over the interval every workload of the window was running
 # (measure_together's marks); context switches and bytes per query over each run's own window.
@@ -51,15 +51,18 @@ def main_runs(w: pd.DataFrame, length: int = 1) -> pd.DataFrame:
 def ratios(res: Results, length: int = 1) -> pd.DataFrame:
     """Per server, test and threads, and comparison: the ratio A / B of each value, paired by window
     (A and B of a window ran at once), with its 95% interval and half-width; runs of ``length``."""
-    w = main_runs(tidy(res), length)
-    rows = []
-    if w.empty:
-        return pd.DataFrame()
-    for (name, test, threads), g in w.groupby(KEYS):
-        for a, b, what in RATIOS:
-            rows += [{"series_name": name, "test": test, "threads": threads, "comparison": what, "a": a, "b": b, **x}
-                     for x in paired.ratio_rows(g, a, b, VALUES, by="config")]
-    return pd.DataFrame(rows)
+    def compute():  # the page, its claims and its findings read it several times: computed once
+        w = main_runs(tidy(res), length)
+        w = w[[c for c in (*KEYS, "config", "repeat", *VALUES) if c in w]]  # what a pair's rows are taken with
+        rows = []
+        if w.empty:
+            return pd.DataFrame()
+        for (name, test, threads), g in w.groupby(KEYS):
+            for a, b, what in RATIOS:
+                rows += [{"series_name": name, "test": test, "threads": threads, "comparison": what, "a": a, "b": b,
+                          **x} for x in paired.ratio_rows(g, a, b, VALUES, by="config")]
+        return pd.DataFrame(rows)
+    return memo(res, f"gtid.ratios.{length}", compute)
 
 
 def source_table(res: Results, comparison: str = "GTIDs") -> pd.DataFrame:

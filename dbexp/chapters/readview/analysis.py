@@ -16,12 +16,16 @@ from dbexp.catalog import versions
 from dbexp.chapters.readview.chapter import LATCH_STMTS, of_run
 from dbexp.chapters.readview.engines import postgres
 from dbexp.experiments import stats
-from dbexp.experiments.chapter import Results
+from dbexp.experiments.chapter import Results, memo
 
 
 def tidy(res: Results) -> pd.DataFrame:
     """One row per run, with each run's engine labels (``family``, ``panel``) and the bytes each
     holder adds to a view's copy, from the engine part of its flavor and version."""
+    return memo(res, "readview.tidy", lambda: _tidy(res))
+
+
+def _tidy(res: Results) -> pd.DataFrame:
     w = res.wide.copy()
     for col in ("holders", "readers", "trx_stmts"):
         w[col] = w[col].astype(int)
@@ -172,6 +176,10 @@ def view_slopes(res: Results) -> pd.DataFrame:
     14+), the rebuilds alone (``calls``). Beside each slope of calls that build a view, the predicted
     copy cost per holder (bytes per holder times this host's copy time per byte, with its interval) and
     the slope's excess over it (a Welch interval over the repeats of both)."""
+    return memo(res, "readview.view_slopes", lambda: _view_slopes(res))
+
+
+def _view_slopes(res: Results) -> pd.DataFrame:
     w = tidy(res)
     w = w[w["probe"] & (w["trx_stmts"] == 0)]
     if w.empty or "view_ns_mean" not in w:

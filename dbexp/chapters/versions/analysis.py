@@ -58,6 +58,16 @@ def main_runs(w: pd.DataFrame) -> pd.DataFrame:
     return w[(w["length"] == 1) & w["role"].isin(MAIN_ROLES)] if len(w) else w
 
 
+def _paired_runs(res: Results) -> pd.DataFrame:
+    """:func:`main_runs` with only the columns the paired ratios read: they take a pair's rows out
+    of a flavor-test's hundreds of times, and each take copies every column (a third of them text)."""
+    def compute():
+        w = main_runs(tidy(res))
+        return w[[c for c in ("flavor", "test", "role", "series_name", "server", "repeat", "common_s",
+                              "servers_at_once", *VALUES) if c in w]]
+    return memo(res, "versions.paired_runs", compute)
+
+
 def ordered(names) -> list[str]:
     return sorted(set(names), key=version_key)
 
@@ -73,7 +83,7 @@ def ratios(res: Results) -> pd.DataFrame:
     at its own defaults over the same version at the baseline, and the twin over the base (the A/A
     control); for QPS, cpu/o and cs/o, with the paired 95% interval and its half-width."""
     def compute():
-        w = main_runs(tidy(res))
+        w = _paired_runs(res)
         rows = []
         if w.empty:
             return pd.DataFrame()
@@ -134,15 +144,16 @@ def summary(res: Results, view: str = "base") -> pd.DataFrame:
     of the tests' relative QPS (``view``: against the base, or the version before), with 95% intervals
     on the average (geometric) and the median, taken per window index (see the module's docstring)."""
     def compute():
-        w = main_runs(tidy(res))
+        w = _paired_runs(res)
         r = relative(res, view)
         rows = []
         if r.empty:
             return pd.DataFrame()
+        by_test = dict(list(w.groupby(["flavor", "test"])))  # a flavor-test's runs, taken out once
         for (flavor, server, against, group), g in r.groupby(["flavor", "server", "against", "group"]):
             per_window = []
             for test in g["test"]:
-                wr = _window_ratios(w[(w["flavor"] == flavor) & (w["test"] == test)], server, against)
+                wr = _window_ratios(by_test.get((flavor, test), w.iloc[:0]), server, against)
                 per_window.append(wr.rename(test))
             table = pd.concat(per_window, axis=1)
             avg = _t_interval(np.log(table).mean(axis=1).to_numpy())
@@ -200,12 +211,16 @@ def widest(res: Results, n: int = 3) -> pd.DataFrame:
     a version's CPU per statement over the base's in the same window (min, max over the versions and
     windows: a cost that moves between windows, where the shares stay even, widens the interval), and
     the same for the base's A/A twin (one version against itself)."""
+    return memo(res, f"versions.widest.{n}", lambda: _widest(res, n))
+
+
+def _widest(res: Results, n: int) -> pd.DataFrame:
     r = ratios(res)
     r = r[(r["value"] == "QPS") & (r["view"] != "A/A control")] if len(r) else r
     if r.empty or r["half_width"].isna().all():
         return pd.DataFrame()
     r = r.drop_duplicates(["flavor", "test", "server", "against"])
-    w = main_runs(tidy(res))
+    w = _paired_runs(res)
     rows = []
     for (flavor, test), g in r.groupby(["flavor", "test"]):
         x = w[(w["flavor"] == flavor) & (w["test"] == test)]
