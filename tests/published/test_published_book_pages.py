@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from published_support import published
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -14,7 +16,7 @@ def test_published_mvcc_panels_hold_at_most_six_series():
 
     if not (REPO / "data" / "mvcc_chains").is_dir():
         pytest.skip("no published mvcc_chains results")
-    lat = mv.reader_latency(mv.CHAPTER.run("default", run=False, root=REPO))
+    lat = mv.reader_latency(published("mvcc_chains"))
     per_panel = lat.groupby(["store", "server", "panel"])["reader"].nunique()
     assert per_panel.max() <= 6
     assert list(lat["store"].unique())[0] == "undo"  # InnoDB first, as the text

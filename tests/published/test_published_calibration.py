@@ -1,4 +1,5 @@
-"""What the calibration chapter's published data/ show: its claims, episodes, ratios, run-length checks, sentences and charts (run by `make published`)."""
+"""What the calibration chapter's published data/ show: its claims, episodes, ratios, run-length checks,
+sentences and charts (run by `make published`)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,14 @@ from dbexp.book.prose import plural
 from dbexp.chapters.calibration.claims import qualified
 from dbexp.experiments import stats, verdicts
 from dbexp.results.readme import read_block
+from published_support import published
 
 REPO = Path(__file__).resolve().parents[2]
-published = pytest.mark.skipif(not (REPO / "data" / "calibration").is_dir(), reason="no published calibration results")
 
 
 @pytest.fixture(scope="module")
 def res():
-    return cal.run("default", run=False, root=REPO)
+    return published("calibration")
 
 
 def _only(res, keep):
@@ -41,7 +42,6 @@ def _with_episodes(res, version="8.0.15", repeats=(3, 4), busy=85.0):
     return dataclasses.replace(res, wide=w)
 
 
-@published
 def test_relative_versions_start_at_each_flavors_base(res):
     rel = cal.relative_versions(res)
     bases = rel.groupby("flavor")["base"].first().str.split("-").str[0].to_dict()
@@ -50,7 +50,6 @@ def test_relative_versions_start_at_each_flavors_base(res):
     assert (at_base["ratio_qps"] == 1.0).all() and len(at_base) == 3
 
 
-@published
 def test_claims_table_has_the_books_shape_and_both_readings(res):
     table = cal.claims(res)
     assert list(table.columns) == list(verdicts.COLUMNS) and len(table) == 4
@@ -102,7 +101,6 @@ def test_claims_table_has_the_books_shape_and_both_readings(res):
     assert f"without the {k + 2} runs" in ep[2]["verdict"]
 
 
-@published
 def test_version_claims_read_only_their_flavors_runs(res):
     table = cal.claims(res)
     pg = cal.claims(_only(res, lambda w: w["flavor"] != "mysql"))
@@ -111,7 +109,6 @@ def test_version_claims_read_only_their_flavors_runs(res):
     assert pg.iloc[3].equals(table.iloc[3])
 
 
-@published
 def test_the_machines_episodes_are_told_apart(res):
     e = cal.episode_numbers(res)
     spread = res.wide[res.wide["part"] == "spread"]
@@ -138,7 +135,6 @@ def test_the_machines_episodes_are_told_apart(res):
     assert "episodes of the machine" in text
 
 
-@published
 def test_pinning_raises_cpu_per_query_with_pair_intervals(res):
     cpu = cal.cpu_table(res).set_index(["ratio", "flavor"])
     mysql, pg = cpu.loc[("pinning", "mysql")], cpu.loc[("pinning", "postgres")]
@@ -151,7 +147,6 @@ def test_pinning_raises_cpu_per_query_with_pair_intervals(res):
     assert f"{low:.2f} to {high:.2f} times" in text
 
 
-@published
 def test_run_length_check_is_measured_in_the_published_runs(res):
     checks = cal.length_checks(res)
     assert len(checks) == 14
@@ -175,7 +170,6 @@ def test_run_length_check_is_measured_in_the_published_runs(res):
     assert none.startswith("These results have no run-length check")
 
 
-@published
 def test_run_length_check_places_each_long_ratio_against_its_interval(res):
     checks = cal.length_checks(res).set_index(["label", "value"])
     pin = checks.loc[("mysql 8.0.15: pinned / unpinned", "qps")]
@@ -199,12 +193,10 @@ def test_run_length_check_places_each_long_ratio_against_its_interval(res):
     assert f"from one {cal.analysis.LENGTH_FACTOR * seconds:g} s run each" in cal.claims(res)["measured here"][1]
 
 
-@published
 def test_readme_block_is_the_readmes(res):
     assert cal.readme_block(res) == read_block("calibration", REPO / "README.md")
 
 
-@published
 def test_ratio_reading_has_one_bullet_per_ratio(res):
     lines = cal.ratio_reading(res).split("\n")
     assert [line.split("**")[1] for line in lines] == list(cal.RATIOS)
@@ -219,7 +211,6 @@ def test_ratio_reading_has_one_bullet_per_ratio(res):
     assert cal.ratio_design(res).startswith("The three ratios share their A")
 
 
-@published
 def test_sampler_cost_sentence_in_each_branch(res):
     text = cal.sampler_cost_sentence(res)
     cost = cal.sampler_cost(res)
@@ -240,7 +231,6 @@ def test_sampler_cost_sentence_in_each_branch(res):
     assert none == "This run has no sessions part (it needs `session_counts`)."
 
 
-@published
 def test_findings_are_five_with_numbers_and_intervals(res):
     bullets = cal.findings(res).split("\n\n")
     assert len(bullets) == 5 and all(b.startswith("- **") for b in bullets)
@@ -288,7 +278,6 @@ def test_findings_are_five_with_numbers_and_intervals(res):
     assert "read-write was not measured" in cal.spread_reading(_only(res, lambda w: w["script"] != "oltp_read_write"))
 
 
-@published
 def test_spread_charts_panels_hold_the_rows_of_their_labels(res):
     from chart_panels import check
     from published_support import notebook_charts

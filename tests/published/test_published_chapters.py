@@ -1,4 +1,5 @@
-"""Every chapter with published data/: its claims carry computed verdicts and its page a summary (run by `make published`)."""
+"""Every chapter with published data/: its claims carry computed verdicts and its page a summary (run by
+`make published`)."""
 
 from __future__ import annotations
 

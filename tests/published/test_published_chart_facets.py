@@ -1,4 +1,5 @@
-"""The buffer_eviction page's faceted charts, drawn from its published data/: each panel holds the rows of its labels (run by `make published`)."""
+"""The buffer_eviction page's faceted charts, drawn from its published data/: each panel holds the rows of
+its labels (run by `make published`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from chart_panels import check
 from dbexp.book import charts
-from published_support import has_facet, notebook_charts
+from published_support import has_facet, notebook_charts, published
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -18,7 +19,7 @@ def test_buffer_eviction_panels_hold_the_rows_of_their_labels():
 
     if not (REPO / "data" / "buffer_eviction").is_dir():
         pytest.skip("no published buffer_eviction results")
-    res = be.run("default", run=False, root=REPO)
+    res = published("buffer_eviction")
     specs = [c.to_dict() for c in notebook_charts("buffer_eviction", {"be": be, "res": res, "tl": be.timeline(res)})]
     specs = [s for s in specs if has_facet(s)]
     # hot QPS and residency for each engine, and PostgreSQL's usage counts

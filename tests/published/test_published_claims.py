@@ -72,7 +72,7 @@ def test_claims_match_their_golden_verdicts_and_intervals(chapter):
                     "and review it before committing", pytrace=False)
     diff = differences(chapter, json.loads(path.read_text()), rec)
     if diff:
-        pytest.fail(f"{chapter}'s claims differ from {path.relative_to(REPO)} "
+        pytest.fail(f"the published data changed: {chapter}'s claims differ from {path.relative_to(REPO)} "
                     f"({len(diff)} difference{'s' if len(diff) != 1 else ''}):\n" + "\n".join(diff) +
                     f"\nIf the change is meant, regenerate with\n    {UPDATE_COMMAND}\n"
                     "and review the golden files' diff.", pytrace=False)

@@ -1,4 +1,5 @@
-"""The default-drift table of the published runs: republished with the comparable baseline, and every performance setting a name the servers report (run by `make published`)."""
+"""The default-drift table of the published runs: republished with the comparable baseline, and every
+performance setting a name the servers report (run by `make published`)."""
 
 from __future__ import annotations
 

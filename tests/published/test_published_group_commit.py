@@ -11,12 +11,12 @@ def test_the_pages_faceted_charts_put_each_configurations_rows_in_its_panel():
     from pathlib import Path
 
     from chart_panels import check
-    from published_support import has_facet, notebook_charts
+    from published_support import has_facet, notebook_charts, published
 
     repo = Path(__file__).resolve().parents[2]
     if not (repo / "data" / "group_commit").is_dir():
         pytest.skip("no published group_commit results")
-    res = gc.CHAPTER.run("default", run=False, root=repo)
+    res = published("group_commit")
     from unittest import mock
 
     from dbexp.book import tables

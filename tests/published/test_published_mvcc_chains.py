@@ -1,22 +1,21 @@
-"""What the mvcc_chains chapter's published data/ show: its tables, findings, claims and charts (run by `make published`)."""
+"""What the mvcc_chains chapter's published data/ show: its tables, findings, claims and charts (run by
+`make published`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from pathlib import Path
 
 import pandas as pd
 
 from dbexp.chapters import mvcc_chains as mv
 from dbexp.chapters.mvcc_chains import claims
 from dbexp.experiments import verdicts
-
-REPO = Path(__file__).resolve().parents[2]
+from published_support import published
 
 
 def test_published_mvcc_tables_have_numbers():
-    res = mv.CHAPTER.run("default", run=False, root=REPO)
+    res = published("mvcc_chains")
     t = mv.at_largest_v(res)
     assert t["old_server_us"].notna().all() and (t["versions"] == t["versions"].max()).all()
     assert t["held_snapshot"].notna().all() and t["held_control"].notna().all()
@@ -25,7 +24,7 @@ def test_published_mvcc_tables_have_numbers():
 
 
 def test_the_published_findings_are_a_list_one_line_per_finding():
-    res = mv.CHAPTER.run("default", run=False, root=REPO)
+    res = published("mvcc_chains")
     lines = mv.CHAPTER.findings(res).splitlines()
     assert [re.match(r"- \*\*(.+?)\*\*", line).group(1) for line in lines] == [
         "InnoDB, the old reader:", "The first versions cost more:", "PostgreSQL, a HOT chain on one page:",
@@ -47,7 +46,7 @@ def test_the_published_findings_are_a_list_one_line_per_finding():
 
 
 def test_findings_compare_columns_at_one_fillfactor():
-    res = mv.CHAPTER.run("default", run=False, root=REPO)
+    res = published("mvcc_chains")
     # the design's new variant, k at fillfactor 70, as if measured: the k at 100 runs under its name
     w = res.wide.copy()
     k70 = w[w["column"] == "k"].dropna(subset=["fillfactor"])
@@ -63,7 +62,7 @@ def test_findings_compare_columns_at_one_fillfactor():
 
 
 def test_the_published_claims_have_the_book_s_shape():
-    res = mv.CHAPTER.run("default", run=False, root=REPO)
+    res = published("mvcc_chains")
     t = mv.CHAPTER.claims(res)
     assert list(t.columns) == list(verdicts.COLUMNS) and len(t) == 5
     assert (t["source: number, conditions"] == claims.SOURCE).all()  # the source gives no number
@@ -76,7 +75,7 @@ def test_the_chapter_s_charts_hold_the_rows_of_their_labels():
     from chart_panels import check
     from published_support import notebook_charts
 
-    res = mv.CHAPTER.run("default", run=False, root=REPO)
+    res = published("mvcc_chains")
     w = res.wide.copy()  # one PostgreSQL server with a variant the others lack: its panel says so
     extra = w[(w["series_name"] == "postgres 14.23") & (w["column"] == "k")].assign(
         fillfactor=70, run_id=lambda d: d["run_id"] + "-k70")

@@ -1,20 +1,19 @@
-"""What the readview chapter's published data/ show: its slopes, segments, verdicts and sentences (run by `make published`)."""
+"""What the readview chapter's published data/ show: its slopes, segments, verdicts and sentences (run by
+`make published`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from dbexp.chapters import readview
-
-REPO = Path(__file__).resolve().parents[2]
+from published_support import published as published_results
 
 
 @pytest.fixture(scope="module")
 def published():
-    return readview.CHAPTER.run("default", run=False, root=REPO)
+    return published_results("readview")
 
 
 def test_published_readview_slopes_have_numbers(published):
