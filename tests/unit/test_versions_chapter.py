@@ -12,7 +12,7 @@ import pytest
 
 from dbexp.chapters import versions
 from dbexp.chapters.versions import CHAPTER
-from dbexp.chapters.versions.ablation import STEPS, configurations
+from dbexp.chapters.versions.regression import STEPS, configurations
 from dbexp.chapters.versions.chapter import MYSQL
 from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Cpus, Results

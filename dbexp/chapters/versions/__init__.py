@@ -4,7 +4,7 @@ intervals from windows in which all of a flavor's versions ran at once, and cpu/
 The notebook notebooks/versions.ipynb is the chapter's narrative."""
 
 from dbexp.chapters.versions import regression
-from dbexp.chapters.versions.ablation import FACTORS, NOT_CHANGED
+from dbexp.chapters.versions.regression import FACTORS, NOT_CHANGED
 from dbexp.chapters.versions.analysis import (MODULE_KINDS, ablation, ablation_beside_source, ablation_gaps, control,
                                               headlines, length_check, main_runs, moved, pool_reads, profile,
                                               profile_difference, profile_modules, ratios, relative,

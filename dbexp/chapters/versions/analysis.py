@@ -19,8 +19,7 @@ import numpy as np
 import pandas as pd
 
 from dbexp.catalog.versions import version_key
-from dbexp.chapters.versions.ablation import BASELINE, STEPS, configurations
-from dbexp.chapters.versions.regression import source_gap
+from dbexp.chapters.versions.regression import BASELINE, STEPS, configurations, source_gap
 from dbexp.chapters.versions.tests import GROUPS, TESTS
 from dbexp.experiments import paired, stats
 from dbexp.experiments.chapter import Results, memo
@@ -343,7 +342,7 @@ def ablation_gaps(ab: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def ablation(res: Results) -> pd.DataFrame:
-    """The regression ablation: per configuration (ablation.configurations(), in its order) and newer
+    """The regression ablation: per configuration (regression.configurations(), in its order) and newer
     version, each version's QPS (geometric mean over its windows), the gap (newer over the oldest,
     paired by window: a configuration's versions share its windows) and how the configuration moves the
     gap from the source's baseline: its windows' gaps over the baseline's, Welch (the configurations ran

@@ -13,7 +13,7 @@ database is meant to be cached, and the page shows that it was.
 
 Two more parts: the run-length check (the flavors of ``check_servers``, the tests of ``check_tests``,
 windows ``check_factor`` times as long, with the same servers at once as the main windows) and the regression ablation (the MySQL versions in ``ablation_servers`` on
-update-nonindex, one group per configuration of ablation.configurations(): the regression source's
+update-nonindex, one group per configuration of regression.configurations(): the regression source's
 baseline, its steps taken one on top of the other, and each factor alone; a configuration's versions
 share its windows, so the gap between them is paired).
 
@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from dbexp.chapters.versions.ablation import configurations
+from dbexp.chapters.versions.regression import configurations
 from dbexp.chapters.versions.engines import VersionsEngine, innodb, postgres
 from dbexp.chapters.versions.tests import TESTS
 from dbexp.catalog import offline_series

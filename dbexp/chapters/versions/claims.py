@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from dbexp.catalog.versions import version_key
-from dbexp.chapters.versions.ablation import BASELINE, STEPS, step_name
 from dbexp.chapters.versions.analysis import ablation, main_runs, ratios, tidy, windows
-from dbexp.experiments import ledger as regression
+from dbexp.chapters.versions.regression import BASELINE, STEPS, step_name
+from dbexp.experiments import ledger
 from dbexp.experiments import paired, verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import CALLAGHAN_24, CALLAGHAN_PG, KERNELMAKER_REGRESSION
@@ -87,7 +87,7 @@ def conditions(res: Results) -> dict[str, str]:
     """Each set of conditions the claims table refers to, by its mark."""
     return {MYSQL_REF: f"the MySQL series (24 cores): {MYSQL_SOURCE}",
             PG_REF: f"the PostgreSQL series (48 cores): {PG_SOURCE}",
-            REGRESSION_REF: f"the regression post: {regression.REGRESSION_CONDITIONS}",
+            REGRESSION_REF: f"the regression post: {ledger.REGRESSION_CONDITIONS}",
             MAIN_REF: f"here, the main windows: {here(res)}", ABLATION_REF: f"here, {ablation_conditions(res)}"}
 
 
@@ -163,14 +163,14 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
         return y.iloc[0] if len(y) else None
 
     rows = []
-    for step, config, claim in ((0, BASELINE, f"On oltp_update_non_index, MySQL 8.0 does {-regression.PRINTED_STEP_GAPS[0]:.1%} "
+    for step, config, claim in ((0, BASELINE, f"On oltp_update_non_index, MySQL 8.0 does {-ledger.PRINTED_STEP_GAPS[0]:.1%} "
                                  "less throughput than 5.7"),
                                 (len(STEPS), step_name(len(STEPS)), "Its five steps, each on top of the ones before (log "
                                  "writer threads off, performance_schema off, binlog off, prepared statements, "
                                  "innodb_flush_log_at_trx_commit 0), narrow 8.0's gap to "
-                                 f"{-regression.PRINTED_STEP_GAPS[-1]:.1%}")):
-        g0 = regression.step_gap(step)
-        old, new = list(regression.STEP_TPS.values())[step]
+                                 f"{-ledger.PRINTED_STEP_GAPS[-1]:.1%}")):
+        g0 = ledger.step_gap(step)
+        old, new = list(ledger.STEP_TPS.values())[step]
         x = at(config)
         if x is not None:
             measured = f"update-nonindex 8.0 / 5.7 {paired.cell(x.gap, x.gap_low, x.gap_high)} ({config})"
@@ -189,10 +189,10 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
                                       f"8.0 / 5.7 = {g0:.3f} ({new:,} / {old:,} TPS). {src}", here_cond, measured,
                                       qualified(verdict, REGRESSION_OTHER)))
     for config, factor, claim in (("binlog off", "skip-log-bin", "The binary log is the largest single factor of "
-                                   f"8.0's gap: {regression.PRINTED['binlog_pp']} of its 32.0 points, measured alone"),
+                                   f"8.0's gap: {ledger.PRINTED['binlog_pp']} of its 32.0 points, measured alone"),
                                   ("P_S off", "performance_schema=0", "performance_schema is "
-                                   f"{regression.PRINTED['pfs_pp']} points of 8.0's gap, measured alone")):
-        c = regression.gap_change(factor)
+                                   f"{ledger.PRINTED['pfs_pp']} points of 8.0's gap, measured alone")):
+        c = ledger.gap_change(factor)
         x = at(config)
         measured = (f"8.0 / 5.7 {x.gap:.3f} with {config}; the gap moves by {paired.cell(x.moves, x.moves_low, x.moves_high)} "
                     f"({x.points:+.1f} points)") if x is not None else NM
@@ -207,6 +207,6 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
                            f"{a.moves:.3f}; this move is no larger)")
         rows.append(verdicts.ClaimRow(
             KERNELMAKER_REGRESSION.cite(claim),
-            f"the gap moves by {c:.3f} ({regression.gap_points(factor):+.1f} points from its TPS). {src}",
+            f"the gap moves by {c:.3f} ({ledger.gap_points(factor):+.1f} points from its TPS). {src}",
             ours, measured, qualified(verdict, REGRESSION_OTHER)))
     return rows

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dbexp.book import prose
-from dbexp.chapters.versions.ablation import BASELINE, STEPS, step_name
 from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, ablation, control, headlines, length_check, pool_reads,
                                               profile_modules, resolution, widest, windows)
-from dbexp.chapters.versions.regression import source_gap
+from dbexp.chapters.versions.regression import BASELINE, STEPS, source_gap, step_name
 from dbexp.experiments.chapter import Results
 from dbexp.servers.registry import FLAVORS
 

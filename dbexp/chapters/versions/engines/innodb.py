@@ -4,7 +4,7 @@ the buffer pool."""
 
 from __future__ import annotations
 
-from dbexp.chapters.versions.ablation import BASELINE_CLIENT, FACTORS, configurations
+from dbexp.chapters.versions.regression import BASELINE_CLIENT, FACTORS, configurations
 from dbexp.chapters.versions.engines import VersionsEngine
 from dbexp.experiments import binlog
 
