@@ -8,16 +8,14 @@ from __future__ import annotations
 import contextlib
 import itertools
 from dataclasses import dataclass
-from importlib import import_module
 
-import pandas as pd
 
 from dbexp.catalog import OFFLINE, lookup, parse_spec
 from dbexp.chapters.vector_isolation import dataset
 from dbexp.chapters.vector_isolation.engines import mariadb, postgres
 from dbexp.chapters.vector_isolation.measure import VectorPoint, measure_point
 from dbexp.errors import DbexpError, choices
-from dbexp.experiments.chapter import Chapter, Cpus, Part, Results
+from dbexp.experiments.chapter import Chapter, Cpus, Part
 from dbexp.experiments.measure import Measured
 from dbexp.experiments.sweep import Point
 from dbexp.servers.engines import Engines
@@ -142,12 +140,6 @@ class VectorIsolation(Chapter):
         got.measurements.update({k: (v, "s" if k.endswith("_s") else "bytes")
                                  for k, v in state["made"][key].items()})
         return got
-
-    def claims(self, res: Results) -> pd.DataFrame:
-        return import_module(f"{__package__}.claims").claims(res)
-
-    def findings(self, res: Results) -> str:
-        return import_module(f"{__package__}.findings").findings(res)
 
 
 CHAPTER = VectorIsolation()
