@@ -9,7 +9,6 @@ import contextlib
 import itertools
 from dataclasses import dataclass
 
-
 from dbexp.catalog import OFFLINE, lookup, parse_spec
 from dbexp.chapters.vector_isolation import dataset
 from dbexp.chapters.vector_isolation.engines import mariadb, postgres
