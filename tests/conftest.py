@@ -41,9 +41,10 @@ def _what(item) -> str:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """A published check that fails says so first: "the published data changed: <what>", then its
-    assertion, so that a republication that finds something else reads as news about the data, not as
-    a broken function (the code's own tests are under tests/unit/)."""
+    """A published check that fails says "the published data changed: <what it checks>" in its summary
+    line and in a section of its report, beside its assertion, so that a republication that finds
+    something else reads as news about the data, not as a broken function (the code's own tests are
+    under tests/unit/)."""
     outcome = yield
     rep = outcome.get_result()
     if not (rep.failed and call.when == "call" and item.get_closest_marker("published")):
