@@ -1,5 +1,5 @@
-"""The default-drift table (dbexp.results.drift) on fixed runs with known answers, on the published
-calibration runs, and the flavors' comparable settings it relies on."""
+"""The default-drift table (dbexp.results.drift) on fixed runs with known answers, and the flavors'
+comparable settings it relies on (the published runs' drift is checked in tests/published/)."""
 
 from __future__ import annotations
 
@@ -108,9 +108,6 @@ def test_server_columns_name_bare_runs_and_requested_settings_that_tell_them_apa
                                          ("0.9", "0.9"), ("134217728", "134217728")])
 def test_values_with_units_read_in_the_largest_unit(value, shown):
     assert readable(value) == shown
-
-
-# --- the published calibration runs ---------------------------------------------------------------
 
 
 # --- the comparable settings every chapter applies ----------------------------------------------------
