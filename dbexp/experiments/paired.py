@@ -98,7 +98,8 @@ def length_ratio(long: pd.Series, short: pd.Series) -> dict:
 
 
 def with_duration(w: pd.DataFrame) -> pd.DataFrame:
-    """``w`` with ``duration_s``: each run's seconds, from its workload (NaN where it has none)."""
+    """``w`` with ``duration_s``: each run's seconds, from its workload (NaN where it has none); the
+    column is set on ``w`` itself, which is returned."""
     w["duration_s"] = [float((x or {}).get("duration_s", np.nan)) for x in w["workload"]] \
         if "workload" in w else np.nan
     return w
