@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections import defaultdict
+from functools import lru_cache
 from typing import Iterable
 
 import pandas as pd
@@ -29,6 +31,7 @@ _UNITS = ([("B", 1), ("kB", 2**10), ("MB", 2**20), ("GB", 2**30), ("TB", 2**40)]
           [("us", 1), ("ms", 10**3), ("s", 10**6), ("min", 60 * 10**6), ("h", 3600 * 10**6), ("d", 86400 * 10**6)])
 
 
+@lru_cache(maxsize=None)  # a few hundred distinct values, read for every run of every server
 def readable(value: str) -> str:
     """A value with a unit in the largest unit that divides it ('16384 8kB' -> '128 MB', '600000 ms'
     -> '10 min'); '' as EMPTY; anything else as it is."""
@@ -91,8 +94,12 @@ def _seen(runs: pd.DataFrame) -> dict[str, dict[str, list[str]]]:
     out = {}
     for server, group in runs.groupby("server", sort=False):
         dicts = list(group["settings"])
-        names = set().union(*dicts)
-        out[server] = {n: sorted({readable(d[n]) if n in d else MISSING for d in dicts}) for n in names}
+        values, having = defaultdict(set), defaultdict(int)  # per setting: its values, the runs that had it
+        for d in dicts:
+            for n, v in d.items():
+                values[n].add(readable(v))
+                having[n] += 1
+        out[server] = {n: sorted(v | {MISSING} if having[n] < len(dicts) else v) for n, v in values.items()}
     return out
 
 
