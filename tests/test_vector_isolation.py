@@ -52,6 +52,25 @@ def test_the_pristine_table_passes_its_check_and_the_index_is_used(prepared):
         conn.close()
 
 
+def test_the_exact_answer_inside_a_reader_bypasses_the_index(prepared):
+    """A reader whose session searches through the index asks the exact answer in the same transaction."""
+    srv, part, rows, _ = prepared
+    conn = part.connect(srv, autocommit=False)
+    try:
+        part.set_search(conn, Search(5, 20))
+        conn.commit()
+        part.begin_repeatable_read(conn)
+        q = dataset.literal(dataset.draw(SHAPE.dims, 1, 11)[0])
+        assert part.plan(conn, q, Search(5, 20)) != "exact"
+        exact = part.knn(conn, q, Search(5, 20, exact=True))
+        assert part.plan(conn, q, Search(5, 20, exact=True)) == "exact"
+        d = ((rows - dataset.draw(SHAPE.dims, 1, 11)[0]) ** 2).sum(axis=1)
+        assert exact == [int(i) + 1 for i in d.argsort()[:5]]  # the true nearest, computed here
+        conn.commit()
+    finally:
+        conn.close()
+
+
 def test_a_written_table_fails_the_check_until_restored(prepared):
     srv, part, rows, _ = prepared
     conn = part.connect(srv)

@@ -23,6 +23,18 @@ def rate_ci(count: int, n: int, level: float = LEVEL) -> tuple[float, float, flo
     return count / n, float(ci.low), float(ci.high)
 
 
+def difference_ci(c1: int, n1: int, c2: int, n2: int, level: float = LEVEL) -> tuple[float, float, float]:
+    """p1 - p2 with Newcombe's hybrid score interval (from each share's Wilson interval: it keeps its
+    coverage where a count is 0, which the normal approximation does not)."""
+    if not n1 or not n2:
+        return float("nan"), float("nan"), float("nan")
+    p1, p2 = c1 / n1, c2 / n2
+    w1 = binomtest(int(c1), int(n1)).proportion_ci(confidence_level=level, method="wilson")
+    w2 = binomtest(int(c2), int(n2)).proportion_ci(confidence_level=level, method="wilson")
+    d = p1 - p2
+    return (d, d - float(np.hypot(p1 - w1.low, w2.high - p2)), d + float(np.hypot(w1.high - p1, p2 - w2.low)))
+
+
 def _engine(w: pd.DataFrame) -> pd.Series:
     """'pgvector 0.8.0 on PostgreSQL 17.10' / 'MariaDB 11.8.9' from the run's image and version."""
     out = []

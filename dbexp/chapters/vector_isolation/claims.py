@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from dbexp.chapters.vector_isolation.analysis import changed_rates, difference_ci, lost_rows, rate_ci, runs
 from dbexp.chapters.vector_isolation.engines.mariadb import MariaDBVector
 from dbexp.chapters.vector_isolation.engines.postgres import Pgvector
-from dbexp.chapters.vector_isolation.analysis import changed_rates, lost_rows, rate_ci, runs
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import KERNELMAKER_PGVECTOR_RR as POST
@@ -47,6 +47,24 @@ def _per_engine(t: pd.DataFrame, expect: str) -> tuple[str, str]:
     return "; ".join(parts), verdicts.combine(vs)
 
 
+def _beside(maria: pd.DataFrame, pg: pd.DataFrame) -> str:
+    """At the setting where pgvector changed most often (and MariaDB ran it too): both shares and the
+    interval of their difference."""
+    keys = ["setting", "writer_label"]
+    both = pg.groupby(keys)[["set_changed", "transactions"]].sum().merge(
+        maria.groupby(keys)[["set_changed", "transactions"]].sum(), left_index=True, right_index=True,
+        suffixes=("", "_m"))
+    if both.empty:
+        return ""
+    both = both.assign(share=both["set_changed"] / both["transactions"]).sort_values("share")
+    (setting, writer), r = both.index[-1], both.iloc[-1]
+    d, lo, hi = difference_ci(int(r["set_changed"]), int(r["transactions"]), int(r["set_changed_m"]),
+                              int(r["transactions_m"]))
+    return (f"; at {setting}, {writer}, where pgvector changed most often: pgvector "
+            f"{int(r['set_changed'])} of {int(r['transactions'])}, MariaDB {int(r['set_changed_m'])} of "
+            f"{int(r['transactions_m'])}, difference {d:+.1%} [{lo:+.1%}, {hi:+.1%}]")
+
+
 def _here(res: Results) -> str:
     w = runs(res)
     if w.empty:
@@ -68,7 +86,8 @@ def _measure(entry_id: str, t: pd.DataFrame, lost: pd.DataFrame) -> tuple[str, s
         return _per_engine(written, "some")
     if entry_id == "mariadb-repeats":
         maria = index[(index["index"] == MariaDBVector.label) & (index["writer"] == "insert")]
-        return _per_engine(maria, "none")
+        text, verdict = _per_engine(maria, "none")
+        return text + _beside(maria, written), verdict
     if entry_id == "lost-rows-visible":
         parts, vs = [], []
         for _, r in lost.iterrows():
@@ -93,6 +112,13 @@ def _measure(entry_id: str, t: pd.DataFrame, lost: pd.DataFrame) -> tuple[str, s
                 f"{idle['index_pages_written'].mean():.1f} with no writer")
         ok = ins["index_pages_written"].min() > 0 and (idle["index_pages_written"].max() == 0 if len(idle) else True)
         return text, "agrees" if ok else "disagrees"
+    if entry_id == "lost-by-another-path":
+        c, n = int(written["changed_replaced"].sum()), int(written["transactions"].sum())
+        short = int(written["changed_shorter"].sum())
+        return (f"pgvector: {c} of {n:,} transactions got as many rows with others in place of the lost ones (the "
+                f"search reached other nodes); {short} more got a shorter answer (new rows the snapshot cannot see "
+                "had taken places in the candidate list, a way the post does not name)",
+                verdicts.events(c, n, rate_ci(c, n)[2], "some"))
     if entry_id == "set-not-order":
         c, n = int(written["set_changed"].sum()), int(written["transactions"].sum())
         o = int(written["order_only"].sum())

@@ -40,6 +40,9 @@ def numbers(res: Results) -> dict:
             "others": [{"writer": r["writer_label"], **_rate(int(r["set_changed"]), int(r["transactions"]))}
                        for _, r in others.iterrows()],
             "controls": _rate(int(ctl["set_changed"].sum()), int(ctl["transactions"].sum())),
+            "shorter": int(ins["changed_shorter"].sum()), "replaced": int(ins["changed_replaced"].sum()),
+            "iterative": _rate(int(ins[ins["iterative"] != "off"]["set_changed"].sum()),
+                               int(ins[ins["iterative"] != "off"]["transactions"].sum())),
             "order_only": int(ins["order_only"].sum()),
             "leaked": int(idx["leaked"].sum()),
             "lost": {k: int(lost.loc[engine, k]) for k in ("lost", "lost_visible", "lost_in_exact")}

@@ -169,7 +169,13 @@ def _transaction(part, conn, monitor, p: VectorPoint, q: str, writer: Writer | N
     ids2 = part.knn(conn, q, s)
     t3 = time.perf_counter()
     plan2 = part.plan(conn, q, s)
-    exact = part.knn(conn, q, replace(s, exact=True)) if not s.exact else ids1
+    if s.exact:
+        exact = ids1
+    else:
+        exact = part.knn(conn, q, replace(s, exact=True))
+        how = part.plan(conn, q, replace(s, exact=True))
+        if how != "exact":
+            raise DbexpError(f"the exact answer inside the transaction was read through {how!r}, not an exact scan")
     lost = sorted(set(ids1) - set(ids2))
     rec = {
         "rows1": len(ids1), "rows2": len(ids2),

@@ -110,12 +110,21 @@ class Pgvector(VectorIndex):
     def _sql(self, k: int) -> str:
         return f"SELECT id FROM {TABLE} ORDER BY embedding <-> %s::vector LIMIT {int(k)}"
 
+    def _exact_here(self, cur, search: Search) -> None:
+        """An exact search inside a reader's transaction: no index scan for the rest of it (the session's
+        setting comes back at its end; set_search turns it off for a whole exact-scan point)."""
+        if search.exact:
+            cur.execute("SET LOCAL enable_indexscan = off")
+
     def knn(self, conn, q: str, search: Search) -> list[int]:
         with conn.cursor() as cur:
+            self._exact_here(cur, search)
             cur.execute(self._sql(search.k), (q,))
             return [int(r[0]) for r in cur.fetchall()]
 
     def plan(self, conn, q: str, search: Search) -> str:
+        with conn.cursor() as cur:
+            self._exact_here(cur, search)
         doc = _one(conn, "EXPLAIN (FORMAT JSON) " + self._sql(search.k), (q,))[0]
         doc = doc[0] if isinstance(doc, list) else doc
         return _plan_index(doc["Plan"]) or "exact"
