@@ -328,7 +328,7 @@ def shares_ci(df: pd.DataFrame, y: str, x: str, color: str, row: str, title, x_t
     base = alt.Chart(df).encode(y=alt.Y(f"{y}:N", title=None, axis=alt.Axis(labelLimit=260)),
                                 color=alt.Color(f"{color}:N", legend=legend()))
     bars = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("ci_low:Q", title=x_title, axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        x=alt.X("ci_low:Q", title=x_title, axis=alt.Axis(format="%"), scale=alt.Scale(zero=True)),
         x2="ci_high:Q")
     points = base.mark_point(filled=True, size=60).encode(x=f"{x}:Q", tooltip=tips)
     return (alt.layer(bars, points).properties(width=width)

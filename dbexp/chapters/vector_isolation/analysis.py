@@ -49,7 +49,7 @@ def _engine(w: pd.DataFrame) -> pd.Series:
 
 
 def setting_label(r) -> str:
-    s = f"k={int(r['k'])}, ef_search={int(r['ef_search'])}"
+    s = f"k={int(r['k'])}, ef={int(r['ef_search'])}"
     if r.get("iterative", "off") not in ("off", None):
         s += f", iterative {r['iterative']}"
     return s + (", exact scan" if bool(r["exact"]) else "")
@@ -58,7 +58,7 @@ def setting_label(r) -> str:
 def writer_label(r) -> str:
     if r["writer"] == "none":
         return "no writer"
-    return f"{r['writer']}, {int(r['gap_writes'])} rows between"
+    return f"{r['writer']} x{int(r['gap_writes'])}"
 
 
 def runs(res: Results) -> pd.DataFrame:
@@ -110,6 +110,22 @@ def changed_rates(res: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def chart_rows(res: Results) -> pd.DataFrame:
+    """changed_rates with one label per line of the chart: the setting and the writer."""
+    t = changed_rates(res)
+    return t.assign(label=[f"{s} | {wl}" for s, wl in zip(t["setting"], t["writer_label"])]) if len(t) else t
+
+
+def changed_table(res: Results) -> pd.DataFrame:
+    """changed_rates as the page prints it: the changed count, share and interval in one cell."""
+    t = changed_rates(res)
+    if t.empty:
+        return t
+    cell = [f"{c} of {n} ({r:.1%} [{lo:.1%}, {hi:.1%}])" for c, n, r, lo, hi in
+            zip(t["set_changed"], t["transactions"], t["changed_rate"], t["ci_low"], t["ci_high"])]
+    return t.assign(changed=cell)
+
+
 def lost_rows(res: Results) -> pd.DataFrame:
     """Per engine: the transactions whose set changed, the rows the second answer lost, how many of them
     the snapshot still saw, how many were in the snapshot's exact answer, and the rows leaked."""
@@ -152,6 +168,10 @@ def shared_text(res: Results) -> str:
     if w.empty:
         return ""
     one = lambda c: ", ".join(f"{v:,}" if isinstance(v, (int, np.integer)) else f"{v:g}" for v in sorted(w[c].unique()))
+    readers = w[w["kind"] == "readers"]
+    gaps = sorted(int(g) for g in readers[readers["writer"] != "none"]["gap_writes"].unique())
     return (f"Data: {one('rows')} vectors of {one('dims')} dimensions; HNSW m = {one('m')} (pgvector's "
             f"ef_construction {one('ef_construction')}; MariaDB has no such setting); "
-            f"{one('transactions')} reader transactions per point, {one('gap_s')} s between their two queries.")
+            f"{', '.join(f'{v:,}' for v in sorted(readers['transactions'].unique()))} reader transactions per "
+            f"point; between a reader's two queries the writer commits {' or '.join(str(g) for g in gaps)} rows "
+            f"(the {' or '.join(f'x{g}' for g in gaps)} after the writer in the labels below).")
