@@ -161,3 +161,86 @@ COLUMNS = ("claim", "source: number, conditions", "here: conditions", "measured 
 def table(rows: list[ClaimRow]) -> pd.DataFrame:
     """A claims table in the book's shape (COLUMNS), one row per claim."""
     return pd.DataFrame([astuple(r) for r in rows], columns=list(COLUMNS))
+
+
+DIRECTION_ONLY = "agrees (direction only: the source gives no number)"
+LINE_BAND = 0.5  # "linear": the bend's whole interval within +-50% of the whole slope
+
+
+def above_zero(point: float, lo: float, hi: float, n: int | None = None) -> str:
+    """A difference or slope that should be above 0 (no size claimed): agrees, disagrees, or not
+    resolved, saying what would resolve it (one repeat: no interval)."""
+    if _nan(point):
+        return NOT_MEASURED
+    if _nan(lo, hi):
+        return "not resolved (one repeat: no interval)"
+    if lo <= 0 <= hi:
+        return f"not resolved ({resolve_hint(lo, hi, 0.0, point, n)})"
+    return "agrees" if lo > 0 else "disagrees"
+
+
+def direction(lo: float, hi: float, point: float | None = None, n: int | None = None) -> str:
+    """An interval of an effect (a difference, reference 0) against a claimed positive direction with
+    no claimed size: agrees (direction only, DIRECTION_ONLY), disagrees, or not resolved with what
+    would resolve it."""
+    if _nan(lo, hi):
+        return NOT_MEASURED
+    if lo > 0:
+        return DIRECTION_ONLY
+    if hi < 0:
+        return "disagrees"
+    return f"not resolved ({resolve_hint(lo, hi, 0.0, point, n)})"
+
+
+def under_other_conditions(verdict: str, other: str) -> str:
+    """The book's rule: where this lab's conditions differ from the source's, an agreement says so.
+    "agrees" -> "agrees, under other conditions (OTHER)"; "agrees (why)" -> "agrees, under other
+    conditions (OTHER): why"; any other agreement ("agrees in direction, smaller") gets
+    ", under other conditions (OTHER)" appended; every other verdict is unchanged."""
+    if verdict == "agrees":
+        return f"agrees, under other conditions ({other})"
+    if verdict.startswith("agrees (") and verdict.endswith(")"):
+        return f"agrees, under other conditions ({other}): {verdict[len('agrees ('):-1]}"
+    if verdict.startswith("agrees"):
+        return f"{verdict}, under other conditions ({other})"
+    return verdict
+
+
+def linear(slope: tuple[float, float, float], bend: tuple[float, float, float], n: int | None = None,
+           band: float = LINE_BAND) -> str:
+    """"Grows linearly": ``slope`` (point, low, high) is the growth over every H, ``bend`` (point, low,
+    high) the upper segment's slope minus the lower one's. Growth is judged by :func:`above_zero`;
+    the line only where growth agrees: a bend resolved away from 0 disagrees (concave or convex);
+    a bend whose interval lies within +-``band`` of the slope agrees (a line); any wider bend
+    leaves linearity not resolved (the growth agrees, the line is not decided)."""
+    grows = above_zero(*slope, n)
+    if grows != "agrees":
+        return grows
+    s, (b, blo, bhi) = slope[0], bend
+    if _nan(blo, bhi):
+        return "agrees (it grows; linearity not resolved: one repeat, no interval on the bend)"
+    if bhi < 0:
+        return "disagrees (it grows, but concave: each holder past the middle H adds less)"
+    if blo > 0:
+        return "disagrees (it grows, but convex: each holder past the middle H adds more)"
+    if -band * s <= blo and bhi <= band * s:
+        return f"agrees (it grows, and the bend's interval lies within +-{band:.0%} of the slope: a line)"
+    return (f"agrees (it grows; linearity not resolved: the bend's interval reaches beyond +-{band:.0%} "
+            f"of the slope)")
+
+
+def reproduced(lo: float, hi: float, low: float, high: float | None = None) -> str:
+    """A source's number (or range [low, high]) against the interval [lo, hi] of the same quantity
+    measured here: agrees where the interval reaches it, disagrees where it excludes it (the
+    number is not reproduced, whatever the direction)."""
+    high = low if high is None else high
+    if _nan(lo, hi):
+        return NOT_MEASURED
+    return "agrees" if lo <= high and hi >= low else "disagrees"
+
+
+def inside(value: float, lo: float, hi: float) -> str:
+    """A point against an interval: "inside" where lo <= value <= hi, else "below" or "above"."""
+    if _nan(value, lo, hi):
+        return NOT_MEASURED
+    return "inside" if lo <= value <= hi else ("below" if value < lo else "above")

@@ -60,3 +60,50 @@ def test_an_interval_that_spans_1_but_excludes_the_sources_number_disagrees():
     assert verdicts.magnitude(0.95, 1.05, 0.81, 0.81).startswith("disagrees (smaller than claimed")
     assert verdicts.magnitude(0.97, 1.04, 1.10, 1.15).startswith("disagrees (smaller than claimed")
     assert verdicts.magnitude(0.80, 1.05, 0.81, 0.81).startswith("not resolved")
+
+
+def test_above_zero():
+    assert verdicts.above_zero(1.0, 0.5, 1.5) == "agrees"
+    assert verdicts.above_zero(-1.0, -1.5, -0.5) == "disagrees"
+    assert verdicts.above_zero(0.2, -0.1, 0.5, 4).startswith("not resolved (the interval spans 0; about")
+    assert verdicts.above_zero(1.0, float("nan"), float("nan")) == "not resolved (one repeat: no interval)"
+    assert verdicts.above_zero(float("nan"), 0, 1) == verdicts.NOT_MEASURED
+
+
+def test_direction():
+    assert verdicts.direction(0.1, 0.3) == verdicts.DIRECTION_ONLY
+    assert verdicts.direction(-0.3, -0.1) == "disagrees"
+    assert verdicts.direction(-0.1, 0.3).startswith("not resolved (the interval spans 0")
+    assert verdicts.direction(float("nan"), 1) == verdicts.NOT_MEASURED
+
+
+def test_under_other_conditions():
+    assert verdicts.under_other_conditions("agrees", "X") == "agrees, under other conditions (X)"
+    assert verdicts.under_other_conditions("agrees (why)", "X") == "agrees, under other conditions (X): why"
+    assert (verdicts.under_other_conditions("agrees in direction, smaller", "X")
+            == "agrees in direction, smaller, under other conditions (X)")
+    assert verdicts.under_other_conditions("disagrees", "X") == "disagrees"
+    assert verdicts.under_other_conditions("not resolved (y)", "X") == "not resolved (y)"
+
+
+def test_linear_judges_growth_then_the_bend_against_the_slope():
+    # a narrow bend: a line
+    assert verdicts.linear((1.0, 0.8, 1.2), (0.1, -0.2, 0.3)).startswith("agrees (it grows, and the bend")
+    # a bend interval many times the slope: grows, linearity not resolved
+    v = verdicts.linear((0.2, 0.1, 0.3), (-0.2, -2.3, 1.8))
+    assert v.startswith("agrees (it grows; linearity not resolved")
+    # a resolved bend: concave or convex
+    assert verdicts.linear((1.0, 0.8, 1.2), (-0.5, -0.7, -0.3)).startswith("disagrees (it grows, but concave")
+    assert verdicts.linear((1.0, 0.8, 1.2), (0.5, 0.3, 0.7)).startswith("disagrees (it grows, but convex")
+    # no growth resolved: the growth's verdict, the bend not judged
+    assert verdicts.linear((0.1, -0.1, 0.3), (0.0, -0.1, 0.1)).startswith("not resolved")
+
+
+def test_reproduced_and_inside():
+    assert verdicts.reproduced(0.35, 0.40, 0.527) == "disagrees"
+    assert verdicts.reproduced(0.50, 0.60, 0.527) == "agrees"
+    assert verdicts.reproduced(1.0, 1.1, 1.05, 1.25) == "agrees"
+    assert verdicts.reproduced(float("nan"), 1, 0.5) == verdicts.NOT_MEASURED
+    assert verdicts.inside(0.745, 0.541, 0.642) == "above"
+    assert verdicts.inside(1.160, 1.255, 1.518) == "below"
+    assert verdicts.inside(0.6, 0.541, 0.642) == "inside"

@@ -4,12 +4,14 @@ computed from the intervals (verdicts.ClaimRow, verdicts.table)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from dbexp.chapters.readview import analysis
 from dbexp.chapters.readview.chapter import LATCH_STMTS
 from dbexp.chapters.readview.engines import innodb, mariadb, postgres
-from dbexp.experiments import verdicts
+from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import BINWANG, KERNELMAKER_MVCC, PG14_NOTES
 
@@ -58,14 +60,7 @@ def _here_short(w: pd.DataFrame, names, named: bool = True) -> str:
             f"{'one server CPU' if ncpu == 1 else f'{ncpu} server CPUs'} here")
 
 
-def _qualified(verdict: str, other: str) -> str:
-    """The book's rule: where this lab's conditions differ from the source's, an agreement says so
-    ("agrees, under other conditions (...)"), its reason kept after a colon; other verdicts unchanged."""
-    if verdict == "agrees":
-        return f"agrees, under other conditions ({other})"
-    if verdict.startswith("agrees (") and verdict.endswith(")"):
-        return f"agrees, under other conditions ({other}): {verdict[len('agrees ('):-1]}"
-    return verdict
+_qualified = verdicts.under_other_conditions
 
 
 def _binwang_other(w: pd.DataFrame, names, named: bool = True) -> str:
@@ -77,20 +72,7 @@ def _hs(w: pd.DataFrame, names, mode: str = "prepared") -> str:
     return ", ".join(f"{h:,}" for h in hs)
 
 
-def _not_resolved(lo: float, hi: float, point: float, n: int | None) -> str:
-    return f"not resolved ({verdicts.resolve_hint(lo, hi, 0.0, point, n)})"
-
-
-def _above_zero(point: float, lo: float, hi: float, n: int | None = None) -> str:
-    """A difference or slope that should be above 0: agrees / disagrees / not resolved with what would
-    resolve it."""
-    if point != point:
-        return verdicts.NOT_MEASURED
-    if lo != lo:
-        return "not resolved (one repeat: no interval)"
-    if lo <= 0 <= hi:
-        return _not_resolved(lo, hi, point, n)
-    return "agrees" if lo > 0 else "disagrees"
+_above_zero = verdicts.above_zero
 
 
 def linear_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
@@ -106,16 +88,16 @@ def linear_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
             f"(repeats {_f(r['low_min'], False)} to {_f(r['low_max'], False)}), "
             f"{_slope(r['high_slope'], r['high_low'], r['high_high'])} from {r['upper']} "
             f"(repeats {_f(r['high_min'], False)} to {_f(r['high_max'], False)}); upper minus lower "
-            f"{_slope(r['difference'], r['diff_low'], r['diff_high'])}: {r['shape']}")
-        if r["shape"] == "concave":
-            verdict.append("disagrees (it grows, but concave: each holder past the middle H adds less)")
-        elif r["shape"] == "convex":
-            verdict.append("disagrees (it grows, but convex: each holder past the middle H adds more)")
-        elif r["shape"].startswith("straight"):
-            # "increases linearly": the slope over every H resolved above 0, and no bend resolved
-            grows = _above_zero(*whole.loc[r["server"], ["slope", "low", "high"]], int(r["repeats"]))
-            verdict.append(_qualified("agrees (it grows; no departure from a line resolved)",
-                                      _binwang_other(w, [r["server"]], named=False)) if grows == "agrees" else grows)
+            f"{_slope(r['difference'], r['diff_low'], r['diff_high'])}: {r['shape']}"
+            + (f", its half-width {(r['diff_high'] - r['diff_low']) / 2 / whole.loc[r['server'], 'slope']:.1f} times "
+               f"the slope over every H ({_f(whole.loc[r['server'], 'slope'])} ns)"
+               if r["server"] in whole.index and whole.loc[r["server"], "slope"] > 0 else ""))
+        if r["shape"] in ("concave", "convex") or r["shape"].startswith("straight"):
+            # "increases linearly": the slope over every H resolved above 0, and the bend (upper segment
+            # minus lower) narrow enough beside that slope to call it a line (verdicts.linear)
+            v = verdicts.linear(tuple(whole.loc[r["server"], ["slope", "low", "high"]]),
+                                (r["difference"], r["diff_low"], r["diff_high"]), int(r["repeats"]))
+            verdict.append(_qualified(v, _binwang_other(w, [r["server"]], named=False)))
         else:
             verdict.append("not resolved (one repeat: no interval)")
     return verdicts.ClaimRow(
@@ -239,19 +221,44 @@ def postgres_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         verdict=verdicts.combine(verdict) if verdict else verdicts.NOT_MEASURED)
 
 
+def _per_call_pairs(res: Results) -> list[dict]:
+    """Servers before 14 against those from 14 on, per idle session and snapshot call, reuses of an
+    unchanged snapshot included (what a reader pays per call): the difference of their slopes, a Welch
+    interval over the repeats' slopes."""
+    vs = analysis.view_slopes(res)
+    if vs.empty:
+        return []
+    idle = vs[(vs["holding"] == "idle") & ~vs["calls"].eq(analysis.CALLS["view_rebuilt_ns_mean"])]
+    old = idle[idle["family"] == postgres.Snapshots.BEFORE_14]
+    new = idle[idle["family"] == postgres.Snapshots.FROM_14]
+    return [{"old": o["server"], "new": n["server"],
+             "difference": stats.difference_ci(o["per_repeat"], n["per_repeat"]),
+             "repeats": (len(o["per_repeat"]), len(n["per_repeat"]))}
+            for _, o in old.iterrows() for _, n in new.iterrows()]
+
+
 def sessions_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
     idle = analysis.idle_sessions(res)
     servers = {s["server"]: s for s in idle["servers"]}
+    calls = {(p["old"], p["new"]): p for p in _per_call_pairs(res)}
     if idle["pairs"]:
         slopes = "; ".join(f"{n}: {_slope(s['idle']['slope'], s['idle']['low'], s['idle']['high'])}"
+                           + (" per rebuild" if s["idle"]["calls"] == analysis.CALLS["view_rebuilt_ns_mean"] else "")
                            for n, s in servers.items())
-        diffs = "; ".join(f"{p['old']} minus {p['new']}: {_slope(*p['difference'])}" for p in idle["pairs"])
-        measured = f"per snapshot and idle session, {slopes}; {diffs} (Welch intervals over the repeats' slopes)"
+        diffs = "; ".join(
+            (f"{p['old']} minus {p['new']} per call, reuses included: "
+             f"{_slope(*calls[(p['old'], p['new'])]['difference'])}, per rebuild: " if (p["old"], p["new"]) in calls
+             else f"{p['old']} minus {p['new']}: ") + _slope(*p["difference"]) for p in idle["pairs"])
+        measured = (f"per snapshot and idle session, {slopes}; {diffs} (Welch intervals over the repeats' slopes; "
+                    f"from 14 on, GetSnapshotData still walks every session's xid slot, so an idle session costs "
+                    f"a rebuild something there too, and the claim is what a snapshot call costs, reuses included)")
         hs_idle = sorted(set(w.loc[w["series_name"].isin(list(servers)) & (w["mode"] == "idle"), "holders"]))
+        # the claim is what a snapshot costs a reader: per call, reuses included, where it was timed so
+        judged = [calls.get((p["old"], p["new"]), p) for p in idle["pairs"]]
         verdict = verdicts.combine(
             _qualified(_above_zero(*p["difference"], min(p["repeats"])),
                        f"{_here_short(w, [p['old'], p['new']], named=False)}, up to {max(hs_idle):,} idle sessions; many CPUs "
-                       f"and high session counts there") for p in idle["pairs"])
+                       f"and high session counts there") for p in judged)
         verdict += "; many CPUs: not testable here (one server CPU)"
     else:
         verdict, measured = verdicts.NOT_MEASURED, "not measured at this scale (needs PostgreSQL 12 or 13 and 14+)"
@@ -272,7 +279,24 @@ def _latch_verdict(rows: pd.DataFrame) -> str:
                             for _, r in rows.iterrows())
 
 
+def _held(res: Results, names) -> tuple[Results, pd.DataFrame]:
+    """The results without the runs of ``names`` whose prepared transactions were not there while they
+    ran (observed_prepared below the point's H: a run with no holders at a point that has them), and
+    those runs' rows of ``res.wide``. (MariaDB's runs are kept: its ratio is shown, not judged.)"""
+    wide = res.wide
+    if "observed_prepared" not in wide or "holders" not in wide:
+        return res, wide.iloc[:0]
+    held = pd.to_numeric(wide["holders"], errors="coerce").fillna(0)
+    seen = pd.to_numeric(wide["observed_prepared"], errors="coerce")
+    mode = wide["mode"] if "mode" in wide else pd.Series("prepared", index=wide.index)
+    missing = wide["series_name"].isin(list(names)) & (mode == "prepared") & (held > 0) & (seen < held)
+    if not missing.any():
+        return res, wide.iloc[:0]
+    return dataclasses.replace(res, wide=wide[~missing]), wide[missing]
+
+
 def latch_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
+    res, dropped = _held(res, set(w.loc[w["family"] == innodb.Views.family, "series_name"]))
     lt = analysis.latch(res)
     col = f"{LATCH_STMTS} per transaction"
     if len(lt):
@@ -285,7 +309,8 @@ def latch_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         for _, r in shown.iterrows():
             text = (f"{r['server']} at H = {r['holders']:,}: {r['latch']} {r['autocommit']:.2f} per read in autocommit, "
                     f"{r[col]:.2f} in transactions of {LATCH_STMTS} (ratio {r['ratio']:.2f}"
-                    + (f" [{r['low']:.2f}, {r['high']:.2f}])" if r["low"] == r["low"] else ", one repeat: no interval)"))
+                    + (f" [{r['low']:.2f}, {r['high']:.2f}]" if r["low"] == r["low"] else ", one repeat: no interval")
+                    + f"; transactions minus autocommit {r[col] - r['autocommit']:+.2f} acquisitions per read)")
             if r["other names"]:
                 text += (f", its other trx-sys mutexes ({r['other names']}, not counted in the ratio) "
                          f"{r['other autocommit']:.2f} and {r[f'other {col}']:.2f} per read")
@@ -294,6 +319,13 @@ def latch_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         if len(none):
             measured += ("; " if measured else "") + ", ".join(sorted(set(none["server"]))) + (
                 " took the trx-sys mutex fewer than 0.05 times per read either way (no ratio)")
+        if len(dropped):
+            gone = dropped[dropped["series_name"].isin(set(lt["server"]))]
+            measured += "".join(
+                f"; left out: {name}'s run{'s' if len(g) > 1 else ''} at H = {int(g['holders'].max()):,} "
+                f"({', '.join('autocommit' if t == 0 else f'transactions of {int(t)}' for t in g['trx_stmts'])}) "
+                f"that saw {', '.join(f'{int(o):,}' for o in g['observed_prepared'])} prepared transactions, "
+                f"run with no holders" for name, g in gone.groupby("series_name"))
         measured += (" (the verdict is MySQL's, whose source the claim is, at the largest H, as the page measures it "
                      "now: at H = 0 its autocommit readers took the mutex less than once per read, the writer's "
                      "included, which inflates a ratio there)")
