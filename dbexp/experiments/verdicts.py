@@ -95,6 +95,12 @@ def not_testable(condition: str) -> str:
     return f"not testable here ({condition})"
 
 
+def not_measured(why: str) -> str:
+    """The verdict for a claim this lab could test but whose runs do not measure it at this scale (say
+    why: the points, sizes or servers it would need)."""
+    return f"{NOT_MEASURED} ({why})"
+
+
 def effect(lo: float, hi: float) -> str:
     """What a ratio's 95% interval says in words: the effect it excludes when it contains 1,
     else the range of the difference."""

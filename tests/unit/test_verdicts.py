@@ -107,3 +107,7 @@ def test_reproduced_and_inside():
     assert verdicts.inside(0.745, 0.541, 0.642) == "above"
     assert verdicts.inside(1.160, 1.255, 1.518) == "below"
     assert verdicts.inside(0.6, 0.541, 0.642) == "inside"
+
+
+def test_not_measured_says_why():
+    assert verdicts.not_measured("a table too small") == "not measured at this scale (a table too small)"

@@ -20,7 +20,7 @@ from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import KERNELMAKER_MVCC
 
 SOURCE = "no number: a reading of the engines' code (no version named, no benchmark, no run)"
-DIRECTION_ONLY = "agrees (direction only: the source gives no number)"
+DIRECTION_ONLY = verdicts.DIRECTION_ONLY
 HOT_V = 10  # the V whose chain still fits on one page (see the pageinspect table)
 HOT_VARIANT = "col v, ff 70"  # the HOT-eligible column with room on the page
 GARBAGE_WORDS = {"purge_lag_trx": "transaction numbers of purge lag", "n_dead_tup": "dead tuples"}
@@ -40,16 +40,7 @@ def lab(w: pd.DataFrame) -> str:
     return f"one reader at a time on {server}{machine}, {hot} hot rows of a 1,000-row table"
 
 
-def direction(lo: float, hi: float, point: float | None = None, n: int | None = None) -> str:
-    """An interval of an effect (a difference, reference 0) against a claimed positive direction with
-    no claimed size: agrees (direction only), disagrees, or not resolved with what would resolve it."""
-    if lo != lo or hi != hi:
-        return verdicts.NOT_MEASURED
-    if lo > 0:
-        return DIRECTION_ONLY
-    if hi < 0:
-        return "disagrees"
-    return f"not resolved ({verdicts.resolve_hint(lo, hi, 0.0, point, n)})"
+direction = verdicts.direction
 
 
 def _readings(by_reading: dict[str, str]) -> str:
@@ -222,7 +213,7 @@ def _held(w, t, cp, link) -> verdicts.ClaimRow:
 
 def _collector_work(w, cp, link) -> verdicts.ClaimRow:
     """The source's contrast of the collectors' work (VACUUM scans heap and indexes, purge takes the oldest
-    undo logs from an ordered list): not testable on a table this small, and what the polls do say (when
+    undo logs from an ordered list): not measured at this scale (a larger table would measure it), and what the polls do say (when
     each collector ran, and that its pass fitted within one poll) is shown."""
     claim = link("VACUUM scans the heap, then the indexes, for dead tuples, which for a frequently updated table "
                  "can be much scanning; purge takes the undo logs of the oldest commits from a list kept in commit "
@@ -237,7 +228,7 @@ def _collector_work(w, cp, link) -> verdicts.ClaimRow:
                      f"({g['poll_s'].median():.1f} s) in {int(g['one_poll'].sum())} of {len(g)} runs"
                      + (f", removing at least {rate.min():,.0f} {what} per second" if len(rate) else ""))
     poll = cp["poll_s"].median()
-    verdict = verdicts.not_testable(
+    verdict = verdicts.not_measured(
         f"a 1,000-row table whose versions sit on a few pages, so no scan is large; the time to reclaim is when "
         f"each collector next ran (InnoDB's purge thread when idle, autovacuum_naptime = 1), and each pass "
         f"fitted within one poll ({poll:.1f} s) in {int(cp['one_poll'].sum())} of {len(cp)} runs: the polls "
