@@ -92,7 +92,8 @@ def _measure(entry_id: str, t: pd.DataFrame, lost: pd.DataFrame) -> tuple[str, s
         parts, vs = [], []
         for _, r in lost.iterrows():
             parts.append(f"{r['engine']}: {int(r['lost'])} rows lost, {int(r['lost_visible'])} of them still "
-                         f"visible to the snapshot, {int(r['lost_in_exact'])} in its exact answer")
+                         f"visible to the snapshot, {int(r['lost_in_exact'])} among its true k nearest (its exact "
+                         "answer)")
             if r["lost"]:
                 vs.append(verdicts.events(int(r["lost"] - r["lost_visible"]), int(r["lost"]), 1.0, "none"))
         return "; ".join(parts), (verdicts.combine(vs) if vs else "not resolved (no row was lost)")
