@@ -138,16 +138,19 @@ def lost_rows(res: Results) -> pd.DataFrame:
 
 
 def costs(res: Results) -> pd.DataFrame:
-    """Per engine and candidate-list size: queries per second with no writer, recall@k under the main
-    writer, and inserts per second with no reader (mean and the instances' range)."""
+    """Per engine, candidate-list size and iterative scan: queries per second with no writer, recall@k under
+    the main insert writer (the smallest k), and inserts per second with no reader (mean and the instances'
+    range)."""
     w = runs(res)
     if w.empty:
         return pd.DataFrame()
-    q = w[w["kind"] == "query_rate"].groupby(["engine", "ef_search"])["queries_per_s"].agg(["mean", "min", "max"])
+    keys = ["engine", "ef_search", "iterative"]
+    q = w[w["kind"] == "query_rate"].groupby(keys)["queries_per_s"].agg(["mean", "min", "max"])
     ins = w[w["kind"] == "insert_rate"].groupby("engine")["writes_per_s"].agg(["mean", "min", "max"])
     t = changed_rates(res)
-    main = t[(~t["exact"]) & (t["writer"] == "insert") & (t["iterative"] == "off") & (t["k"] == t["k"].min())]
-    rec = main.groupby(["engine", "ef_search"])["recall"].mean()
+    main = t[(~t["exact"]) & (t["writer"] == "insert") & (t["k"] == t["k"].min())
+             & (t["gap_writes"] == t["gap_writes"].max())]
+    rec = main.groupby(keys)["recall"].mean()
     out = q.rename(columns=lambda c: f"qps_{c}").join(rec).reset_index()
     out = out.merge(ins.rename(columns=lambda c: f"inserts_{c}").reset_index(), on="engine", how="left")
     return out

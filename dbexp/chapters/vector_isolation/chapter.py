@@ -109,7 +109,8 @@ class VectorIsolation(Chapter):
             its = [i for i in sc.iteratives if i in part.iterative_modes] or ["off"]
             # the points without a writer first: they leave the pristine table as it is (no rebuild)
             pts = [point(writer="none")]
-            pts += [point(kind="query_rate", writer="none", ef=ef) for ef in sc.ef_searches]
+            pts += [point(kind="query_rate", writer="none", ef=ef, iterative=it)
+                    for ef, it in itertools.product(sc.ef_searches, its)]
             pts += [point(exact=True)]
             pts += [point(gap=g) for g in sc.gap_writes]
             # a candidate list shorter than k cannot return k rows: only ef_search >= k is asked
