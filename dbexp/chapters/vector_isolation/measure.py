@@ -122,10 +122,14 @@ class Writer(threading.Thread):
                                      f"{timeout_s:g} s")
             time.sleep(0.002)
 
-    def finish(self) -> float:
-        """Stop, wait, raise the writer's error if it had one; returns the rows per second it wrote."""
+    def stop(self) -> None:
+        """Stop and wait (a reader failed: its error is the run's)."""
         self._halt.set()
         self.join(timeout=60)
+
+    def finish(self) -> float:
+        """Stop, wait, raise the writer's error if it had one; returns the rows per second it wrote."""
+        self.stop()
         if self.is_alive():
             raise RetryableError("the writer did not stop within 60 s")
         if self.error is not None:
@@ -206,8 +210,8 @@ def _readers(part, server, p: VectorPoint, queries: np.ndarray, m: dict, series:
     conn = part.connect(server, autocommit=False)
     monitor = part.connect(server)
     writer = Writer(part, server, p) if p.writer != "none" else None
-    shows_pages = part.index_mark(monitor) is not None
     try:
+        shows_pages = part.index_mark(monitor) is not None
         part.set_search(conn, p.search)
         conn.commit()
         if writer:
@@ -223,15 +227,14 @@ def _readers(part, server, p: VectorPoint, queries: np.ndarray, m: dict, series:
         writer = None
     finally:
         if writer is not None:  # a reader failed: stop the writer; the reader's error is the run's
-            writer._halt.set()
-            writer.join(timeout=60)
+            writer.stop()
         conn.close()
         monitor.close()
     n = len(recs)
     col = {k: np.array([r.get(k, np.nan) for r in recs], dtype=float) for k in recs[0]}
     m["reader_transactions"] = (float(n), "count")
-    for name in ("set_changed", "changed_shorter", "changed_replaced", "order_changed", "order_only", "plan_changed", "leaked", "lost", "lost_visible",
-                 "lost_in_exact"):
+    for name in ("set_changed", "changed_shorter", "changed_replaced", "order_changed", "order_only", "plan_changed",
+                 "leaked", "lost", "lost_visible", "lost_in_exact"):
         m[name] = (float(np.nansum(col[name])), "count")
     m["short_answers"] = (float(np.sum((col["rows1"] < p.k) | (col["rows2"] < p.k))), "count")
     m["plan_is_index"] = (float(np.mean(col["plan_is_index"])), "share")
