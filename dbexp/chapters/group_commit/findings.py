@@ -9,11 +9,14 @@ from dbexp.book import prose
 from dbexp.experiments.chapter import Results
 
 from .analysis import findings_numbers, redo_numbers, repeats
+from .claims import waiters_beyond_followers
 
 
 def findings(res: Results) -> str:
     """The page's summary, as Markdown bullets (one list: the template's paragraphs joined by a line)."""
-    return "\n".join(prose.render("group_commit", "findings", **findings_numbers(res)).split("\n\n"))
+    over, runs = waiters_beyond_followers(res)
+    return "\n".join(prose.render("group_commit", "findings", **findings_numbers(res), over=over, runs=runs)
+                     .split("\n\n"))
 
 
 def redo_note(res: Results) -> str:
