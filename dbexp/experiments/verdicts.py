@@ -250,3 +250,15 @@ def inside(value: float, lo: float, hi: float) -> str:
     if _nan(value, lo, hi):
         return NOT_MEASURED
     return "inside" if lo <= value <= hi else ("below" if value < lo else "above")
+
+
+def more_than(a: tuple[float, float], b: tuple[float, float]) -> str:
+    """"A is more than B", each given by its 95% interval (lo, hi): agrees where A's interval lies wholly
+    above B's, disagrees where wholly below (B is more), else not resolved (the intervals overlap)."""
+    if _nan(*a, *b):
+        return NOT_MEASURED
+    if a[0] > b[1]:
+        return "agrees"
+    if a[1] < b[0]:
+        return "disagrees"
+    return "not resolved (the two intervals overlap)"

@@ -207,7 +207,13 @@ def test_the_regression_claims_test_the_sources_own_numbers():
     assert source.gap_points("performance_schema=0") == pytest.approx(2.2, abs=0.05)  # it prints 2.3
     c = gtid.claims(_res(_two_versions())).set_index("claim")
     row = next(v for k, v in c["verdict"].items() if "largest single factor" in k)
-    assert row == "agrees in direction, smaller"  # 1.083, resolved, against the source's 1.114
+    # 'largest' ranks the source's five factors, of which the chapter changes two (issue 30); its points
+    # alone: 1.083, resolved, against the source's 1.114
+    assert row.startswith("not measured at this scale ('largest' needs each of the source's 5 factors")
+    assert row.endswith("; its 7.8 points alone: agrees in direction, smaller")
+    # performance_schema off gains 1.05 in 5.7 and 1.1 in 8.0: more in 8.0, the intervals apart
+    pfs = next(v for k, v in c["verdict"].items() if "more in 8.0 than in 5.7" in k)
+    assert pfs.startswith("more in 8.0.15 than in 5.7.22: agrees; a gain in each version: agrees")
     head = next(v for k, v in c["verdict"].items() if "32.0% less" in k)
     assert head == "agrees in direction, larger"  # 0.5 against 0.680
     gain = next(v for k, v in c["verdict"].items() if "+67%, 8.0 +86%" in k)

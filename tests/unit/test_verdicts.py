@@ -111,3 +111,11 @@ def test_reproduced_and_inside():
 
 def test_not_measured_says_why():
     assert verdicts.not_measured("a table too small") == "not measured at this scale (a table too small)"
+
+
+def test_more_than_compares_two_intervals():
+    # gtid's performance_schema gain: 8.0.15 1.025 [1.015, 1.036] against 5.7.22 1.058 [1.042, 1.075]
+    assert verdicts.more_than((1.015, 1.036), (1.042, 1.075)) == "disagrees"
+    assert verdicts.more_than((1.042, 1.075), (1.015, 1.036)) == "agrees"
+    assert verdicts.more_than((1.0, 1.05), (1.04, 1.1)) == "not resolved (the two intervals overlap)"
+    assert verdicts.more_than((float("nan"), 1), (1, 2)) == verdicts.NOT_MEASURED
