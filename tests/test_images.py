@@ -72,12 +72,27 @@ def test_base_hash_is_per_suite(tmp_path, monkeypatch):
 
 
 def test_debian_builds_are_pinned_to_a_version_and_its_deb():
-    for build in (b for b in catalog.OFFLINE if b.base == "sid"):
+    for build in (b for b in catalog.OFFLINE if b.base == "sid" and b.artifact.registry == "debian"):
         args = image_build.build_args(build)
         assert args["SERVER_PACKAGE_VERSION"] == build.artifact.version
         assert len(args["SERVER_PACKAGE_SHA256"]) == 64 == len(build.artifact.sha256)
         assert image_build.artifact_name(build).endswith(f"={build.artifact.version}")
         assert images.binaries.cached_sha256(build) == build.artifact.sha256  # recorded as the artifact's
+
+
+def test_extensions_are_pinned_debian_packages_on_a_sid_base():
+    """pgvector's modules need glibc 2.38 (bookworm has 2.36): the builds with an extension run on sid."""
+    with_ext = [b for b in catalog.OFFLINE if b.extension is not None]
+    assert with_ext and all(b.variant and b.base == "sid" for b in with_ext)
+    for build in with_ext:
+        args = image_build.build_args(build)
+        ext = build.extension
+        assert (args["EXTENSION_PACKAGE"], args["EXTENSION_VERSION"]) == (ext.package, ext.version)
+        assert len(args["EXTENSION_SHA256"]) == 64 and args["EXTENSION_SUITE"] in ("trixie", "sid")
+        assert image_build.artifact_name(build).endswith(f" + debian:{ext.package}={ext.version}")
+        plain = [b for b in catalog.OFFLINE if b.flavor == build.flavor and b.version == build.version
+                 and not b.variant]
+        assert plain and plain[0].image != build.image  # its own image beside the plain server's
 
 
 def test_recipes_follow_the_contract():
