@@ -159,3 +159,28 @@ def test_the_regression_sources_step_gaps_follow_from_its_tps():
     assert regression.source_gap("steps 1-3") == pytest.approx(109_044 / 128_140)
     assert regression.source_gap("binlog off") == pytest.approx(88_379 / 116_588)  # its independent table
     assert regression.source_gap("latin1") is None
+
+
+def test_the_steps_are_not_testable_where_step_1_has_no_option_and_io_bound_claims_are_not_testable():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    import importlib
+
+    vc = importlib.import_module("dbexp.chapters.versions.claims")
+
+    wide = pd.DataFrame({"series_name": ["mysql 5.7.22", "mysql 8.0.15", "mysql 9.7.4"],
+                         "settings_effective": ['{"innodb_buffer_pool_size": "1"}', '{"innodb_buffer_pool_size": "1"}',
+                                                '{"innodb_log_writer_threads": "ON"}']})
+    res = SimpleNamespace(wide=wide)
+    ab = pd.DataFrame({"config": ["steps 1-5"] * 2, "old": ["mysql 5.7.22"] * 2,
+                       "new": ["mysql 8.0.15", "mysql 9.7.4"], "gap": [0.76, 0.945], "gap_low": [0.75, 0.923],
+                       "gap_high": [0.77, 0.968], "windows": [5, 5]})
+    row = vc._steps_row(res, ab, "steps 1-5", 0.969, "claim", "source", "here")
+    assert row.verdict.startswith("8.0.15: not testable here (step 1 turns innodb_log_writer_threads off")
+    assert "9.7.4: disagrees (after the steps a gap of 5.5% [3.2%, 7.7%] remains, the source's 3.1%)" in row.verdict
+    # 9.7.4 reaching the source's gap: no longer disagrees
+    row = vc._steps_row(res, ab.assign(gap_high=[0.77, 0.98]), "steps 1-5", 0.969, "claim", "source", "here")
+    assert "9.7.4: agrees" in row.verdict
+    assert vc._io_bound(None).startswith("not testable here (the source's runs were IO-bound")
