@@ -189,6 +189,15 @@ def test_run_length_check_places_each_long_ratio_against_its_interval(res):
     outside = checks[checks["position"].isin(["above", "below"])]
     for (label, _), c in outside.iterrows():
         assert f"{c['over']:.3f} [{c['over_low']:.3f}, {c['over_high']:.3f}] times it, {c['position']} 1" in text
+    # the three long ratios outside their short runs' interval whose over-interval holds 1 are said to lie
+    # outside it (issue 30), not inside
+    for label, value, where in (("mysql 8.0.15: pinned / unpinned", "qps", "above"),
+                                ("mysql 8.0.15: pinned / unpinned", "cpu_per_op_us", "below"),
+                                ("postgres 18.4 / 12.22", "qps", "above")):
+        c = checks.loc[(label, value)]
+        assert c["position"] == "inside"
+        assert (f"against {c['ratio']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}] (the long ratio {where} that "
+                "interval, not inside it)") in text
     assert "one run each 60 s long" not in cal.claims(res)["measured here"][1]
     assert f"from one {cal.analysis.LENGTH_FACTOR * seconds:g} s run each" in cal.claims(res)["measured here"][1]
 

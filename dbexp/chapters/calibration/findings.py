@@ -107,7 +107,10 @@ def _checks(res: Results) -> tuple[list[dict], list[str]]:
         done.append({"label": r["label"], "what": what, "ratio": r["ratio"], "lo": r["ci_low"], "hi": r["ci_high"],
                      "long": r["long"], "long_s": r["long_s"], "short_s": r["short_s"], "position": r["position"],
                      "over": r["over"], "over_lo": r["over_low"], "over_hi": r["over_high"],
-                     "comparison": r["comparison"], "reading": r["reading"]})
+                     "comparison": r["comparison"], "reading": r["reading"],
+                     # where the long ratio itself lies against the short runs' interval (issue 30: the over
+                     # interval may hold 1 while the long ratio lies outside the short interval)
+                     "long_against_short": verdicts.inside(r["long"], r["ci_low"], r["ci_high"])})
     return done, missing
 
 
