@@ -37,7 +37,7 @@ REGRESSION_OTHER = "8 clients on 8 cores there, one client per server on one sha
 
 def qualified(verdict: str, other: str = OTHER) -> str:
     """An agreement under conditions that are not the source's, said so."""
-    return f"{verdict}, under other conditions ({other})" if verdict.startswith("agrees") else verdict
+    return verdicts.under_other_conditions(verdict, other)
 
 
 def here(res: Results) -> str:
