@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dbexp.book import prose
 from dbexp.chapters.readview import analysis
+from dbexp.chapters.readview.claims import _per_call_pairs
 from dbexp.chapters.readview.engines import innodb, postgres
 from dbexp.experiments.chapter import Results
 
@@ -45,7 +46,7 @@ def findings(res: Results) -> str:
     said = bool(len(top)) or any(views.values()) or bool(idle["pairs"])
     return prose.render("readview", "findings", relative=_rows(top),
                         top_holders=int(top["holders"].iloc[0]) if len(top) else 0, copy=copy, pairs=idle["pairs"],
-                        said=said, **views)
+                        calls={(p["old"], p["new"]): p for p in _per_call_pairs(res)}, said=said, **views)
 
 
 def copy_sentence(res: Results) -> str:
