@@ -40,27 +40,50 @@ def cell(r: float, lo: float, hi: float) -> str:
     return f"{r:.3f} [{lo:.3f}, {hi:.3f}]" if lo == lo else f"{r:.3f} (one window: no interval)"
 
 
+def _sides(g: pd.DataFrame, by: str, a: str, b: str) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``g``'s rows whose ``by`` column names A, and of those naming B."""
+    names = g[by].to_numpy()
+    return np.flatnonzero(names == a), np.flatnonzero(names == b)
+
+
+def _by_repeat(g: pd.DataFrame, rows: np.ndarray, value: str) -> pd.Series:
+    """``g``'s ``value`` at the positions ``rows``, indexed by the repeat (``g[g[by] == a].set_index("repeat")[value]``)."""
+    return g.iloc[rows].set_index("repeat")[value]
+
+
 def window_ratios(g: pd.DataFrame, a: str, b: str, value: str = "qps_common", by: str = "config") -> pd.Series:
     """A's ``value`` over B's, window by window (indexed by the repeat): A and B are the rows of ``g``
     whose ``by`` column names them."""
-    ga = g[g[by] == a].set_index("repeat")[value]
-    gb = g[g[by] == b].set_index("repeat")[value]
-    return (ga / gb).dropna()
+    ra, rb = _sides(g, by, a, b)
+    rep, col = g["repeat"], g[value]
+    ka, kb = rep.to_numpy()[ra], rep.to_numpy()[rb]
+    if col.dtype == np.float64 and rep.dtype.kind == "i" and np.array_equal(ka, kb) and len(set(ka.tolist())) == len(ka):
+        # the same repeats on both sides, each once: the series divide as the arrays do (set_index
+        # makes a signed integer column an int64 index)
+        x = col.to_numpy()
+        return pd.Series(x[ra] / x[rb], index=pd.Index(ka.astype(np.int64), name="repeat"), name=value).dropna()
+    return (_by_repeat(g, ra, value) / _by_repeat(g, rb, value)).dropna()
 
 
 def ratio_rows(g: pd.DataFrame, a: str, b: str, values: dict[str, str], by: str) -> list[dict]:
     """Per value of ``values`` (column -> label) that A and B both have: the ratio A / B paired by
     window, with its interval, pairs and half-width (one dict each: value, ratio, ci_low, ci_high,
     pairs, half_width)."""
-    ga = g[g[by] == a].set_index("repeat")
-    gb = g[g[by] == b].set_index("repeat")
+    ra, rb = _sides(g, by, a, b)
     rows: list[dict] = []
-    if ga.empty or gb.empty:
+    if len(ra) == 0 or len(rb) == 0:
         return rows
+    rep = g["repeat"].to_numpy()
     for value, label in values.items():
-        if value not in g or ga[value].isna().all() or gb[value].isna().all():
+        if value not in g:
             continue
-        r, lo, hi, n = stats.pair_ratio_by(ga[value], gb[value])
+        x = g[value].to_numpy(dtype=float, na_value=np.nan)
+        xa, xb = x[ra], x[rb]
+        if np.isnan(xa).all() or np.isnan(xb).all():
+            continue
+        keyed = stats.pair_ratio_keyed(rep[ra], xa, rep[rb], xb)
+        r, lo, hi, n = keyed if keyed is not None else \
+            stats.pair_ratio_by(_by_repeat(g, ra, value), _by_repeat(g, rb, value))
         rows.append({"value": label, "ratio": r, "ci_low": lo, "ci_high": hi, "pairs": n,
                      "half_width": half_width(r, lo, hi)})
     return rows

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scipy import special
 from scipy import stats as sp
 
 _NAN3 = (float("nan"),) * 3
@@ -62,34 +63,93 @@ def _positive(values) -> np.ndarray:
     return v
 
 
+def _gmean(v: np.ndarray) -> float:
+    """scipy.stats.gmean of positive values, as scipy computes it (exp of the mean log), without its
+    array-API and NaN-policy wrapper (about 1 ms a call, and the chapters make thousands)."""
+    return float(np.exp(np.mean(np.log(v), axis=0)))
+
+
+def _paired_t_ci(la: np.ndarray, lb: np.ndarray, level: float) -> tuple[float, float]:
+    """scipy.stats.ttest_rel(la, lb).confidence_interval(level), two-sided, for two pairs or more,
+    computed as scipy computes it (the mean difference; its variance, scipy's second moment times
+    n / (n - 1); the standard error; special.stdtrit's quantiles at the two tails; q * se + mean),
+    without the wrappers that cost about 2 ms a call: the same floats (tests/unit/test_stats.py
+    compares them with scipy's)."""
+    d = la - lb
+    n = len(d)
+    mean = np.mean(d, axis=0)
+    var = np.mean((d - np.mean(d, axis=0, keepdims=True)) ** 2, axis=0)
+    var *= np.float64(n) / (np.float64(n) - 1)
+    se = np.sqrt(var / n)
+    tail = (1 - np.float64(level)) / 2
+    q = special.stdtrit(n - 1, np.stack((tail, 1 - tail)))
+    return float(q[0] * se + mean), float(q[1] * se + mean)
+
+
+def _floats(values) -> np.ndarray:
+    return np.asarray(values if hasattr(values, "__len__") else list(values), dtype=float)
+
+
 def pair_ratio_ci(a, b, level: float = 0.95) -> tuple[float, float, float]:
     """Geometric mean of the pair ratios a[i] / b[i], with a t interval on the log pair ratios.
 
     For paired runs (A and B measured next to each other, ABBA order): each pair shares whatever
     drifts slowly (the VM's neighbours, the page cache, thermal state), so the log pair ratio
     removes it and its spread is the noise left between adjacent runs. The t interval (scipy's
-    paired t on the logs, n - 1 degrees of freedom, taken back by exp) assumes the pairs are
-    independent and their log ratios roughly normal, which a small number of pairs cannot check,
-    but does not assume A and B vary alike. Pairs where either value is missing are dropped."""
-    a = np.asarray(list(a), dtype=float)
-    b = np.asarray(list(b), dtype=float)
+    paired t on the logs, n - 1 degrees of freedom, taken back by exp; computed as scipy does by
+    :func:`_paired_t_ci`) assumes the pairs are independent and their log ratios roughly normal,
+    which a small number of pairs cannot check, but does not assume A and B vary alike. Pairs where
+    either value is missing are dropped."""
+    a = _floats(a)
+    b = _floats(b)
     if len(a) != len(b):
         raise ValueError(f"pairs need as many A as B values ({len(a)} against {len(b)})")
     ok = ~(np.isnan(a) | np.isnan(b))
     a, b = _positive(a[ok]), _positive(b[ok])
     if len(a) == 0:
         return _NAN3
-    point = float(sp.gmean(a / b))
+    point = _gmean(a / b)
     if len(a) < 2:
         return point, float("nan"), float("nan")
-    ci = _quiet(sp.ttest_rel, np.log(a), np.log(b)).confidence_interval(level)
-    return point, float(np.exp(ci.low)), float(np.exp(ci.high))
+    low, high = _paired_t_ci(np.log(a), np.log(b), level)
+    return point, float(np.exp(low)), float(np.exp(high))
+
+
+def aligned(ka: np.ndarray, kb: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The positions (in ``ka``, in ``kb``) of the labels both have, in ``ka``'s order: how an inner
+    concat of two series indexed by ``ka`` and ``kb`` pairs their rows. None where a label repeats on
+    either side (the concat raises there)."""
+    la, lb = ka.tolist(), kb.tolist()
+    if len(set(la)) != len(la) or len(set(lb)) != len(lb):
+        return None
+    if la == lb:
+        every = np.arange(len(la))
+        return every, every
+    where = {k: i for i, k in enumerate(lb)}
+    ia = [i for i, k in enumerate(la) if k in where]
+    return np.asarray(ia, dtype=np.intp), np.asarray([where[la[i]] for i in ia], dtype=np.intp)
+
+
+def pair_ratio_keyed(ka, a, kb, b, level: float = 0.95) -> tuple[float, float, float, int] | None:
+    """:func:`pair_ratio_by` on arrays: the values ``a`` labelled ``ka`` against ``b`` labelled ``kb``
+    (numpy arrays); None where a label repeats on either side."""
+    pos = aligned(ka, kb)
+    if pos is None:
+        return None
+    va, vb = a[pos[0]], b[pos[1]]
+    ok = ~(np.isnan(va) | np.isnan(vb))
+    return (*pair_ratio_ci(va[ok], vb[ok], level), int(ok.sum()))
 
 
 def pair_ratio_by(a: pd.Series, b: pd.Series, level: float = 0.95) -> tuple[float, float, float, int]:
     """:func:`pair_ratio_ci` of two series indexed by what pairs them (the repeat index), over the
-    pairs both have; returns (ratio, low, high, pairs)."""
-    both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
+    pairs both have; returns (ratio, low, high, pairs). The pairs are those an inner concat of the two
+    makes (:func:`aligned`), found without building the frame."""
+    keyed = pair_ratio_keyed(a.index.to_numpy(), a.to_numpy(dtype=float, na_value=np.nan),
+                             b.index.to_numpy(), b.to_numpy(dtype=float, na_value=np.nan), level)
+    if keyed is not None:
+        return keyed
+    both = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()  # raises, as before
     return (*pair_ratio_ci(both["a"], both["b"], level), len(both))
 
 

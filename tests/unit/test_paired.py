@@ -54,3 +54,44 @@ def test_window_numbers_count_windows_per_point():
     got = paired.window_numbers(paired.with_duration(w), ["config"])
     assert got == {"n": 6, "duration_s": 3.0, "common_s": 2.5, "repeats": 3, "threads": [1], "table_size": 1000}
     assert paired.window_numbers(w.iloc[:0], ["config"]) == {"n": 0}
+
+
+def _old_window_ratios(g, a, b, value, by):
+    ga, gb = (g[g[by] == s].set_index("repeat")[value] for s in (a, b))
+    return (ga / gb).dropna()
+
+
+def _old_ratio_rows(g, a, b, values, by):
+    from dbexp.experiments import stats
+    ga, gb = (g[g[by] == s].set_index("repeat") for s in (a, b))
+    if ga.empty or gb.empty:
+        return []
+    rows = []
+    for value, label in values.items():
+        if value not in g or ga[value].isna().all() or gb[value].isna().all():
+            continue
+        both = pd.concat([ga[value].rename("a"), gb[value].rename("b")], axis=1, join="inner").dropna()
+        r, lo, hi = stats.pair_ratio_ci(both["a"], both["b"])
+        rows.append({"value": label, "ratio": r, "ci_low": lo, "ci_high": hi, "pairs": len(both),
+                     "half_width": paired.half_width(r, lo, hi)})
+    return rows
+
+
+@pytest.mark.parametrize("repeat_dtype", ["int32", "int64", "uint8"])
+@pytest.mark.parametrize("b_repeats", [[0, 1, 2, 3], [3, 0, 2], [0, 1, 2, 3, 4]])
+def test_window_ratios_and_ratio_rows_as_masks_and_set_index_gave_them(repeat_dtype, b_repeats):
+    # the positions and arrays that replaced g[g[by] == a].set_index("repeat") (speed) give the same
+    # series (values, index and its dtype, name) and the same rows, NaN windows and missing repeats included
+    g = pd.DataFrame({
+        "config": ["A"] * 4 + ["B"] * len(b_repeats) + ["C"] * 2,
+        "repeat": np.array([0, 1, 2, 3] + b_repeats + [0, 1], dtype=repeat_dtype),
+        "qps": [100.0, 110.0, np.nan, 90.0] + [95.0 + i for i in range(len(b_repeats))] + [1.0, 2.0],
+        "cpu": [np.nan] * 4 + [1.0] * len(b_repeats) + [1.0, 1.0],
+    })
+    values = {"qps": "QPS", "cpu": "cpu/o", "absent": "x"}
+    for a, b in [("A", "B"), ("B", "A"), ("A", "C"), ("A", "D")]:
+        for value in ("qps", "cpu"):
+            got, want = paired.window_ratios(g, a, b, value), _old_window_ratios(g, a, b, value, "config")
+            pd.testing.assert_series_equal(got, want)
+            assert got.index.dtype == want.index.dtype
+        assert paired.ratio_rows(g, a, b, values, by="config") == _old_ratio_rows(g, a, b, values, "config")
