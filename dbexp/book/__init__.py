@@ -17,9 +17,16 @@ Everything here raises dbexp.errors.DbexpError (one line) for people's mistakes.
 The names below are imported on first use: a chapter's kernel (``from dbexp.book import charts``)
 and the Sphinx extensions (``dbexp.book.vega``) then load neither papermill nor nbformat nor the
 experiments.
+
+Importing this package also defers ``rfc3987_syntax`` (see :func:`_defer_rfc3987_syntax`): Altair
+imports jsonschema, whose format checkers import it, and it builds an Earley parser of RFC 3987 at
+import (2 to 5 s of CPU in every chapter's kernel, for a format no Vega-Lite schema uses).
 """
 
+import sys
+import types
 from importlib import import_module
+from importlib.util import find_spec
 
 _EXPORTS = {
     "SCALES": "dbexp.book.params",
@@ -36,6 +43,41 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
+
+
+def _defer_rfc3987_syntax() -> None:
+    """Stand a stub in for ``rfc3987_syntax`` until something calls it: jsonschema's format module
+    imports its ``is_valid_syntax`` to register the "iri" and "iri-reference" checkers, and the
+    module builds its parser at import. The stub's ``is_valid_syntax`` (or any other attribute)
+    imports the real module then and hands over to it, so a checker that runs behaves as before;
+    in a render none runs (Vega-Lite's schema has no IRI format). Nothing is done where the
+    module is absent (jsonschema then registers no IRI checker, as before) or already imported."""
+    name = "rfc3987_syntax"
+    if name in sys.modules or find_spec(name) is None:
+        return
+    stub = types.ModuleType(name, "stand-in until first use (dbexp.book)")
+
+    def real():
+        if sys.modules.get(name) is stub:
+            del sys.modules[name]
+        module = import_module(name)
+        stub.__dict__.pop("__getattr__", None)
+        return module
+
+    def is_valid_syntax(*args, **kwargs):
+        return real().is_valid_syntax(*args, **kwargs)
+
+    stub.is_valid_syntax = is_valid_syntax
+    def getattr_(attr):
+        if attr.startswith("__"):  # the import system asks for __path__ and the like: not a use
+            raise AttributeError(attr)
+        return getattr(real(), attr)
+
+    stub.__getattr__ = getattr_
+    sys.modules[name] = stub
+
+
+_defer_rfc3987_syntax()
 
 
 def __getattr__(name: str):

@@ -1,7 +1,36 @@
-"""Where servers start: containers (and bare processes for comparison), pinned and torn down."""
+"""Where servers start: containers (and bare processes for comparison), pinned and torn down.
 
-from dbexp.servers.config import ServerConfig, check_cpuset, cpus_of, parse_settings
-from dbexp.servers.lifecycle import Server, clean, flavor_for, interactive_containers, running, start
+The names below are imported on first use: a chapter rendered from data/ reaches this package (for
+``ServerConfig`` and the registry) but never starts a server, so it does not load the docker SDK,
+testcontainers or the database drivers that ``lifecycle`` brings.
+"""
 
-__all__ = ["Server", "ServerConfig", "check_cpuset", "clean", "cpus_of", "flavor_for",
-           "interactive_containers", "parse_settings", "running", "start"]
+from importlib import import_module
+
+_EXPORTS = {
+    "ServerConfig": "dbexp.servers.config",
+    "check_cpuset": "dbexp.servers.config",
+    "cpus_of": "dbexp.servers.config",
+    "parse_settings": "dbexp.servers.config",
+    "Server": "dbexp.servers.lifecycle",
+    "clean": "dbexp.servers.lifecycle",
+    "flavor_for": "dbexp.servers.lifecycle",
+    "interactive_containers": "dbexp.servers.lifecycle",
+    "running": "dbexp.servers.lifecycle",
+    "start": "dbexp.servers.lifecycle",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))
