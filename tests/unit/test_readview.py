@@ -93,3 +93,23 @@ def test_split_probe_output_is_parsed_into_rebuilds_and_reuses():
     assert m["view_ns_p50"][0] < 2048 < m["view_ns_p90"][0]  # the two histograms added
     assert m["view_counter_span"][0] == 190
     assert "uptr(arg0 + 112)" in snapshot_probe.script("/bin/postgres", "GetSnapshotData", 112)
+
+
+def test_the_latch_leaves_out_runs_whose_prepared_transactions_were_not_there():
+    import importlib
+
+    import pandas as pd
+
+    from dbexp.experiments.chapter import Results
+
+    rc = importlib.import_module("dbexp.chapters.readview.claims")
+    wide = pd.DataFrame({"series_name": ["mysql 9.7.4"] * 3 + ["mariadb 11.8.9"],
+                         "holders": [10_000, 10_000, 0, 10_000], "mode": ["prepared", "prepared", "none", "prepared"],
+                         "observed_prepared": [0.0, 10_000.0, 0.0, 0.0]})
+    res = Results(experiment="readview", wide=wide, series=pd.DataFrame(), counters=pd.DataFrame(),
+                  runs=pd.DataFrame(), source="constructed")
+    kept, dropped = rc._held(res, {"mysql 9.7.4"})
+    # the run at H = 10,000 that saw none is left out; the H = 0 run and the other server's are kept
+    assert list(dropped.index) == [0] and list(kept.wide.index) == [1, 2, 3]
+    kept, dropped = rc._held(res, set())
+    assert dropped.empty and kept is res
