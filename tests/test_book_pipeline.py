@@ -59,10 +59,10 @@ def _chapter_notebook() -> nbformat.NotebookNode:
 
 @pytest.fixture
 def book(tmp_path: Path) -> Path:
-    """A mini book: the repository's _config.yml, an intro page and one chapter."""
+    """A mini book: the repository's _config.yml and the static files it names, an intro page and one chapter."""
     root = tmp_path / "minibook"
     (root / "notebooks").mkdir(parents=True)
-    (root / "book").mkdir()
+    shutil.copytree(REPO / "book" / "_static", root / "book" / "_static")  # the style sheet _config.yml loads
     shutil.copy(REPO / "_config.yml", root / "_config.yml")
     (root / "_toc.yml").write_text(
         textwrap.dedent(
@@ -80,7 +80,7 @@ def book(tmp_path: Path) -> Path:
 
 
 def _book_dir_files(root: Path) -> list[str]:
-    return sorted(p.name for p in (root / "book").iterdir() if p.name != "_build")
+    return sorted(p.name for p in (root / "book").iterdir() if p.name not in ("_build", "_static"))
 
 
 def test_unknown_parameter_is_refused(book: Path):
