@@ -320,7 +320,7 @@ def beside_published(res, value: str = "qps") -> None:
 
 
 def shares_ci(df: pd.DataFrame, y: str, x: str, color: str, row: str, title, x_title: str, *,
-              width: int = 330) -> alt.Chart:
+              width: int = 300) -> alt.Chart:
     """Shares (0 to 1) with their 95% intervals (``ci_low``, ``ci_high``), one line per ``y`` label, coloured
     by ``color``, one panel per ``row`` (each panel lists only its own labels)."""
     tips = [row, y, color, alt.Tooltip(f"{x}:Q", format=".1%"), alt.Tooltip("ci_low:Q", format=".1%"),
@@ -332,8 +332,8 @@ def shares_ci(df: pd.DataFrame, y: str, x: str, color: str, row: str, title, x_t
         x2="ci_high:Q")
     points = base.mark_point(filled=True, size=60).encode(x=f"{x}:Q", tooltip=tips)
     return (alt.layer(bars, points).properties(width=width)
-            .facet(row=alt.Row(f"{row}:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left",
-                                                                         labelLimit=400)))
+            .facet(row=alt.Row(f"{row}:N", title=None, header=alt.Header(
+                labelAngle=0, labelOrient="top", labelAnchor="start", labelFontWeight="bold", labelLimit=600)))
             .resolve_scale(y="independent").properties(title=title))
 
 

@@ -65,16 +65,23 @@ def _beside(maria: pd.DataFrame, pg: pd.DataFrame) -> str:
             f"{int(r['transactions_m'])}, difference {d:+.1%} [{lo:+.1%}, {hi:+.1%}]")
 
 
-def _here(res: Results) -> str:
+HERE = "below"  # the conditions, said once under the table
+
+
+def conditions(res: Results) -> str:
+    """This lab's conditions for every tested claim, said once (the table's 'here' column points to it)."""
     w = runs(res)
-    if w.empty:
+    readers = w[w["kind"] == "readers"] if len(w) else w
+    if readers.empty:
         return ""
-    r = w.iloc[0]
+    r = readers.iloc[0]
     n_inst = int(w["instance"].nunique())
-    return (f"{int(r['rows']):,} vectors of {int(r['dims'])} dimensions, HNSW m={int(r['m'])}; readers: "
-            f"{int(r['transactions'])} REPEATABLE READ transactions per point on each of {n_inst} server "
-            f"instance{'s' if n_inst != 1 else ''}, {r['gap_s']:g} s between the two queries; one writer "
-            "connection; the server on 1 CPU")
+    gaps = sorted(int(g) for g in readers[readers["writer"] != "none"]["gap_writes"].unique())
+    return (f"Here, for every tested claim: {int(r['rows']):,} vectors of {int(r['dims'])} dimensions, HNSW "
+            f"m = {int(r['m'])}; {int(r['transactions'])} REPEATABLE READ reader transactions per point on each of "
+            f"{n_inst} independently started server{'s' if n_inst != 1 else ''} per engine; one writer connection "
+            f"committing {' or '.join(map(str, gaps))} rows between a reader's two queries ({r['gap_s']:g} s with "
+            "no writer); the server on one CPU, the clients on the other.")
 
 
 def _measure(entry_id: str, t: pd.DataFrame, lost: pd.DataFrame) -> tuple[str, str]:
@@ -143,7 +150,6 @@ def _measure(entry_id: str, t: pd.DataFrame, lost: pd.DataFrame) -> tuple[str, s
 def claims(res: Results) -> pd.DataFrame:
     t = changed_rates(res)
     lost = lost_rows(res)
-    here = _here(res)
     rows = []
     for e in ledger():
         if e["status"] == "tested":
@@ -151,7 +157,7 @@ def claims(res: Results) -> pd.DataFrame:
         elif e["status"] == "not testable here":
             measured, verdict = "", verdicts.not_testable(e.get("why", ""))
         else:
-            measured, verdict = "", f"{verdicts.NOT_MEASURED}: {e.get('why', '')}" if e.get("why") else verdicts.NOT_MEASURED
+            measured, verdict = "", verdicts.not_measured(e["why"])
         rows.append(verdicts.ClaimRow(POST.cite(e["claim"], "post"), e["conditions"],
-                                      here if e["status"] == "tested" else "", measured, verdict))
+                                      HERE if e["status"] == "tested" else "", measured, verdict))
     return verdicts.table(rows)
