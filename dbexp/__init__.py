@@ -10,6 +10,8 @@ Where things live:
   results/      where results are stored (DuckDB, provenance, Parquet export)
   experiments/  sweeps and the experiments behind each chapter
   book/         executing notebooks and building the Jupyter Book
+  chapters/     one folder per chapter: its design, analysis, claims, findings and engine parts
+  process.py    every child process's start and stop; lazy.py: packages whose names load on first use
 """
 
 __version__ = "0.1.0"

@@ -28,6 +28,8 @@ import types
 from importlib import import_module
 from importlib.util import find_spec
 
+from dbexp import lazy
+
 _EXPORTS = {
     "SCALES": "dbexp.book.params",
     "DEFAULT_CELL_TIMEOUT_S": "dbexp.book.execute",
@@ -80,14 +82,4 @@ def _defer_rfc3987_syntax() -> None:
 _defer_rfc3987_syntax()
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy.exports(__name__, _EXPORTS)

@@ -5,7 +5,7 @@ The names below are imported on first use: a chapter rendered from data/ reaches
 testcontainers or the database drivers that ``lifecycle`` brings.
 """
 
-from importlib import import_module
+from dbexp import lazy
 
 _EXPORTS = {
     "ServerConfig": "dbexp.servers.config",
@@ -23,14 +23,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy.exports(__name__, _EXPORTS)
