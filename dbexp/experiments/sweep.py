@@ -37,6 +37,7 @@ import hashlib
 import json
 import signal
 import sys
+import threading
 import time
 from contextlib import ExitStack, nullcontext
 from dataclasses import asdict, dataclass, field, is_dataclass, replace
@@ -145,12 +146,12 @@ class Experiment:
 
 
 def _sigterm_as_exit() -> None:
+    """SIGTERM ends a sweep like ^C does (its runs are marked interrupted, its servers removed); only the
+    main thread may install a handler, so a sweep run from another thread keeps the default."""
     def handler(signum, frame):
         raise SystemExit(128 + signum)
-    try:
+    if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, handler)
-    except ValueError:
-        pass  # not the main thread
 
 
 @dataclass
