@@ -60,8 +60,10 @@ class VectorIsolation(Chapter):
     name = "vector_isolation"
     Scale = Scale
     scales = {
-        "smoke": Scale(("postgres:17+pgvector@offline", "mariadb:11.8@offline"), 2000, 16, (16,), 64, 6, 0.1,
-                       (10,), (10,), ("off",), (10,), ("update",), 1, 1.0),
+        # runs of a few seconds: the noise rule reads steal over each run's window, and over a 1 s window a
+        # few ticks of steal were enough to fail a point three times in a row (a fresh clone's make test)
+        "smoke": Scale(("postgres:17+pgvector@offline", "mariadb:11.8@offline"), 2000, 16, (16,), 64, 15, 0.2,
+                       (10,), (10,), ("off",), (20,), ("update",), 1, 3.0),
         # MariaDB rebuilds its index for every point with a writer (about 20 s at 10,000 x 32 on one CPU here)
         "default": Scale(DEFAULT_SERVERS, 10000, 32, (16,), 64, 30, 0.25, (10, 40), (10, 40),
                          ("off", "relaxed_order"), (5, 20), ("update", "delete"), 2, 3.0),
