@@ -32,7 +32,7 @@ def _point(**kw) -> Point:
 
 
 def test_sweep_records_complete_provenance_and_resumes(store):
-    sweep = Sweep(Experiment("t_sweep"), [_point()], repeats=2, store=store)
+    sweep = Sweep(Experiment("t_sweep"), [_point()], repeats=2, store=store, steal_limit_pct=None)
     ids = sweep.run(progress=False)
     assert len(ids) == 2
     runs = store.runs("t_sweep")
@@ -56,14 +56,14 @@ def test_sweep_records_complete_provenance_and_resumes(store):
     assert len(store.table("series", ids)) > 0 and len(store.table("counters", ids)) > 0
 
     # resume: nothing left to do, nothing started
-    again = Sweep(Experiment("t_sweep"), [_point()], repeats=2, store=store)
+    again = Sweep(Experiment("t_sweep"), [_point()], repeats=2, store=store, steal_limit_pct=None)
     assert again.pending() == []
     assert sorted(again.run(progress=False)) == sorted(ids)
     # one more repeat runs only the missing one
-    more = Sweep(Experiment("t_sweep"), [_point()], repeats=3, store=store)
+    more = Sweep(Experiment("t_sweep"), [_point()], repeats=3, store=store, steal_limit_pct=None)
     assert [r for _, r in more.pending()] == [2]
     # force measures again, and the new run supersedes the old one: readers see one run per repeat
-    forced = Sweep(Experiment("t_sweep"), [_point()], repeats=1, store=store, force=True)
+    forced = Sweep(Experiment("t_sweep"), [_point()], repeats=1, store=store, force=True, steal_limit_pct=None)
     assert len(forced.pending()) == 1
     new = forced.run(progress=False)
     everything = store.runs("t_sweep", status=None).set_index("run_id")
@@ -82,7 +82,7 @@ def test_failed_runs_are_kept_apart(store):
                 raise RuntimeError("the server went away")
             return super().measure(server, point, state)
 
-    sweep = Sweep(Flaky("t_fail"), [_point()], repeats=3, store=store)
+    sweep = Sweep(Flaky("t_fail"), [_point()], repeats=3, store=store, steal_limit_pct=None)
     with pytest.raises(DbexpError, match="1 run\\(s\\) of t_fail failed; first: .*the server went away"):
         sweep.run(progress=False)
     everything = store.runs("t_fail", status=None)
@@ -93,7 +93,8 @@ def test_failed_runs_are_kept_apart(store):
     assert len(store.runs("t_fail")) == 2  # readers see only ok runs
     assert labelled_containers() == []
     # a rerun fills only the failed repeat
-    assert [r for _, r in Sweep(Experiment("t_fail"), [_point()], repeats=3, store=store).pending()] == [1]
+    again = Sweep(Experiment("t_fail"), [_point()], repeats=3, store=store, steal_limit_pct=None)
+    assert [r for _, r in again.pending()] == [1]
 
 
 class Interrupted(Experiment):
@@ -128,7 +129,7 @@ def test_a_run_with_errors_is_failed_unless_tolerated(store):
     point = Point(ServerConfig(MYSQL, "1"), workload=Workload(
         "oltp_point_select", 2, 3, 1, 2000, options=(("mysql-ignore-errors", "all"),)))
     with pytest.raises(DbexpError, match=r"t_err failed; first: .*sysbench reported \d+ errors"):
-        Sweep(Interrupted("t_err"), [point], repeats=1, store=store).run(progress=False)
+        Sweep(Interrupted("t_err"), [point], repeats=1, store=store, steal_limit_pct=None).run(progress=False)
     failed = store.runs("t_err", status=None).iloc[0]
     assert failed["status"] == "failed" and "errors" in failed["error"]
     assert_catalog_version(failed["version"], resolve(parse_spec(MYSQL)))  # the failed run keeps its provenance
@@ -136,7 +137,7 @@ def test_a_run_with_errors_is_failed_unless_tolerated(store):
     class Tolerant(Interrupted):
         tolerates = ("errors",)
 
-    ids = Sweep(Tolerant("t_err_ok"), [point], repeats=1, store=store).run(progress=False)
+    ids = Sweep(Tolerant("t_err_ok"), [point], repeats=1, store=store, steal_limit_pct=None).run(progress=False)
     m = store.table("measurements", ids).set_index("name")["value"]
     # counted and kept with the run: with the table locked for 2 s and lock_wait_timeout at 1 s, each
     # of the 2 threads times out at most twice
@@ -166,7 +167,7 @@ def test_discarded_runs_keep_their_data_and_reason_and_are_measured_again(store)
 
 def test_export_and_load_round_trip(store, tmp_path):
     from dbexp.results import export, load
-    ids = Sweep(Experiment("t_exp"), [_point()], repeats=1, store=store).run(progress=False)
+    ids = Sweep(Experiment("t_exp"), [_point()], repeats=1, store=store, steal_limit_pct=None).run(progress=False)
     export(store, "t_exp", ids, root=tmp_path)
     tables = load("t_exp", root=tmp_path)
     assert list(tables["runs"]["run_id"]) == ids

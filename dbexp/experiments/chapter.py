@@ -27,6 +27,7 @@ import pandas as pd
 from dbexp.catalog import OFFICIAL_ONLY
 from dbexp.errors import DbexpError, choices
 from dbexp.experiments.sweep import Experiment, Point, Sweep
+from dbexp.metrics.noise import STEAL_LIMIT_PCT
 from dbexp.results.export import export as export_runs
 from dbexp.results.export import load as load_published
 from dbexp.results.readme import write_block
@@ -269,7 +270,8 @@ class Chapter(Experiment):
             for part in self.design(sc, cpus):
                 if part.points:
                     ids += Sweep(self, part.points, part.repeats, store=st, force=force,
-                                 warmup_s=getattr(sc, "warmup_s", 0.0), order=self.order).run()
+                                 warmup_s=getattr(sc, "warmup_s", 0.0), order=self.order,
+                                 steal_limit_pct=None if scale == "smoke" else STEAL_LIMIT_PCT).run()
             res = read_results(st, self.name, ids)
             if publish:
                 export_runs(st, self.name, ids, root)
@@ -378,8 +380,14 @@ def _measured_again_note(w: pd.DataFrame) -> str:
     ``measured_again`` lists; for runs stored before the rule, how many of them it would have
     rejected."""
     from dbexp.experiments.sweep import RETRIES
-    from dbexp.metrics.noise import STEAL_LIMIT_PCT
 
+    limits = w["steal_limit_pct"] if "steal_limit_pct" in w else pd.Series(dtype=float)
+    if len(limits) and limits.isna().all():
+        steal = w["steal_server_pct"] if "steal_server_pct" in w else pd.Series(dtype=float)
+        over = int((steal > STEAL_LIMIT_PCT).sum())
+        return (f"These runs were measured at smoke scale, which keeps every run whatever the steal (the lab's "
+                f"noise rule, which measures again a run whose server CPUs lose more than {STEAL_LIMIT_PCT:g}% "
+                f"of their time to steal, holds at the other scales): {over} of {len(w)} lost more than that.")
     lists = [_json(v) for v in w["measured_again"] if isinstance(v, (str, list))] if "measured_again" in w else []
     if not lists:
         steal = w["steal_server_pct"] if "steal_server_pct" in w else pd.Series(dtype=float)

@@ -166,6 +166,9 @@ class Sweep:
     # shuffled: each repeat walks the points' blocks in its own random order (seeded by the experiment's
     # name and the repeat, so a resumed sweep walks the same), inside a block forward or backward as abba
     order: str = "abba"
+    # the noise rule's limit on the server CPUs' steal (percent); None keeps every run whatever its steal
+    # (the smoke scale: see dbexp.metrics.noise.noisy). Stored with each ok run as steal_limit_pct.
+    steal_limit_pct: float | None = STEAL_LIMIT_PCT
     sweep_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S"))
     run_ids: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -268,7 +271,7 @@ class Sweep:
                                           self.sweep_id)
             try:
                 measured = self.experiment.measure(server, point, state)
-                why = noisy(measured.measurements)
+                why = noisy(measured.measurements, self.steal_limit_pct)
                 if why is None:
                     self._finish(run_id, point, repeat, server, dataset, measured, earlier)
                     return
@@ -284,7 +287,7 @@ class Sweep:
                 self.store.fail_run(run_id, str(exc) or type(exc).__name__)
                 self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {exc}")
                 return
-        self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {never_ok(earlier)}")
+        self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {never_ok(earlier, self.steal_limit_pct)}")
 
     def _run_together(self, batch: list[tuple[Point, int]], servers: list, states: list,
                       datasets: list[dict]) -> None:
@@ -315,13 +318,13 @@ class Sweep:
                 return
             for m in measured:
                 m.measurements["servers_at_once"] = (float(len(points)), "count")
-            reasons = [noisy(m.measurements) for m in measured]
+            reasons = [noisy(m.measurements, self.steal_limit_pct) for m in measured]
             if any(reasons):
                 # the window's servers share their CPUs: one noisy run makes the window noisy
                 why = next(r for r in reasons if r)
                 for run_id, point, server, dataset, m, tries in zip(run_ids, points, servers, datasets,
                                                                     measured, earlier):
-                    own = noisy(m.measurements) or f"measured in a window where {why}"
+                    own = noisy(m.measurements, self.steal_limit_pct) or f"measured in a window where {why}"
                     self._keep_noisy(run_id, point, server, dataset, m, own)
                     tries.append(_earlier(run_id, "noisy", own, m))
                 continue
@@ -333,13 +336,15 @@ class Sweep:
                     self.store.fail_run(run_id, str(exc) or type(exc).__name__)
                     self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {exc}")
             return
-        self.failures.append(f"{points[0].together} repeat {repeat}: {never_ok(earlier[0])}")
+        self.failures.append(f"{points[0].together} repeat {repeat}: {never_ok(earlier[0], self.steal_limit_pct)}")
 
     def _finish(self, run_id: str, point: Point, repeat: int, server, dataset: dict, measured: Measured,
                 earlier: list[dict] = ()) -> None:
         """Store a measured run with its provenance: ok, or failed if it was not clean."""
         if "settle_timed_out" in dataset:  # the dataset's load did not settle: shown with the run
             measured.measurements.setdefault("settle_timed_out", (dataset["settle_timed_out"], "bool"))
+        measured.measurements["steal_limit_pct"] = (
+            float("nan") if self.steal_limit_pct is None else float(self.steal_limit_pct), "%")
         prov = provenance(server, point, dataset, measured.command)
         why = self.experiment.unclean(measured)
         if why:
@@ -368,12 +373,12 @@ def _earlier(run_id: str, status: str, why: str, measured: Measured | None = Non
     return out
 
 
-def never_ok(tries: list[dict]) -> str:
+def never_ok(tries: list[dict], limit_pct: float | None = STEAL_LIMIT_PCT) -> str:
     """One line on a point none of whose tries was ok: the steal each noisy try saw, or the last cause."""
     seen = [f"{t['steal_server_pct']:.1f}%" for t in tries if "steal_server_pct" in t]
     if tries and seen and all(t["status"] == "noisy" for t in tries):
         return (f"no quiet run in {len(tries)} tries: the server's CPUs lost {_and(seen)} of their time to "
-                f"steal (the limit is {STEAL_LIMIT_PCT:g}%)")
+                f"steal (the limit is {limit_pct:g}%)")
     last = tries[-1]["why"] if tries else "?"
     return f"{len(tries)} tries, none ok (a run is measured again at most {RETRIES} times); last: {last}"
 

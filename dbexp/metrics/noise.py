@@ -32,14 +32,16 @@ SLEEPS = 100  # 1 ms sleeps per CPU
 Row = tuple[str, str, bool]
 
 
-def noisy(measurements: dict) -> str | None:
+def noisy(measurements: dict, limit_pct: float | None = STEAL_LIMIT_PCT) -> str | None:
     """Why a run's measurements make it noisy under the lab's rule, or None: its server CPUs lost more
-    than STEAL_LIMIT_PCT of their time to steal. ``measurements``: {name: (value, unit)} as a run
-    stores them; a run that recorded no steal is not judged."""
+    than ``limit_pct`` of their time to steal. ``measurements``: {name: (value, unit)} as a run
+    stores them; a run that recorded no steal is not judged, and ``limit_pct=None`` judges none (the
+    smoke scale's runs check code paths on any machine, a CI runner whose CPUs lose 10 to 20% to
+    steal for minutes included; the steal is still stored with every run and the page says it)."""
     value = (measurements.get("steal_server_pct") or (None, ""))[0]
-    if value is None or value != value or value <= STEAL_LIMIT_PCT:  # value != value: NaN
+    if limit_pct is None or value is None or value != value or value <= limit_pct:  # value != value: NaN
         return None
-    return f"the server's CPUs lost {value:.1f}% of their time to steal (the limit is {STEAL_LIMIT_PCT:g}%)"
+    return f"the server's CPUs lost {value:.1f}% of their time to steal (the limit is {limit_pct:g}%)"
 
 
 def _spin(n: int) -> int:

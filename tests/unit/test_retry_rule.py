@@ -211,3 +211,24 @@ def test_the_machine_check_measures_each_cpu():
     (m,) = got.values()
     assert set(m) == {"steal_pct", "loop_ms", "loop_spread_pct", "sleep_overshoot_us"}
     assert m["loop_ms"] > 0 and m["sleep_overshoot_us"] > -1000 and 0 <= m["steal_pct"] <= 100
+
+
+def test_without_a_steal_limit_a_noisy_run_is_kept_ok_and_the_notes_say_so(store):
+    """The smoke scale's sweeps (steal_limit_pct=None): a run that lost 18% to steal is ok at once,
+    stores the limit as missing, and the run notes say the rule was off and how many were over it."""
+    exp = Scripted({"A": [18.0], "B": [0.3]})
+    ids = Sweep(exp, points("A", "B"), repeats=1, store=store, steal_limit_pct=None).run(progress=False)
+    runs = all_runs(store)
+    assert exp.calls == ["A", "B"] and list(runs["status"]) == ["ok", "ok"] and len(ids) == 2
+    res = read_results(store, "t", ids)
+    assert res.wide["steal_limit_pct"].isna().all()
+    assert "smoke scale" in run_notes(res) and "1 of 2 lost more than" in run_notes(res)
+
+
+def test_a_sweeps_own_steal_limit_is_the_rule_and_is_stored(store):
+    exp = Scripted({"A": [3.0, 1.0]})
+    ids = Sweep(exp, points("A"), repeats=1, store=store, steal_limit_pct=2.0).run(progress=False)
+    assert exp.calls == ["A", "A"] and len(ids) == 1
+    assert read_results(store, "t", ids).wide["steal_limit_pct"].tolist() == [2.0]
+    assert noisy({"steal_server_pct": (3.0, "%")}, None) is None
+    assert "the limit is 2%" in noisy({"steal_server_pct": (3.0, "%")}, 2.0)
