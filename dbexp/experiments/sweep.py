@@ -74,6 +74,9 @@ class Point:
     sample: bool = True  # False: sysbench alone, as typed by hand
     block: str = ""  # order "shuffled": points of one block stay together, blocks in a random order per repeat
     together: str = ""  # points of a group with the same label are measured at once (one window)
+    # which independently started server of this configuration the point runs on (0, 1, ...): each
+    # instance of a group is its own server start (fresh data directory, fresh process)
+    instance: int = 0
 
     def __post_init__(self):
         if self.server_mode not in RUN_MODES:
@@ -92,6 +95,8 @@ class Point:
                "sample": self.sample}
         if self.together:
             out["together"] = self.together
+        if self.instance:  # instance 0 keeps the key points had before instances were declared
+            out["instance"] = self.instance
         return out
 
     def what(self) -> str:
@@ -109,7 +114,7 @@ class Point:
         return self.group or self.server.spec
 
     def server_key(self) -> tuple:
-        return (self.server.key(), self.server_mode)
+        return (self.server.key(), self.server_mode, self.instance)
 
 
 class Experiment:
@@ -137,6 +142,14 @@ class Experiment:
         """Points of one ``together`` label, each against its server, in one window (the order
         given is the order their workloads start in); one Measured per point, in that order."""
         return measure_together([(server, point.workload) for server, point in zip(servers, points)])
+
+    def precondition(self, server, point: Point, state) -> dict[str, tuple[bool, Any]]:
+        """The declared starting state of a run, checked just before it is measured: {check: (ok,
+        what was seen)}. A run whose check fails is stored failed and measured again (as a retryable
+        failure); the checks are stored with every run (``precondition``, ``precondition_ok``). A
+        check only the run itself can see (say, holders really open during the window) is a
+        measurement ``precondition_ok`` of 1 or 0, which counts the same. The default declares none."""
+        return {}
 
     def unclean(self, measured: Measured) -> str | None:
         """Why a measured run is not clean (counts it does not tolerate), or None."""
@@ -270,10 +283,13 @@ class Sweep:
             run_id = self.store.begin_run(self.name, point.key(self.name), point.describe(), repeat,
                                           self.sweep_id)
             try:
+                checks = self._precondition(server, point, state)
                 measured = self.experiment.measure(server, point, state)
+                _observed_precondition(measured)
                 why = noisy(measured.measurements, self.steal_limit_pct)
                 if why is None:
-                    self._finish(run_id, point, repeat, server, dataset, measured, earlier)
+                    measured.measurements["active_servers"] = (1.0, "count")
+                    self._finish(run_id, point, repeat, server, dataset, measured, earlier, checks)
                     return
                 self._keep_noisy(run_id, point, server, dataset, measured, why)
                 earlier.append(_earlier(run_id, "noisy", why, measured))
@@ -300,7 +316,10 @@ class Sweep:
             run_ids = [self.store.begin_run(self.name, p.key(self.name), p.describe(), repeat, self.sweep_id)
                        for p in points]
             try:
+                checks = [self._precondition(sv, p, st) for sv, p, st in zip(servers, points, states)]
                 measured = self.experiment.measure_together(servers, points, states)
+                for m in measured:
+                    _observed_precondition(m)
             except (KeyboardInterrupt, SystemExit):
                 for run_id in run_ids:
                     self.store.fail_run(run_id, "interrupted")
@@ -318,6 +337,7 @@ class Sweep:
                 return
             for m in measured:
                 m.measurements["servers_at_once"] = (float(len(points)), "count")
+                m.measurements["active_servers"] = (float(len(points)), "count")
             reasons = [noisy(m.measurements, self.steal_limit_pct) for m in measured]
             if any(reasons):
                 # the window's servers share their CPUs: one noisy run makes the window noisy
@@ -328,24 +348,35 @@ class Sweep:
                     self._keep_noisy(run_id, point, server, dataset, m, own)
                     tries.append(_earlier(run_id, "noisy", own, m))
                 continue
-            for run_id, point, server, dataset, m, tries in zip(run_ids, points, servers, datasets, measured,
-                                                                earlier):
+            for run_id, point, server, dataset, m, tries, ch in zip(run_ids, points, servers, datasets, measured,
+                                                                    earlier, checks):
                 try:
-                    self._finish(run_id, point, repeat, server, dataset, m, tries)
+                    self._finish(run_id, point, repeat, server, dataset, m, tries, ch)
                 except Exception as exc:
                     self.store.fail_run(run_id, str(exc) or type(exc).__name__)
                     self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {exc}")
             return
         self.failures.append(f"{points[0].together} repeat {repeat}: {never_ok(earlier[0], self.steal_limit_pct)}")
 
+    def _precondition(self, server, point: Point, state) -> dict:
+        """The experiment's checks of the starting state, as stored: {check: {"ok", "seen"}}; raises
+        PreconditionFailed (retryable) naming the checks that failed."""
+        checks = {name: {"ok": bool(ok), "seen": seen}
+                  for name, (ok, seen) in (self.experiment.precondition(server, point, state) or {}).items()}
+        bad = [f"{name} (saw {c['seen']})" for name, c in checks.items() if not c["ok"]]
+        if bad:
+            raise PreconditionFailed(f"precondition failed before the run: {', '.join(bad)}")
+        return checks
+
     def _finish(self, run_id: str, point: Point, repeat: int, server, dataset: dict, measured: Measured,
-                earlier: list[dict] = ()) -> None:
+                earlier: list[dict] = (), checks: dict | None = None) -> None:
         """Store a measured run with its provenance: ok, or failed if it was not clean."""
         if "settle_timed_out" in dataset:  # the dataset's load did not settle: shown with the run
             measured.measurements.setdefault("settle_timed_out", (dataset["settle_timed_out"], "bool"))
         measured.measurements["steal_limit_pct"] = (
             float("nan") if self.steal_limit_pct is None else float(self.steal_limit_pct), "%")
         prov = provenance(server, point, dataset, measured.command)
+        prov.update(run_conditions(server, point, measured, checks))
         why = self.experiment.unclean(measured)
         if why:
             self.store.fail_run(run_id, why, prov)
@@ -362,6 +393,39 @@ class Sweep:
             measured.measurements.setdefault("settle_timed_out", (dataset["settle_timed_out"], "bool"))
         self.store.finish_run(run_id, provenance(server, point, dataset, measured.command), measured.measurements,
                               measured.counters, measured.series, status="noisy", error=why)
+
+
+class PreconditionFailed(RetryableError):
+    """The state a run needs was not there (before it, or as the run itself saw it)."""
+
+
+def _observed_precondition(measured: Measured) -> None:
+    """Raise PreconditionFailed if the run's own ``precondition_ok`` measurement is 0."""
+    value = measured.measurements.get("precondition_ok", (None, ""))[0]
+    if value is not None and value == value and not value:
+        raise PreconditionFailed("precondition failed during the run (its own precondition_ok was 0)")
+
+
+def run_conditions(server, point: Point, measured: Measured, checks: dict | None) -> dict:
+    """The run columns that say what the run measured beside the servers: which server start it ran
+    on (``server_instance``: the container's or process's id, unique per start), how many servers
+    carried load in its window (``active_servers``), and the starting state checked
+    (``precondition`` as {check: {ok, seen}}, ``precondition_ok``). The two measurements of the same
+    names move into these columns."""
+    m = measured.measurements
+    active = m.pop("active_servers", (1.0, "count"))[0]
+    seen = m.pop("precondition_ok", (None, ""))[0]
+    container = getattr(server, "container", None)
+    process = getattr(server, "process", None)
+    start = (getattr(container, "short_id", None) or getattr(container, "id", None)
+             or (f"pid {process.pid}" if getattr(process, "pid", None) else None))
+    started = getattr(server, "started_at", None)
+    checks = dict(checks or {})
+    if seen is not None and seen == seen:
+        checks["during the run"] = {"ok": bool(seen), "seen": "the run's own check"}
+    return {"server_instance": f"{start or f'object {id(server):x}'}@{float(started or 0):.0f}",
+            "active_servers": int(active), "precondition": checks,
+            "precondition_ok": all(c["ok"] for c in checks.values())}
 
 
 def _earlier(run_id: str, status: str, why: str, measured: Measured | None = None) -> dict:

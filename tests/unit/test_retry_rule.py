@@ -232,3 +232,54 @@ def test_a_sweeps_own_steal_limit_is_the_rule_and_is_stored(store):
     assert read_results(store, "t", ids).wide["steal_limit_pct"].tolist() == [2.0]
     assert noisy({"steal_server_pct": (3.0, "%")}, None) is None
     assert "the limit is 2%" in noisy({"steal_server_pct": (3.0, "%")}, 2.0)
+
+
+class Checked(Scripted):
+    """Scripted, with a declared starting state: the next item of ``states`` is whether it held."""
+
+    def __init__(self, script, states):
+        super().__init__(script)
+        self.states = list(states)
+
+    def precondition(self, server, point, state):
+        held = self.states.pop(0)
+        return {"rows loaded": (held, 100 if held else 37)}
+
+
+def test_a_failed_precondition_is_a_failed_try_and_the_run_stores_its_checks(store):
+    exp = Checked({"A": [0.2]}, [False, True])
+    ids = Sweep(exp, points("A"), repeats=1, store=store).run(progress=False)
+    runs = all_runs(store)
+    assert list(runs["status"]) == ["failed", "ok"] and exp.calls == ["A"]  # nothing measured on a bad state
+    assert runs.loc[0, "error"] == "precondition failed before the run: rows loaded (saw 37)"
+    ok = read_results(store, "t", ids).wide.iloc[0]
+    assert bool(ok["precondition_ok"]) and json.loads(ok["precondition"]) == {
+        "rows loaded": {"ok": True, "seen": 100}}
+    assert ok["active_servers"] == 1 and isinstance(ok["server_instance"], str)
+
+
+def test_a_run_that_saw_its_own_state_fail_is_measured_again(store):
+    class Observing(Scripted):
+        def _next(self, point):
+            m = super()._next(point)
+            m.measurements["precondition_ok"] = (float(len(self.calls) > 1), "bool")
+            return m
+
+    ids = Sweep(Observing({"A": [0.2, 0.2]}), points("A"), repeats=1, store=store).run(progress=False)
+    runs = all_runs(store)
+    assert list(runs["status"]) == ["failed", "ok"]
+    assert "during the run" in runs.loc[0, "error"]
+    ok = read_results(store, "t", ids).wide.iloc[0]
+    assert bool(ok["precondition_ok"]) and "during the run" in json.loads(ok["precondition"])
+
+
+def test_a_window_records_how_many_servers_carried_load(store):
+    ids = Sweep(Scripted({"A": [0.2], "B": [0.2]}), points("A", "B", together="w"), repeats=1,
+                store=store).run(progress=False)
+    assert read_results(store, "t", ids).wide["active_servers"].tolist() == [2, 2]
+
+
+def test_instances_of_one_configuration_are_separate_starts_and_keys():
+    a, b = (Point(ServerConfig("postgres:16@offline", "1"), P("A"), instance=i) for i in (0, 1))
+    assert a.server_key() != b.server_key() and a.key("t") != b.key("t")
+    assert "instance" not in a.describe() and b.describe()["instance"] == 1
