@@ -55,10 +55,12 @@ class Cpus:
 
 @dataclass(frozen=True)
 class Part:
-    """Points measured together with one repeat count (a chapter may have parts with different counts)."""
+    """Points measured together with one repeat count (a chapter may have parts with different counts),
+    its repeats spread over ``instances`` independently started servers (see Sweep.instances)."""
 
     points: list[Point]
     repeats: int
+    instances: int = 1
 
 
 @dataclass
@@ -103,7 +105,8 @@ def tidy(runs: pd.DataFrame, measurements: pd.DataFrame) -> pd.DataFrame:
             runs[col] = runs[col].map(_json)
     # results stored before points carried typed parameters named them "labels"
     params = pd.DataFrame([p.get("params", p.get("labels")) or {} for p in runs["point"]], index=runs.index)
-    runs = pd.concat([runs, params], axis=1)
+    # a chapter that names its own instances in its parameters (vector_isolation) keeps them
+    runs = pd.concat([runs.drop(columns=[c for c in params if c in runs]), params], axis=1)
     runs["script"] = [(w or {}).get("script") for w in runs["workload"]]
     runs["threads"] = [(w or {}).get("threads") for w in runs["workload"]]
     runs["series_name"] = runs["flavor"] + " " + runs["version"].str.split("-").str[0]
@@ -269,7 +272,7 @@ class Chapter(Experiment):
             ids: list[str] = []
             for part in self.design(sc, cpus):
                 if part.points:
-                    ids += Sweep(self, part.points, part.repeats, store=st, force=force,
+                    ids += Sweep(self, part.points, part.repeats, store=st, force=force, instances=part.instances,
                                  warmup_s=getattr(sc, "warmup_s", 0.0), order=self.order,
                                  steal_limit_pct=None if scale == "smoke" else STEAL_LIMIT_PCT).run()
             res = read_results(st, self.name, ids)

@@ -74,9 +74,6 @@ class Point:
     sample: bool = True  # False: sysbench alone, as typed by hand
     block: str = ""  # order "shuffled": points of one block stay together, blocks in a random order per repeat
     together: str = ""  # points of a group with the same label are measured at once (one window)
-    # which independently started server of this configuration the point runs on (0, 1, ...): each
-    # instance of a group is its own server start (fresh data directory, fresh process)
-    instance: int = 0
 
     def __post_init__(self):
         if self.server_mode not in RUN_MODES:
@@ -95,8 +92,6 @@ class Point:
                "sample": self.sample}
         if self.together:
             out["together"] = self.together
-        if self.instance:  # instance 0 keeps the key points had before instances were declared
-            out["instance"] = self.instance
         return out
 
     def what(self) -> str:
@@ -114,7 +109,7 @@ class Point:
         return self.group or self.server.spec
 
     def server_key(self) -> tuple:
-        return (self.server.key(), self.server_mode, self.instance)
+        return (self.server.key(), self.server_mode)
 
 
 class Experiment:
@@ -182,6 +177,10 @@ class Sweep:
     # the noise rule's limit on the server CPUs' steal (percent); None keeps every run whatever its steal
     # (the smoke scale: see dbexp.metrics.noise.noisy). Stored with each ok run as steal_limit_pct.
     steal_limit_pct: float | None = STEAL_LIMIT_PCT
+    # independently started servers per group: repeat r runs on instance r % instances, each instance's
+    # repeats on servers of their own (fresh data directory, fresh process), one instance after another;
+    # stored with each run as ``instance``
+    instances: int = 1
     sweep_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S"))
     run_ids: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -216,13 +215,15 @@ class Sweep:
             raise DbexpError(f"bad sweep order {self.order!r}: valid are {', '.join(ORDERS)}")
         if self.repeats < 1:
             raise DbexpError(f"bad repeats {self.repeats!r}: expected 1 or more")
+        if not 1 <= self.instances <= self.repeats:
+            raise DbexpError(f"bad instances {self.instances!r}: expected 1 to the repeats ({self.repeats})")
         self.store = self.store or Store()
         self.store.mark_interrupted()
         _sigterm_as_exit()
         todo = self.pending()
-        groups: dict[str, list[tuple[Point, int]]] = {}
+        groups: dict[tuple[str, int], list[tuple[Point, int]]] = {}
         for p, r in todo:
-            groups.setdefault(p.group_name, []).append((p, r))
+            groups.setdefault((p.group_name, r % self.instances), []).append((p, r))
         bar = tqdm(total=len(todo), desc=self.name, unit="run", disable=not progress or not todo,
                    file=sys.stderr)
         try:
@@ -376,7 +377,7 @@ class Sweep:
         measured.measurements["steal_limit_pct"] = (
             float("nan") if self.steal_limit_pct is None else float(self.steal_limit_pct), "%")
         prov = provenance(server, point, dataset, measured.command)
-        prov.update(run_conditions(server, point, measured, checks))
+        prov.update(run_conditions(server, point, measured, checks), instance=repeat % self.instances)
         why = self.experiment.unclean(measured)
         if why:
             self.store.fail_run(run_id, why, prov)

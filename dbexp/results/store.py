@@ -90,7 +90,7 @@ class Store:
         for column in ("artifact", "artifact_sha256"):
             self.db.execute(f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {column} VARCHAR")
         # stores made before runs recorded their server start, their neighbours and their checked state
-        for column, kind in (("server_instance", "VARCHAR"), ("active_servers", "INTEGER"),
+        for column, kind in (("instance", "INTEGER"), ("server_instance", "VARCHAR"), ("active_servers", "INTEGER"),
                              ("precondition", "JSON"), ("precondition_ok", "BOOLEAN")):
             self.db.execute(f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {column} {kind}")
 

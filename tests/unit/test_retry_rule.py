@@ -279,7 +279,24 @@ def test_a_window_records_how_many_servers_carried_load(store):
     assert read_results(store, "t", ids).wide["active_servers"].tolist() == [2, 2]
 
 
-def test_instances_of_one_configuration_are_separate_starts_and_keys():
-    a, b = (Point(ServerConfig("postgres:16@offline", "1"), P("A"), instance=i) for i in (0, 1))
-    assert a.server_key() != b.server_key() and a.key("t") != b.key("t")
-    assert "instance" not in a.describe() and b.describe()["instance"] == 1
+def test_repeats_spread_over_instances_each_started_on_its_own(store, monkeypatch):
+    """instances=2: repeats 0 and 2 on one start of each configuration, 1 and 3 on another, one instance
+    after the other (A and B differ in a setting: two configurations, so four starts)."""
+    starts = []
+
+    @contextlib.contextmanager
+    def running(config, *args, **kwargs):
+        starts.append(config.spec)
+        yield SimpleNamespace(config=config, started_at=float(len(starts)))
+
+    from dbexp.servers import lifecycle
+    monkeypatch.setattr(lifecycle, "running", running)
+    exp = Scripted({"A": [0.1] * 4, "B": [0.1] * 4})
+    ids = Sweep(exp, points("A", "B"), repeats=4, store=store, instances=2).run(progress=False)
+    w = read_results(store, "t", ids).wide.sort_values("started_at")
+    assert len(starts) == 4 and w["repeat"].tolist() == [0, 0, 2, 2, 1, 1, 3, 3]
+    assert w["instance"].tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert w.groupby("instance")["server_instance"].nunique().tolist() == [2, 2]
+    assert w["server_instance"].nunique() == 4
+    with pytest.raises(DbexpError, match="bad instances 3: expected 1 to the repeats"):
+        Sweep(exp, points("A"), repeats=2, store=store, instances=3).run(progress=False)
