@@ -27,7 +27,7 @@ import pandas as pd
 from dbexp.catalog import OFFICIAL_ONLY
 from dbexp.errors import DbexpError, choices
 from dbexp.experiments.sweep import Experiment, Point, Sweep
-from dbexp.metrics.noise import STEAL_LIMIT_PCT
+from dbexp.metrics.noise import EPISODE_BUSY_PCT, STEAL_LIMIT_PCT
 from dbexp.results.export import export as export_runs
 from dbexp.results.export import load as load_published
 from dbexp.results.readme import write_block
@@ -405,12 +405,16 @@ def _measured_again_note(w: pd.DataFrame) -> str:
         return (f"The noise and retry rule held with no run measured again: no run's server CPUs lost more than "
                 f"{STEAL_LIMIT_PCT:g}% of their time to steal, and none failed for a cause the lab retries.")
     parts = []
-    noisy = [t for t in tries if t.get("status") == "noisy"]
+    episodes = [t for t in tries if t.get("status") == "noisy" and str(t.get("why", "")).startswith("an episode")]
+    noisy = [t for t in tries if t.get("status") == "noisy" and t not in episodes]
     if noisy:
         steal = sorted(t["steal_server_pct"] for t in noisy if t.get("steal_server_pct") is not None)
         seen = (f" ({steal[0]:.1f}%)" if len(steal) == 1 or steal[0] == steal[-1] else
                 f" ({steal[0]:.1f} to {steal[-1]:.1f}%)") if steal else ""
         parts.append(f"{len(noisy)} lost more than {STEAL_LIMIT_PCT:g}% of the server's CPU time to steal{seen}")
+    if episodes:
+        parts.append(f"{len(episodes)} fell in an episode of the machine (a run that should saturate the "
+                     f"server's CPUs kept them busy less than {EPISODE_BUSY_PCT:g}% of its window)")
     causes: dict[str, int] = {}
     for t in tries:
         if t.get("status") != "noisy":

@@ -47,7 +47,7 @@ from tqdm import tqdm  # plain text: widgets would pull require.js from a CDN in
 
 from dbexp.errors import DbexpError, RetryableError
 from dbexp.experiments.measure import Measured, measure, measure_together
-from dbexp.metrics.noise import STEAL_LIMIT_PCT, noisy
+from dbexp.metrics.noise import EPISODE_BUSY_PCT, STEAL_LIMIT_PCT, episode, noisy
 from dbexp.metrics.procfs import cpus_allowed
 from dbexp.results.provenance import host_facts, image_provenance
 from dbexp.results.store import Store
@@ -137,6 +137,11 @@ class Experiment:
         """Points of one ``together`` label, each against its server, in one window (the order
         given is the order their workloads start in); one Measured per point, in that order."""
         return measure_together([(server, point.workload) for server, point in zip(servers, points)])
+
+    def saturates(self, point: Point) -> bool:
+        """Whether the point's workload should keep the server's CPUs busy all the window (a run that
+        does not then fell in an episode of the machine, and is measured again: noise.episode)."""
+        return False
 
     def precondition(self, server, point: Point, state) -> dict[str, tuple[bool, Any]]:
         """The declared starting state of a run, checked just before it is measured: {check: (ok,
@@ -287,7 +292,7 @@ class Sweep:
                 checks = self._precondition(server, point, state)
                 measured = self.experiment.measure(server, point, state)
                 _observed_precondition(measured)
-                why = noisy(measured.measurements, self.steal_limit_pct)
+                why = self._noisy(point, measured)
                 if why is None:
                     measured.measurements["active_servers"] = (1.0, "count")
                     self._finish(run_id, point, repeat, server, dataset, measured, earlier, checks)
@@ -339,13 +344,13 @@ class Sweep:
             for m in measured:
                 m.measurements["servers_at_once"] = (float(len(points)), "count")
                 m.measurements["active_servers"] = (float(len(points)), "count")
-            reasons = [noisy(m.measurements, self.steal_limit_pct) for m in measured]
+            reasons = [self._noisy(p, m) for p, m in zip(points, measured)]
             if any(reasons):
                 # the window's servers share their CPUs: one noisy run makes the window noisy
                 why = next(r for r in reasons if r)
                 for run_id, point, server, dataset, m, tries in zip(run_ids, points, servers, datasets,
                                                                     measured, earlier):
-                    own = noisy(m.measurements, self.steal_limit_pct) or f"measured in a window where {why}"
+                    own = self._noisy(point, m) or f"measured in a window where {why}"
                     self._keep_noisy(run_id, point, server, dataset, m, own)
                     tries.append(_earlier(run_id, "noisy", own, m))
                 continue
@@ -358,6 +363,14 @@ class Sweep:
                     self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {exc}")
             return
         self.failures.append(f"{points[0].together} repeat {repeat}: {never_ok(earlier[0], self.steal_limit_pct)}")
+
+    def _noisy(self, point: Point, measured: Measured) -> str | None:
+        """Why the noise rule measures this run again (steal, or an episode of a saturating run), or None.
+        Without a steal limit (the smoke scale) neither is judged."""
+        why = noisy(measured.measurements, self.steal_limit_pct)
+        if why is None and self.steal_limit_pct is not None and self.experiment.saturates(point):
+            why = episode(measured.measurements, EPISODE_BUSY_PCT)
+        return why
 
     def _precondition(self, server, point: Point, state) -> dict:
         """The experiment's checks of the starting state, as stored: {check: {"ok", "seen"}}; raises

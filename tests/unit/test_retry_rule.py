@@ -300,3 +300,25 @@ def test_repeats_spread_over_instances_each_started_on_its_own(store, monkeypatc
     assert w["server_instance"].nunique() == 4
     with pytest.raises(DbexpError, match="bad instances 3: expected 1 to the repeats"):
         Sweep(exp, points("A"), repeats=2, store=store, instances=3).run(progress=False)
+
+
+def test_a_saturating_run_whose_server_idled_is_an_episode_and_measured_again(store):
+    class Saturating(Scripted):
+        busy = [80.0, 97.0]
+
+        def saturates(self, point):
+            return True
+
+        def _next(self, point):
+            m = super()._next(point)
+            m.measurements["server_busy_pct"] = (self.busy.pop(0), "%")
+            return m
+
+    ids = Sweep(Saturating({"A": [0.1, 0.1]}), points("A"), repeats=1, store=store).run(progress=False)
+    runs = all_runs(store)
+    assert list(runs["status"]) == ["noisy", "ok"] and len(ids) == 1
+    assert runs.loc[0, "error"].startswith("an episode of the machine: the server's CPUs were busy 80.0%")
+    # the smoke scale judges neither steal nor episodes
+    Saturating.busy = [80.0]
+    assert len(Sweep(Saturating({"A": [0.1]}), points("A"), repeats=1, store=store, force=True,
+                     steal_limit_pct=None).run(progress=False)) == 1

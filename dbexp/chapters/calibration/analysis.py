@@ -13,6 +13,7 @@ from dbexp.catalog.versions import version_key
 from dbexp.chapters.calibration.chapter import LENGTH_FACTOR, PARTS
 from dbexp.experiments import paired, stats, verdicts
 from dbexp.experiments.chapter import Results, memo
+from dbexp.metrics.noise import EPISODE_BUSY_PCT
 
 RATIOS = {  # name: (label of A, label of B, what it answers)
     "harness": ("harness", "hand", "harness (sampling on) / the same sysbench command by hand"),
@@ -31,10 +32,6 @@ SIDES = {
 }
 LONG_SIDES = {"harness": ("reference", "hand"), "container": ("reference", "bare"),
               "pinning": ("reference", "unpinned")}
-# A run whose server CPU was busy less than this share of its window ran in an episode of the machine:
-# the server, pinned alone to its CPU with 4 clients, keeps it 96 to 99% busy otherwise (every spread
-# measured so far; the episodes, where there were any, at 80 to 94%, with no CPU steal recorded).
-EPISODE_BUSY_PCT = 95.0
 
 
 def _side(df: pd.DataFrame, sides: set) -> pd.Series:

@@ -200,6 +200,11 @@ class Calibration(Chapter):
     def session(self, server) -> HolderPool:
         return HolderPool(server)
 
+    def saturates(self, point: Point) -> bool:
+        """Every run keeps its pinned server CPU busy (4 clients at full speed), so the episode rule
+        (noise.episode) judges every run but the unpinned ones, whose server has no CPU of its own."""
+        return point.params.variant != "unpinned"
+
     def measure(self, server, point: Point, pool: HolderPool) -> Measured:
         """The default sysbench measurement; with N sessions asked for, they are held open first
         (kept across the points that ask for the same N) and the server must see them all."""
