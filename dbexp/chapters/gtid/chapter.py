@@ -122,11 +122,6 @@ class Gtid(Chapter):
         settings = PARTS.of(flavor_of_spec(spec)).configurations()
         return {config: Chapter.server_config(spec, cpuset, settings[config]) for config in CONFIGS}
 
-    def saturates(self, point: Point) -> bool:
-        """Every run drives its server at full speed: one whose server CPUs idled fell in an episode of
-        the machine (noise.episode) and is measured again."""
-        return True
-
     def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:
         parts = [PARTS.of(server.flavor) for server in servers]
         conns = [server.connect() for server in servers]

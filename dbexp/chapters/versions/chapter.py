@@ -225,11 +225,6 @@ class Versions(Chapter):
         PARTS.of(server.flavor).prepare_counting(server)
         return contextlib.nullcontext(None)
 
-    def saturates(self, point: Point) -> bool:
-        """Every run drives its server at full speed: one whose server CPUs idled fell in an episode of
-        the machine (noise.episode) and is measured again."""
-        return True
-
     def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:
         if points[0].params.role == "profile":
             return self.profiled(servers, points)
