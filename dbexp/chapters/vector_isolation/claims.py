@@ -3,33 +3,19 @@ computed from the runs (verdict rules: dbexp.experiments.verdicts)."""
 
 from __future__ import annotations
 
-from functools import cache
-from pathlib import Path
-
 import pandas as pd
-import yaml
 
 from dbexp.chapters.vector_isolation.analysis import changed_rates, difference_ci, lost_rows, rate_ci, runs
 from dbexp.chapters.vector_isolation.engines.mariadb import MariaDBVector
 from dbexp.chapters.vector_isolation.engines.postgres import Pgvector
-from dbexp.experiments import verdicts
+from dbexp.experiments import claims_ledger, verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import KERNELMAKER_PGVECTOR_RR as POST
 
-LEDGER = Path(__file__).with_name("claims.yaml")
-STATUSES = ("tested", "not testable here", "not measured")
 
-
-@cache
 def ledger() -> tuple[dict, ...]:
-    """The ledger's entries, checked: each has an id, source, line, claim and a known status."""
-    entries = yaml.safe_load(LEDGER.read_text())
-    for e in entries:
-        missing = [k for k in ("id", "source", "line", "anchor", "claim", "conditions", "status") if k not in e]
-        if missing or e["status"] not in STATUSES:
-            raise ValueError(f"{LEDGER.name}: entry {e.get('id', '?')!r} lacks {missing} or has a bad status "
-                             f"{e.get('status')!r} (valid: {', '.join(STATUSES)})")
-    return tuple(entries)
+    """The chapter's ledger (claims.yaml), checked (dbexp.experiments.claims_ledger)."""
+    return claims_ledger.ledger("vector_isolation")
 
 
 def _pct(c: int, n: int) -> str:
