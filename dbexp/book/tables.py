@@ -1,5 +1,6 @@
 """Tables the chapters show the same way: human headers with units, rounded, as many rows as the text
-needs (the rest downloadable), and the settings that still differ between the servers compared."""
+needs (the rest downloadable), the settings that still differ between the servers compared, and the
+claims of a chapter's sources that its claims table does not test (its ledger)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Mapping
 import pandas as pd
 from IPython.display import Markdown, display
 
+from dbexp.experiments import claims_ledger
 from dbexp.results import drift
 
 TABLE_CLASS = 'class="dataframe dbexp-table"'  # book/_static/dbexp.css sizes these to fit the page
@@ -107,3 +109,32 @@ def baseline_note(wide: pd.DataFrame) -> str:
         return "Every run here was started with its flavor's comparable baseline."
     return (f"{len(wide) - with_it} of {len(wide)} runs here were measured before the lab set a common "
             "baseline: they ran with each version's own defaults, and the table shows where those differed.")
+
+
+LEDGER_COLUMNS = ("id", "source line", "claim", "status and why")
+
+
+def untested(chapter: str) -> tuple[pd.DataFrame, str]:
+    """The entries of ``chapter``'s ledger (dbexp.experiments.claims_ledger) that are not tested here, one
+    row each (LEDGER_COLUMNS), those this lab could test first, and the sentence saying how many of the
+    claims testable here are tested."""
+    entries = claims_ledger.ledger(chapter)
+    rows = [(e["id"], f"{e['source']}, line {e['line']}", e["claim"], f"{e['status']}: {e['why']}")
+            for status in (claims_ledger.NOT_MEASURED, claims_ledger.NOT_TESTABLE)
+            for e in entries if e["status"] == status]
+    tested, testable = claims_ledger.coverage(entries)
+    return (pd.DataFrame(rows, columns=list(LEDGER_COLUMNS)),
+            f"{tested} of {testable} claims testable on this machine are tested.")
+
+
+def untested_claims(chapter: str) -> None:
+    """Display, beneath ``chapter``'s claims table, the claims of its sources that it does not test and
+    how many of those testable here it does (:func:`untested`); nothing for a chapter without a ledger."""
+    if not claims_ledger.path(chapter).is_file():
+        return
+    rows, sentence = untested(chapter)
+    display(Markdown(f"**Claims of the sources not tested here** (from the chapter's ledger, "
+                     f"`dbexp/chapters/{chapter}/claims.yaml`, which places every claim at its line in the source)"))
+    if len(rows):
+        display(rows.style.format(escape="html").hide().set_table_attributes(TABLE_CLASS))
+    display(Markdown(sentence))
