@@ -10,7 +10,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from dbexp.experiments import claims_ledger
-from dbexp.results import drift
+from dbexp.results import drift, previous
 
 TABLE_CLASS = 'class="dataframe dbexp-table"'  # book/_static/dbexp.css sizes these to fit the page
 
@@ -138,3 +138,18 @@ def untested_claims(chapter: str) -> None:
     if len(rows):
         display(rows.style.format(escape="html").hide().set_table_attributes(TABLE_CLASS))
     display(Markdown(sentence))
+
+
+def since_last(chapter: str, claims: pd.DataFrame) -> None:
+    """Display, where the chapter was measured again, each claim's measurement and verdict at the last
+    publication beside today's (dbexp.results.previous.moved), and how many verdicts moved; nothing for
+    a chapter published once."""
+    table = previous.moved(chapter, claims)
+    if table is None:
+        return
+    prev = previous.previous(chapter)
+    n = int((table["verdict moved"] == "yes").sum())
+    display(Markdown(f"**What moved since the last publication** (its runs ended {str(prev['published_until'].iloc[0])[:16]} "
+                     f"UTC; its claims table was computed from its data just before this publication replaced them): "
+                     f"{n} of {len(table)} verdicts moved."))
+    display(table.style.format(escape="html").hide().set_table_attributes(TABLE_CLASS))

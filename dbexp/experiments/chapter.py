@@ -30,6 +30,7 @@ from dbexp.experiments.sweep import Experiment, Point, Sweep
 from dbexp.metrics.noise import EPISODE_BUSY_PCT, STEAL_LIMIT_PCT
 from dbexp.results.export import export as export_runs
 from dbexp.results.export import load as load_published
+from dbexp.results.previous import keep as keep_previous
 from dbexp.results.readme import write_block
 from dbexp.results.store import Store, with_measurements
 from dbexp.servers.config import ServerConfig
@@ -277,6 +278,9 @@ class Chapter(Experiment):
                                  steal_limit_pct=None if scale == "smoke" else STEAL_LIMIT_PCT).run()
             res = read_results(st, self.name, ids)
             if publish:
+                if is_published(self.name, root):  # what the page said before: kept for "what moved"
+                    before = published(self.name, root)
+                    keep_previous(self.name, self.claims(before), before.runs["ended_at"].max(), root)
                 export_runs(st, self.name, ids, root)
                 block = self.readme_block(res)
                 if block is not None:
