@@ -30,8 +30,12 @@ images: engine
 book: engine
 	$(BIN)/dbexp book --scale $(SCALE) $(BOOKFLAGS)
 
+# Two pytest-xdist workers, so that one test's server start, load or fixed-length run overlaps another's
+# (servers stay pinned: at smoke scale two may share the server CPU, and the noise rule is off there);
+# then, on one worker, the tests that look at or remove every lab container (tests/conftest.py ALONE).
 test: engine
-	$(BIN)/python -m pytest -ra $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -ra -n 2 --dist loadgroup -m "not alone" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -ra -m alone $(PYTEST_ARGS)
 
 # The tests that need no server, no engine and no network (statistics, verdicts, parsers, layout): seconds,
 # on every CPU (pytest-xdist); `make test` stays serial, since its servers are pinned to CPUs.

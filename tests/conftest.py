@@ -21,16 +21,30 @@ for _folder in (UNIT_DIR, PUBLISHED_DIR):
 PUBLISHED_CHANGED = "the published data changed"
 
 
+# Test files that look at, or remove, every container the lab made (a test beside them on another
+# pytest-xdist worker would see its containers counted or removed): `make test` runs them alone, after
+# the rest (see the Makefile).
+ALONE = {"test_clean.py", "test_orphans.py", "test_results.py", "test_servers.py", "test_images.py"}
+# Files whose tests may each go to any worker (no module-scoped server): the chapters' notebooks.
+SPREAD = {"test_notebooks.py"}
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests under tests/unit/ test code: no server, no engine, no network, no data/ (`pytest -m unit`,
     make unit). Tests under tests/published/ check what the committed data/ show (`pytest -m published`,
-    make published): they need no server either, and fail only when data/ or what code makes of it changes."""
+    make published): they need no server either, and fail only when data/ or what code makes of it changes.
+    The others start real servers: those of ALONE are marked ``alone``; for pytest-xdist's loadgroup
+    each other file is one group (its module-scoped servers start once), but SPREAD's tests go one by one."""
     for item in items:
         path = Path(str(item.path)).resolve()
         if path.is_relative_to(UNIT_DIR):
             item.add_marker(pytest.mark.unit)
         elif path.is_relative_to(PUBLISHED_DIR):
             item.add_marker(pytest.mark.published)
+        elif path.name in ALONE:
+            item.add_marker(pytest.mark.alone)
+        elif path.name not in SPREAD:
+            item.add_marker(pytest.mark.xdist_group(path.name))
 
 
 def _what(item) -> str:
