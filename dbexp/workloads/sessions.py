@@ -150,14 +150,19 @@ class HolderPool:
         if self.held is not None and self.held.mode == mode == "idle" and self.held.n != h:
             return self.held.resize(h)  # keep the sessions both counts share
         if self.held is None or (self.held.n, self.held.mode) != (h, mode):
-            self.close()
+            # the sessions only: a subclass's close() may release more (readview's Holdings rolled back
+            # its prepared transactions here, so the first point of each server ran with none held)
+            self.release_sessions()
             self.held = HeldSessions(self.server, h, mode).open()
         return self.held
 
-    def close(self) -> None:
+    def release_sessions(self) -> None:
         if self.held is not None:
             self.held.close()
             self.held = None
+
+    def close(self) -> None:
+        self.release_sessions()
 
     def __enter__(self) -> "HolderPool":
         return self
