@@ -142,3 +142,15 @@ def test_postgres_probe_counts_a_flush_per_transaction_and_the_servers_wal_syncs
     assert c["syncs"] == pytest.approx(d["syncs"], abs=3)
     assert c["commits"] / c["syncs"] > 1.5
     assert c["waits"] >= c["waiters"] > 0  # 16 sessions on one CPU: some wait for WALWriteLock
+
+
+@pytest.mark.parametrize("spec", ["mysql:8.0@offline", "postgres:16@offline"])
+def test_the_probe_counts_its_own_server_only_not_a_twin_of_the_same_image(spec, engine):
+    """A uprobe attaches to the binary's file, which every container of the image shares: commits on a
+    second server of the same build, while the first is probed, must not be counted (uprobe.only_server)."""
+    with _server(spec, True) as probed, _server(spec, True) as twin:
+        wl = _sessions(twin)
+        with CommitProbe(probed, PARTS.of(probed.flavor), pin="0") as probe:
+            got = measure(twin, wl, sql_series=False)
+        assert got.measurements["transactions"][0] > 100
+        assert probe.counts["commits"] <= 5  # the probed server's own background commits at most

@@ -140,10 +140,12 @@ def untested_claims(chapter: str) -> None:
     display(Markdown(sentence))
 
 
-def since_last(chapter: str, claims: pd.DataFrame) -> None:
+def since_last(chapter: str, res, claims: pd.DataFrame) -> None:
     """Display, where the chapter was measured again, each claim's measurement and verdict at the last
-    publication beside today's (dbexp.results.previous.moved), and how many verdicts moved; nothing for
-    a chapter published once."""
+    publication beside the published ones now (dbexp.results.previous.moved), and how many verdicts moved;
+    nothing for a chapter published once, or for results of a run of one's own (``res.source``)."""
+    if res.source != "published data/":
+        return
     table = previous.moved(chapter, claims)
     if table is None:
         return

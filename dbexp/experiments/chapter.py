@@ -357,6 +357,7 @@ def run_notes(res: Results) -> str:
     else:
         out.append("CPU steal was not recorded for these runs (they were measured before the lab recorded it).")
     out.append(_measured_again_note(w))
+    out.append(_conditions_note(w))
     if "cs_from_perf" in w and (w["cs_from_perf"] == 0).any():
         edge = w["cs_from_perf"] == 0
         shared = edge & (w["servers_at_once"] > 1) if "servers_at_once" in w else edge & False
@@ -380,6 +381,32 @@ def run_notes(res: Results) -> str:
         out.append(f"sysbench reported {int(w['errors'].sum())} errors that this chapter tolerates, in "
                    f"{int((w['errors'] > 0).sum())} runs.")
     return " ".join(o for o in out if o)
+
+
+def _conditions_note(w: pd.DataFrame) -> str:
+    """What the runs say of the lab around them (issue 32's rules, for runs stored since): on how many
+    independently started servers each server ran, how many servers carried load beside it, and its
+    declared starting state, checked. '' for runs stored before the lab recorded these."""
+    if "server_instance" not in w or w["server_instance"].isna().all():
+        return ""
+    known = w[w["server_instance"].notna()]
+    per = known.groupby("spec")["server_instance"].nunique()
+    span = f"{per.min()}" if per.min() == per.max() else f"{per.min()} to {per.max()}"
+    out = [f"Each server ran on {span} independently started server{'s' if per.max() != 1 else ''} of its own "
+           f"(a fresh container and data directory each; {len(known)} runs)"]
+    active = known["active_servers"].dropna().astype(int) if "active_servers" in known else pd.Series(dtype=int)
+    if len(active):
+        alone = int((active == 1).sum())
+        out.append("every run was the only server under load on the server CPU" if alone == len(active) else
+                   f"{alone} of {len(active)} runs were the only server under load on the server CPU, the others "
+                   f"shared it with up to {active.max() - 1} more")
+    if "precondition_ok" in known and known["precondition_ok"].notna().any():
+        checks = sorted({name for v in known.get("precondition", pd.Series(dtype=object)).dropna()
+                         for name in (_json(v) or {})})
+        ok = int(known["precondition_ok"].fillna(False).astype(bool).sum())
+        out.append(f"{ok} of {len(known)} held their declared starting state, checked and stored with each run"
+                   + (f" ({', '.join(checks)})" if checks else ""))
+    return "; ".join(out) + "."
 
 
 def _measured_again_note(w: pd.DataFrame) -> str:

@@ -60,7 +60,7 @@ ORDERS = ("abba", "alternate", "grouped", "shuffled")
 UNCLEAN = ("errors", "reconnects")  # measurements that make a run failed unless tolerated
 # Part of every point's key: raise it when how a run is measured changes, so that a resumed
 # sweep measures again instead of mixing old and new methods.
-METHOD_VERSION = 5  # 5: context switches counted by perf on the server's CPUs, processes read at the edges
+METHOD_VERSION = 6  # 6: declared starting state checked, repeats spread over instances (5: perf counts the server CPUs' switches)
 RETRIES = 2  # more tries a point (or a together window) gets after a retryable failure or a noisy run
 
 
@@ -119,6 +119,8 @@ class Experiment:
 
     name = "bench"
     tolerates: tuple[str, ...] = ()  # measurements ("errors", "reconnects") allowed to be non-zero
+    # what a run's own precondition_ok measurement checks, as the stored precondition names it
+    observed_check = "the run's own check of its state"
 
     def __init__(self, name: str | None = None):
         if name:
@@ -390,7 +392,8 @@ class Sweep:
         measured.measurements["steal_limit_pct"] = (
             float("nan") if self.steal_limit_pct is None else float(self.steal_limit_pct), "%")
         prov = provenance(server, point, dataset, measured.command)
-        prov.update(run_conditions(server, point, measured, checks), instance=repeat % self.instances)
+        prov.update(run_conditions(server, point, measured, checks, self.experiment.observed_check),
+                    instance=repeat % self.instances)
         why = self.experiment.unclean(measured)
         if why:
             self.store.fail_run(run_id, why, prov)
@@ -417,10 +420,11 @@ def _observed_precondition(measured: Measured) -> None:
     """Raise PreconditionFailed if the run's own ``precondition_ok`` measurement is 0."""
     value = measured.measurements.get("precondition_ok", (None, ""))[0]
     if value is not None and value == value and not value:
-        raise PreconditionFailed("precondition failed during the run (its own precondition_ok was 0)")
+        raise PreconditionFailed("precondition failed during the run (its own check, precondition_ok, was 0)")
 
 
-def run_conditions(server, point: Point, measured: Measured, checks: dict | None) -> dict:
+def run_conditions(server, point: Point, measured: Measured, checks: dict | None,
+                   observed_check: str = Experiment.observed_check) -> dict:
     """The run columns that say what the run measured beside the servers: which server start it ran
     on (``server_instance``: the container's or process's id, unique per start), how many servers
     carried load in its window (``active_servers``), and the starting state checked
@@ -436,7 +440,7 @@ def run_conditions(server, point: Point, measured: Measured, checks: dict | None
     started = getattr(server, "started_at", None)
     checks = dict(checks or {})
     if seen is not None and seen == seen:
-        checks["during the run"] = {"ok": bool(seen), "seen": "the run's own check"}
+        checks[observed_check] = {"ok": bool(seen), "seen": "checked by the run itself"}
     return {"server_instance": f"{start or f'object {id(server):x}'}@{float(started or 0):.0f}",
             "active_servers": int(active), "precondition": checks,
             "precondition_ok": all(c["ok"] for c in checks.values())}

@@ -38,7 +38,7 @@ from dbexp.metrics import procfs, tracing
 from dbexp.process import Child
 
 SCRIPT = """
-uprobe:{path}:{symbol} {{ @start[tid] = nsecs; @switched[tid] = 0; }}
+uprobe:{path}:{symbol} /{only}/ {{ @start[tid] = nsecs; @switched[tid] = 0; }}
 tracepoint:sched:sched_switch /@start[args->prev_pid]/ {{ @switched[args->prev_pid] = 1; }}
 uretprobe:{path}:{symbol} /@start[tid]/ {{
   $d = nsecs - @start[tid]; delete(@start[tid]);
@@ -114,8 +114,29 @@ def server_binary(pid: int, names: tuple[str, ...]) -> str:
     raise UprobeError(f"no {' or '.join(names)} process under pid {pid}")
 
 
+def server_pid(path: str) -> int | None:
+    """The process whose binary ``path`` is, where server_binary gave it (/proc/<pid>/root/...); else None."""
+    parts = path.split("/")
+    return int(parts[2]) if len(parts) > 3 and parts[1] == "proc" and parts[2].isdigit() else None
+
+
+def only_server(pid: int | None) -> str:
+    """A bpftrace predicate that holds in the server's own processes only: ``pid`` (mysqld, a
+    postmaster) and its children (PostgreSQL's backends). A uprobe attaches to the binary's file, which
+    every container of one image shares: without it, a server of the same build running beside (the
+    A/A twin, a test on another worker) would be counted too. The children need the kernel's BTF
+    (curtask); without it (or without a server's pid: a binary of this host), the predicate holds
+    everywhere, as before."""
+    if pid is not None and os.path.exists(BTF):
+        return f"pid == {pid} || curtask->real_parent->tgid == {pid}"
+    return "1"
+
+
+BTF = "/sys/kernel/btf/vmlinux"
+
+
 def script(path: str, symbol: str) -> str:
-    return SCRIPT.format(path=path, symbol=symbol)
+    return SCRIPT.format(path=path, symbol=symbol, only=only_server(server_pid(path)))
 
 
 def attached_probes(lines: list[str]) -> int | None:

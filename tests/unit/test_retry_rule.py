@@ -270,7 +270,7 @@ def test_a_run_that_saw_its_own_state_fail_is_measured_again(store):
     assert list(runs["status"]) == ["failed", "ok"]
     assert "during the run" in runs.loc[0, "error"]
     ok = read_results(store, "t", ids).wide.iloc[0]
-    assert bool(ok["precondition_ok"]) and "during the run" in json.loads(ok["precondition"])
+    assert bool(ok["precondition_ok"]) and Experiment.observed_check in json.loads(ok["precondition"])
 
 
 def test_a_window_records_how_many_servers_carried_load(store):

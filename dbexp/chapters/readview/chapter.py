@@ -135,6 +135,7 @@ class ReadView(Chapter):
     # the same way twice. Inside a block the runs go forward in even repeats and backward in odd ones.
     order = "shuffled"
     add_official = True
+    observed_check = "the server lists every holder after the window"
 
     probes_skipped: str | None = None  # why this process could not probe (the probe points were left out)
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dbexp.metrics.uprobe import PROBES, Bpftrace, Timed, maps
+from dbexp.metrics.uprobe import PROBES, Bpftrace, Timed, maps, only_server, server_pid
 
 SCRIPT = """
-uprobe:{path}:{symbol} {{
+uprobe:{path}:{symbol} /{only}/ {{
   @start[tid] = nsecs; @switched[tid] = 0; @snap[tid] = arg0;
   @before[tid] = *(uint64 *)uptr(arg0 + {offset});
 }}
@@ -59,7 +59,7 @@ class Split:
 
 
 def script(path: str, symbol: str, offset: int) -> str:
-    return SCRIPT.format(path=path, symbol=symbol, offset=offset)
+    return SCRIPT.format(path=path, symbol=symbol, offset=offset, only=only_server(server_pid(path)))
 
 
 def parse(lines: list[str]) -> Split:

@@ -4,7 +4,7 @@ and the bpftrace program that counts where a follower waits."""
 
 from __future__ import annotations
 
-from dbexp.metrics.uprobe import exported, mapped_library
+from dbexp.metrics.uprobe import exported, mapped_library, only_server
 from dbexp.servers.sql import query
 
 from . import CommitPath
@@ -36,15 +36,15 @@ class BinlogGroupCommit(CommitPath):
     # until its group is done), the pthread_cond_wait calls made inside it, every binlog sync and
     # every ordered commit
     PROGRAM = """
-uprobe:{bin}:{enroll} {{ @in[tid] = 1; @k[tid] = 0; }}
+uprobe:{bin}:{enroll} /{only}/ {{ @in[tid] = 1; @k[tid] = 0; }}
 uprobe:{libc}:pthread_cond_wait /@in[tid]/ {{ @k[tid] = @k[tid] + 1; }}
 uretprobe:{bin}:{enroll} /@in[tid]/ {{
   @enrolls = count();
   if (@k[tid] > 0) {{ @waiters = count(); @waits = sum(@k[tid]); @khist = lhist(@k[tid], 1, 11, 1); }}
   delete(@in[tid]); delete(@k[tid]);
 }}
-uprobe:{bin}:{sync} {{ @syncs = count(); }}
-uprobe:{bin}:{ordered} {{ @commits = count(); }}
+uprobe:{bin}:{sync} /{only}/ {{ @syncs = count(); }}
+uprobe:{bin}:{ordered} /{only}/ {{ @commits = count(); }}
 BEGIN {{ printf("ready\\n"); }}
 END {{ clear(@in); clear(@k); }}
 """
@@ -98,6 +98,6 @@ END {{ clear(@in); clear(@k); }}
         """The bpftrace program for the server binary at ``path`` (process ``pid``), the probes it
         attaches, and what it probes, in words for its errors."""
         s = self.SYMBOLS
-        text = self.PROGRAM.format(bin=path, libc=mapped_library(pid, "libc.so.6"),
+        text = self.PROGRAM.format(bin=path, libc=mapped_library(pid, "libc.so.6"), only=only_server(pid),
                                    enroll=exported(path, s["enroll"]), sync=s["sync"], ordered=s["ordered_commit"])
         return text, self.PROBES, f"the binlog group commit of {path}"

@@ -4,7 +4,7 @@ counts the wakeups of backends waiting for WALWriteLock."""
 
 from __future__ import annotations
 
-from dbexp.metrics.uprobe import exported
+from dbexp.metrics.uprobe import exported, only_server
 from dbexp.servers.sql import query
 
 from . import CommitPath
@@ -27,14 +27,14 @@ class WalFlush(CommitPath):
     # every XLogFlush, the LWLockAcquireOrWait calls inside it that returned false, and every
     # issue_xlog_fsync; a C bool comes back in the low byte of the return register
     PROGRAM = """
-uprobe:{bin}:{flush} {{ @in[tid] = 1; @k[tid] = 0; }}
+uprobe:{bin}:{flush} /{only}/ {{ @in[tid] = 1; @k[tid] = 0; }}
 uretprobe:{bin}:{wait} /@in[tid] && (retval & 0xff) == 0/ {{ @k[tid] = @k[tid] + 1; }}
 uretprobe:{bin}:{flush} /@in[tid]/ {{
   @commits = count(); @enrolls = count();
   if (@k[tid] > 0) {{ @waiters = count(); @waits = sum(@k[tid]); @khist = lhist(@k[tid], 1, 11, 1); }}
   delete(@in[tid]); delete(@k[tid]);
 }}
-uprobe:{bin}:{sync} {{ @syncs = count(); }}
+uprobe:{bin}:{sync} /{only}/ {{ @syncs = count(); }}
 BEGIN {{ printf("ready\\n"); }}
 END {{ clear(@in); clear(@k); }}
 """
@@ -73,5 +73,6 @@ END {{ clear(@in); clear(@k); }}
     def probe_program(self, path: str, pid: int) -> tuple[str, int, str]:
         """The bpftrace program for the server binary at ``path``, the probes it attaches, and what
         it probes, in words for its errors."""
-        text = self.PROGRAM.format(bin=path, **{k: exported(path, v) for k, v in self.SYMBOLS.items()})
+        text = self.PROGRAM.format(bin=path, only=only_server(pid),
+                                   **{k: exported(path, v) for k, v in self.SYMBOLS.items()})
         return text, self.PROBES, f"the WAL flush of {path}"
