@@ -62,11 +62,13 @@ def test_idle_sessions_are_compared_by_the_interval_of_their_difference(publishe
     assert d[1] < 0 < d[2] and d[1] < d[0] < d[2]  # rebuild against rebuild: no difference resolved
     by = {s["server"]: s for s in idle["servers"]}
     assert by["postgres 14.23"]["idle"]["calls"] == "rebuilds only" and by["postgres 14.23"]["idle"]["low"] > 0
-    assert by["postgres 12.22"]["difference"][2] < 0  # before 14, an idle session costs less than a prepared one
+    # before 14, idle minus prepared: -1.53 ns [-3.24, +0.19] in the republication (the first publication
+    # resolved it below 0; on this slower machine the interval reaches 0)
+    assert by["postgres 12.22"]["difference"][1] < by["postgres 12.22"]["difference"][0] < 0
     t = readview.claims(published)
     # per call, reuses included (what a reader pays), 12.22 minus 14.23 resolves above 0 (issue 30)
     assert t["verdict"][4].startswith("agrees, under other conditions (")
-    assert "per call, reuses included: +0.49 ns [+0.12, +0.86]" in t["measured here"][4]
+    assert "per call, reuses included: +1.74 ns [+0.46, +3.03]" in t["measured here"][4]
     assert t["verdict"][4].endswith("; many CPUs: not testable here (one server CPU)")
     assert "no difference resolved" in readview.findings(published)
 
@@ -86,8 +88,8 @@ def test_postgres_14_rebuilds_are_bounded_from_the_stored_quantiles(published):
     old = replace(published, wide=published.wide.drop(columns=split))
     b = readview.rebuild_bounds(old).set_index("server")
     r = b.loc["postgres 14.23"]
-    assert r["p50"] == r["p50 at 0"] and r["p90"] > 3 * r["p90 at 0"]
-    assert (r["share at most"], r["share at least"]) == (0.5, 0.1)
+    assert r["p50"] < 2 * r["p50 at 0"] and r["p90"] > 3 * r["p90 at 0"]  # the rebuilds sit in the tail
+    assert (r["share at most"], r["share at least"]) == (1.0, 0.1)
     assert r["rebuild at least"] < rebuilt < r["rebuild at most"]
     assert "These runs timed every call together" in readview.reuse_sentence(old)
 
@@ -117,8 +119,10 @@ def test_published_claims_have_the_books_columns_and_the_corrected_verdicts(publ
     # it grows, but the bends' intervals are many times the slope: linearity not resolved (issue 30)
     assert v[0].startswith("agrees, under other conditions (") and v[0].endswith(
         "it grows; linearity not resolved: the bend's interval reaches beyond +-50% of the slope")
-    # the double latch: 9.7.4's autocommit run with no holders left out, it agrees with 5.7 and 8.0 (issue 30)
-    assert "not resolved" not in v[5] and "left out: mysql 9.7.4's run at H = 10,000" in t["measured here"][5]
+    # the double latch: every run held its holders (issue 32's precondition), and 9.7.4 agrees with 5.7
+    # and 8.0 (issue 30): about one more acquisition per read in transactions of 10 on all three
+    assert "not resolved" not in v[5] and "left out" not in t["measured here"][5]
+    assert t["measured here"][5].count("transactions minus autocommit +1.0") == 3
     assert v[1].startswith("agrees, under other conditions (") and "above the copy" in v[1]
     assert v[2].startswith("agrees (it grows; no cost per transaction")
     assert "no cost per open transaction is given" in t["measured here"][2]
@@ -135,7 +139,7 @@ def test_published_page_sentences(published):
     assert "**mariadb 11.8.9:" in loop and "in that order" in loop
     sessions = readview.sessions_sentence(published)
     # what was measured first; from 14 on a rebuild still walks every session's xid slot (issue 30)
-    assert sessions.startswith("Measured, postgres 14.23's rebuilt snapshots still pay +0.54 ns")
+    assert sessions.startswith("Measured, postgres 14.23's rebuilt snapshots still pay +4.41 ns")
     assert "resolved above 0: from 14 on GetSnapshotData still walks every session's xid slot" in sessions
     assert "Per snapshot, postgres 12.22:" in sessions and "postgres 14.23:" in sessions
     assert "no difference resolved: this run does not show the older paying more" in sessions
