@@ -149,9 +149,16 @@ def since_last(chapter: str, res, claims: pd.DataFrame) -> None:
     table = previous.moved(chapter, claims)
     if table is None:
         return
+    from dbexp.experiments.chapter import cpu_models
+
     prev = previous.previous(chapter)
     n = int((table["verdict moved"] == "yes").sum())
+    then_host = str(prev["host"].iloc[0]) if "host" in prev and str(prev["host"].iloc[0]) else "a machine not recorded"
+    now_host = cpu_models(res.runs)
+    where = (f"both on {now_host}" if then_host == now_host else
+             f"then on {then_host}, now on {now_host}: absolute times move with the machine, so compare "
+             f"verdicts, ratios and signs more than nanoseconds")
     display(Markdown(f"**What moved since the last publication** (its runs ended {str(prev['published_until'].iloc[0])[:16]} "
-                     f"UTC; its claims table was computed from its data just before this publication replaced them): "
-                     f"{n} of {len(table)} verdicts moved."))
+                     f"UTC; its claims table was computed from its data just before this publication replaced them; "
+                     f"{where}): {n} of {len(table)} verdicts moved."))
     display(table.style.format(escape="html").hide().set_table_attributes(TABLE_CLASS))

@@ -280,7 +280,8 @@ class Chapter(Experiment):
             if publish:
                 if is_published(self.name, root):  # what the page said before: kept for "what moved"
                     before = published(self.name, root)
-                    keep_previous(self.name, self.claims(before), before.runs["ended_at"].max(), root)
+                    keep_previous(self.name, self.claims(before), before.runs["ended_at"].max(),
+                                  cpu_models(before.runs), root)
                 export_runs(st, self.name, ids, root)
                 block = self.readme_block(res)
                 if block is not None:
@@ -333,6 +334,12 @@ def measuring_time(wide: pd.DataFrame) -> tuple[float, int]:
     spans = wide.groupby("sweep_id").agg(first=("started_at", "min"), last=("ended_at", "max"))
     minutes = (pd.to_datetime(spans["last"]) - pd.to_datetime(spans["first"])).dt.total_seconds().sum() / 60
     return float(minutes), len(spans)
+
+
+def cpu_models(runs: pd.DataFrame) -> str:
+    """The CPU models the runs' hosts report (their provenance), joined."""
+    models = dict.fromkeys((_json(h) or {}).get("cpu_model", "?") for h in runs.get("host", pd.Series(dtype=object)))
+    return " and ".join(m for m in models if m) or "?"
 
 
 def run_notes(res: Results) -> str:

@@ -22,12 +22,15 @@ def path(experiment: str, root: str | Path | None = None) -> Path:
     return data_dir(root) / experiment / FILE
 
 
-def keep(experiment: str, claims: pd.DataFrame, published_until, root: str | Path | None = None) -> Path:
-    """Store the claims table of the publication about to be replaced, with when its last run ended."""
+def keep(experiment: str, claims: pd.DataFrame, published_until, host: str = "",
+         root: str | Path | None = None) -> Path:
+    """Store the claims table of the publication about to be replaced, with when its last run ended and
+    the machine it ran on (its CPU model: a republication may run elsewhere)."""
     out = path(experiment, root)
     out.parent.mkdir(parents=True, exist_ok=True)
     df = claims[[c for c in KEPT if c in claims]].copy()
     df["published_until"] = str(published_until)
+    df["host"] = host
     df.to_parquet(out, index=False)
     return out
 

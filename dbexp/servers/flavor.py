@@ -24,6 +24,9 @@ from dbexp.servers.capabilities import Capability
 
 # Log lines that say why a server did not start (MySQL "[ERROR]", PostgreSQL "FATAL:", ...).
 FAILURE_LINE = re.compile(r"\[ERROR\]|\bERROR\b|\bFATAL\b|\bPANIC\b")
+# A client connection's limit: a busy server (a thousand sessions just closed, ten thousand transactions
+# just prepared, a VM losing a fifth of its CPU to steal) took over 5 s to accept one in readview's runs
+CONNECT_TIMEOUT_S = 20
 
 
 class Flavor(abc.ABC):

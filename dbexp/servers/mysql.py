@@ -9,7 +9,7 @@ import pymysql
 
 from dbexp.catalog.versions import version_key
 from dbexp.servers import capabilities, sql
-from dbexp.servers.flavor import Flavor
+from dbexp.servers.flavor import CONNECT_TIMEOUT_S, Flavor
 from dbexp.servers.sql import query
 from dbexp.waits import poll
 
@@ -199,7 +199,7 @@ class MySQL(Flavor):
         # no TLS: with a password (9.x), caching_sha2_password's full authentication (the first login
         # after a start) encrypts it with the server's RSA key, which needs the cryptography package
         return pymysql.connect(host="127.0.0.1", port=port, user="root", password=self.series.password,
-                               database=database, autocommit=autocommit, connect_timeout=5,
+                               database=database, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S,
                                ssl_disabled=True)
 
     def create_database(self, conn, name: str) -> None:

@@ -8,7 +8,7 @@ import psycopg
 
 from dbexp.errors import DbexpError
 from dbexp.servers import capabilities, sql
-from dbexp.servers.flavor import Flavor
+from dbexp.servers.flavor import CONNECT_TIMEOUT_S, Flavor
 from dbexp.servers.sql import query
 
 STAT_VIEWS = ("pg_stat_bgwriter", "pg_stat_wal", "pg_stat_checkpointer")  # whichever this version has
@@ -103,7 +103,7 @@ class Postgres(Flavor):
     # --- talking to it ------------------------------------------------------------------------
     def connect(self, port: int, database: str | None = None, autocommit: bool = True):
         return psycopg.connect(host="127.0.0.1", port=port, user="postgres",
-                               dbname=database or "postgres", autocommit=autocommit, connect_timeout=5,
+                               dbname=database or "postgres", autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S,
                                sslmode="disable")
 
     def create_database(self, conn, name: str) -> None:

@@ -18,7 +18,7 @@ def table(*rows):
 def test_moved_compares_claim_by_claim_and_names_new_and_gone(tmp_path):
     old = table(("grows", "s", "h", "+1.0 [0.5, 1.5]", "agrees"), ("latch", "s", "h", "2.0", "not resolved"),
                 ("gone", "s", "h", "x", "agrees"))
-    previous.keep("t", old, "2026-11-24 13:00", tmp_path)
+    previous.keep("t", old, "2026-11-24 13:00", "AMD EPYC", root=tmp_path)
     now = table(("grows", "s", "h", "+1.1 [0.7, 1.4]", "agrees (direction only)"), ("latch", "s", "h", "1.76", "agrees"),
                 ("new", "s", "h", "y", "disagrees"))
     m = previous.moved("t", now, tmp_path).set_index("claim")
