@@ -23,8 +23,9 @@ PUBLISHED_CHANGED = "the published data changed"
 
 # Test files that look at, or remove, every container the lab made (a test beside them on another
 # pytest-xdist worker would see its containers counted or removed): `make test` runs them alone, after
-# the rest (see the Makefile).
-ALONE = {"test_clean.py", "test_orphans.py", "test_results.py", "test_servers.py", "test_images.py"}
+# the rest (see the Makefile)
+# (the others count only the containers their own process started: labelled_containers)
+ALONE = {"test_clean.py", "test_orphans.py"}
 # Files whose tests may each go to any worker (no module-scoped server): the chapters' notebooks.
 SPREAD = {"test_notebooks.py"}
 
@@ -45,6 +46,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.alone)
         elif path.name not in SPREAD:
             item.add_marker(pytest.mark.xdist_group(path.name))
+    # the longest first (the chapters executed at smoke scale, a minute or two each), so that the two
+    # workers end together instead of one finishing a notebook while the other idles
+    items.sort(key=lambda item: 0 if "executes_at_smoke_scale" in item.name else 1)
 
 
 def _what(item) -> str:
@@ -89,9 +93,12 @@ def assert_catalog_version(version: str, build) -> None:
         assert version.startswith(f"{build.version}."), f"{build.spec} reports version {version}"
 
 
-def labelled_containers() -> list:
+def labelled_containers(mine: bool = True) -> list:
+    """The lab's experiment containers: those this process started (``mine``: label dbexp.owner, so that
+    a test on another pytest-xdist worker does not count here), or every one."""
     from dbexp.engine import LABEL, client
-    return client().containers.list(all=True, filters={"label": [LABEL, "dbexp.role=experiment"]})
+    labels = [LABEL, "dbexp.role=experiment"] + ([f"dbexp.owner={os.getpid()}"] if mine else [])
+    return client().containers.list(all=True, filters={"label": labels})
 
 
 @pytest.fixture(scope="session")

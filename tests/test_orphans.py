@@ -45,7 +45,7 @@ def _is_sysbench_run(pid: int) -> bool:
 def test_sigkill_of_the_harness_leaves_no_load_running(tmp_path):
     dbexp = str(Path(sys.executable).with_name("dbexp"))
     env = dict(os.environ, DBEXP_RESULTS=str(tmp_path / "r.duckdb"))
-    before = {c.id for c in labelled_containers()}
+    before = {c.id for c in labelled_containers(mine=False)}
     harness = subprocess.Popen([dbexp, "bench", POSTGRES, "--time", "60", "--repeats", "1", "--threads", "2"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -62,7 +62,7 @@ def test_sigkill_of_the_harness_leaves_no_load_running(tmp_path):
         assert [p for p in _load_of(harness.pid) if _is_sysbench_run(p)] == []
         assert orphans() == []
         # its server outlives it (its exit handlers never ran): the one container it started
-        assert len([c for c in labelled_containers() if c.id not in before]) == 1
+        assert len([c for c in labelled_containers(mine=False) if c.id not in before]) == 1
     finally:
         if harness.poll() is None:
             harness.kill()
@@ -71,4 +71,4 @@ def test_sigkill_of_the_harness_leaves_no_load_running(tmp_path):
     # every lab container present is removed (the harness's among them); no load process was left
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"removed {len(present)} container(s), ended 0 orphaned load process(es)"
-    assert labelled_containers() == []
+    assert labelled_containers(mine=False) == []

@@ -89,7 +89,7 @@ def test_no_container_left_after_ctrl_c(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "KeyboardInterrupt" in proc.stderr
     cid = proc.stdout.strip().splitlines()[0]
-    assert cid not in {c.id for c in labelled_containers()}
+    assert cid not in {c.id for c in labelled_containers(mine=False)}
 
 
 def test_cli_server_start_and_stop():
