@@ -145,6 +145,10 @@ class Experiment:
         does not then fell in an episode of the machine, and is measured again: noise.episode)."""
         return False
 
+    def reset(self, server, point: Point, state) -> None:
+        """Make the run's declared starting state, just before it (a restart that empties the caches, a
+        table restored, a pool warmed); :meth:`precondition` then checks it. The default makes none."""
+
     def precondition(self, server, point: Point, state) -> dict[str, tuple[bool, Any]]:
         """The declared starting state of a run, checked just before it is measured: {check: (ok,
         what was seen)}. A run whose check fails is stored failed and measured again (as a retryable
@@ -291,6 +295,7 @@ class Sweep:
             run_id = self.store.begin_run(self.name, point.key(self.name), point.describe(), repeat,
                                           self.sweep_id)
             try:
+                self.experiment.reset(server, point, state)
                 checks = self._precondition(server, point, state)
                 measured = self.experiment.measure(server, point, state)
                 _observed_precondition(measured)
@@ -324,6 +329,8 @@ class Sweep:
             run_ids = [self.store.begin_run(self.name, p.key(self.name), p.describe(), repeat, self.sweep_id)
                        for p in points]
             try:
+                for sv, p, st in zip(servers, points, states):
+                    self.experiment.reset(sv, p, st)
                 checks = [self._precondition(sv, p, st) for sv, p, st in zip(servers, points, states)]
                 measured = self.experiment.measure_together(servers, points, states)
                 for m in measured:

@@ -322,3 +322,24 @@ def test_a_saturating_run_whose_server_idled_is_an_episode_and_measured_again(st
     Saturating.busy = [80.0]
     assert len(Sweep(Saturating({"A": [0.1]}), points("A"), repeats=1, store=store, force=True,
                      steal_limit_pct=None).run(progress=False)) == 1
+
+
+def test_each_try_makes_its_state_then_checks_it_then_measures(store):
+    """Experiment.reset makes the declared state before every try, precondition checks it, then the run."""
+    class Resetting(Scripted):
+        log: list = []
+
+        def reset(self, server, point, state):
+            self.log.append("reset")
+
+        def precondition(self, server, point, state):
+            self.log.append("check")
+            return {"made": (len(self.log) > 2, len(self.log))}
+
+        def _next(self, point):
+            self.log.append("measure")
+            return super()._next(point)
+
+    exp = Resetting({"A": [0.2]})
+    ids = Sweep(exp, points("A"), repeats=1, store=store).run(progress=False)
+    assert len(ids) == 1 and exp.log == ["reset", "check", "reset", "check", "measure"]

@@ -34,6 +34,7 @@ from dbexp.experiments.sweep import Point
 from dbexp.metrics.sampler import Sampler
 from dbexp.servers.engines import Engines
 from dbexp.servers.registry import flavor_of_spec
+from dbexp.experiments.state import drop_page_cache
 from dbexp.waits import wait_until
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
@@ -58,6 +59,9 @@ def part_of(flavor_name: str) -> type[BufferPart]:
 
 
 CONNECT_TIMEOUT_S = 30.0  # the hot workload's sessions are all connected by then (within a second, usually)
+WARM_GAP_S = 1.2  # between the two reads of the hot table before a run: longer than old_blocks_time's 1 s
+HOT_RESIDENT = 0.95  # the precondition: at least this share of the hot table's pages in the pool
+BIG_RESIDENT = 0.01  # ... and at most this share of the big table's
 
 HOT, BIG = "hot", "sbtest1"
 
@@ -79,6 +83,7 @@ class Scale:
     repeats: int
     pg_memory_mb: int  # PostgreSQL's container memory limit: shared buffers, processes and a page cache smaller than the table
     warmup_s: float = 0.0
+    instances: int = 1  # independently started servers per server, the repeats spread over them
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,7 @@ KNOB_HELP = {
     "repeats": "the repeats",
     "pg_memory_mb": "PostgreSQL's container memory limit (MiB)",
     "warmup_s": "the warm-up seconds before each run",
+    "instances": "independently started servers per server (the repeats spread over them)",
 }
 
 
@@ -147,7 +153,7 @@ class BufferEviction(Chapter):
                        threads=2, rate=1_000, before_s=3, scan_s=4, after_s=3, repeats=1, pg_memory_mb=160),
         "default": Scale(DEFAULT_SERVERS, CORE, MORE, ("mysql:8.0@offline", "postgres:18@offline"),
                          pool_mb=48, table_size=500_000, hot_rows=40_000, threads=2, rate=2_000,
-                         before_s=3, scan_s=5, after_s=3, repeats=3, pg_memory_mb=160),
+                         before_s=3, scan_s=5, after_s=3, repeats=3, pg_memory_mb=128, instances=2),
         "full": Scale(FULL_SERVERS, CORE, MORE, FULL_SERVERS, pool_mb=128, table_size=2_400_000,
                       hot_rows=120_000, threads=4, rate=3_000, before_s=10, scan_s=20, after_s=20, repeats=5,
                       pg_memory_mb=400),
@@ -177,26 +183,62 @@ class BufferEviction(Chapter):
                 params = EvictionPoint(v.name, v.scan, v.settings, v.prewarm, sc.pool_mb, sc.table_size, sc.hot_rows,
                                        sc.rate, sc.before_s, sc.scan_s, sc.after_s)
                 points.append(Point(cfg, params, wl, group=f"buffer_eviction {spec}"))
-        return [Part(points, sc.repeats)]
+        return [Part(points, sc.repeats, sc.instances)]
 
     def session(self, server):
         return nullcontext({})  # per server: the hot table, made at the first run (after sysbench's prepare)
+
+    def reset(self, server, point: Point, state: dict) -> None:
+        """Every run starts from the same state, whatever ran before it (the published runs before this
+        rule kept the hot set on the first run of each server and inherited the previous variant's pages
+        after it): the server restarted (a fresh process, its pool or shared buffers empty), the host's
+        page cache dropped where the engine reads through it, the variant's settings set, and the hot
+        table read twice, WARM_GAP_S apart (InnoDB makes a page young on a second access after
+        old_blocks_time; PostgreSQL counts a use each time)."""
+        p: EvictionPoint = point.params
+        part = PARTS.of(server.flavor)
+        if "hot_pages" not in state:
+            conn = server.connect(point.workload.database)
+            try:
+                part.copy_rows(conn, BIG, HOT, p.hot_rows)
+                state["hot_pages"] = part.primary_pages(conn, HOT)
+                state["big_pages"] = part.primary_pages(conn, BIG)
+            finally:
+                conn.close()
+        state["restart_s"] = server.restart()
+        if part.reads_through_page_cache:
+            drop_page_cache()
+        conn = server.connect(point.workload.database)
+        try:
+            for name, value in p.settings:
+                server.flavor.capability("set_global").set(conn, name, value)
+            part.warm(conn, HOT)
+            time.sleep(WARM_GAP_S)
+            part.warm(conn, HOT)
+        finally:
+            conn.close()
+
+    def precondition(self, server, point: Point, state: dict) -> dict:
+        """The state reset() makes, as the pool shows it: the hot table resident, the big table not."""
+        part = PARTS.of(server.flavor)
+        conn = server.connect(point.workload.database)
+        try:
+            sample = part.buffer_sample(conn, HOT, BIG)
+        finally:
+            conn.close()
+        hot, big = sample.get("resident.hot", 0.0), sample.get("resident.big", 0.0)
+        return {"a fresh server process (restarted)": (True, f"{state['restart_s']:.1f} s"),
+                f"hot table resident (at least {HOT_RESIDENT:.0%} of its pages)":
+                    (hot >= HOT_RESIDENT * state["hot_pages"], f"{hot:.0f} of {state['hot_pages']} pages"),
+                f"big table not resident (at most {BIG_RESIDENT:.0%} of its pages)":
+                    (big <= BIG_RESIDENT * state["big_pages"], f"{big:.0f} of {state['big_pages']} pages")}
 
     def measure(self, server, point: Point, state: dict) -> Measured:
         p: EvictionPoint = point.params
         wl = point.workload
         part = PARTS.of(server.flavor)
-        conn = server.connect(wl.database)
-        try:
-            if "hot_pages" not in state:
-                part.copy_rows(conn, BIG, HOT, p.hot_rows)
-                state["hot_pages"] = part.primary_pages(conn, HOT)
-                state["big_pages"] = part.primary_pages(conn, BIG)
-            for name, value in p.settings:
-                server.flavor.capability("set_global").set(conn, name, value)
-        finally:
-            conn.close()
         got = timed_window(server, point, state)
+        got.measurements["restart_s"] = (state["restart_s"], "s")
         if p.scan == "update":  # the next run must read the same table
             conn = server.connect(wl.database)
             try:

@@ -87,6 +87,10 @@ class BufferPart(abc.ABC):
         """Load ``table``'s primary key into the buffer pool now; pages loaded."""
         raise NotImplementedError(f"{self.flavor.name} has no prewarm")
 
+    def warm(self, conn, table: str) -> None:
+        """Read every page of ``table``'s primary key (its rows and their key) into the pool."""
+        self.primary_pages(conn, table)
+
     def restore_table(self, conn, table: str) -> None:
         """Undo what an ``update`` scan left (dead versions, a grown table) so that the next run
         starts from the same table; a no-op where nothing is left."""

@@ -177,6 +177,11 @@ class SharedBuffers(BufferPart):
         return float(sum(self.query(conn, "SELECT pg_prewarm(%s)", (rel,))[0][0]
                          for rel in self._key_relations(table)))
 
+    def warm(self, conn, table: str) -> None:
+        """Every page of the table and its primary key read into shared buffers (pg_prewarm's buffer
+        mode: a read each, as the hot workload's first lookups would make them)."""
+        self.prewarm(conn, table)
+
     def restore_table(self, conn, table: str) -> None:
         """An update scan leaves a new version of every row it reached (committed or not): rewrite
         the table to its live rows and checkpoint, so the next run reads the same pages."""
