@@ -18,6 +18,12 @@ chapter's 20. So default scale leaves PostgreSQL 18 out (LEFT_OUT: 12 and 14 ans
 before and from 14): about 1,000 s, 16.7 minutes (18.5 with that one-off). Full scale keeps every
 server.
 
+Measured since (issue 32: the repeats spread over 2 independently started instances per server): the
+republication took 25.7 minutes of measuring in 3 sweeps on the Intel Xeon VM, over the chapter's 20:
+each instance starts its servers and loads its table again, and MariaDB, a server per H, starts 16
+instead of 8 (about 38 s each); that VM was also 2.5x slower per read than the AMD host of the first
+publication.
+
 Here too: the chapter's knobs (Scale) and a run's parameters (ReadViewPoint), and which engine part
 serves a server (PARTS, of_spec for a spec, of_run for a stored run).
 """
