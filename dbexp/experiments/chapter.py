@@ -390,6 +390,12 @@ def run_notes(res: Results) -> str:
     return " ".join(o for o in out if o)
 
 
+def server_starts(w: pd.DataFrame) -> pd.Series:
+    """Which server start each run ran on: ``server_instance`` without the restart time that runs
+    stored before a container's id sufficed appended to it (a restart keeps the start)."""
+    return w["server_instance"].astype(str).str.replace(r"^([0-9a-f]{10,})@\d+$", r"\1", regex=True)
+
+
 def _conditions_note(w: pd.DataFrame) -> str:
     """What the runs say of the lab around them (issue 32's rules, for runs stored since): on how many
     independently started servers each server ran, how many servers carried load beside it, and its
@@ -397,7 +403,7 @@ def _conditions_note(w: pd.DataFrame) -> str:
     if "server_instance" not in w or w["server_instance"].isna().all():
         return ""
     known = w[w["server_instance"].notna()]
-    per = known.groupby("spec")["server_instance"].nunique()
+    per = server_starts(known).groupby(known["spec"]).nunique()
     span = f"{per.min()}" if per.min() == per.max() else f"{per.min()} to {per.max()}"
     out = [f"Each server ran on {span} independently started server{'s' if per.max() != 1 else ''} of its own "
            f"(a fresh container and data directory each; {len(known)} runs)"]

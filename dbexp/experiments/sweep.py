@@ -433,7 +433,7 @@ def _observed_precondition(measured: Measured) -> None:
 def run_conditions(server, point: Point, measured: Measured, checks: dict | None,
                    observed_check: str = Experiment.observed_check) -> dict:
     """The run columns that say what the run measured beside the servers: which server start it ran
-    on (``server_instance``: the container's or process's id, unique per start), how many servers
+    on (``server_instance``: the container's id, or a bare process's pid and start time), how many servers
     carried load in its window (``active_servers``), and the starting state checked
     (``precondition`` as {check: {ok, seen}}, ``precondition_ok``). The two measurements of the same
     names move into these columns."""
@@ -448,7 +448,10 @@ def run_conditions(server, point: Point, measured: Measured, checks: dict | None
     checks = dict(checks or {})
     if seen is not None and seen == seen:
         checks[observed_check] = {"ok": bool(seen), "seen": "checked by the run itself"}
-    return {"server_instance": f"{start or f'object {id(server):x}'}@{float(started or 0):.0f}",
+    # a container keeps its id across a restart (Server.restart: the same start, data directory and all);
+    # a bare process, whose pid may come back, is told apart by when it started
+    ident = start if container is not None and start else f"{start or f'object {id(server):x}'}@{float(started or 0):.0f}"
+    return {"server_instance": ident,
             "active_servers": int(active), "precondition": checks,
             "precondition_ok": all(c["ok"] for c in checks.values())}
 

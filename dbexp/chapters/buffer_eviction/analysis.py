@@ -324,7 +324,30 @@ def page_numbers(res: Results, w: pd.DataFrame, tl: pd.DataFrame) -> dict:
                      else "as fast as they could (these runs predate the chapter's rate limit)"),
         "rings": ring_sentence(rings(res)) or "no PostgreSQL server in these results",
         "old_min_len": BufferPool.old_min_len,
+        "starting_state": starting_state(w),
     }
+
+
+def starting_state(w: pd.DataFrame) -> str:
+    """How each run began, from the runs' stored checks (issue 32): restarted, the page cache dropped
+    where the engine reads through it, the hot table read twice, the pool checked; or, for runs
+    stored before that rule, that each began where the previous variant left the pool."""
+    from .chapter import BIG_RESIDENT, HOT_RESIDENT, WARM_GAP_S
+
+    if "precondition_ok" not in w or w["precondition_ok"].isna().all() or "restart_s" not in w:
+        return ("These runs were measured before each run began from a declared state: a server's first run "
+                "found the hot table just written, each later run the pool its previous variant left.")
+    ok = int(w["precondition_ok"].fillna(False).astype(bool).sum())
+    from dbexp.experiments.chapter import server_starts
+
+    per = server_starts(w).groupby(w["spec"]).nunique() if "server_instance" in w else pd.Series(dtype=int)
+    span = f"{per.min()}" if len(per) and per.min() == per.max() else f"{per.min()} to {per.max()}"
+    starts = f", on {span} independently started servers per server" if len(per) else ""
+    return (f"Every run began on a server restarted just before it (a fresh process: the pool or shared buffers "
+            f"empty; median restart {w['restart_s'].median():.1f} s), with the host's page cache dropped for "
+            f"PostgreSQL, the variant's settings set and the hot table read twice {WARM_GAP_S:g} s apart; before "
+            f"the run, at least {HOT_RESIDENT:.0%} of the hot table and at most {BIG_RESIDENT:.0%} of the big "
+            f"table had to be in the pool: {ok} of {len(w)} runs held it{starts}, the repeats spread over them.")
 
 
 def ring_sentence(r: pd.DataFrame) -> str:
