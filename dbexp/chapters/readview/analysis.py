@@ -16,7 +16,7 @@ from dbexp.catalog import versions
 from dbexp.chapters.readview.chapter import LATCH_STMTS, of_run
 from dbexp.chapters.readview.engines import postgres
 from dbexp.experiments import stats
-from dbexp.experiments.chapter import Results, memo
+from dbexp.experiments.chapter import Results, memo, server_starts
 
 
 def tidy(res: Results) -> pd.DataFrame:
@@ -413,8 +413,9 @@ def idle_sessions(res: Results) -> dict:
 
 def loop_runs(res: Results) -> pd.DataFrame:
     """Where no function is exported to time (MariaDB): the server-side loop's time per read and the
-    readers' reads per second at each H, each repeat in the order it ran (a server of its own runs an
-    H's repeats back to back, so a drift of the server shows as a trend along them), and each as a
+    readers' reads per second at each H, each repeat in the order it ran (servers of its own run an
+    H's repeats back to back, so a drift of a server shows as a trend along them; ``servers``: how many
+    were started for it), and each as a
     ratio to H = 0 (ratios of geometric means over the repeats, Welch intervals); ``us_spread`` and
     ``reads_spread`` are the largest repeat over the smallest, of the loop's and the readers'."""
     w = tidy(res)
@@ -438,6 +439,7 @@ def loop_runs(res: Results) -> pd.DataFrame:
                          "loop_ratio": ratio[0], "loop_low": ratio[1], "loop_high": ratio[2],
                          "reads_per_s": th["reads_per_s"].tolist(), "reads_ratio": reads[0],
                          "reads_low": reads[1], "reads_high": reads[2], "repeats": len(gh),
+                         "servers": int(server_starts(gh).nunique()) if "server_instance" in gh else 1,
                          "us_spread": gh["loop_ns_per_read"].max() / gh["loop_ns_per_read"].min(),
                          "reads_spread": th["reads_per_s"].max() / th["reads_per_s"].min() if len(th) else float("nan")})
     return pd.DataFrame(rows)
