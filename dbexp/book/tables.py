@@ -152,7 +152,7 @@ def since_last(chapter: str, res, claims: pd.DataFrame) -> None:
     from dbexp.experiments.chapter import cpu_models
 
     prev = previous.previous(chapter)
-    n = int((table["verdict moved"] == "yes").sum())
+    n = int((table["moved"] == "yes").sum())
     then_host = str(prev["host"].iloc[0]) if "host" in prev and str(prev["host"].iloc[0]) else "a machine not recorded"
     now_host = cpu_models(res.runs)
     where = (f"both on {now_host}" if then_host == now_host else

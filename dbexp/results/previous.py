@@ -49,9 +49,9 @@ def moved(experiment: str, claims: pd.DataFrame, root: str | Path | None = None)
         return None
     now = claims[[c for c in KEPT if c in claims]]
     both = prev.merge(now, on="claim", how="outer", suffixes=(" then", " now"), indicator=True)
-    both["verdict moved"] = [
+    both["moved"] = [
         "new claim" if how == "right_only" else "claim gone" if how == "left_only"
         else ("yes" if str(a).split(" (")[0] != str(b).split(" (")[0] else "no")
         for how, a, b in zip(both["_merge"], both["verdict then"], both["verdict now"])]
-    order = ["claim", "measured here then", "verdict then", "measured here now", "verdict now", "verdict moved"]
+    order = ["claim", "measured here then", "verdict then", "measured here now", "verdict now", "moved"]
     return both[[c for c in order if c in both]].fillna("")

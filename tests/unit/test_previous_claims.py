@@ -22,7 +22,7 @@ def test_moved_compares_claim_by_claim_and_names_new_and_gone(tmp_path):
     now = table(("grows", "s", "h", "+1.1 [0.7, 1.4]", "agrees (direction only)"), ("latch", "s", "h", "1.76", "agrees"),
                 ("new", "s", "h", "y", "disagrees"))
     m = previous.moved("t", now, tmp_path).set_index("claim")
-    assert m.loc["grows", "verdict moved"] == "no"  # the word before the parenthesis is the verdict
-    assert m.loc["latch", "verdict moved"] == "yes" and m.loc["latch", "measured here then"] == "2.0"
-    assert m.loc["gone", "verdict moved"] == "claim gone" and m.loc["new", "verdict moved"] == "new claim"
+    assert m.loc["grows", "moved"] == "no"  # the word before the parenthesis is the verdict
+    assert m.loc["latch", "moved"] == "yes" and m.loc["latch", "measured here then"] == "2.0"
+    assert m.loc["gone", "moved"] == "claim gone" and m.loc["new", "moved"] == "new claim"
     assert previous.moved("never", now, tmp_path) is None
