@@ -30,11 +30,13 @@ images: engine
 book: engine
 	$(BIN)/dbexp book --scale $(SCALE) $(BOOKFLAGS)
 
-# Two pytest-xdist workers, so that one test's server start, load or fixed-length run overlaps another's
+# Three pytest-xdist workers on 2 CPUs (TEST_WORKERS), so that one test's server start, load or fixed-length
+# run overlaps another's
 # (servers stay pinned: at smoke scale two may share the server CPU, and the noise rule is off there);
 # then, on one worker, the tests that look at or remove every lab container (tests/conftest.py ALONE).
+TEST_WORKERS ?= 3
 test: engine
-	$(BIN)/python -m pytest -ra -n 2 --dist loadgroup -m "not alone" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -ra -n $(TEST_WORKERS) --dist loadgroup -m "not alone" $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -ra -m alone $(PYTEST_ARGS)
 
 # The tests that need no server, no engine and no network (statistics, verdicts, parsers, layout): seconds,

@@ -60,13 +60,13 @@ def test_ratios_of_the_shared_design_pair_each_b_with_its_repeats_reference():
 def test_the_design_measures_the_ratios_beside_one_reference_and_checks_run_length():
     sc = cal.CHAPTER.scale("smoke")
     spread, ratios, sessions, length = cal.CHAPTER.design(sc, Cpus())
-    assert len(spread.points) == 2 * len(sc.servers) and spread.repeats == sc.repeats
+    assert len(spread.points) == len(sc.workloads) * len(sc.servers) and spread.repeats == sc.repeats
     assert [p.params.variant for p in ratios.points] == ["reference", "hand", "bare", "unpinned"]
     assert [p.server_mode for p in ratios.points] == ["container", "container", "bare", "container"]
     assert [p.sample for p in ratios.points] == [True, False, True, True]
     assert [p.server.cpuset for p in ratios.points] == ["1", "1", "1", None]
     assert {p.group for p in ratios.points} == {"ratios postgres:16@offline"}
-    assert [(p.params.sessions, p.sample) for p in sessions.points] == [(10, True), (10, False), (100, True), (100, False)]
+    assert [(p.params.sessions, p.sample) for p in sessions.points] == [(n, s) for n in sc.session_counts for s in (True, False)]
     assert sessions.points[0].server.settings["max_connections"] == "200"
     # run length: smoke has no version claim with both its servers; postgres 16 checks its three ratios
     assert length.repeats == 1 and [p.params.variant for p in length.points] == list(cal.chapter.VARIANTS)

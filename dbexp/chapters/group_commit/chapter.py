@@ -98,7 +98,7 @@ class GroupCommit(Chapter):
     # 30 s check per engine at 128 threads
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (1, 8), (8,), ("durable", "no binlog"), 2, 1,
-                       (1, 8), 1),
+                       (1, 8), 1, warmup_s=0.5),
         "default": Scale(DEFAULT_SERVERS, (1, 8, 32, 128), (8, 128), CONFIG_NAMES, 3, 3, (1, 32, 128), 1,
                          check_threads=(128,)),
         "full": Scale(DEFAULT_SERVERS, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), (8, 32, 128, 512), CONFIG_NAMES,
