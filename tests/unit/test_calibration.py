@@ -67,7 +67,7 @@ def test_the_design_measures_the_ratios_beside_one_reference_and_checks_run_leng
     assert [p.server.cpuset for p in ratios.points] == ["1", "1", "1", None]
     assert {p.group for p in ratios.points} == {"ratios postgres:16@offline"}
     assert [(p.params.sessions, p.sample) for p in sessions.points] == [(n, s) for n in sc.session_counts for s in (True, False)]
-    assert sessions.points[0].server.settings["max_connections"] == "200"
+    assert sessions.points[0].server.settings["max_connections"] == str(max(sc.session_counts) + 100)
     # run length: smoke has no version claim with both its servers; postgres 16 checks its three ratios
     assert length.repeats == 1 and [p.params.variant for p in length.points] == list(cal.chapter.VARIANTS)
     assert {p.workload.duration_s for p in length.points} == {sc.length_factor * sc.ratio_duration_s}
