@@ -47,7 +47,7 @@ from tqdm import tqdm  # plain text: widgets would pull require.js from a CDN in
 
 from dbexp.errors import DbexpError, RetryableError
 from dbexp.experiments.measure import Measured, measure, measure_together
-from dbexp.metrics.noise import EPISODE_BUSY_PCT, STEAL_LIMIT_PCT, episode, noisy
+from dbexp.metrics.noise import STEAL_LIMIT_PCT, episode, noisy
 from dbexp.metrics.procfs import cpus_allowed
 from dbexp.results.provenance import host_facts, image_provenance
 from dbexp.results.store import Store
@@ -301,7 +301,6 @@ class Sweep:
                 _observed_precondition(measured)
                 why = self._noisy(point, measured)
                 if why is None:
-                    measured.measurements["active_servers"] = (1.0, "count")
                     self._finish(run_id, point, repeat, server, dataset, measured, earlier, checks)
                     return
                 self._keep_noisy(run_id, point, server, dataset, measured, why)
@@ -378,7 +377,7 @@ class Sweep:
         Without a steal limit (the smoke scale) neither is judged."""
         why = noisy(measured.measurements, self.steal_limit_pct)
         if why is None and self.steal_limit_pct is not None and self.experiment.saturates(point):
-            why = episode(measured.measurements, EPISODE_BUSY_PCT)
+            why = episode(measured.measurements)
         return why
 
     def _precondition(self, server, point: Point, state) -> dict:
