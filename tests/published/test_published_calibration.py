@@ -135,6 +135,18 @@ def test_the_machines_episodes_are_told_apart(res):
     assert "episodes of the machine" in text
 
 
+def test_a_spread_with_no_steady_run_is_told_as_the_machines_state_not_as_episodes(res):
+    # a slow machine at smoke scale: every spread run's server under the threshold (make book once failed here)
+    w = res.wide.copy()
+    w.loc[w["part"] == "spread", "server_busy_pct"] = 80.0
+    every = dataclasses.replace(res, wide=w)
+    n = int((w["part"] == "spread").sum())
+    assert cal.episodes_sentence(every).startswith(f"Every one of the {n} spread runs had its server's CPU busy less")
+    text = cal.findings(every)
+    assert f"Every one of the {n} runs had the server's CPU busy under" in text and "None" not in text
+    assert len(cal.claims(every)) == 4
+
+
 def test_pinning_raises_cpu_per_query_with_pair_intervals(res):
     cpu = cal.cpu_table(res).set_index(["ratio", "flavor"])
     mysql, pg = cpu.loc[("pinning", "mysql")], cpu.loc[("pinning", "postgres")]

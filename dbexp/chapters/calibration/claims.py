@@ -54,7 +54,9 @@ def single_runs_row(res: Results) -> verdicts.ClaimRow:
     measured = (f"point-select CV, the median of {len(ps)} servers: {ps['cv'].median():.1%} over all repeats (worst "
                 f"{worst['cv']:.1%}, {worst['flavor']} {worst['version'].split('-')[0]}); "
                 + (f"{ps['cv_steady'].median():.1%} without the {plural(episodes, 'run')} of machine episodes (server CPU busy "
-                   f"under {EPISODE_BUSY_PCT:g}%; worst {ps['cv_steady'].max():.1%})" if episodes
+                   f"under {EPISODE_BUSY_PCT:g}%; worst {ps['cv_steady'].max():.1%})" if 0 < episodes < ps["n"].sum()
+                   else f"every run had its server's CPU busy under {EPISODE_BUSY_PCT:g}%: the clients did not keep it "
+                        "saturated, so this spread holds the client's side too" if episodes
                    else "no run fell in a machine episode")
                 + f"; so here the ratio of two single {seconds:g} s runs moves by up to {moves:.1%} either way on its "
                   f"own (95%, 1.96 x sqrt(2) x the CV), {'more' if moves > verdicts.NEAR_BAND else 'less'} than the "
@@ -96,7 +98,7 @@ def version_row(res: Results, flavor: str, c: VersionClaim) -> verdicts.ClaimRow
     measured, judged = [], []
     for value, words in [(c.value, c.measured)] + ([c.also] if c.also else []):
         cells, verdict_cells = [], []
-        for steady in (False, True) if episodes else (False,):
+        for steady in (False, True) if 0 < episodes < len(num) + len(den) else (False,):
             r, lo, hi = version_ratio(res, flavor, c.num, c.den, value=value, steady=steady)
             which = f"without the {plural(episodes, 'run')} of machine episodes" if steady else f"over all {n} repeats"
             cells.append(f"{r:.3f} [{lo:.3f}, {hi:.3f}] {which}")

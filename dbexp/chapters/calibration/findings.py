@@ -154,7 +154,7 @@ def findings(res: Results) -> str:
         spread = {"repeats": int(sp["n"].max()), "cv_median": n["cv_ps_median"], "cv_max": n["cv_ps_max"],
                   "cv_max_server": n["cv_ps_max_server"], "cv_steady_max": n["cv_ps_steady_max"],
                   "episodes": e["episodes"], "runs": e["runs"], "busy_low": e["busy_low"], "busy_high": e["busy_high"],
-                  "rest_median": e["rest_median"]}
+                  "rest_median": e["rest_median"], "threshold": e["threshold"]}
     parts = {p["part"]: p for p in ratio_parts(res)}
     cost = [parts[p] for p in ("harness", "container") if p in parts]
     # the lab's cost: every interval of harness / hand and container / bare holding 1, or the ones that do not
