@@ -10,9 +10,9 @@ CREATE FUNCTION pinbench_hold(rel regclass, held int4, loop_blocks int4, ops int
                               lock bool DEFAULT false, cold_kb int4 DEFAULT 0, seed int4 DEFAULT 1)
 RETURNS float8 AS 'MODULE_PATHNAME', 'pinbench_hold' LANGUAGE C STRICT VOLATILE;
 
--- pinbench_cycle(rel, n, rounds, pattern, seed): each round pins n distinct blocks (ReadBuffer) and then
---   releases all n, first pinned first released ('sequential') or in a shuffled order ('random'); the
---   time per ReadBuffer + ReleaseBuffer pair.
+-- pinbench_cycle(rel, n, rounds, pattern, seed): each round pins n distinct blocks (ReadBuffer) and releases
+--   them first pinned, first released; the blocks are the table's in order ('sequential': neighbouring
+--   buffers) or shuffled ('random'), the next n each round; the time per ReadBuffer + ReleaseBuffer pair.
 CREATE FUNCTION pinbench_cycle(rel regclass, n int4, rounds int4, pattern text, seed int4 DEFAULT 1)
 RETURNS float8 AS 'MODULE_PATHNAME', 'pinbench_cycle' LANGUAGE C STRICT VOLATILE;
 

@@ -3,8 +3,8 @@
  *
  * Part of "Database Internals, Measured" (the buffer_pins chapter). A backend tracks its own pins in a
  * small array (REFCOUNT_ARRAY_ENTRIES, 8) that overflows into a hash table (bufmgr.c); these functions
- * time ReadBuffer/ReleaseBuffer while N pins are held (pinbench_hold) and pin-N-then-release-N rounds
- * (pinbench_cycle). Only the server's public buffer-manager API is used, so one source builds against
+ * time ReadBuffer/ReleaseBuffer while N pins are held (pinbench_hold) and rounds that pin N distinct buffers
+ * and release them first in, first out (pinbench_cycle: the reading of the source's benchmark). Only the server's public buffer-manager API is used, so one source builds against
  * the headers of PostgreSQL 12 to 19.
  */
 #include "postgres.h"
@@ -228,8 +228,10 @@ pinbench_cycle(PG_FUNCTION_ARGS)
 	int			random_order = order_of(PG_GETARG_TEXT_PP(3));
 	int32		seed = PG_GETARG_INT32(4);
 	Relation	rel;
+	BlockNumber nblocks;
 	Buffer	   *pinned;
-	BlockNumber *release;
+	BlockNumber *blocks;
+	int64		next = 0;
 	double		t0,
 				t1;
 
@@ -237,23 +239,33 @@ pinbench_cycle(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("n %d, rounds %d: both must be at least 1", n, rounds)));
 	rel = open_checked(relid, n);
+	nblocks = RelationGetNumberOfBlocks(rel);
 	pinned = palloc(sizeof(Buffer) * n);
-	release = palloc(sizeof(BlockNumber) * n);	/* indexes into pinned[], in release order */
-	for (int i = 0; i < n; i++)
-		release[i] = (BlockNumber) i;
+	/*
+	 * every block of the table, in order ('sequential': consecutive blocks, so buffers next to each other
+	 * in a prewarmed pool) or shuffled ('random': buffers spread over the pool); round r pins the next n
+	 * of them and releases them first pinned, first released
+	 */
+	blocks = palloc(sizeof(BlockNumber) * nblocks);
+	for (BlockNumber i = 0; i < nblocks; i++)
+		blocks[i] = i;
 	if (random_order)
-		shuffle(release, n, seed);
+		shuffle(blocks, (int) nblocks, seed);
 
-	for (int i = 0; i < n; i++)	/* untimed: every block in shared buffers */
-		ReleaseBuffer(ReadBuffer(rel, (BlockNumber) i));
+	for (BlockNumber i = 0; i < nblocks; i++)	/* untimed: every block in shared buffers */
+		ReleaseBuffer(ReadBuffer(rel, i));
 
 	t0 = now_ns();
 	for (int r = 0; r < rounds; r++)
 	{
 		for (int i = 0; i < n; i++)
-			pinned[i] = ReadBuffer(rel, (BlockNumber) i);
+		{
+			pinned[i] = ReadBuffer(rel, blocks[next]);
+			if (++next == nblocks)
+				next = 0;
+		}
 		for (int i = 0; i < n; i++)
-			ReleaseBuffer(pinned[release[i]]);
+			ReleaseBuffer(pinned[i]);
 		CHECK_FOR_INTERRUPTS();
 	}
 	t1 = now_ns();
