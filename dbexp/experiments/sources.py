@@ -32,3 +32,6 @@ KERNELMAKER_REGRESSION = Source("https://kernelmaker.github.io/MySQL-regression-
                                 "Dissecting the MySQL 8.0 Performance Regression on oltp_update_non_index")
 KERNELMAKER_PGVECTOR_RR = Source("https://kernelmaker.github.io/pgvector_rr",
                                  "Is pgvector breaking PostgreSQL's Repeatable Read isolation?")
+PGHACKERS_PINS = Source("https://www.postgresql.org/message-id/"
+                        "CAE8JnxNTETEUiAOF31%3D_yo%3DpvyAi9npOeJfcTvEJJbi4vomtYA%40mail.gmail.com",
+                        "Addressing buffer private reference count scalability issue (pgsql-hackers, March 2026)")

@@ -1,0 +1,204 @@
+"""What the runs show: the curve of ns per buffer operation against N per version, kind and pattern
+(mean over runs with its interval), its shape as ratios paired within each run (the step from 7 to
+11, the growth from 1 to 10,000, both as the source lists them), the source's own figures recomputed
+from its table, and the pins real queries hold (per shape: pins per execution, the share of new pins
+taken with at most two others held, the share of pins that took a content lock, and the histograms)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dbexp.experiments import stats
+from dbexp.experiments.chapter import Results, memo
+
+# The source's table (seed 004, baseline column): ns per ReadBuffer/ReleaseBuffer at each num_buffers
+SOURCE_NS = {
+    "random": {1: 194.76, 2: 204.74, 3: 222.62, 7: 233.96, 11: 365.50, 19: 390.58, 100: 424.03, 988: 445.75,
+               10000: 587.13},
+    "sequential": {1: 183.75, 2: 195.27, 3: 212.81, 7: 221.94, 11: 318.24, 19: 369.51, 100: 420.74,
+                   988: 453.61, 10000: 497.92},
+}
+STEP = (7, 11)  # the source's two N around the array's 8 entries
+GROWTH = (1, 10000)
+KIND_LABELS = {"cycle": "pin N, release N (the source's)", "hold": "N held, others read",
+               "hold_lock": "N held, others read and share-locked", "hold_cold": "N held, cold caches"}
+
+
+def source_ratio(pattern: str, pair: tuple[int, int]) -> float:
+    """The source's ratio ns(pair[1]) / ns(pair[0]), recomputed from its table."""
+    t = SOURCE_NS[pattern]
+    return t[pair[1]] / t[pair[0]]
+
+
+def _version(w: pd.DataFrame) -> pd.Series:
+    return w["version"].astype(str).str.split("-").str[0]
+
+
+def curve_runs(res: Results) -> pd.DataFrame:
+    """One row per ok curve run and N: version, kind, pattern, n, ns, run_id, instance."""
+    def compute():
+        w = res.wide
+        if w.empty or "kind" not in w:
+            return pd.DataFrame(columns=["version", "kind", "pattern", "n", "ns", "run_id", "instance"])
+        w = w[w["kind"].notna() & (w["status"] == "ok")]
+        cols = [c for c in w.columns if c.startswith("ns_") and c[3:].isdigit()]
+        long = w.drop(columns=["ns"], errors="ignore").assign(version=_version(w)).melt(id_vars=["version", "kind", "pattern", "run_id", "instance"],
+                                                  value_vars=cols, var_name="n", value_name="ns")
+        long = long.dropna(subset=["ns"])
+        long["n"] = long["n"].str[3:].astype(int)
+        return long.sort_values(["version", "kind", "pattern", "n"], key=_order).reset_index(drop=True)
+    return memo(res, "curve_runs", compute)
+
+
+def _order(col: pd.Series) -> pd.Series:
+    if col.name == "version":
+        return col.map(lambda v: tuple(int(x) if x.isdigit() else 0 for x in v.replace("~", ".").split(".")))
+    if col.name == "kind":
+        return col.map(list(KIND_LABELS).index)
+    return col
+
+
+def curve(res: Results) -> pd.DataFrame:
+    """Mean ns per operation per version, kind, pattern and N, with its 95% interval over the runs."""
+    long = curve_runs(res)
+    rows = []
+    for (version, kind, pattern, n), g in long.groupby(["version", "kind", "pattern", "n"], sort=False):
+        mean, lo, hi = stats.mean_ci(g["ns"]) if len(g) > 1 else (float(g["ns"].iloc[0]), np.nan, np.nan)
+        rows.append({"version": version, "kind": kind, "kind_label": KIND_LABELS[kind], "pattern": pattern, "n": n,
+                     "ns": mean, "lo": lo, "hi": hi, "runs": len(g), "instances": g["instance"].nunique(),
+                     "source_ns": SOURCE_NS[pattern].get(n, np.nan) if kind == "cycle" else np.nan})
+    return pd.DataFrame(rows)
+
+
+def ratio(res: Results, version: str, kind: str, pattern: str, pair: tuple[int, int]) -> tuple[float, float, float, int]:
+    """ns(pair[1]) / ns(pair[0]) paired within each run (geometric mean, 95% interval): (r, lo, hi, runs)."""
+    long = curve_runs(res)
+    g = long[(long["version"] == version) & (long["kind"] == kind) & (long["pattern"] == pattern)]
+    wide = g.pivot_table(index="run_id", columns="n", values="ns")
+    if pair[0] not in wide or pair[1] not in wide:
+        return (np.nan, np.nan, np.nan, 0)
+    wide = wide.dropna(subset=list(pair))
+    if len(wide) < 2:
+        r = float((wide[pair[1]] / wide[pair[0]]).iloc[0]) if len(wide) else np.nan
+        return (r, np.nan, np.nan, len(wide))
+    r, lo, hi = stats.pair_ratio_ci(wide[pair[1]].to_numpy(), wide[pair[0]].to_numpy())
+    return (r, lo, hi, len(wide))
+
+
+def shape_table(res: Results) -> pd.DataFrame:
+    """Per version, kind and pattern: the step (7 -> 11), the array's own edge (hold: 7 -> 8 held, the op's
+    pin the 9th entry; cycle: 8 -> 9 pinned) and the growth (1 -> 10,000), each paired within runs; the
+    source's step and growth beside them (the cycle's, its benchmark)."""
+    long = curve_runs(res)
+    rows = []
+    for (version, kind, pattern), _ in long.groupby(["version", "kind", "pattern"], sort=False):
+        edge = (7, 8) if kind.startswith("hold") else (8, 9)
+        row = {"version": version, "kind": kind, "kind_label": KIND_LABELS[kind], "pattern": pattern}
+        for name, pair in (("step", STEP), ("edge", edge), ("growth", GROWTH)):
+            r, lo, hi, n = ratio(res, version, kind, pattern, pair)
+            row.update({name: r, f"{name}_lo": lo, f"{name}_hi": hi, f"{name}_runs": n})
+        row["edge_pair"] = f"{edge[0]} -> {edge[1]}"
+        row["source_step"] = source_ratio(pattern, STEP) if kind == "cycle" else np.nan
+        row["source_growth"] = source_ratio(pattern, GROWTH) if kind == "cycle" else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pin_runs(res: Results) -> pd.DataFrame:
+    """The ok pin runs: version, shape, eic, cold and their measurements."""
+    w = res.wide
+    if w.empty or "shape" not in w:
+        return pd.DataFrame()
+    w = w[w["shape"].notna() & (w["status"] == "ok")]
+    if w.empty:
+        return pd.DataFrame()
+    return w.assign(version=_version(w), eic=w["eic"].astype(int),
+                    label=w.apply(lambda r: _shape_label(r["shape"], int(r["eic"]), bool(r["cold"])), axis=1))
+
+
+def _shape_label(shape: str, eic: int, cold: bool) -> str:
+    if shape != "seq_scan":
+        return shape.replace("_", " ")
+    return f"seq scan {'cold' if cold else 'warm'}, eic {eic}"
+
+
+def pin_table(res: Results) -> pd.DataFrame:
+    """Per version and shape label: pins per execution, the share of new pins with at most two others
+    held, the most held at once, and the shares of pins with at least one and at least two content
+    locks (the means over the runs; each run's own numbers in the CSV)."""
+    w = pin_runs(res)
+    if w.empty:
+        return pd.DataFrame()
+    agg = w.groupby(["version", "label"], sort=False).agg(
+        runs=("run_id", "count"), pins_per_execution=("pins_per_execution", "mean"),
+        others_le2_share=("others_le2_share", "mean"), held_max=("held_max", "max"),
+        locked_pin_share=("locked_pin_share", "mean"), relocked_pin_share=("relocked_pin_share", "mean"),
+        blocks_read=("blocks_read", "mean"), executions=("executions", "first"))
+    return agg.reset_index()
+
+
+def histograms(res: Results, source: str) -> pd.DataFrame:
+    """The counters of ``source`` (held_at_pin or locks_per_pin) summed over the runs: version, label,
+    value, pins, share (of that version's and label's pins)."""
+    w = pin_runs(res)
+    c = res.counters
+    if w.empty or c.empty:
+        return pd.DataFrame(columns=["version", "label", "value", "pins", "share"])
+    c = c[c["source"] == source].merge(w[["run_id", "version", "label"]], on="run_id")
+    c = c.assign(value=c["name"].astype(int)).groupby(["version", "label", "value"], sort=False)["delta"].sum()
+    c = c.reset_index().rename(columns={"delta": "pins"})
+    c["share"] = c["pins"] / c.groupby(["version", "label"])["pins"].transform("sum")
+    return c
+
+
+def pooled_share(res: Results, source: str, keep) -> tuple[int, int]:
+    """(pins whose value satisfies ``keep``, all pins) over every run of the histogram ``source``."""
+    h = histograms(res, source)
+    if h.empty:
+        return (0, 0)
+    return int(h[h["value"].map(keep)]["pins"].sum()), int(h["pins"].sum())
+
+
+def source_curve(patterns) -> pd.DataFrame:
+    """The thread's baseline numbers as curve rows (version 'source (master, the author's machine)')."""
+    rows = [{"version": "thread (master, its author's machine)", "pattern": p, "n": n, "ns": v, "lo": np.nan,
+             "hi": np.nan} for p in patterns for n, v in SOURCE_NS[p].items()]
+    return pd.DataFrame(rows)
+
+
+HELD_BUCKETS = ((1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 8, "4-8"), (9, 16, "9-16"), (17, 10**9, "17+"))
+
+
+def held_buckets(res: Results) -> pd.DataFrame:
+    """The share of new pins by the buffers then held (this one included), bucketed, per version and shape."""
+    h = histograms(res, "held_at_pin")
+    if h.empty:
+        return pd.DataFrame(columns=["version", "shape"])
+    rows = []
+    for (version, label), g in h.groupby(["version", "label"], sort=False):
+        total = g["pins"].sum()
+        row = {"version": version, "shape": label}
+        for lo, hi, name in HELD_BUCKETS:
+            row[f"held {name}"] = f"{g[(g['value'] >= lo) & (g['value'] <= hi)]['pins'].sum() / total:.1%}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _with_ci(r: float, lo: float, hi: float) -> str:
+    if np.isnan(r):
+        return ""
+    return f"{r:.2f}" if np.isnan(lo) else f"{r:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def shape_display(res: Results) -> pd.DataFrame:
+    """shape_table with each ratio and its interval in one cell, for the page."""
+    t = shape_table(res)
+    if t.empty:
+        return t
+    out = t[["version", "kind_label", "pattern", "edge_pair"]].copy()
+    for name in ("step", "edge", "growth"):
+        out[name] = [_with_ci(r, lo, hi) for r, lo, hi in zip(t[name], t[f"{name}_lo"], t[f"{name}_hi"])]
+    out["runs"] = t["step_runs"].where(t["step_runs"] > 0, t["growth_runs"])
+    out["source"] = [f"{a:.2f} / {b:.2f}" if not np.isnan(a) else "" for a, b in zip(t["source_step"], t["source_growth"])]
+    return out

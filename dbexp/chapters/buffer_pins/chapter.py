@@ -1,0 +1,200 @@
+"""The chapter's knobs and points: per server (a PostgreSQL build with the pinbench extension) and
+independently started instance, the curve runs (ns per buffer operation at each N, every kind and
+pattern) and, on the builds that keep their symbols, the pin-count runs (one query shape each; on 17
+and later the sequential scan warm and cold at each effective_io_concurrency)."""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+from dbexp.catalog import OFFLINE
+from dbexp.chapters.buffer_pins import queries
+from dbexp.chapters.buffer_pins.measure import (KINDS, PATTERNS, TABLE, CurvePoint, PinPoint, measure_curve,
+                                                measure_pins)
+from dbexp.errors import DbexpError, choices
+from dbexp.experiments.chapter import Chapter, Cpus, Part, check_names
+from dbexp.experiments.measure import Measured
+from dbexp.experiments.state import drop_page_cache
+from dbexp.experiments.sweep import Point
+
+VARIANT = "pinbench"
+SOURCE_NS = (1, 2, 3, 7, 11, 19, 100, 988, 10000)  # the source's num_buffers
+NS = (1, 2, 3, 7, 8, 9, 11, 19, 100, 988, 10000)  # and both sides of the array's 8 entries
+# The settings every run has: shared buffers room for 10,000 pins and the tables, the rest the comparable
+# baseline (dbexp.servers.postgres)
+SHARED_BUFFERS = "256MB"
+READ_STREAM_FROM = 17  # sequential scans read through a read stream (its look-ahead pins) from 17 on
+
+
+def pinbench_builds() -> list:
+    """The offline builds with the pinbench extension, oldest first."""
+    from dbexp.catalog.versions import version_key
+
+    return sorted((b for b in OFFLINE if b.variant == VARIANT), key=lambda b: version_key(b.version))
+
+
+def probed(spec: str) -> bool:
+    """Whether the build keeps its symbol table (the npm builds: PinBuffer is a local symbol there;
+    Debian's binaries are stripped)."""
+    from dbexp.catalog import lookup, parse_spec
+
+    return any(b.artifact is not None and b.artifact.registry == "npm" for b in lookup(parse_spec(spec)))
+
+
+def _major(spec: str) -> int:
+    from dbexp.catalog import lookup, parse_spec
+
+    return int(lookup(parse_spec(spec))[0].major)
+
+
+DEFAULT_SERVERS = tuple(b.spec for b in pinbench_builds())
+
+
+@dataclass(frozen=True)
+class Scale:
+    servers: tuple[str, ...]
+    ns: tuple[int, ...]
+    kinds: tuple[str, ...]
+    patterns: tuple[str, ...]
+    ops: int  # timed operations per call
+    calls: int  # calls per N in a run (median kept)
+    loop_blocks: int
+    cold_kb: int
+    shapes: tuple[str, ...]  # query shapes whose pins are counted
+    executions: int  # executions of a shape in a pin run (a sequential scan: a tenth, at least 1)
+    rows: int  # sbtest1's rows
+    eics: tuple[int, ...]  # effective_io_concurrency values of the sequential scans (17 and later)
+    instances: int
+    repeats: int  # curve runs per point (spread over the instances)
+    pin_repeats: int  # pin runs per point
+
+
+class BufferPins(Chapter):
+    name = "buffer_pins"
+    Scale = Scale
+    scales = {
+        "smoke": Scale(("postgres:17+pinbench@offline",), (1, 7, 8, 9, 100), ("cycle", "hold"), ("random",),
+                       20_000, 3, 64, 256, ("point_select", "range_100"), 50, 5_000, (1,), 1, 1, 1),
+        "default": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 100_000, 3, 64, 256,
+                         tuple(queries.SHAPES), 400, 100_000, (1, 16, 64), 2, 4, 2),
+        "full": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 300_000, 5, 64, 1024,
+                      tuple(queries.SHAPES), 2000, 1_000_000, (1, 16, 64), 3, 6, 3),
+    }
+    order = "grouped"  # a point's repeats together; every run's state is made before it (reset)
+    knob_help = {
+        "servers": 'PostgreSQL builds with the pinbench extension, e.g. ["postgres:17+pinbench"]',
+        "ns": "the pins held (or pinned per round), e.g. [1, 7, 8, 9, 100]",
+        "kinds": f"curve kinds, of {', '.join(KINDS)}", "patterns": "random and/or sequential",
+        "ops": "timed operations per call", "calls": "calls per N in a run", "loop_blocks": "hold's other blocks",
+        "cold_kb": "KiB walked before each hold_cold operation", "shapes": f"query shapes, of {', '.join(queries.SHAPES)}",
+        "executions": "executions per pin run", "rows": "sbtest1's rows", "eics": "effective_io_concurrency values",
+        "instances": "servers started per spec", "repeats": "curve runs per point", "pin_repeats": "pin runs per point",
+    }
+
+    def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
+        check_names(sc.kinds, KINDS, "curve kind")
+        check_names(sc.patterns, PATTERNS, "pattern")
+        check_names(sc.shapes, tuple(queries.SHAPES), "query shape")
+        have = [b.spec for b in pinbench_builds()]
+        for spec in sc.servers:
+            if "+" + VARIANT not in spec:
+                raise DbexpError(f"chapter buffer_pins needs a build with the pinbench extension, not {spec!r}; "
+                                 f"valid are {choices(have)}")
+        if min(sc.ns) < 1 or sc.rows < 1000:
+            raise DbexpError(f"ns {list(sc.ns)} and rows {sc.rows}: every N must be at least 1, rows at least 1000")
+        return sc
+
+    def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
+        curve, pins = [], []
+        for spec in sc.servers:
+            cfg = self.server_config(spec, cpus.server, {"shared_buffers": SHARED_BUFFERS})
+            for kind, pattern in itertools.product(sc.kinds, sc.patterns):
+                if kind == "hold_cold" and pattern != "random":
+                    continue  # a cold cache makes the order of the other blocks moot: random only
+                curve.append(Point(cfg, CurvePoint(kind, pattern, tuple(sc.ns), sc.ops, sc.calls, sc.loop_blocks,
+                                                   sc.cold_kb), group=f"buffer_pins {spec}"))
+            if not probed(spec):
+                continue
+            for shape in sc.shapes:
+                runs = [(1, False)]
+                if shape == "seq_scan" and _major(spec) >= READ_STREAM_FROM:
+                    runs = [(e, cold) for cold in (False, True) for e in sc.eics]
+                for eic, cold in runs:
+                    n = max(1, sc.executions // 10) if shape == "seq_scan" else sc.executions
+                    pins.append(Point(cfg, PinPoint(shape, eic, cold, 1 if cold else n, sc.rows, cpus.client),
+                                      group=f"buffer_pins {spec}"))
+        out = [Part(curve, sc.repeats, sc.instances)]
+        if pins:
+            out.append(Part(pins, sc.pin_repeats, sc.instances))
+        return out
+
+    def session(self, server):
+        return nullcontext({})  # per server instance: the tables, made at its first run
+
+    def _tables(self, server, point: Point, state: dict) -> None:
+        p = point.params
+        conn = server.connect()
+        try:
+            if "pinbench" not in state:
+                with conn.cursor() as cur:
+                    cur.execute("CREATE EXTENSION IF NOT EXISTS pinbench")
+                    cur.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
+                state["pinbench"] = True
+            if isinstance(p, CurvePoint) and state.get("blocks", 0) < p.blocks:
+                queries.make_block_table(conn, p.blocks)
+                state["blocks"] = p.blocks
+            if isinstance(p, PinPoint) and state.get("rows") != p.rows:
+                queries.make_sbtest(conn, p.rows)
+                state["rows"] = p.rows
+        finally:
+            conn.close()
+
+    def reset(self, server, point: Point, state: dict) -> None:
+        """The tables made once per server; a cold pin run restarts the server (its shared buffers empty)
+        and drops the host's page cache; a warm one reads every page of sbtest1 and its indexes into
+        shared buffers first."""
+        self._tables(server, point, state)
+        p = point.params
+        if not isinstance(p, PinPoint):
+            return
+        if p.cold:
+            server.restart()
+            drop_page_cache()
+            return
+        conn = server.connect()
+        try:
+            with conn.cursor() as cur:
+                for rel in ("sbtest1", "sbtest1_pkey", "k_1"):
+                    cur.execute("SELECT pinbench_prewarm(%s::regclass)", (rel,))
+        finally:
+            conn.close()
+
+    def precondition(self, server, point: Point, state: dict) -> dict:
+        """A pin run: sbtest1's pages all in shared buffers (warm) or none (cold), as pg_buffercache shows."""
+        p = point.params
+        if not isinstance(p, PinPoint):
+            return {}
+        conn = server.connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT (SELECT count(*) FROM pg_buffercache b JOIN pg_class c "
+                            "ON b.relfilenode = pg_relation_filenode(c.oid) WHERE c.relname = 'sbtest1'), "
+                            "pg_relation_size('sbtest1') / current_setting('block_size')::int")
+                resident, pages = cur.fetchone()
+        finally:
+            conn.close()
+        if p.cold:
+            return {"sbtest1 not in shared buffers (restarted, page cache dropped)": (resident == 0,
+                                                                                     f"{resident} of {pages} pages")}
+        return {"sbtest1 all in shared buffers": (resident >= pages, f"{resident} of {pages} pages")}
+
+    def measure(self, server, point: Point, state: dict) -> Measured:
+        p = point.params
+        if isinstance(p, CurvePoint):
+            return measure_curve(server, p)
+        return measure_pins(server, p)
+
+
+CHAPTER = BufferPins()

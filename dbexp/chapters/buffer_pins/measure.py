@@ -1,0 +1,157 @@
+"""The chapter's two kinds of run.
+
+- **Curve** (:class:`CurvePoint`): inside the backend, the pinbench extension's functions time buffer
+  operations at each N of the source's list, one run holding the whole curve (so the ratios between
+  two N, the step past the array's 8 entries and the growth to 10,000, are paired within a run):
+  ``cycle`` pins N distinct buffers and releases them first in, first out (the source's benchmark);
+  ``hold`` keeps N pinned while it reads and releases others, ``hold_lock`` the same with a share
+  content lock and unlock between, ``hold_cold`` the same with a cache-evicting walk before each
+  operation. Each N is called ``calls`` times in a run; the median call is kept.
+- **Pins** (:class:`PinPoint`): a query shape run ``executions`` times on one connection while the
+  uprobes of pin_probe count, for that backend only, how many buffers it holds at each new pin and
+  how many content locks fall inside each pin. ``cold``: the server restarted and the host's page
+  cache dropped just before (reset), so a sequential scan reads from disk and its read stream can
+  look ahead.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from dbexp.chapters.buffer_pins import pin_probe, queries
+from dbexp.errors import DbexpError, choices
+from dbexp.experiments.measure import Measured, client_pinned, cpu_window
+from dbexp.metrics import procfs, uprobe
+
+KINDS = ("cycle", "hold", "hold_lock", "hold_cold")
+PATTERNS = ("random", "sequential")
+TABLE = "pinbench_blocks"
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    kind: str
+    pattern: str
+    ns: tuple[int, ...]  # the pins held (hold) or pinned per round (cycle), each timed in this run
+    ops: int  # timed operations per call (hold_cold: a twentieth, each timed alone)
+    calls: int  # calls per N; the median is kept
+    loop_blocks: int  # hold: the blocks read and released while N stay pinned
+    cold_kb: int  # hold_cold: KiB walked before each operation
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise DbexpError(f"bad curve kind {self.kind!r}; valid are {choices(KINDS)}")
+        if self.pattern not in PATTERNS:
+            raise DbexpError(f"bad pattern {self.pattern!r}; valid are {choices(PATTERNS)}")
+
+    @property
+    def blocks(self) -> int:
+        """The table's pages every call of this point needs."""
+        return max(self.ns) + self.loop_blocks
+
+
+@dataclass(frozen=True)
+class PinPoint:
+    shape: str
+    eic: int  # effective_io_concurrency for the session
+    cold: bool  # restarted server, host page cache dropped
+    executions: int
+    rows: int  # sbtest1's rows
+    client_cpus: str
+
+    def __post_init__(self):
+        queries.shape(self.shape)
+
+
+def call_sql(p: CurvePoint, n: int) -> tuple[str, tuple]:
+    """The SQL of one timed call at ``n``, and its parameters."""
+    if p.kind == "cycle":
+        return "SELECT pinbench_cycle(%s::regclass, %s, %s, %s)", (TABLE, n, max(1, p.ops // n), p.pattern)
+    lock = p.kind == "hold_lock"
+    cold, ops = (p.cold_kb, max(1, p.ops // 20)) if p.kind == "hold_cold" else (0, p.ops)
+    return ("SELECT pinbench_hold(%s::regclass, %s, %s, %s, %s, %s, %s)",
+            (TABLE, n, p.loop_blocks, ops, p.pattern, lock, cold))
+
+
+def measure_curve(server, p: CurvePoint) -> Measured:
+    m: dict[str, tuple[float | None, str]] = {}
+    conn = server.connect()
+    try:
+        with conn.cursor() as cur, cpu_window(server, None) as window:
+            cur.execute("SELECT pinbench_prewarm(%s::regclass)", (TABLE,))
+            for n in p.ns:
+                sql, args = call_sql(p, n)
+                got = []
+                for _ in range(p.calls):
+                    cur.execute(sql, args)
+                    got.append(float(cur.fetchone()[0]))
+                if not all(v > 0 for v in got):
+                    raise DbexpError(f"pinbench {p.kind} at N = {n} gave {got} ns: a time must be positive")
+                mid = statistics.median(got)
+                m[f"ns_{n}"] = (mid, "ns")
+                m[f"spread_{n}"] = ((max(got) - min(got)) / mid, "ratio")
+        m.update(window)
+    finally:
+        conn.close()
+    m["calls_per_n"] = (float(p.calls), "count")
+    sql, _ = call_sql(p, p.ns[0])
+    return Measured(m, [], [], sql)
+
+
+def backend_host_pid(server, conn) -> int:
+    """The host's pid of this connection's backend (pg_backend_pid() is the container's numbering)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT pg_backend_pid()")
+        inside = int(cur.fetchone()[0])
+    main = server.main_pid()
+    for pid in procfs.descendants(main):
+        if procfs.namespace_id(pid, pid) == inside:
+            return pid
+    raise DbexpError(f"no process under the server's pid {main} is backend {inside}")
+
+
+def measure_pins(server, p: PinPoint) -> Measured:
+    s = queries.shape(p.shape)
+    conn = server.connect()
+    try:
+        with conn.cursor() as cur:
+            for name, value in s.settings + (("effective_io_concurrency", str(p.eic)),):
+                cur.execute(f"SET {name} = {value}")
+            # plan once without running it: the catalogs in the backend's caches, not the table's pages
+            cur.execute("EXPLAIN " + s.sql, (1,) * s.sql.count("%s"))
+            cur.fetchall()
+            backend = backend_host_pid(server, conn)
+            path = uprobe.server_binary(server.main_pid(), ("postgres",))
+            hits = reads = 0
+            nodes: set[str] = set()
+            with client_pinned(p.client_cpus), cpu_window(server, p.client_cpus) as window:
+                with pin_probe.PinProbe(path, backend, pin=p.client_cpus) as probe:
+                    for i in range(p.executions):
+                        start = 1 + (i * 7919 * max(s.span, 1)) % max(p.rows - s.span, 1) if s.span else 0
+                        got, hit, read = queries.explained(cur, s, start)
+                        if s.plan not in got:
+                            raise DbexpError(f"{p.shape}: the plan used {' > '.join(got)}, not the {s.plan} "
+                                             "its settings force")
+                        nodes.update(got)
+                        hits, reads = hits + hit, reads + read
+    finally:
+        conn.close()
+    c: pin_probe.PinCounts = probe.result
+    if c.pins == 0:
+        raise DbexpError(f"{p.shape}: the probe counted no pin in {p.executions} executions")
+    m = {"pins": (float(c.pins), "count"),
+         "pins_per_execution": (c.pins / p.executions, "count"), "released": (float(c.released), "count"),
+         "unmatched": (float(c.unmatched), "count"), "lock_calls": (float(c.lock_calls), "count"),
+         "blocks_hit": (float(hits), "count"), "blocks_read": (float(reads), "count"),
+         "held_max": (float(max(c.held)), "count"),
+         "others_le2_share": (sum(v for k, v in c.held.items() if k <= 3) / c.pins, "ratio"),  # 0-2 held before it
+         "locked_pin_share": (sum(v for k, v in c.locks.items() if k >= 1) / max(c.released, 1), "ratio"),
+         "relocked_pin_share": (sum(v for k, v in c.locks.items() if k >= 2) / max(c.released, 1), "ratio"),
+         **window}
+    counters = ([{"source": "held_at_pin", "name": str(k), "before": 0, "after": v, "delta": v}
+                 for k, v in sorted(c.held.items())]
+                + [{"source": "locks_per_pin", "name": str(k), "before": 0, "after": v, "delta": v}
+                   for k, v in sorted(c.locks.items())])
+    return Measured(m, counters, [], f"{s.sql} [{', '.join(f'{k}={v}' for k, v in s.settings)}, "
+                                     f"effective_io_concurrency={p.eic}; plan: {', '.join(sorted(nodes))}]")

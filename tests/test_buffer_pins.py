@@ -1,0 +1,79 @@
+"""The buffer_pins chapter's runs against a real PostgreSQL 17 with pinbench: a curve run times every N,
+a pin run counts the pins of its own backend only (a second connection reading at the same time is not
+counted), and every query shape runs the plan its settings force."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from dbexp.chapters.buffer_pins import queries
+from dbexp.chapters.buffer_pins.measure import CurvePoint, PinPoint, measure_curve, measure_pins
+from dbexp.metrics import tracing
+from dbexp.servers import ServerConfig, running
+
+pytestmark = pytest.mark.docker
+
+SPEC = "postgres:17+pinbench@offline"
+ROWS = 3000
+
+
+@pytest.fixture(scope="module")
+def server(engine):
+    with running(ServerConfig(SPEC, cpuset="1", memory="2g", settings={"shared_buffers": "128MB"})) as srv:
+        conn = srv.connect()
+        try:
+            conn.execute("CREATE EXTENSION pinbench")
+            queries.make_sbtest(conn, ROWS)
+            queries.make_block_table(conn, 200)
+        finally:
+            conn.close()
+        yield srv
+
+
+def test_a_curve_run_times_every_n(server):
+    got = measure_curve(server, CurvePoint("hold", "random", (1, 8, 100), 5000, 3, 64, 0)).measurements
+    for n in (1, 8, 100):
+        assert 0 < got[f"ns_{n}"][0] < 1e6 and got[f"spread_{n}"][0] >= 0
+
+
+@pytest.mark.skipif(tracing.unavailable() is not None, reason="uprobes unavailable here")
+def test_a_pin_run_counts_its_own_backend_only(server):
+    stop = threading.Event()
+
+    def other_reader():  # the same queries on another connection, all the while
+        conn = server.connect()
+        try:
+            while not stop.is_set():
+                conn.execute("SELECT c FROM sbtest1 WHERE id = 17").fetchall()
+        finally:
+            conn.close()
+
+    t = threading.Thread(target=other_reader, daemon=True)
+    t.start()
+    try:
+        m = measure_pins(server, PinPoint("point_select", 1, False, 40, ROWS, "0"))
+    finally:
+        stop.set()
+        t.join(10)
+    got = {k: v for k, (v, _) in m.measurements.items()}
+    # an index descent and a heap page per execution: 2 to 4 pins each, never the other reader's thousands
+    assert 2 <= got["pins_per_execution"] <= 4 and got["unmatched"] == 0
+    assert got["others_le2_share"] == 1.0 and got["released"] == got["pins"]
+    held = {int(c["name"]): c["delta"] for c in m.counters if c["source"] == "held_at_pin"}
+    assert sum(held.values()) == got["pins"]
+
+
+@pytest.mark.parametrize("shape", sorted(queries.SHAPES))
+def test_every_shape_runs_the_plan_it_forces(server, shape):
+    s = queries.shape(shape)
+    conn = server.connect()
+    try:
+        cur = conn.cursor()
+        for name, value in s.settings:
+            cur.execute(f"SET {name} = {value}")
+        nodes, hit, read = queries.explained(cur, s, 1)
+    finally:
+        conn.close()
+    assert s.plan in nodes and hit + read > 0
