@@ -1,0 +1,1 @@
+../postgres/install-extension.sh
