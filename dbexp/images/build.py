@@ -19,14 +19,20 @@ from dbexp.errors import DbexpError
 from dbexp.images import binaries, pull
 from dbexp.images.base import HASH_LABEL, base_hash, base_ref, ensure_base
 from dbexp.images.recipes import digest, recipe_dir
+from dbexp.paths import project_root
 
 ARTIFACT_LABEL = "dbexp.artifact-sha256"
 ARTIFACT_NAME_LABEL = "dbexp.artifact"
 # A recipe's step that fails for a reason it can name prints one line starting with this; the build's
 # error is that line (not Docker's "returned a non-zero code").
 BUILD_ERROR_MARK = "dbexp-build-error: "
-THROWAWAY_STAGES = ("unpack",)  # build stages whose last image is removed after a build (others are
+THROWAWAY_STAGES = ("unpack", "extension")  # build stages whose last image is removed after a build (others are
 # kept as layer cache for the next build, e.g. postgres' locale stage; with nocache all are removed)
+# The build context's folder for an extension's files (docker/postgres/install-extension.sh): its source folder
+# (SOURCE_DIR, a copy of the catalog's extension_source) and a downloaded headers archive (a wheel); empty when
+# the build has none (the recipe copies it either way)
+EXTENSION_DIR = "extension"
+SOURCE_DIR = "source"
 
 
 @dataclass(frozen=True)
@@ -56,12 +62,18 @@ def build_args(build: Build) -> dict[str, str]:
     assert art is not None
     args = {"BASE_IMAGE": base_ref(build.base), "SERVER_VERSION": build.version}
     ext = build.extension
-    if ext is not None:  # an extension from a pinned Debian package (docker/postgres/install-extension.sh)
-        args |= {"EXTENSION_SUITE": ext.suite or build.base, "EXTENSION_PACKAGE": ext.package,
-                 "EXTENSION_VERSION": ext.version, "EXTENSION_SHA256": ext.sha256}
+    if ext is not None:  # an extension (docker/postgres/install-extension.sh): a pinned Debian package of its
+        # module, or its source folder compiled against pinned server headers (a Debian package or a wheel)
+        args |= {"EXTENSION_SUITE": "" if ext.registry == "pypi" else ext.suite or build.base,
+                 "EXTENSION_PACKAGE": ext.package, "EXTENSION_VERSION": ext.version, "EXTENSION_SHA256": ext.sha256}
+        if build.extension_source:
+            args |= {"EXTENSION_SOURCE": f"{EXTENSION_DIR}/{SOURCE_DIR}"}
+        if ext.registry == "pypi":
+            args |= {"EXTENSION_ARCHIVE": f"{EXTENSION_DIR}/{ext.file}", "EXTENSION_MEMBER": ext.member}
     if art.registry == "debian":
         pin = {"SERVER_PACKAGE_VERSION": art.version, "SERVER_PACKAGE_SHA256": art.sha256} if art.version else {}
-        return args | {"SERVER_PACKAGE": art.package} | pin
+        suite = {"SERVER_PACKAGE_SUITE": art.suite} if art.suite else {}  # a suite the base lacks (experimental)
+        return args | {"SERVER_PACKAGE": art.package} | pin | suite
     return args | {"SERVER_ARCHIVE": archive_name(build)}
 
 
@@ -82,7 +94,18 @@ def recipe_hash(build: Build, artifact_sha: str) -> str:
     extra = {f"arg:{k}": v for k, v in build_args(build).items()}
     extra |= {"artifact": f"{art.registry}:{art.package}", "artifact_sha256": artifact_sha,
               "base": base_hash(build.base)}
+    if build.extension_source:  # the extension's source files count as the recipe's
+        extra["extension_source"] = digest(extension_source_dir(build))
     return digest(recipe_dir(build.recipe), extra)
+
+
+def extension_source_dir(build: Build) -> Path:
+    """The repository folder holding a build's extension source (catalog ``extension_source``)."""
+    path = project_root() / build.extension_source
+    if not path.is_dir():
+        raise DbexpError(f"{build.spec}: its extension source folder {build.extension_source} is not in "
+                         f"{project_root()}: run from a checkout of the repository")
+    return path
 
 
 def _info(ref: str, attrs: dict, source: str) -> ImageInfo:
@@ -132,6 +155,13 @@ def _context(build: Build, work: Path) -> tuple[Path, str]:
     """Assemble the build context (the recipe folder plus the server archive); returns (path, sha)."""
     ctx = work / "context"
     shutil.copytree(recipe_dir(build.recipe), ctx)
+    ext_dir = ctx / EXTENSION_DIR
+    ext_dir.mkdir(exist_ok=True)
+    if build.extension_source:
+        shutil.copytree(extension_source_dir(build), ext_dir / SOURCE_DIR)
+    if build.extension is not None and build.extension.registry == "pypi":  # headers in a wheel, fetched here
+        wheel = binaries.fetch_wheel(build.extension)
+        shutil.copy2(wheel, ext_dir / build.extension.file)
     sha = build.artifact.sha256 if build.artifact is not None else ""  # a Debian pin's .deb
     if build.artifact is not None and build.artifact.registry != "debian":
         got = binaries.fetch(build)
