@@ -9,7 +9,7 @@ import itertools
 from contextlib import nullcontext
 from dataclasses import dataclass
 
-from dbexp.catalog import OFFLINE
+from dbexp.catalog import OFFLINE, PREVIEW
 from dbexp.chapters.buffer_pins import queries
 from dbexp.chapters.buffer_pins.measure import (KINDS, PATTERNS, TABLE, CurvePoint, PinPoint, measure_curve,
                                                 measure_pins)
@@ -29,10 +29,11 @@ READ_STREAM_FROM = 17  # sequential scans read through a read stream (its look-a
 
 
 def pinbench_builds() -> list:
-    """The offline builds with the pinbench extension, oldest first."""
+    """The offline builds with the pinbench extension, oldest first: the released versions' and the preview
+    release's (19~rc1, which the thread's master is closest to)."""
     from dbexp.catalog.versions import version_key
 
-    return sorted((b for b in OFFLINE if b.variant == VARIANT), key=lambda b: version_key(b.version))
+    return sorted((b for b in OFFLINE + PREVIEW if b.variant == VARIANT), key=lambda b: version_key(b.version))
 
 
 def probed(spec: str) -> bool:
