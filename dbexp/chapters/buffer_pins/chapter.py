@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from dbexp.catalog import OFFLINE, PREVIEW
 from dbexp.chapters.buffer_pins import queries
+from dbexp.chapters.buffer_pins.engines import postgres
 from dbexp.chapters.buffer_pins.measure import (KINDS, PATTERNS, TABLE, CurvePoint, PinPoint, measure_curve,
                                                 measure_pins)
 from dbexp.errors import DbexpError, choices
@@ -18,6 +19,11 @@ from dbexp.experiments.chapter import Chapter, Cpus, Part, check_names
 from dbexp.experiments.measure import Measured
 from dbexp.experiments.state import drop_page_cache
 from dbexp.experiments.sweep import Point
+from dbexp.servers.engines import Engines
+
+PARTS = Engines("buffer_pins", {"postgres": postgres.Postgres},
+                skipped={"mysql": "InnoDB keeps no per-thread array of pins: a page's fix count lives in its "
+                                  "block (buf_block_fix), the mechanism the source is about does not exist there"})
 
 VARIANT = "pinbench"
 SOURCE_NS = (1, 2, 3, 7, 11, 19, 100, 988, 10000)  # the source's num_buffers
@@ -84,6 +90,7 @@ class BufferPins(Chapter):
                       tuple(queries.SHAPES), 2000, 1_000_000, (1, 16, 64), 3, 6, 3),
     }
     order = "grouped"  # a point's repeats together; every run's state is made before it (reset)
+    engines = PARTS
     knob_help = {
         "servers": 'PostgreSQL builds with the pinbench extension, e.g. ["postgres:17+pinbench"]',
         "ns": "the pins held (or pinned per round), e.g. [1, 7, 8, 9, 100]",
@@ -136,18 +143,17 @@ class BufferPins(Chapter):
 
     def _tables(self, server, point: Point, state: dict) -> None:
         p = point.params
+        part = PARTS.of(server.flavor)
         conn = server.connect()
         try:
-            if "pinbench" not in state:
-                with conn.cursor() as cur:
-                    cur.execute("CREATE EXTENSION IF NOT EXISTS pinbench")
-                    cur.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
-                state["pinbench"] = True
+            if "installed" not in state:
+                part.install(conn)
+                state["installed"] = True
             if isinstance(p, CurvePoint) and state.get("blocks", 0) < p.blocks:
-                queries.make_block_table(conn, p.blocks)
+                part.make_block_table(conn, p.blocks)
                 state["blocks"] = p.blocks
             if isinstance(p, PinPoint) and state.get("rows") != p.rows:
-                queries.make_sbtest(conn, p.rows)
+                part.make_query_table(conn, p.rows)
                 state["rows"] = p.rows
         finally:
             conn.close()
@@ -166,24 +172,18 @@ class BufferPins(Chapter):
             return
         conn = server.connect()
         try:
-            with conn.cursor() as cur:
-                for rel in ("sbtest1", "sbtest1_pkey", "k_1"):
-                    cur.execute("SELECT pinbench_prewarm(%s::regclass)", (rel,))
+            PARTS.of(server.flavor).prewarm(conn, ("sbtest1", "sbtest1_pkey", "k_1"))
         finally:
             conn.close()
 
     def precondition(self, server, point: Point, state: dict) -> dict:
-        """A pin run: sbtest1's pages all in shared buffers (warm) or none (cold), as pg_buffercache shows."""
+        """A pin run: sbtest1's pages all in the buffer pool (warm) or none (cold)."""
         p = point.params
         if not isinstance(p, PinPoint):
             return {}
         conn = server.connect()
         try:
-            with conn.cursor() as cur:
-                cur.execute("SELECT (SELECT count(*) FROM pg_buffercache b JOIN pg_class c "
-                            "ON b.relfilenode = pg_relation_filenode(c.oid) WHERE c.relname = 'sbtest1'), "
-                            "pg_relation_size('sbtest1') / current_setting('block_size')::int")
-                resident, pages = cur.fetchone()
+            resident, pages = PARTS.of(server.flavor).resident_pages(conn, "sbtest1")
         finally:
             conn.close()
         if p.cold:
