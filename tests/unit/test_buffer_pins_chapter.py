@@ -62,7 +62,7 @@ def test_a_timed_call_names_its_function_and_arguments():
     p = CurvePoint("cycle", "random", (1, 100), 100_000, 3, 64, 256)
     assert call_sql(p, 100) == ("SELECT pinbench_cycle(%s::regclass, %s, %s, %s)", ("pinbench_blocks", 100, 1000, "random"))
     cold = CurvePoint("hold_cold", "random", (1,), 100_000, 3, 64, 256)
-    assert call_sql(cold, 8)[1] == ("pinbench_blocks", 8, 64, 5000, "random", False, 256)
+    assert call_sql(cold, 8)[1] == ("pinbench_blocks", 8, 64, 2000, "random", False, 256)
     assert call_sql(CurvePoint("hold_lock", "sequential", (1,), 10, 1, 64, 0), 1)[1][5] is True
     assert p.blocks == 164
 
@@ -122,4 +122,4 @@ def test_pin_histograms_pool_the_runs_and_judge_the_zero_to_two_claim():
     assert analysis.pooled_share(res, "held_at_pin", lambda v: v <= 3) == (300, 300)
     assert analysis.held_buckets(res).iloc[0]["held 1"] == "100.0%"
     text, verdict = bp.claims._zero_to_two(res)
-    assert text.startswith("300 of 300 new pins") and verdict == "agrees"
+    assert text.startswith("300 of 300 new pins") and verdict == "agrees (shapes and versions)"

@@ -66,7 +66,7 @@ class Scale:
     kinds: tuple[str, ...]
     patterns: tuple[str, ...]
     ops: int  # timed operations per call
-    calls: int  # calls per N in a run (median kept)
+    calls: int  # calls per N in a run, in rounds over every N (the fastest kept)
     loop_blocks: int
     cold_kb: int
     shapes: tuple[str, ...]  # query shapes whose pins are counted
@@ -84,9 +84,9 @@ class BufferPins(Chapter):
     scales = {
         "smoke": Scale(("postgres:17+pinbench@offline",), (1, 7, 8, 9, 100), ("cycle", "hold"), ("random",),
                        20_000, 3, 64, 256, ("point_select", "range_100"), 50, 5_000, (1,), 1, 1, 1),
-        "default": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 100_000, 3, 64, 256,
+        "default": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 50_000, 7, 64, 256,
                          tuple(queries.SHAPES), 400, 100_000, (1, 16, 64), 2, 4, 2),
-        "full": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 300_000, 5, 64, 1024,
+        "full": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 100_000, 11, 64, 1024,
                       tuple(queries.SHAPES), 2000, 1_000_000, (1, 16, 64), 3, 6, 3),
     }
     order = "grouped"  # a point's repeats together; every run's state is made before it (reset)

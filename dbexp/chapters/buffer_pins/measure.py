@@ -6,7 +6,7 @@
   ``cycle`` pins N distinct buffers and releases them first in, first out (the source's benchmark);
   ``hold`` keeps N pinned while it reads and releases others, ``hold_lock`` the same with a share
   content lock and unlock between, ``hold_cold`` the same with a cache-evicting walk before each
-  operation. Each N is called ``calls`` times in a run; the median call is kept.
+  operation. Each N is called ``calls`` times in a run, in rounds over every N; the fastest call is kept.
 - **Pins** (:class:`PinPoint`): a query shape run ``executions`` times on one connection while the
   uprobes of pin_probe count, for that backend only, how many buffers it holds at each new pin and
   how many content locks fall inside each pin. ``cold``: the server restarted and the host's page
@@ -34,8 +34,8 @@ class CurvePoint:
     kind: str
     pattern: str
     ns: tuple[int, ...]  # the pins held (hold) or pinned per round (cycle), each timed in this run
-    ops: int  # timed operations per call (hold_cold: a twentieth, each timed alone)
-    calls: int  # calls per N; the median is kept
+    ops: int  # timed operations per call (hold_cold: a fiftieth, each timed alone)
+    calls: int  # calls per N, in rounds over every N; the fastest is kept
     loop_blocks: int  # hold: the blocks read and released while N stay pinned
     cold_kb: int  # hold_cold: KiB walked before each operation
 
@@ -69,31 +69,38 @@ def call_sql(p: CurvePoint, n: int) -> tuple[str, tuple]:
     if p.kind == "cycle":
         return "SELECT pinbench_cycle(%s::regclass, %s, %s, %s)", (TABLE, n, max(1, p.ops // n), p.pattern)
     lock = p.kind == "hold_lock"
-    cold, ops = (p.cold_kb, max(1, p.ops // 20)) if p.kind == "hold_cold" else (0, p.ops)
+    cold, ops = (p.cold_kb, max(1, p.ops // 50)) if p.kind == "hold_cold" else (0, p.ops)
     return ("SELECT pinbench_hold(%s::regclass, %s, %s, %s, %s, %s, %s)",
             (TABLE, n, p.loop_blocks, ops, p.pattern, lock, cold))
 
 
 def measure_curve(server, p: CurvePoint) -> Measured:
+    """Every N called ``calls`` times, in rounds that visit every N once (each round starting one N further
+    on), so that a slow spell of the machine, which lasts longer than a call, falls on every N alike; per N
+    the fastest call (``ns_N``: the host's interference only ever adds time), the median (``median_N``)
+    and the calls' spread ((max - min) / median)."""
     m: dict[str, tuple[float | None, str]] = {}
+    got: dict[int, list[float]] = {n: [] for n in p.ns}
     conn = server.connect()
     try:
         with conn.cursor() as cur, cpu_window(server, None) as window:
             cur.execute("SELECT pinbench_prewarm(%s::regclass)", (TABLE,))
-            for n in p.ns:
-                sql, args = call_sql(p, n)
-                got = []
-                for _ in range(p.calls):
+            for r in range(p.calls):
+                for i in range(len(p.ns)):
+                    n = p.ns[(i + r) % len(p.ns)]
+                    sql, args = call_sql(p, n)
                     cur.execute(sql, args)
-                    got.append(float(cur.fetchone()[0]))
-                if not all(v > 0 for v in got):
-                    raise DbexpError(f"pinbench {p.kind} at N = {n} gave {got} ns: a time must be positive")
-                mid = statistics.median(got)
-                m[f"ns_{n}"] = (mid, "ns")
-                m[f"spread_{n}"] = ((max(got) - min(got)) / mid, "ratio")
+                    got[n].append(float(cur.fetchone()[0]))
         m.update(window)
     finally:
         conn.close()
+    for n, values in got.items():
+        if not all(v > 0 for v in values):
+            raise DbexpError(f"pinbench {p.kind} at N = {n} gave {values} ns: a time must be positive")
+        mid = statistics.median(values)
+        m[f"ns_{n}"] = (min(values), "ns")
+        m[f"median_{n}"] = (mid, "ns")
+        m[f"spread_{n}"] = ((max(values) - min(values)) / mid, "ratio")
     m["calls_per_n"] = (float(p.calls), "count")
     sql, _ = call_sql(p, p.ns[0])
     return Measured(m, [], [], sql)
