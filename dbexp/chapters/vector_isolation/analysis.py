@@ -71,6 +71,8 @@ def runs(res: Results) -> pd.DataFrame:
         w["engine"] = _engine(w)
         w["index"] = [PARTS.part_for_name(f).label for f in w["flavor"]]
         w["setting"] = [setting_label(r) for _, r in w.iterrows()]
+        if w["m"].nunique() > 1:  # more than one graph degree: each setting names its m
+            w["setting"] = w["setting"] + [f", m={int(m)}" for m in w["m"]]
         w["writer_label"] = [writer_label(r) for _, r in w.iterrows()]
         return w
     return memo(res, "vector_runs", compute)
@@ -84,7 +86,8 @@ def changed_rates(res: Results) -> pd.DataFrame:
     if w.empty:
         return pd.DataFrame()
     w = w[w["kind"] == "readers"]
-    keys = ["engine", "index", "setting", "writer_label", "writer", "gap_writes", "k", "ef_search", "iterative", "exact"]
+    keys = ["engine", "index", "setting", "writer_label", "writer", "gap_writes", "k", "ef_search", "iterative", "exact",
+            "m"]
     rows = []
     for key, g in w.groupby(keys, sort=False, dropna=False):
         n, c = int(g["reader_transactions"].sum()), int(g["set_changed"].sum())
@@ -144,7 +147,7 @@ def costs(res: Results) -> pd.DataFrame:
     w = runs(res)
     if w.empty:
         return pd.DataFrame()
-    keys = ["engine", "ef_search", "iterative"]
+    keys = ["engine", "m", "ef_search", "iterative"]
     q = w[w["kind"] == "query_rate"].groupby(keys)["queries_per_s"].agg(["mean", "min", "max"])
     ins = w[w["kind"] == "insert_rate"].groupby("engine")["writes_per_s"].agg(["mean", "min", "max"])
     t = changed_rates(res)

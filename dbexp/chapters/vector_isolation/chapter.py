@@ -42,7 +42,8 @@ class Scale:
     servers: tuple[str, ...]
     rows: int  # the data set's rows (ids 1..rows)
     dims: int
-    m: tuple[int, ...]  # HNSW m values (each its own index, on its own servers)
+    m: tuple[int, ...]  # HNSW m values (each its own index, on its own servers); the first gets every point,
+    # the others the main insert point, its no-writer control and the query rate
     ef_construction: int  # pgvector's (MariaDB has no such setting)
     transactions: int  # reader transactions per point
     gap_s: float  # with no writer: seconds between a transaction's two queries
@@ -65,9 +66,9 @@ class VectorIsolation(Chapter):
         "smoke": Scale(("postgres:17+pgvector@offline", "mariadb:11.8@offline"), 2000, 16, (16,), 64, 15, 0.2,
                        (10,), (10,), ("off",), (20,), ("update",), 1, 3.0),
         # MariaDB rebuilds its index for every point with a writer (about 20 s at 10,000 x 32 on one CPU here)
-        "default": Scale(DEFAULT_SERVERS, 10000, 32, (16,), 64, 30, 0.25, (10, 40), (10, 40),
+        "default": Scale(DEFAULT_SERVERS, 10000, 32, (16, 8), 64, 30, 0.25, (10, 40), (10, 40),
                          ("off", "relaxed_order"), (5, 20), ("update", "delete"), 2, 3.0),
-        "full": Scale(DEFAULT_SERVERS, 50000, 64, (8, 16, 32), 64, 100, 0.25, (10, 40), (10, 20, 40, 100),
+        "full": Scale(DEFAULT_SERVERS, 50000, 64, (16, 8, 32), 64, 100, 0.25, (10, 40), (10, 20, 40, 100),
                       ("off", "relaxed_order", "strict_order"), (5, 20, 80), ("update", "delete"), 3, 5.0),
     }
     order = "grouped"  # a point's state is made before it (the pristine table), not inherited
@@ -109,6 +110,10 @@ class VectorIsolation(Chapter):
                              group=group)
 
             its = [i for i in sc.iteratives if i in part.iterative_modes] or ["off"]
+            if m != sc.m[0]:
+                # another graph degree: the main insert point, its no-writer control and the query rate
+                out += [point(writer="none"), point(kind="query_rate", writer="none"), point()]
+                continue
             # the points without a writer first: they leave the pristine table as it is (no rebuild)
             pts = [point(writer="none")]
             pts += [point(kind="query_rate", writer="none", ef=ef, iterative=it)
