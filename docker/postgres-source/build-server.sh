@@ -40,10 +40,11 @@ fetch() {
     tools="gcc make bison flex perl libc6-dev zlib1g-dev bzip2 xz-utils binutils"
     # shellcheck disable=SC2086  # a list of package names
     apt-get install -y -qq --no-install-recommends $tools >/dev/null || fail "could not install $tools"
-    if ! apt-cache showsrc "$pkg=$version" 2>/dev/null | grep -q '^Package:'; then
-        have=$(apt-cache showsrc "$pkg" 2>/dev/null | sed -n 's/^Version: //p' | head -n 1)
-        dsc=$(apt-cache showsrc "$pkg=$have" 2>/dev/null | awk '/^Checksums-Sha256:/ {f=1; next} /^[^ ]/ {f=0} f && /\.dsc$/ {print $1}')
-        fail "source package $pkg $version is not on the mirror's $suite (it has ${have:-none}, .dsc SHA256 ${dsc:-?}): pin what it has in $PIN_HOME"
+    if ! apt-cache showsrc "$pkg" 2>/dev/null | grep -qx "Version: $version"; then
+        # the versions it has, each with its .dsc's SHA256 (the Sources index's Checksums-Sha256)
+        have=$(apt-cache showsrc "$pkg" 2>/dev/null | awk '/^Version:/ {v=$2} /^Checksums-Sha256:/ {f=1; next}
+               /^[^ ]/ {f=0} f && /\.dsc$/ {printf "%s%s (.dsc SHA256 %s)", sep, v, $1; sep=", "}')
+        fail "source package $pkg $version is not on the mirror's $suite (it has ${have:-none}): pin what it has in $PIN_HOME"
     fi
     work=$(mktemp -d)
     chmod 755 "$work"
