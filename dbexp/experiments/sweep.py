@@ -140,6 +140,12 @@ class Experiment:
         given is the order their workloads start in); one Measured per point, in that order."""
         return measure_together([(server, point.workload) for server, point in zip(servers, points)])
 
+    def timed(self, point: Point) -> bool:
+        """Whether the point's numbers depend on time (rates, durations): only then can steal or an episode
+        of the machine make a run wrong, and the noise rule measure it again. A run that counts events
+        (pins taken, rows returned) whatever the CPU's speed returns False; the steal is still stored."""
+        return True
+
     def saturates(self, point: Point) -> bool:
         """Whether the point's workload should keep the server's CPUs busy all the window (a run that
         does not then fell in an episode of the machine, and is measured again: noise.episode)."""
@@ -374,7 +380,10 @@ class Sweep:
 
     def _noisy(self, point: Point, measured: Measured) -> str | None:
         """Why the noise rule measures this run again (steal, or an episode of a saturating run), or None.
-        Without a steal limit (the smoke scale) neither is judged."""
+        Without a steal limit (the smoke scale), or for a run whose numbers do not depend on time
+        (Experiment.timed), neither is judged."""
+        if not self.experiment.timed(point):
+            return None
         why = noisy(measured.measurements, self.steal_limit_pct)
         if why is None and self.steal_limit_pct is not None and self.experiment.saturates(point):
             why = episode(measured.measurements)

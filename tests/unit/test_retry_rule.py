@@ -128,6 +128,19 @@ def test_a_noisy_run_is_kept_with_its_measurements_and_measured_again(store):
     assert store.done_keys("t") == {(points("A")[0].key("t"), 0)}
 
 
+def test_a_run_that_counts_events_is_not_judged_by_steal(store):
+    class Counting(Scripted):
+        def timed(self, point):  # its numbers are counts, not rates: steal cannot make them wrong
+            return point.params.name != "A"
+
+    exp = Counting({"A": [7.5], "B": [7.5, 0.2]})
+    Sweep(exp, points("A", "B"), repeats=1, store=store).run(progress=False)
+    runs = all_runs(store)
+    assert list(runs["status"]) == ["ok", "noisy", "ok"] and exp.calls == ["A", "B", "B"]
+    kept = store.table("measurements", [runs.loc[0, "run_id"]]).set_index("name")["value"]
+    assert kept["steal_server_pct"] == 7.5  # stored all the same
+
+
 def test_a_point_never_quiet_says_so_and_names_the_steal(store):
     exp = Scripted({"A": [7.5, 8.0, 9.25]})
     with pytest.raises(DbexpError, match=r"name=A repeat 0: no quiet run in 3 tries: the server's CPUs lost "

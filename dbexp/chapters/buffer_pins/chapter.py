@@ -191,6 +191,10 @@ class BufferPins(Chapter):
                                                                                      f"{resident} of {pages} pages")}
         return {"sbtest1 all in shared buffers": (resident >= pages, f"{resident} of {pages} pages")}
 
+    def timed(self, point: Point) -> bool:
+        """The curve is timed; a pin run counts pins, which steal cannot change."""
+        return isinstance(point.params, CurvePoint)
+
     def measure(self, server, point: Point, state: dict) -> Measured:
         p = point.params
         if isinstance(p, CurvePoint):
