@@ -21,8 +21,8 @@ SOURCE_NS = {
 }
 STEP = (7, 11)  # the source's two N around the array's 8 entries
 GROWTH = (1, 10000)
-KIND_LABELS = {"cycle": "pin N, release N (the source's)", "hold": "N held, others read",
-               "hold_lock": "N held, others read and share-locked", "hold_cold": "N held, cold caches"}
+KIND_LABELS = {"cycle": "pin N, release N", "hold": "N held", "hold_lock": "N held, locked",
+               "hold_cold": "N held, cold"}
 
 
 def source_ratio(pattern: str, pair: tuple[int, int]) -> float:
@@ -32,7 +32,9 @@ def source_ratio(pattern: str, pair: tuple[int, int]) -> float:
 
 
 def _version(w: pd.DataFrame) -> pd.Series:
-    return w["version"].astype(str).str.split("-").str[0]
+    """The build's version as its spec names it (13.23, 19.0~rc1): the server's own banner differs by
+    packager (Debian's 19 reports "19rc1 (Debian 19~rc1-1)")."""
+    return w["spec"].astype(str).str.extract(r":([^+@]+)", expand=False)
 
 
 def curve_runs(res: Results) -> pd.DataFrame:
@@ -117,6 +119,15 @@ def pin_runs(res: Results) -> pd.DataFrame:
                     label=w.apply(lambda r: _shape_label(r["shape"], int(r["eic"]), bool(r["cold"])), axis=1))
 
 
+def _in_order(w: pd.DataFrame) -> pd.DataFrame:
+    """Pin runs by version, then the shapes in queries.SHAPES' order, warm before cold, eic rising."""
+    from dbexp.chapters.buffer_pins.queries import SHAPES
+
+    key = w.assign(_v=_order(w["version"].rename("version")), _s=w["shape"].map(list(SHAPES).index),
+                   _c=w["cold"].astype(bool), _e=w["eic"].astype(int))
+    return key.sort_values(["_v", "_s", "_c", "_e"]).drop(columns=["_v", "_s", "_c", "_e"])
+
+
 def _shape_label(shape: str, eic: int, cold: bool) -> str:
     if shape != "seq_scan":
         return shape.replace("_", " ")
@@ -130,6 +141,7 @@ def pin_table(res: Results) -> pd.DataFrame:
     w = pin_runs(res)
     if w.empty:
         return pd.DataFrame()
+    w = _in_order(w)
     agg = w.groupby(["version", "label"], sort=False).agg(
         runs=("run_id", "count"), pins_per_execution=("pins_per_execution", "mean"),
         others_le2_share=("others_le2_share", "mean"), held_max=("held_max", "max"),
@@ -145,7 +157,7 @@ def histograms(res: Results, source: str) -> pd.DataFrame:
     c = res.counters
     if w.empty or c.empty:
         return pd.DataFrame(columns=["version", "label", "value", "pins", "share"])
-    c = c[c["source"] == source].merge(w[["run_id", "version", "label"]], on="run_id")
+    c = c[c["source"] == source].merge(_in_order(w)[["run_id", "version", "label"]], on="run_id")
     c = c.assign(value=c["name"].astype(int)).groupby(["version", "label", "value"], sort=False)["delta"].sum()
     c = c.reset_index().rename(columns={"delta": "pins"})
     c["share"] = c["pins"] / c.groupby(["version", "label"])["pins"].transform("sum")
@@ -196,9 +208,28 @@ def shape_display(res: Results) -> pd.DataFrame:
     t = shape_table(res)
     if t.empty:
         return t
-    out = t[["version", "kind_label", "pattern", "edge_pair"]].copy()
+    out = t[["version", "kind_label", "pattern"]].copy()
     for name in ("step", "edge", "growth"):
         out[name] = [_with_ci(r, lo, hi) for r, lo, hi in zip(t[name], t[f"{name}_lo"], t[f"{name}_hi"])]
-    out["runs"] = t["step_runs"].where(t["step_runs"] > 0, t["growth_runs"])
     out["source"] = [f"{a:.2f} / {b:.2f}" if not np.isnan(a) else "" for a, b in zip(t["source_step"], t["source_growth"])]
     return out
+
+
+def relative_curve(res: Results, kind: str) -> pd.DataFrame:
+    """Each N's time over N = 1's, paired within runs (geometric mean and 95% interval), per version and
+    pattern of ``kind``; with the thread's own table, divided the same way, as one more line (cycle)."""
+    long = curve_runs(res)
+    g = long[long["kind"] == kind]
+    rows = []
+    for (version, pattern), d in g.groupby(["version", "pattern"], sort=False):
+        for n in sorted(d["n"].unique()):
+            r, lo, hi, _ = ratio(res, version, kind, pattern, (1, int(n)))
+            rows.append({"version": version, "pattern": pattern, "kind_label": KIND_LABELS[kind], "n": int(n),
+                         "relative": r, "lo": lo, "hi": hi})
+    if kind == "cycle":
+        for pattern in g["pattern"].unique():
+            t = SOURCE_NS[pattern]
+            rows += [{"version": "thread (master, its author's machine)", "pattern": pattern,
+                      "kind_label": KIND_LABELS[kind], "n": n, "relative": v / t[1], "lo": np.nan, "hi": np.nan}
+                     for n, v in t.items()]
+    return pd.DataFrame(rows)
