@@ -233,3 +233,22 @@ def relative_curve(res: Results, kind: str) -> pd.DataFrame:
                       "kind_label": KIND_LABELS[kind], "n": n, "relative": v / t[1], "lo": np.nan, "hi": np.nan}
                      for n, v in t.items()]
     return pd.DataFrame(rows)
+
+
+LOCK_BUCKETS = ((0, 0, "0"), (1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 15, "5-15"), (16, 10**9, "16+"))
+
+
+def lock_buckets(res: Results) -> pd.DataFrame:
+    """The share of pins by the content locks taken while the pin was held (the thread's pin, (lock,
+    unlock)+, unpin), bucketed, per version and shape."""
+    h = histograms(res, "locks_per_pin")
+    if h.empty:
+        return pd.DataFrame(columns=["version", "shape"])
+    rows = []
+    for (version, label), g in h.groupby(["version", "label"], sort=False):
+        total = g["pins"].sum()
+        row = {"version": version, "shape": label}
+        for lo, hi, name in LOCK_BUCKETS:
+            row[f"{name} locks"] = f"{g[(g['value'] >= lo) & (g['value'] <= hi)]['pins'].sum() / total:.1%}"
+        rows.append(row)
+    return pd.DataFrame(rows)
