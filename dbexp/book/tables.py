@@ -161,4 +161,11 @@ def since_last(chapter: str, res, claims: pd.DataFrame) -> None:
     display(Markdown(f"**What moved since the last publication** (its runs ended {str(prev['published_until'].iloc[0])[:16]} "
                      f"UTC; its claims table was computed from its data just before this publication replaced them; "
                      f"{where}): {n} of {len(table)} verdicts moved."))
-    display(table.style.format(escape="html").hide().set_table_attributes(TABLE_CLASS))
+    display(as_moved(table).style.format(escape="html").hide().set_table_attributes(TABLE_CLASS))
+
+
+def as_moved(table: pd.DataFrame) -> pd.DataFrame:
+    """previous.moved's table as the page shows it: each claim's words without its source's link (the claims
+    carry it as HTML, Source.cite, and the table is escaped), the claims whose verdict moved first."""
+    table = table.assign(claim=table["claim"].str.replace(r"<[^>]+>", "", regex=True))
+    return table.sort_values("moved", key=lambda m: m != "yes", kind="stable").reset_index(drop=True)
