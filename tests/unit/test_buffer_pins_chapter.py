@@ -30,7 +30,10 @@ def test_the_servers_are_the_catalogs_pinbench_builds_oldest_first():
 def test_default_design_has_every_curve_and_pins_where_symbols_are():
     sc = bp.CHAPTER.scale("default")
     parts = bp.CHAPTER.design(sc, Cpus())
-    curve, pins = parts
+    curve, pins, array = parts
+    # the two builds of one source whose arrays differ: both kinds in random order, both sides of 8 and of 32
+    assert {p.server.spec for p in array.points} == set(sc.array_servers) and len(sc.array_servers) == 2
+    assert {8, 9, 32, 33} <= set(array.points[0].params.ns)
     assert (curve.repeats, curve.instances) == (sc.repeats, sc.instances) and sc.instances >= 2
     kinds = {(p.server.spec, p.params.kind, p.params.pattern) for p in curve.points}
     # hold_cold in random order only: the cold walk makes the other blocks' order moot
@@ -91,7 +94,7 @@ def _results(rows: list[dict], counters: pd.DataFrame | None = None) -> Results:
 
 
 def _curve_row(run: str, version: str, kind: str, pattern: str, instance: int, ns: dict[int, float]) -> dict:
-    return {"run_id": run, "status": "ok", "version": version, "kind": kind, "pattern": pattern, "instance": instance,
+    return {"run_id": run, "status": "ok", "spec": f"postgres:{version}+pinbench@offline", "version": version, "kind": kind, "pattern": pattern, "instance": instance,
             "shape": None, "ns": tuple(ns), **{f"ns_{n}": v for n, v in ns.items()}}
 
 
@@ -112,7 +115,7 @@ def test_the_curves_ratios_are_paired_within_runs_and_judged_against_the_sources
 
 
 def test_pin_histograms_pool_the_runs_and_judge_the_zero_to_two_claim():
-    rows = [{"run_id": "p1", "status": "ok", "version": "17.10", "kind": None, "shape": "point_select", "eic": 1,
+    rows = [{"run_id": "p1", "status": "ok", "spec": "postgres:17.10+pinbench@offline", "version": "17.10", "kind": None, "shape": "point_select", "eic": 1,
              "cold": False, "pins_per_execution": 3.0, "others_le2_share": 1.0, "held_max": 1.0,
              "locked_pin_share": 1.0, "relocked_pin_share": 0.0, "blocks_read": 0.0, "executions": 100, "instance": 0}]
     counters = pd.DataFrame([{"run_id": "p1", "source": "held_at_pin", "name": "1", "before": 0, "after": 300, "delta": 300},
@@ -123,3 +126,17 @@ def test_pin_histograms_pool_the_runs_and_judge_the_zero_to_two_claim():
     assert analysis.held_buckets(res).iloc[0]["held 1"] == "100.0%"
     text, verdict = bp.claims._zero_to_two(res)
     assert text.startswith("300 of 300 new pins") and verdict == "agrees (shapes and versions)"
+
+
+def test_the_array_comparison_names_each_build_and_judges_32_over_8_where_only_32_keeps_every_pin():
+    rows = []
+    for i, (entries, at19) in enumerate([(8, 130.0), (8, 132.0), (32, 110.0), (32, 111.0)]):
+        rows.append({**_curve_row(f"r{i}", "18.6", "hold", "random", i % 2, {1: 100.0, 19: at19, 100: 140.0}),
+                     "spec": f"postgres:18.6+pinbench-src{entries}@offline"})
+    res = _results(rows)
+    assert analysis.curve_runs(res).empty  # the array builds stay out of the released versions' curve
+    t = analysis.array_table(res).set_index("n")
+    assert (t.loc[19, "small"], t.loc[19, "big"]) == ("18.6, array 8", "18.6, array 32")
+    assert t.loc[19, "ratio"] == pytest.approx((110.5 / 131.0), rel=1e-3) and t.loc[19, "hi"] < 1
+    text, verdict = bp.claims._array(res)
+    assert text.startswith("18.6, array 32 over 18.6, array 8: N held: at 19, 0.84") and verdict.startswith("agrees")

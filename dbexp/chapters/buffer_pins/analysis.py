@@ -37,20 +37,26 @@ def _version(w: pd.DataFrame) -> pd.Series:
     return w["spec"].astype(str).str.extract(r":([^+@]+)", expand=False)
 
 
-def curve_runs(res: Results) -> pd.DataFrame:
-    """One row per ok curve run and N: version, kind, pattern, n, ns, run_id, instance."""
+ARRAY_MARK = "+pinbench-src"  # the specs of the two builds whose arrays differ (postgres:18.6+pinbench-src32)
+
+
+def curve_runs(res: Results, array: bool = False) -> pd.DataFrame:
+    """One row per ok curve run and N: version, kind, pattern, n, ns, run_id, instance; the released builds'
+    runs, or (``array``) those of the two builds whose arrays differ, their version then naming the array."""
     def compute():
         w = res.wide
         if w.empty or "kind" not in w:
             return pd.DataFrame(columns=["version", "kind", "pattern", "n", "ns", "run_id", "instance"])
-        w = w[w["kind"].notna() & (w["status"] == "ok")]
+        w = w[w["kind"].notna() & (w["status"] == "ok") & (w["spec"].str.contains(ARRAY_MARK, regex=False) == array)]
+        if array:
+            w = w.assign(spec=w["spec"].str.replace(r":([^+@]+)\+pinbench-src(\d+)", r":\1, array \2", regex=True))
         cols = [c for c in w.columns if c.startswith("ns_") and c[3:].isdigit()]
         long = w.drop(columns=["ns"], errors="ignore").assign(version=_version(w)).melt(id_vars=["version", "kind", "pattern", "run_id", "instance"],
                                                   value_vars=cols, var_name="n", value_name="ns")
         long = long.dropna(subset=["ns"])
         long["n"] = long["n"].str[3:].astype(int)
         return long.sort_values(["version", "kind", "pattern", "n"], key=_order).reset_index(drop=True)
-    return memo(res, "curve_runs", compute)
+    return memo(res, f"curve_runs {array}", compute)
 
 
 def _order(col: pd.Series) -> pd.Series:
@@ -252,3 +258,27 @@ def lock_buckets(res: Results) -> pd.DataFrame:
             row[f"{name} locks"] = f"{g[(g['value'] >= lo) & (g['value'] <= hi)]['pins'].sum() / total:.1%}"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def array_table(res: Results) -> pd.DataFrame:
+    """The two builds whose arrays differ (one source, one compiler): per kind and N, each build's time (the
+    mean of its runs' fastest calls) and the larger array's over the smaller's, an unpaired ratio over the
+    runs of each (95%)."""
+    long = curve_runs(res, array=True)
+    if long.empty:
+        return pd.DataFrame()
+    builds = sorted(long["version"].unique(), key=lambda v: int(v.rsplit(" ", 1)[1]))
+    if len(builds) != 2:
+        return pd.DataFrame()
+    small, big = builds
+    rows = []
+    for (kind, n), g in long.groupby(["kind", "n"], sort=False):
+        a, b = g[g["version"] == small]["ns"], g[g["version"] == big]["ns"]
+        if len(a) < 2 or len(b) < 2:
+            continue
+        r, lo, hi = stats.unpaired_ratio_ci(b.to_numpy(), a.to_numpy())
+        rows.append({"kind": kind, "kind_label": KIND_LABELS[kind], "n": int(n), "small": small, "big": big,
+                     "ns_small": float(a.mean()), "ns_big": float(b.mean()), "ratio": r, "lo": lo, "hi": hi,
+                     "runs": min(len(a), len(b)), "ratio_text": _with_ci(r, lo, hi)})
+    return pd.DataFrame(rows).sort_values(["kind", "n"], key=lambda c: c.map(list(KIND_LABELS).index)
+                                          if c.name == "kind" else c).reset_index(drop=True)

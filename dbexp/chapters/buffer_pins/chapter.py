@@ -26,6 +26,7 @@ PARTS = Engines("buffer_pins", {"postgres": postgres.Postgres},
                                   "block (buf_block_fix), the mechanism the source is about does not exist there"})
 
 VARIANT = "pinbench"
+ARRAY_VARIANT = "pinbench-src"  # 18.6 built from Debian's source, REFCOUNT_ARRAY_ENTRIES after it (8, 32)
 SOURCE_NS = (1, 2, 3, 7, 11, 19, 100, 988, 10000)  # the source's num_buffers
 NS = (1, 2, 3, 7, 8, 9, 11, 19, 100, 988, 10000)  # and both sides of the array's 8 entries
 # The settings every run has: shared buffers room for 10,000 pins and the tables, the rest the comparable
@@ -40,6 +41,12 @@ def pinbench_builds() -> list:
     from dbexp.catalog.versions import version_key
 
     return sorted((b for b in OFFLINE + PREVIEW if b.variant == VARIANT), key=lambda b: version_key(b.version))
+
+
+def array_builds() -> list:
+    """The two builds of one source that differ only in the array's size (REFCOUNT_ARRAY_ENTRIES 8 and 32),
+    smallest first."""
+    return sorted((b for b in PREVIEW if b.variant.startswith(ARRAY_VARIANT)), key=lambda b: int(b.variant[len(ARRAY_VARIANT):]))
 
 
 def probed(spec: str) -> bool:
@@ -57,6 +64,8 @@ def _major(spec: str) -> int:
 
 
 DEFAULT_SERVERS = tuple(b.spec for b in pinbench_builds())
+ARRAY_SERVERS = tuple(b.spec for b in array_builds())
+ARRAY_NS = (1, 7, 8, 9, 19, 31, 32, 33, 100, 988, 10000)  # both sides of 8 and of 32
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,8 @@ class Scale:
     instances: int
     repeats: int  # curve runs per point (spread over the instances)
     pin_repeats: int  # pin runs per point
+    array_servers: tuple[str, ...] = ()  # the two builds whose arrays differ, each timed like the others
+    array_ns: tuple[int, ...] = ARRAY_NS
 
 
 class BufferPins(Chapter):
@@ -83,11 +94,11 @@ class BufferPins(Chapter):
     Scale = Scale
     scales = {
         "smoke": Scale(("postgres:17+pinbench@offline",), (1, 7, 8, 9, 100), ("cycle", "hold"), ("random",),
-                       20_000, 3, 64, 256, ("point_select", "range_100"), 50, 5_000, (1,), 1, 1, 1),
+                       20_000, 3, 64, 256, ("point_select", "range_100"), 50, 5_000, (1,), 1, 1, 1, ()),
         "default": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 50_000, 7, 64, 256,
-                         tuple(queries.SHAPES), 400, 100_000, (1, 16, 64), 2, 4, 2),
+                         tuple(queries.SHAPES), 400, 100_000, (1, 16, 64), 2, 4, 2, ARRAY_SERVERS),
         "full": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 100_000, 11, 64, 1024,
-                      tuple(queries.SHAPES), 2000, 1_000_000, (1, 16, 64), 3, 6, 3),
+                      tuple(queries.SHAPES), 2000, 1_000_000, (1, 16, 64), 3, 6, 3, ARRAY_SERVERS),
     }
     order = "grouped"  # a point's repeats together; every run's state is made before it (reset)
     engines = PARTS
@@ -99,6 +110,8 @@ class BufferPins(Chapter):
         "cold_kb": "KiB walked before each hold_cold operation", "shapes": f"query shapes, of {', '.join(queries.SHAPES)}",
         "executions": "executions per pin run", "rows": "sbtest1's rows", "eics": "effective_io_concurrency values",
         "instances": "servers started per spec", "repeats": "curve runs per point", "pin_repeats": "pin runs per point",
+        "array_servers": 'the builds whose arrays differ, e.g. ["postgres:18.6+pinbench-src8"]',
+        "array_ns": "the pins of the array comparison, e.g. [8, 9, 32, 33]",
     }
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
@@ -110,6 +123,10 @@ class BufferPins(Chapter):
             if "+" + VARIANT not in spec:
                 raise DbexpError(f"chapter buffer_pins needs a build with the pinbench extension, not {spec!r}; "
                                  f"valid are {choices(have)}")
+        for spec in sc.array_servers:
+            if "+" + ARRAY_VARIANT not in spec:
+                raise DbexpError(f"the array comparison needs a build of one source with its array's size, not {spec!r}; "
+                                 f"valid are {choices(ARRAY_SERVERS)}")
         if min(sc.ns) < 1 or sc.rows < 1000:
             raise DbexpError(f"ns {list(sc.ns)} and rows {sc.rows}: every N must be at least 1, rows at least 1000")
         return sc
@@ -136,6 +153,12 @@ class BufferPins(Chapter):
         out = [Part(curve, sc.repeats, sc.instances)]
         if pins:
             out.append(Part(pins, sc.pin_repeats, sc.instances))
+        array = [Point(self.server_config(spec, cpus.server, {"shared_buffers": SHARED_BUFFERS}),
+                       CurvePoint(kind, "random", tuple(sc.array_ns), sc.ops, sc.calls, sc.loop_blocks, sc.cold_kb),
+                       group=f"buffer_pins array {spec}")
+                 for spec in sc.array_servers for kind in ("cycle", "hold")]
+        if array:
+            out.append(Part(array, sc.repeats, sc.instances))
         return out
 
     def session(self, server):

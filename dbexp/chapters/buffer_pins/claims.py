@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dbexp.chapters.buffer_pins.analysis import (GROWTH, STEP, curve_runs, histograms, pin_table, pooled_share,
-                                                 shape_table, source_ratio)
+from dbexp.chapters.buffer_pins.analysis import (GROWTH, STEP, array_table, curve_runs, histograms, pin_table,
+                                                 pooled_share, shape_table, source_ratio)
 from dbexp.experiments import claims_ledger, stats, verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import PGHACKERS_PINS as THREAD
@@ -138,7 +138,29 @@ def _prefetch(res: Results) -> tuple[str, str]:
     return "most pins held at once, cold sequential scans: " + ", ".join(cells), verdict
 
 
+def _array(res: Results) -> tuple[str, str]:
+    """32 entries over 8 where only the larger array keeps every pin (19), and beside it where both do (1)
+    and neither does (100): it helps where the ratio's interval lies below 1."""
+    t = array_table(res)
+    if t.empty:
+        return "", verdicts.not_measured("the two builds of one source with arrays of 8 and 32 entries are not in "
+                                         "these runs")
+    cells, vs = [], []
+    for kind, g in t.groupby("kind", sort=False):
+        at = g.set_index("n")
+        if 19 not in at.index:
+            continue
+        r = at.loc[19]
+        beside = ", ".join(f"{n}: {at.loc[n, 'ratio_text']}" for n in (1, 100) if n in at.index)
+        cells.append(f"{r['kind_label']}: at 19, {r['ratio_text']} ({beside})")
+        vs.append(verdicts.direction(1 - r["hi"], 1 - r["lo"], 1 - r["ratio"], int(r["runs"])))
+    if not cells:
+        return "", verdicts.not_measured("N = 19 is not in the array comparison's runs")
+    return (f"{t['big'].iloc[0]} over {t['small'].iloc[0]}: " + "; ".join(cells), verdicts.combine(vs))
+
+
 MEASURES = {
+    "array-32": _array,
     "step-past-array": lambda res: _curve_claim(res, "step", STEP),
     "growth-to-10000": lambda res: _curve_claim(res, "growth", GROWTH),
     "sequential-cheaper": _sequential,

@@ -5,7 +5,8 @@ holding N costs another read, and what real queries hold."""
 from __future__ import annotations
 
 from dbexp.book import prose
-from dbexp.chapters.buffer_pins.analysis import pin_table, pooled_share, shape_table, source_ratio, STEP, GROWTH
+from dbexp.chapters.buffer_pins.analysis import (GROWTH, STEP, array_table, pin_table, pooled_share, shape_table,
+                                                 source_ratio)
 from dbexp.experiments.chapter import Results
 
 
@@ -19,7 +20,11 @@ def numbers(res: Results) -> dict:
     if t.empty:
         return {"enough": False}
     out: dict = {"enough": True, "versions": list(dict.fromkeys(t["version"])), "cycle": None, "hold": None,
-                 "pins": None}
+                 "pins": None, "array": None}
+    arr = array_table(res)
+    if len(arr) and {1, 19, 100} <= set(arr[arr["kind"] == "hold"]["n"]):
+        h = arr[arr["kind"] == "hold"].set_index("n")
+        out["array"] = {n: {"text": h.loc[n, "ratio_text"]} for n in (1, 19, 100)}
     cyc = t[(t["kind"] == "cycle") & (t["pattern"] == "random")].dropna(subset=["step", "growth"])
     if len(cyc):
         out["cycle"] = {"step": _span(cyc, "step"), "growth": _span(cyc, "growth"),
