@@ -260,10 +260,15 @@ def lock_buckets(res: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+ARRAY_BASE = 7  # the array comparison's reference N: both arrays hold every pin there
+
+
 def array_table(res: Results) -> pd.DataFrame:
-    """The two builds whose arrays differ (one source, one compiler): per kind and N, each build's time (the
-    mean of its runs' fastest calls) and the larger array's over the smaller's, an unpaired ratio over the
-    runs of each (95%)."""
+    """The two builds whose arrays differ (one source, one compiler): per kind and N, each build's time over
+    the same run's time at N = 7 (where both arrays hold every pin; geometric mean over its runs), and the
+    larger array's over the smaller's, an unpaired ratio of those over the runs of each (95%). Dividing by the
+    run's own N = 7 takes out the machine's level, which moves by up to 2x between runs on this VM and would
+    swamp a ratio of raw times."""
     long = curve_runs(res, array=True)
     if long.empty:
         return pd.DataFrame()
@@ -271,14 +276,20 @@ def array_table(res: Results) -> pd.DataFrame:
     if len(builds) != 2:
         return pd.DataFrame()
     small, big = builds
+    wide = long.pivot_table(index=["version", "kind", "run_id"], columns="n", values="ns")
+    if ARRAY_BASE not in wide:
+        return pd.DataFrame()
+    rel = wide.div(wide[ARRAY_BASE], axis=0)
     rows = []
-    for (kind, n), g in long.groupby(["kind", "n"], sort=False):
-        a, b = g[g["version"] == small]["ns"], g[g["version"] == big]["ns"]
-        if len(a) < 2 or len(b) < 2:
-            continue
-        r, lo, hi = stats.unpaired_ratio_ci(b.to_numpy(), a.to_numpy())
-        rows.append({"kind": kind, "kind_label": KIND_LABELS[kind], "n": int(n), "small": small, "big": big,
-                     "ns_small": float(a.mean()), "ns_big": float(b.mean()), "ratio": r, "lo": lo, "hi": hi,
-                     "runs": min(len(a), len(b)), "ratio_text": _with_ci(r, lo, hi)})
-    return pd.DataFrame(rows).sort_values(["kind", "n"], key=lambda c: c.map(list(KIND_LABELS).index)
-                                          if c.name == "kind" else c).reset_index(drop=True)
+    for kind in [k for k in KIND_LABELS if k in long["kind"].unique()]:
+        for n in rel.columns:
+            a = rel.loc[(small, kind), n].dropna() if (small, kind) in rel.index.droplevel(2) else pd.Series(dtype=float)
+            b = rel.loc[(big, kind), n].dropna() if (big, kind) in rel.index.droplevel(2) else pd.Series(dtype=float)
+            if len(a) < 2 or len(b) < 2:
+                continue
+            r, lo, hi = (1.0, 1.0, 1.0) if n == ARRAY_BASE else stats.unpaired_ratio_ci(b.to_numpy(), a.to_numpy())
+            rows.append({"kind": kind, "kind_label": KIND_LABELS[kind], "n": int(n), "small": small, "big": big,
+                         "rel_small": float(np.exp(np.log(a).mean())), "rel_big": float(np.exp(np.log(b).mean())),
+                         "ratio": r, "lo": lo, "hi": hi, "runs": min(len(a), len(b)),
+                         "ratio_text": "1 (the reference)" if n == ARRAY_BASE else _with_ci(r, lo, hi)})
+    return pd.DataFrame(rows)

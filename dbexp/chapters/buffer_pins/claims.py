@@ -139,8 +139,9 @@ def _prefetch(res: Results) -> tuple[str, str]:
 
 
 def _array(res: Results) -> tuple[str, str]:
-    """32 entries over 8 where only the larger array keeps every pin (19), and beside it where both do (1)
-    and neither does (100): it helps where the ratio's interval lies below 1."""
+    """32 entries over 8, each build's time over its own run's at N = 7 (analysis.array_table), where only the
+    larger array keeps every pin (19), and beside it where both do (1) and neither does (100): it helps where
+    the ratio's interval at 19 lies below 1."""
     t = array_table(res)
     if t.empty:
         return "", verdicts.not_measured("the two builds of one source with arrays of 8 and 32 entries are not in "
@@ -156,7 +157,8 @@ def _array(res: Results) -> tuple[str, str]:
         vs.append(verdicts.direction(1 - r["hi"], 1 - r["lo"], 1 - r["ratio"], int(r["runs"])))
     if not cells:
         return "", verdicts.not_measured("N = 19 is not in the array comparison's runs")
-    return (f"{t['big'].iloc[0]} over {t['small'].iloc[0]}: " + "; ".join(cells), verdicts.combine(vs))
+    return (f"{t['big'].iloc[0]} over {t['small'].iloc[0]}, each build's time over its own run's at N = 7: "
+            + "; ".join(cells), verdicts.combine(vs))
 
 
 MEASURES = {
