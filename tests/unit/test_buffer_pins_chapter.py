@@ -65,7 +65,7 @@ def test_a_timed_call_names_its_function_and_arguments():
     p = CurvePoint("cycle", "random", (1, 100), 100_000, 3, 64, 256)
     assert call_sql(p, 100) == ("SELECT pinbench_cycle(%s::regclass, %s, %s, %s)", ("pinbench_blocks", 100, 1000, "random"))
     cold = CurvePoint("hold_cold", "random", (1,), 100_000, 3, 64, 256)
-    assert call_sql(cold, 8)[1] == ("pinbench_blocks", 8, 64, 2000, "random", False, 256)
+    assert call_sql(cold, 8)[1] == ("pinbench_blocks", 8, 64, 100_000 * 5 // 256, "random", False, 256)
     assert call_sql(CurvePoint("hold_lock", "sequential", (1,), 10, 1, 64, 0), 1)[1][5] is True
     assert p.blocks == 164
 

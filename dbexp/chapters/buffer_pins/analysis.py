@@ -293,3 +293,25 @@ def array_table(res: Results) -> pd.DataFrame:
                          "ratio": r, "lo": lo, "hi": hi, "runs": min(len(a), len(b)),
                          "ratio_text": "1 (the reference)" if n == ARRAY_BASE else _with_ci(r, lo, hi)})
     return pd.DataFrame(rows)
+
+
+def cold_over_warm(res: Results, ns=(1, 8, 100)) -> pd.DataFrame:
+    """Per version and N: the cold operation's time over the warm one's timed right after it in the same run
+    (N held, random order; geometric mean over runs with its 95% interval, paired within runs)."""
+    w = res.wide
+    if w.empty or "kind" not in w:
+        return pd.DataFrame()
+    w = w[(w["kind"] == "hold_cold") & (w["status"] == "ok") & ~w["spec"].str.contains(ARRAY_MARK, regex=False)]
+    rows = []
+    for version, g in w.assign(version=_version(w)).groupby("version", sort=False):
+        for n in ns:
+            cold, warm = f"ns_{n}", f"warm_{n}"
+            if cold not in g or warm not in g:
+                continue
+            d = g[[cold, warm]].dropna()
+            if len(d) < 2:
+                continue
+            r, lo, hi = stats.pair_ratio_ci(d[cold].to_numpy(), d[warm].to_numpy())
+            rows.append({"version": version, "n": n, "ratio": r, "lo": lo, "hi": hi, "runs": len(d),
+                         "ratio_text": _with_ci(r, lo, hi)})
+    return pd.DataFrame(rows)

@@ -95,9 +95,9 @@ class BufferPins(Chapter):
     scales = {
         "smoke": Scale(("postgres:17+pinbench@offline",), (1, 7, 8, 9, 100), ("cycle", "hold"), ("random",),
                        20_000, 3, 64, 256, ("point_select", "range_100"), 50, 5_000, (1,), 1, 1, 1, ()),
-        "default": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 50_000, 7, 64, 256,
+        "default": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 50_000, 7, 64, 2048,
                          tuple(queries.SHAPES), 400, 100_000, (1, 16, 64), 2, 4, 2, ARRAY_SERVERS),
-        "full": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 100_000, 11, 64, 1024,
+        "full": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 100_000, 11, 64, 4096,
                       tuple(queries.SHAPES), 2000, 1_000_000, (1, 16, 64), 3, 6, 3, ARRAY_SERVERS),
     }
     order = "grouped"  # a point's repeats together; every run's state is made before it (reset)
@@ -139,7 +139,8 @@ class BufferPins(Chapter):
                 if kind == "hold_cold" and pattern != "random":
                     continue  # a cold cache makes the order of the other blocks moot: random only
                 curve.append(Point(cfg, CurvePoint(kind, pattern, tuple(sc.ns), sc.ops, sc.calls, sc.loop_blocks,
-                                                   sc.cold_kb), group=f"buffer_pins {spec}"))
+                                                   sc.cold_kb if kind == "hold_cold" else 0),
+                                   group=f"buffer_pins {spec}"))
             if not probed(spec):
                 continue
             for shape in sc.shapes:
@@ -154,7 +155,7 @@ class BufferPins(Chapter):
         if pins:
             out.append(Part(pins, sc.pin_repeats, sc.instances))
         array = [Point(self.server_config(spec, cpus.server, {"shared_buffers": SHARED_BUFFERS}),
-                       CurvePoint(kind, "random", tuple(sc.array_ns), sc.ops, sc.calls, sc.loop_blocks, sc.cold_kb),
+                       CurvePoint(kind, "random", tuple(sc.array_ns), sc.ops, sc.calls, sc.loop_blocks, 0),
                        group=f"buffer_pins array {spec}")
                  for spec in sc.array_servers for kind in ("cycle", "hold")]
         if array:

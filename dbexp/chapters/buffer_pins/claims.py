@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dbexp.chapters.buffer_pins.analysis import (GROWTH, STEP, array_table, curve_runs, histograms, pin_table,
-                                                 pooled_share, shape_table, source_ratio)
+from dbexp.chapters.buffer_pins.analysis import (GROWTH, STEP, array_table, cold_over_warm, curve_runs, histograms,
+                                                 pin_table, pooled_share, shape_table, source_ratio)
 from dbexp.experiments import claims_ledger, stats, verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import PGHACKERS_PINS as THREAD
@@ -110,19 +110,16 @@ def _pin_lock(res: Results) -> tuple[str, str]:
 
 
 def _cache(res: Results) -> tuple[str, str]:
-    long = curve_runs(res)
-    h = long[(long["n"] == 1) & (long["pattern"] == "random")]
-    cells, vs = [], []
-    for version, g in h.groupby("version", sort=False):
-        cold, warm = g[g["kind"] == "hold_cold"]["ns"], g[g["kind"] == "hold"]["ns"]
-        if len(cold) < 2 or len(warm) < 2:
-            continue
-        r, lo, hi = stats.unpaired_ratio_ci(cold.to_numpy(), warm.to_numpy())
-        cells.append(f"{version} {_ci(r, lo, hi)}")
-        vs.append(verdicts.direction(lo - 1, hi - 1, r - 1, len(cold)))
-    if not cells:
-        return "", verdicts.NOT_MEASURED
-    return "one held pin, cold caches over warm: " + ", ".join(cells), verdicts.combine(vs)
+    """One held pin, the caches evicted before each operation over the same operation warm, timed right after it
+    in the same run (analysis.cold_over_warm): the remark holds where the cold time is resolved above the warm."""
+    t = cold_over_warm(res, ns=(1,))
+    if t.empty:
+        return "", verdicts.not_measured("no cold run timed its warm twin in these runs")
+    cells = [f"{r['version']} {r['ratio_text']}" for _, r in t.iterrows()]
+    vs = [verdicts.direction(r["lo"] - 1, r["hi"] - 1, r["ratio"] - 1, int(r["runs"])) for _, r in t.iterrows()]
+    kib = ", ".join(f"{int(k):,}" for k in sorted(res.wide.loc[res.wide["kind"] == "hold_cold", "cold_kb"].unique()))
+    return (f"one held pin, caches evicted before each operation (a walk of {kib} KiB) over warm, paired within "
+            "runs: " + ", ".join(cells), verdicts.combine(vs))
 
 
 def _prefetch(res: Results) -> tuple[str, str]:

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dbexp.chapters.buffer_pins import pin_probe, queries
 from dbexp.errors import DbexpError, choices
@@ -25,6 +25,9 @@ from dbexp.experiments.measure import Measured, client_pinned, cpu_window
 from dbexp.metrics import procfs, uprobe
 
 KINDS = ("cycle", "hold", "hold_lock", "hold_cold")
+# hold_cold's operations per call: each walks cold_kb KiB first, so a call times ops x this / cold_kb of them
+# (at 2 MiB and 50,000 ops: 122 operations, each timed alone)
+COLD_OPS_PER_KB = 5
 PATTERNS = ("random", "sequential")
 TABLE = "pinbench_blocks"
 
@@ -37,7 +40,7 @@ class CurvePoint:
     ops: int  # timed operations per call (hold_cold: a fiftieth, each timed alone)
     calls: int  # calls per N, in rounds over every N; the fastest is kept
     loop_blocks: int  # hold: the blocks read and released while N stay pinned
-    cold_kb: int  # hold_cold: KiB walked before each operation
+    cold_kb: int  # hold_cold: KiB walked before each operation (0 for the other kinds)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -69,7 +72,7 @@ def call_sql(p: CurvePoint, n: int) -> tuple[str, tuple]:
     if p.kind == "cycle":
         return "SELECT pinbench_cycle(%s::regclass, %s, %s, %s)", (TABLE, n, max(1, p.ops // n), p.pattern)
     lock = p.kind == "hold_lock"
-    cold, ops = (p.cold_kb, max(1, p.ops // 50)) if p.kind == "hold_cold" else (0, p.ops)
+    cold, ops = (p.cold_kb, max(1, p.ops * COLD_OPS_PER_KB // max(p.cold_kb, 1))) if p.kind == "hold_cold" else (0, p.ops)
     return ("SELECT pinbench_hold(%s::regclass, %s, %s, %s, %s, %s, %s)",
             (TABLE, n, p.loop_blocks, ops, p.pattern, lock, cold))
 
@@ -78,9 +81,11 @@ def measure_curve(server, p: CurvePoint) -> Measured:
     """Every N called ``calls`` times, in rounds that visit every N once (each round starting one N further
     on), so that a slow spell of the machine, which lasts longer than a call, falls on every N alike; per N
     the fastest call (``ns_N``: the host's interference only ever adds time), the median (``median_N``)
-    and the calls' spread ((max - min) / median)."""
+    and the calls' spread ((max - min) / median). A cold run also times each N warm right after each cold call
+    (``warm_N``), so that what the cold caches cost is a ratio paired within the run."""
     m: dict[str, tuple[float | None, str]] = {}
     got: dict[int, list[float]] = {n: [] for n in p.ns}
+    warm: dict[int, list[float]] = {n: [] for n in p.ns}
     conn = server.connect()
     try:
         with conn.cursor() as cur, cpu_window(server, None) as window:
@@ -91,6 +96,10 @@ def measure_curve(server, p: CurvePoint) -> Measured:
                     sql, args = call_sql(p, n)
                     cur.execute(sql, args)
                     got[n].append(float(cur.fetchone()[0]))
+                    if p.kind == "hold_cold":  # the same N warm, right after: cold over warm paired in the run
+                        sql, args = call_sql(replace(p, kind="hold"), n)
+                        cur.execute(sql, args)
+                        warm[n].append(float(cur.fetchone()[0]))
         m.update(window)
     finally:
         conn.close()
@@ -101,6 +110,9 @@ def measure_curve(server, p: CurvePoint) -> Measured:
         m[f"ns_{n}"] = (min(values), "ns")
         m[f"median_{n}"] = (mid, "ns")
         m[f"spread_{n}"] = ((max(values) - min(values)) / mid, "ratio")
+    for n, values in warm.items():
+        if values:
+            m[f"warm_{n}"] = (min(values), "ns")
     m["calls_per_n"] = (float(p.calls), "count")
     sql, _ = call_sql(p, p.ns[0])
     return Measured(m, [], [], sql)
