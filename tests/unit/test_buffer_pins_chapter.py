@@ -88,8 +88,12 @@ def test_the_probe_holds_in_one_backend_and_reads_bpftraces_maps(tmp_path):
 
 
 def _results(rows: list[dict], counters: pd.DataFrame | None = None) -> Results:
+    """Constructed runs; each curve run's N as one round of calls in the series (as measure_curve keeps them)."""
     wide = pd.DataFrame(rows)
-    return Results("buffer_pins", wide, pd.DataFrame(), counters if counters is not None else pd.DataFrame(),
+    series = pd.DataFrame([{"run_id": r["run_id"], "t": 0.0, "source": "pinbench", "name": k, "value": v}
+                           for r in rows for k, v in r.items() if k.startswith(("ns_", "warm_"))],
+                          columns=["run_id", "t", "source", "name", "value"])
+    return Results("buffer_pins", wide, series, counters if counters is not None else pd.DataFrame(),
                    wide, "constructed")
 
 
@@ -144,3 +148,16 @@ def test_the_array_comparison_names_each_build_and_judges_32_over_8_where_only_3
     assert t.loc[7, "ratio_text"] == "1 (the reference)" and t.loc[100, "ratio"] == pytest.approx(1.0)
     text, verdict = bp.claims._array(res)
     assert "N held: at 19, 0.77" in text and verdict.startswith("agrees")
+
+
+def test_two_n_are_divided_within_a_round_so_a_level_that_moves_between_rounds_cancels():
+    from dbexp.chapters.buffer_pins.measure import measure_curve  # noqa: F401 (the producer of these series)
+
+    rows = [_curve_row("a", "17.10", "cycle", "random", 0, {7: 100.0, 11: 150.0})]
+    res = _results(rows)
+    # a second round at twice the level (the host slowed down), the same 1.5 step inside it
+    extra = pd.DataFrame([{"run_id": "a", "t": 1.0, "source": "pinbench", "name": "ns_7", "value": 200.0},
+                          {"run_id": "a", "t": 1.0, "source": "pinbench", "name": "ns_11", "value": 300.0}])
+    res = Results(res.experiment, res.wide, pd.concat([res.series, extra]), res.counters, res.runs, res.source)
+    r = analysis.round_ratios(res, "ns_11", "ns_7")
+    assert r["ratio"].tolist() == [pytest.approx(1.5)]

@@ -79,19 +79,42 @@ def curve(res: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def ratio(res: Results, version: str, kind: str, pattern: str, pair: tuple[int, int]) -> tuple[float, float, float, int]:
-    """ns(pair[1]) / ns(pair[0]) paired within each run (geometric mean, 95% interval): (r, lo, hi, runs)."""
-    long = curve_runs(res)
-    g = long[(long["version"] == version) & (long["kind"] == kind) & (long["pattern"] == pattern)]
-    wide = g.pivot_table(index="run_id", columns="n", values="ns")
-    if pair[0] not in wide or pair[1] not in wide:
+def round_ratios(res: Results, num: str, den: str, array: bool = False) -> pd.DataFrame:
+    """Per ok curve run: the median over its rounds of ``num`` / ``den`` (series names such as ns_11, ns_7,
+    warm_1), each round's two calls a few milliseconds apart on the same machine state (measure_curve).
+    Columns run_id, version, kind, pattern, instance, ratio."""
+    runs = curve_runs(res, array)[["run_id", "version", "kind", "pattern", "instance"]].drop_duplicates("run_id")
+    s = res.series
+    if runs.empty or s.empty:
+        return runs.assign(ratio=pd.Series(dtype=float))
+    s = s[(s["source"] == "pinbench") & s["name"].isin([num, den]) & s["run_id"].isin(runs["run_id"])]
+    wide = s.pivot_table(index=["run_id", "t"], columns="name", values="value")
+    if num not in wide or den not in wide:
+        return runs.iloc[0:0].assign(ratio=pd.Series(dtype=float))
+    per = (wide[num] / wide[den]).dropna().groupby("run_id").median().rename("ratio").reset_index()
+    return runs.merge(per, on="run_id")
+
+
+def geometric_ci(values) -> tuple[float, float, float]:
+    """The geometric mean of positive ratios (one per run) with its 95% t interval on their logarithms."""
+    v = np.log(np.asarray(list(values), dtype=float))
+    m, lo, hi = stats.mean_ci(v)
+    return float(np.exp(m)), float(np.exp(lo)), float(np.exp(hi))
+
+
+def ratio(res: Results, version: str, kind: str, pattern: str, pair: tuple[int, int],
+          array: bool = False) -> tuple[float, float, float, int]:
+    """ns(pair[1]) / ns(pair[0]), divided within each round of a run and the median taken over its rounds, then
+    the geometric mean over the runs with its 95% interval: (r, lo, hi, runs)."""
+    if pair[0] == pair[1]:
+        return (1.0, 1.0, 1.0, 0)
+    r = round_ratios(res, f"ns_{pair[1]}", f"ns_{pair[0]}", array)
+    r = r[(r["version"] == version) & (r["kind"] == kind) & (r["pattern"] == pattern)]["ratio"]
+    if r.empty:
         return (np.nan, np.nan, np.nan, 0)
-    wide = wide.dropna(subset=list(pair))
-    if len(wide) < 2:
-        r = float((wide[pair[1]] / wide[pair[0]]).iloc[0]) if len(wide) else np.nan
-        return (r, np.nan, np.nan, len(wide))
-    r, lo, hi = stats.pair_ratio_ci(wide[pair[1]].to_numpy(), wide[pair[0]].to_numpy())
-    return (r, lo, hi, len(wide))
+    if len(r) < 2:
+        return (float(r.iloc[0]), np.nan, np.nan, 1)
+    return (*geometric_ci(r), len(r))
 
 
 def shape_table(res: Results) -> pd.DataFrame:
@@ -265,10 +288,11 @@ ARRAY_BASE = 7  # the array comparison's reference N: both arrays hold every pin
 
 def array_table(res: Results) -> pd.DataFrame:
     """The two builds whose arrays differ (one source, one compiler): per kind and N, each build's time over
-    the same run's time at N = 7 (where both arrays hold every pin; geometric mean over its runs), and the
-    larger array's over the smaller's, an unpaired ratio of those over the runs of each (95%). Dividing by the
-    run's own N = 7 takes out the machine's level, which moves by up to 2x between runs on this VM and would
-    swamp a ratio of raw times."""
+    its time at N = 7 (where both arrays hold every pin), divided within each round of a run (round_ratios),
+    the geometric mean over its runs; and the larger array's over the smaller's, an unpaired ratio of the runs'
+    values (95%). The machine's level, which moves by up to 2x between runs and drifts within one on this VM,
+    cancels in each round's ratio; a ratio of raw times between two builds measured in different runs does
+    not."""
     long = curve_runs(res, array=True)
     if long.empty:
         return pd.DataFrame()
@@ -276,42 +300,35 @@ def array_table(res: Results) -> pd.DataFrame:
     if len(builds) != 2:
         return pd.DataFrame()
     small, big = builds
-    wide = long.pivot_table(index=["version", "kind", "run_id"], columns="n", values="ns")
-    if ARRAY_BASE not in wide:
-        return pd.DataFrame()
-    rel = wide.div(wide[ARRAY_BASE], axis=0)
     rows = []
     for kind in [k for k in KIND_LABELS if k in long["kind"].unique()]:
-        for n in rel.columns:
-            a = rel.loc[(small, kind), n].dropna() if (small, kind) in rel.index.droplevel(2) else pd.Series(dtype=float)
-            b = rel.loc[(big, kind), n].dropna() if (big, kind) in rel.index.droplevel(2) else pd.Series(dtype=float)
+        for n in sorted(long[long["kind"] == kind]["n"].unique()):
+            rr = round_ratios(res, f"ns_{n}", f"ns_{ARRAY_BASE}", array=True)
+            rr = rr[rr["kind"] == kind]
+            a, b = rr[rr["version"] == small]["ratio"], rr[rr["version"] == big]["ratio"]
             if len(a) < 2 or len(b) < 2:
                 continue
             r, lo, hi = (1.0, 1.0, 1.0) if n == ARRAY_BASE else stats.unpaired_ratio_ci(b.to_numpy(), a.to_numpy())
             rows.append({"kind": kind, "kind_label": KIND_LABELS[kind], "n": int(n), "small": small, "big": big,
-                         "rel_small": float(np.exp(np.log(a).mean())), "rel_big": float(np.exp(np.log(b).mean())),
+                         "rel_small": geometric_ci(a)[0], "rel_big": geometric_ci(b)[0],
                          "ratio": r, "lo": lo, "hi": hi, "runs": min(len(a), len(b)),
                          "ratio_text": "1 (the reference)" if n == ARRAY_BASE else _with_ci(r, lo, hi)})
     return pd.DataFrame(rows)
 
 
 def cold_over_warm(res: Results, ns=(1, 8, 100)) -> pd.DataFrame:
-    """Per version and N: the cold operation's time over the warm one's timed right after it in the same run
-    (N held, random order; geometric mean over runs with its 95% interval, paired within runs)."""
-    w = res.wide
-    if w.empty or "kind" not in w:
-        return pd.DataFrame()
-    w = w[(w["kind"] == "hold_cold") & (w["status"] == "ok") & ~w["spec"].str.contains(ARRAY_MARK, regex=False)]
+    """Per version and N: the cold operation's time over the warm one's timed right after it (N held, random
+    order), divided within each round and the median taken over the run's rounds; the geometric mean over
+    runs with its 95% interval."""
     rows = []
-    for version, g in w.assign(version=_version(w)).groupby("version", sort=False):
-        for n in ns:
-            cold, warm = f"ns_{n}", f"warm_{n}"
-            if cold not in g or warm not in g:
+    for n in ns:
+        rr = round_ratios(res, f"ns_{n}", f"warm_{n}")
+        rr = rr[rr["kind"] == "hold_cold"]
+        for version, g in rr.groupby("version", sort=False):
+            if len(g) < 2:
                 continue
-            d = g[[cold, warm]].dropna()
-            if len(d) < 2:
-                continue
-            r, lo, hi = stats.pair_ratio_ci(d[cold].to_numpy(), d[warm].to_numpy())
-            rows.append({"version": version, "n": n, "ratio": r, "lo": lo, "hi": hi, "runs": len(d),
+            r, lo, hi = geometric_ci(g["ratio"])
+            rows.append({"version": version, "n": n, "ratio": r, "lo": lo, "hi": hi, "runs": len(g),
                          "ratio_text": _with_ci(r, lo, hi)})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    return out.sort_values(["version", "n"], key=_order).reset_index(drop=True) if len(out) else out

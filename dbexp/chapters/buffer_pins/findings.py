@@ -24,7 +24,8 @@ def numbers(res: Results) -> dict:
     arr = array_table(res)
     if len(arr) and {1, 19, 100} <= set(arr[arr["kind"] == "hold"]["n"]):
         h = arr[arr["kind"] == "hold"].set_index("n")
-        out["array"] = {n: {"text": h.loc[n, "ratio_text"]} for n in (1, 19, 100)}
+        out["array"] = {n: {"text": h.loc[n, "ratio_text"], "below": bool(h.loc[n, "hi"] < 1),
+                            "above": bool(h.loc[n, "lo"] > 1)} for n in (1, 19, 100)}
     cyc = t[(t["kind"] == "cycle") & (t["pattern"] == "random")].dropna(subset=["step", "growth"])
     if len(cyc):
         out["cycle"] = {"step": _span(cyc, "step"), "growth": _span(cyc, "growth"),

@@ -41,6 +41,9 @@ class CurvePoint:
     calls: int  # calls per N, in rounds over every N; the fastest is kept
     loop_blocks: int  # hold: the blocks read and released while N stay pinned
     cold_kb: int  # hold_cold: KiB walked before each operation (0 for the other kinds)
+    # how the run keeps its calls: 2, every call as a series row, so that two N are divided within a round
+    # (1 kept per N only its fastest call and median); part of the point's key, so a run of 1 is never reused
+    method: int = 2
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -79,13 +82,15 @@ def call_sql(p: CurvePoint, n: int) -> tuple[str, tuple]:
 
 def measure_curve(server, p: CurvePoint) -> Measured:
     """Every N called ``calls`` times, in rounds that visit every N once (each round starting one N further
-    on), so that a slow spell of the machine, which lasts longer than a call, falls on every N alike; per N
-    the fastest call (``ns_N``: the host's interference only ever adds time), the median (``median_N``)
-    and the calls' spread ((max - min) / median). A cold run also times each N warm right after each cold call
-    (``warm_N``), so that what the cold caches cost is a ratio paired within the run."""
+    on). Every call is kept as a series row (t = its round, name ``ns_N``; a cold run's warm twin ``warm_N``):
+    the analysis divides two N within a round, calls a few milliseconds apart, whose machine is the same even
+    when the host's speed drifts or halves for seconds, and takes the median over the rounds. Per N also the
+    fastest call (``ns_N``), the median (``median_N``) and the calls' spread ((max - min) / median). A cold
+    run times each N warm right after each cold call."""
     m: dict[str, tuple[float | None, str]] = {}
     got: dict[int, list[float]] = {n: [] for n in p.ns}
     warm: dict[int, list[float]] = {n: [] for n in p.ns}
+    series: list[tuple] = []  # (round, "pinbench", ns_N or warm_N, ns)
     conn = server.connect()
     try:
         with conn.cursor() as cur, cpu_window(server, None) as window:
@@ -96,10 +101,12 @@ def measure_curve(server, p: CurvePoint) -> Measured:
                     sql, args = call_sql(p, n)
                     cur.execute(sql, args)
                     got[n].append(float(cur.fetchone()[0]))
+                    series.append((float(r), "pinbench", f"ns_{n}", got[n][-1]))
                     if p.kind == "hold_cold":  # the same N warm, right after: cold over warm paired in the run
                         sql, args = call_sql(replace(p, kind="hold"), n)
                         cur.execute(sql, args)
                         warm[n].append(float(cur.fetchone()[0]))
+                        series.append((float(r), "pinbench", f"warm_{n}", warm[n][-1]))
         m.update(window)
     finally:
         conn.close()
@@ -115,7 +122,7 @@ def measure_curve(server, p: CurvePoint) -> Measured:
             m[f"warm_{n}"] = (min(values), "ns")
     m["calls_per_n"] = (float(p.calls), "count")
     sql, _ = call_sql(p, p.ns[0])
-    return Measured(m, [], [], sql)
+    return Measured(m, [], series, sql)
 
 
 def backend_host_pid(server, conn) -> int:
