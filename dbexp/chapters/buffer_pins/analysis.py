@@ -119,7 +119,7 @@ def ratio(res: Results, version: str, kind: str, pattern: str, pair: tuple[int, 
 
 def shape_table(res: Results) -> pd.DataFrame:
     """Per version, kind and pattern: the step (7 -> 11), the array's own edge (hold: 7 -> 8 held, the op's
-    pin the 9th entry; cycle: 8 -> 9 pinned) and the growth (1 -> 10,000), each paired within runs; the
+    pin the 9th entry; cycle: 8 -> 9 pinned) and the growth (1 -> 10,000), each divided within rounds (ratio); the
     source's step and growth beside them (the cycle's, its benchmark)."""
     long = curve_runs(res)
     rows = []
@@ -245,7 +245,7 @@ def shape_display(res: Results) -> pd.DataFrame:
 
 
 def relative_curve(res: Results, kind: str) -> pd.DataFrame:
-    """Each N's time over N = 1's, paired within runs (geometric mean and 95% interval), per version and
+    """Each N's time over N = 1's, divided within rounds (ratio: geometric mean and 95% interval), per version and
     pattern of ``kind``; with the thread's own table, divided the same way, as one more line (cycle)."""
     long = curve_runs(res)
     g = long[long["kind"] == kind]

@@ -179,8 +179,8 @@ def conditions(res: Results) -> str:
     w = res.wide[res.wide["kind"].notna()] if "kind" in res.wide else res.wide
     ops = int(w["ops"].iloc[0]) if len(w) else 0
     return (f"Here, for every tested claim: PostgreSQL {versions}, one backend on one server CPU, the pinbench "
-            f"extension's loops inside it ({ops:,} operations per call, the fastest of "
-            f"{int(w['calls'].iloc[0])} calls per N and run, in rounds over every N), each ratio paired within runs over "
+            f"extension's loops inside it ({ops:,} operations per call, {int(w['calls'].iloc[0])} rounds over every N "
+            "per run), each ratio divided within a round, its median over the run's rounds taken over "
             f"{int(long.groupby(['version', 'kind', 'pattern'])['run_id'].nunique().min())} or more runs on "
             f"{int(long['instance'].nunique())} independently started servers per version; the pin counts from "
             "uprobes on the builds that keep their symbols, the queries on one connection.")
