@@ -186,7 +186,7 @@ def histograms(res: Results, source: str) -> pd.DataFrame:
     c = res.counters
     if w.empty or c.empty:
         return pd.DataFrame(columns=["version", "label", "value", "pins", "share"])
-    c = c[c["source"] == source].merge(_in_order(w)[["run_id", "version", "label"]], on="run_id")
+    c = _in_order(w)[["run_id", "version", "label"]].merge(c[c["source"] == source], on="run_id")  # runs' order
     c = c.assign(value=c["name"].astype(int)).groupby(["version", "label", "value"], sort=False)["delta"].sum()
     c = c.reset_index().rename(columns={"delta": "pins"})
     c["share"] = c["pins"] / c.groupby(["version", "label"])["pins"].transform("sum")
