@@ -23,7 +23,8 @@ PUBLISHED_CHANGED = "the published data changed"
 
 # Test files that look at, or remove, every container the lab made (a test beside them on another
 # pytest-xdist worker would see its containers counted or removed): `make test` runs them alone, after
-# the rest (see the Makefile)
+# the rest (see the Makefile). A single test that counts everything on the server CPU carries the mark itself
+# (@pytest.mark.alone).
 # (the others count only the containers their own process started: labelled_containers)
 ALONE = {"test_clean.py", "test_orphans.py"}
 # Files whose tests may each go to any worker (no module-scoped server): the chapters' notebooks.

@@ -72,6 +72,7 @@ def perf_counts_here() -> bool:
                           capture_output=True).returncode == 0
 
 
+@pytest.mark.alone  # perf counts every switch on the server CPU: another worker's server there counts too
 def test_context_switches_come_from_perf_on_the_server_cpus(pg, pg_data):
     """Server on CPU 1, sysbench on CPU 0: perf counts the server's CPU; each PostgreSQL point select
     blocks its backend on the socket about once (the sysbench backends are born and gone inside the
