@@ -10,6 +10,7 @@ its volumes.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 
 import pytest
@@ -39,7 +40,9 @@ def engine():
 
 
 def _leftovers(engine) -> list:
-    return engine.containers.list(all=True, filters={"label": [LABEL, "dbexp.role=smoke"]})
+    """This process's smoke containers (another pytest-xdist worker's may be running beside it)."""
+    return engine.containers.list(all=True, filters={"label": [LABEL, "dbexp.role=smoke",
+                                                               f"dbexp.owner={os.getpid()}"]})
 
 
 # --- no engine needed --------------------------------------------------------------------------

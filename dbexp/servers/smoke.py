@@ -7,6 +7,7 @@ on every exit. The container is started and removed as a server's is (:func:`lif
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Sequence
@@ -51,7 +52,7 @@ def smoke(ref: str, flavor: Flavor, timeout_s: float = 300, extra_args: list[str
     port = free_port()
     started = time.monotonic()
     container = run_container(ref, flavor.command(port, {}) + (extra_args or []), flavor.environment(),
-                              {LABEL: "1", "dbexp.role": "smoke"})
+                              {LABEL: "1", "dbexp.role": "smoke", "dbexp.owner": str(os.getpid())})
     try:
         last: Exception | None = None
 
