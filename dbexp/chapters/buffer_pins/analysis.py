@@ -211,19 +211,25 @@ def source_curve(patterns) -> pd.DataFrame:
 HELD_BUCKETS = ((1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 8, "4-8"), (9, 16, "9-16"), (17, 10**9, "17+"))
 
 
-def held_buckets(res: Results) -> pd.DataFrame:
-    """The share of new pins by the buffers then held (this one included), bucketed, per version and shape."""
-    h = histograms(res, "held_at_pin")
+def _bucketed(res: Results, source: str, buckets, column: str) -> pd.DataFrame:
+    """The histogram ``source`` (analysis.histograms) as the share of pins in each bucket (low, high, name),
+    one row per version and shape; ``column`` names a bucket's column ({} is its name)."""
+    h = histograms(res, source)
     if h.empty:
         return pd.DataFrame(columns=["version", "shape"])
     rows = []
     for (version, label), g in h.groupby(["version", "label"], sort=False):
         total = g["pins"].sum()
         row = {"version": version, "shape": label}
-        for lo, hi, name in HELD_BUCKETS:
-            row[f"held {name}"] = f"{g[(g['value'] >= lo) & (g['value'] <= hi)]['pins'].sum() / total:.1%}"
+        for lo, hi, name in buckets:
+            row[column.format(name)] = f"{g[(g['value'] >= lo) & (g['value'] <= hi)]['pins'].sum() / total:.1%}"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def held_buckets(res: Results) -> pd.DataFrame:
+    """The share of new pins by the buffers then held (this one included), bucketed, per version and shape."""
+    return _bucketed(res, "held_at_pin", HELD_BUCKETS, "held {}")
 
 
 def _with_ci(r: float, lo: float, hi: float) -> str:
@@ -270,17 +276,7 @@ LOCK_BUCKETS = ((0, 0, "0"), (1, 1, "1"), (2, 2, "2"), (3, 4, "3-4"), (5, 15, "5
 def lock_buckets(res: Results) -> pd.DataFrame:
     """The share of pins by the content locks taken while the pin was held (the thread's pin, (lock,
     unlock)+, unpin), bucketed, per version and shape."""
-    h = histograms(res, "locks_per_pin")
-    if h.empty:
-        return pd.DataFrame(columns=["version", "shape"])
-    rows = []
-    for (version, label), g in h.groupby(["version", "label"], sort=False):
-        total = g["pins"].sum()
-        row = {"version": version, "shape": label}
-        for lo, hi, name in LOCK_BUCKETS:
-            row[f"{name} locks"] = f"{g[(g['value'] >= lo) & (g['value'] <= hi)]['pins'].sum() / total:.1%}"
-        rows.append(row)
-    return pd.DataFrame(rows)
+    return _bucketed(res, "locks_per_pin", LOCK_BUCKETS, "{} locks")
 
 
 ARRAY_BASE = 7  # the array comparison's reference N: both arrays hold every pin there
