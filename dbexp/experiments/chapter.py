@@ -215,6 +215,12 @@ class Chapter(Experiment):
         own = self._own("findings", "readme_block")
         return None if own is None else own(res)
 
+    def derived(self, res: Results) -> dict[str, pd.DataFrame]:
+        """Tables computed from the runs that publishing writes beside them, data/<chapter>/<name>.parquet
+        (the A/A controls of gtid and versions): the chapter folder's analysis.derived(res), or none."""
+        own = self._own("analysis", "derived")
+        return {} if own is None else own(res)
+
     def findings(self, res: Results) -> str:
         """The page's summary: three to five findings with their numbers (Markdown), from the analysis:
         the chapter folder's findings.findings(res) ('' where it has none)."""
@@ -282,7 +288,9 @@ class Chapter(Experiment):
                     before = published(self.name, root)
                     keep_previous(self.name, self.claims(before), before.runs["ended_at"].max(),
                                   cpu_models(before.runs), root)
-                export_runs(st, self.name, ids, root)
+                folder = export_runs(st, self.name, ids, root)
+                for table, frame in self.derived(res).items():
+                    frame.to_parquet(folder / f"{table}.parquet", index=False)
                 block = self.readme_block(res)
                 if block is not None:
                     write_block(self.name, block)

@@ -13,6 +13,7 @@ from dbexp.waits import poll
 from dbexp.metrics import cpustat
 from dbexp.metrics.marks import Marker, between
 from dbexp.metrics.sampler import Sampler, cpu_sets
+from dbexp.experiments.rotation import Rotation
 from dbexp.servers.config import cpus_of
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
@@ -101,6 +102,9 @@ def summarize(done: sysbench.Finished, totals: dict | None) -> dict[str, tuple[f
     return out
 
 
+QUIESCE_S = 0.05  # after every client stopped: the servers finish the queries in flight (one per client)
+
+
 def sysbench_series(done: sysbench.Finished) -> list[tuple]:
     rows = []
     for iv in done.result.series:
@@ -111,7 +115,7 @@ def sysbench_series(done: sysbench.Finished) -> list[tuple]:
 
 
 def measure_together(runs: list[tuple[object, Workload]], *, sql_series: bool = False,
-                     lead_s: float = 0.6) -> list[Measured]:
+                     lead_s: float = 0.6, slice_s: float | None = None) -> list[Measured]:
     """Each (server, workload) inside its own sampling window, all at once: every window opens, the
     workloads start in the order given, every one is waited for, then the windows close. The servers
     share their CPUs, so each sampler counts its server's context switches per thread at the edges
@@ -121,7 +125,15 @@ def measure_together(runs: list[tuple[object, Workload]], *, sql_series: bool = 
     after the last start, in the order given, and ``lead_s`` before the first one's end, in reverse
     order): ``qps_common`` and ``cpu_per_op_common_us`` are over that common interval
     (dbexp.metrics.marks). A workload not yet started at the first mark, or ended by the second, fails
-    the window."""
+    the window.
+
+    With ``slice_s``, the clients take turns instead (dbexp.experiments.rotation): once every workload
+    runs, all clients stop, the first marks are read from idle servers, one client at a time runs for
+    ``slice_s`` in whole rounds (forward, then backward) until ``lead_s`` before the first workload's
+    end, then all stop again for the second marks, and resume to finish. Only one server works at any
+    moment (``active_servers`` 1); ``qps_common`` is a server's statements over its own time with the
+    turn (``active_s``), and ``cpu_per_op_common_us`` its CPU between the marks per statement (the
+    idle servers' background work included, the same for every one of them)."""
     if len({id(server) for server, _ in runs}) != len(runs):
         raise DbexpError("workloads measured at once need a server each")
     duration = min(wl.duration_s for _, wl in runs)
@@ -129,6 +141,7 @@ def measure_together(runs: list[tuple[object, Workload]], *, sql_series: bool = 
         raise DbexpError(f"bad duration {duration!r} s for workloads measured at once: expected more than "
                          f"{2 * lead_s:g} s (a common interval between their starts and ends)")
     order = list(range(len(runs)))
+    turns = None
     with contextlib.ExitStack() as stack:
         samplers = [stack.enter_context(Sampler(server, sql_series=sql_series, cpus=wl.cpuset, shared=True))
                     for server, wl in runs]
@@ -142,19 +155,34 @@ def measure_together(runs: list[tuple[object, Workload]], *, sql_series: bool = 
                 raise DbexpError(f"a workload measured at once had not started {duration / 2:g} s after "
                                  "the last start: no common interval")
             time.sleep(max(0.0, last + lead_s - time.monotonic()))
+            turns = Rotation([r.proc for r in running], slice_s) if slice_s else None
+            if turns:
+                turns.stop_all()
+                time.sleep(QUIESCE_S)  # a query in flight when its client stopped finishes first
             a = marker.read(order)
-            time.sleep(max(0.0, first + duration - lead_s - time.monotonic()))
+            if turns:
+                turns.run_until(first + duration - lead_s)
+                time.sleep(QUIESCE_S)
+            else:
+                time.sleep(max(0.0, first + duration - lead_s - time.monotonic()))
             b = marker.read(order[::-1])
             if not all(r.running() for r in running):
                 raise DbexpError("a workload measured at once ended before the common interval did")
+            if turns:
+                turns.resume_all()
             done = [sysbench.finish_run(r, wl) for r, (_, wl) in zip(running, runs)]
         finally:
+            if turns:
+                turns.resume_all()
             for r in running:
                 r.kill()  # a failed or interrupted window leaves no sysbench behind
     out = []
     for i, (d, s) in enumerate(zip(done, samplers)):
         m = summarize(d, s.totals())
-        m.update(between(a[i], b[i]))
+        m.update(between(a[i], b[i], turns.active_s[i] if turns else None))
+        if turns:
+            m["active_servers"] = (1.0, "count")
+            m["slices"] = (float(turns.slices[i]), "count")
         out.append(Measured(m, s.counters, sysbench_series(d) + s.series, " ".join(d.cmd)))
     return out
 

@@ -210,9 +210,9 @@ class Sweep:
         done = set() if self.force else self.store.done_keys(self.name)
         if self.order == "grouped":
             pairs = [(p, r) for p in self.points for r in range(self.repeats)]
-        elif self.order == "abba":
+        elif self.order == "abba":  # forward and backward in turn on each instance (repeat r runs on r % instances)
             pairs = [(p, r) for r in range(self.repeats)
-                     for p in (self.points if r % 2 == 0 else self.points[::-1])]
+                     for p in (self.points if (r // self.instances) % 2 == 0 else self.points[::-1])]
         elif self.order == "shuffled":
             pairs = [(p, r) for r in range(self.repeats) for p in shuffled(self.points, self.name, r)]
         else:
@@ -355,9 +355,9 @@ class Sweep:
                     self.store.fail_run(run_id, str(exc) or type(exc).__name__)
                 self.failures.append(f"{points[0].together} repeat {repeat}: {exc}")
                 return
-            for m in measured:
+            for m in measured:  # clients taking turns say themselves how many servers worked at once
                 m.measurements["servers_at_once"] = (float(len(points)), "count")
-                m.measurements["active_servers"] = (float(len(points)), "count")
+                m.measurements.setdefault("active_servers", (float(len(points)), "count"))
             reasons = [self._noisy(p, m) for p, m in zip(points, measured)]
             if any(reasons):
                 # the window's servers share their CPUs: one noisy run makes the window noisy

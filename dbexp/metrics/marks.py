@@ -63,11 +63,15 @@ class Marker:
         return out
 
 
-def between(a: Mark, b: Mark) -> dict[str, tuple[float | None, str]]:
-    """Rates over the interval between two marks of one server (its own query at b counted out)."""
+def between(a: Mark, b: Mark, active_s: float | None = None) -> dict[str, tuple[float | None, str]]:
+    """Rates over the interval between two marks of one server (its own query at b counted out); with
+    ``active_s``, the time of that interval its client ran (clients taking turns), the rate's time."""
     n = b.statements - a.statements - 1
     dt = b.t - a.t
-    if dt <= 0 or n <= 0:
-        return {"common_s": (dt, "s"), "qps_common": (None, "1/s"), "cpu_per_op_common_us": (None, "us")}
-    return {"common_s": (dt, "s"), "qps_common": (n / dt, "1/s"),
-            "cpu_per_op_common_us": ((b.cpu_s - a.cpu_s) * 1e6 / n, "us")}
+    out = {"common_s": (dt, "s")}
+    if active_s is not None:
+        out["active_s"] = (active_s, "s")
+    span = dt if active_s is None else active_s
+    if span <= 0 or n <= 0:
+        return {**out, "qps_common": (None, "1/s"), "cpu_per_op_common_us": (None, "us")}
+    return {**out, "qps_common": (n / span, "1/s"), "cpu_per_op_common_us": ((b.cpu_s - a.cpu_s) * 1e6 / n, "us")}

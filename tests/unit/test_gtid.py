@@ -60,12 +60,13 @@ def test_design_measures_the_configurations_of_a_version_at_once_on_a_server_eac
     assert {p.params.length for p in points} == {1} and {p.workload.duration_s for p in points} == {5}
 
 
-def test_the_run_length_check_measures_one_point_again_in_windows_ten_times_as_long():
+def test_the_run_length_check_measures_one_point_again_in_longer_windows():
     sc = gtid.CHAPTER.adjust(gtid.CHAPTER.scale("default"), "default", Cpus(), {})
     main, check = gtid.CHAPTER.design(sc, Cpus("1", "0"))
-    assert check.repeats == 3 and [p.params.config for p in check.points] == list(gtid.CONFIGS)
+    assert check.repeats == sc.check_repeats > 0 and [p.params.config for p in check.points] == list(gtid.CONFIGS)
     assert {(p.server.spec, p.params.test, p.params.length, p.workload.duration_s, p.workload.threads)
-            for p in check.points} == {("mysql:8.0@offline", "update-non-index", 10, 50, 1)}
+            for p in check.points} == {("mysql:8.0@offline", "update-non-index", sc.check_factor,
+                                        sc.duration_s * sc.check_factor, 1)}
     assert len({p.together for p in check.points}) == 1
     # the same servers' settings as the main part's, a point key of its own
     same = {p.params.config: p.server.settings for p in main.points if p.server.spec == "mysql:8.0@offline"}
@@ -297,3 +298,25 @@ def test_the_findings_name_each_comparison_with_its_interval():
     assert "- **performance_schema off** moves 8.0's gap" in text
     assert "not measured at this scale" in text and text.count("\n\n- ") == 4
     assert gtid.CHAPTER.findings(_res([])) == "No GTID ratio in these results."
+
+
+def test_default_scale_spreads_windows_over_two_instances_with_clients_taking_turns():
+    sc = gtid.CHAPTER.adjust(gtid.CHAPTER.scale("default"), "default", Cpus(), {})
+    main, _ = gtid.CHAPTER.design(sc, Cpus("1", "0"))
+    assert main.instances >= 2 and main.repeats >= 2 * main.instances
+    assert {p.params.slice_s for p in main.points} == {sc.slice_s} and sc.slice_s > 0
+
+
+def test_a_slice_of_no_time_is_refused_in_one_line():
+    with pytest.raises(DbexpError, match="bad slice_s 0"):
+        gtid.CHAPTER.adjust(gtid.CHAPTER.scale("default", slice_s=0), "default", Cpus(), {})
+
+
+def test_the_binlog_keeps_the_servers_write_set_defaults_as_the_sources_did():
+    from dbexp.chapters.gtid.engines.innodb import MySQLBinlog
+    from dbexp.servers.registry import flavor_of_spec
+
+    for spec in ("mysql:5.7@offline", "mysql:8.0@offline", "mysql:9.7@offline"):
+        settings = MySQLBinlog(flavor_of_spec(spec)).binlog_settings()
+        assert "transaction_write_set_extraction" not in settings
+        assert "binlog_transaction_dependency_tracking" not in settings

@@ -220,3 +220,27 @@ def spread(res: Results) -> dict[str, float]:
     if alone.dropna().empty or paired.dropna().empty:
         return {"n": 0}
     return {"n": int(paired.notna().sum()), "qps_cv": float(alone.median()), "ratio_sd": float(paired.median())}
+
+
+def controls(res: Results) -> pd.DataFrame:
+    """The A/A pairs per version and test: the twin's throughput over *binlog*'s (two servers of the same
+    build and settings, started apart), with its interval over the windows of every instance, and whether
+    the interval holds 1 (columns flavor, series_name, test, threads, ratio, lo, hi, pairs, instances,
+    holds_1)."""
+    r = ratios(res)
+    r = r[(r["comparison"] == CONTROL) & (r["value"] == "throughput")] if len(r) else r
+    if r.empty:
+        return pd.DataFrame(columns=["flavor", "series_name", "test", "threads", "ratio", "lo", "hi", "pairs",
+                                     "instances", "holds_1"])
+    w = main_runs(tidy(res))
+    inst = (w.groupby(KEYS)["instance"].nunique() if "instance" in w else pd.Series(dtype=int)).rename("instances")
+    out = r.merge(inst.reset_index(), on=KEYS, how="left") if len(inst) else r.assign(instances=1)
+    out = out.assign(flavor=out["series_name"].str.split(" ").str[0], lo=out["ci_low"], hi=out["ci_high"])
+    out["holds_1"] = paired.holds_one(out)
+    return out[["flavor", "series_name", "test", "threads", "ratio", "lo", "hi", "pairs", "instances",
+                "holds_1"]].reset_index(drop=True)
+
+
+def derived(res: Results) -> dict[str, pd.DataFrame]:
+    """What publishing writes beside the runs: data/gtid/controls.parquet (:func:`controls`)."""
+    return {"controls": controls(res)}

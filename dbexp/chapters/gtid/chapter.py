@@ -1,31 +1,35 @@
 """The gtid chapter's design and measurement.
 
 Per version, one server per configuration (configs.CONFIGS, settings from the engine part in
-engines/innodb.py), all five measured in the same window on the server CPUs, each with its own sysbench
-client; a window's start order walks forward, then backward (ABBA). Per window, beside what
-measure_together takes between its two marks: binlog bytes per commit (SHOW BINARY LOGS before
-and after).
+engines/innodb.py), all five started together and measured in one window, each with its own sysbench
+client, but never two at once: the clients take turns of ``slice_s`` (dbexp.experiments.rotation), so
+one server works at a time while a slow spell of the host falls on all five alike. A window's start
+order walks forward, then backward (ABBA), on each of ``instances`` independently started sets of
+servers (the repeats spread over them). Before each window the servers' state is checked: the
+configuration's settings in effect and purge caught up (engines/innodb.py). Per window, beside what
+measure_together takes between its two marks: binlog bytes per commit (SHOW BINARY LOGS before and after).
 
 The run-length check, a second part: on ``check_servers``, one test and thread count measured again
 in windows ``check_factor`` times as long, ``check_repeats`` of them, so that the analysis can show
 each comparison's answer does not depend on the run's length (analysis.length_check). A point's
 ``length`` says which it is (1: the scale's length).
 
-Time at default scale: the published run (two versions, 10 points x 12 windows of 3 s) took 16.2
-minutes, about 90 s per version to start its five servers and prepare their tables and 3.65 s per
-window of 3 s. With a third version (9.7), windows of 5 s (about 5.65 s each) and one client: 3 x (90 +
-5 tests x 6 windows x 5.65 s) = 779 s, and the check on one version, 90 + 3 x 50.65 s = 242 s: about
-17 minutes.
+Time at default scale, estimated from the published run with the servers at once (3.65 s per window of
+3 s, 50 to 90 s to start a version's five servers and prepare their tables): 3 versions x 2 instances x
+75 s + 3 x 5 tests x 6 windows x 5.65 s = 1,000 s, and the check on one version, 75 + 2 x 25.65 s = 126 s:
+about 19 minutes.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from contextlib import closing
 from dataclasses import dataclass
 
 from dbexp.catalog import offline_series
 from dbexp.chapters.gtid.configs import CONFIGS, TESTS
 from dbexp.chapters.gtid.engines import GtidEngine, innodb
+from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Chapter, Cpus, Part, check_names
 from dbexp.experiments.measure import Measured, measure_together
 from dbexp.experiments.sweep import Point
@@ -54,6 +58,8 @@ class Scale:
     check_threads: int = 1
     check_factor: int = 10
     check_repeats: int = 0
+    instances: int = 1  # independently started sets of servers per version, the repeats spread over them
+    slice_s: float = 0.1  # each client's turn alone (one active server at a time)
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,7 @@ class GtidPoint:
     config: str
     test: str
     length: int = 1  # the run's length as a multiple of the scale's (the run-length check's are longer)
+    slice_s: float = 0.0  # each client's turn alone in the window (0: the servers at once, as first published)
 
 
 class Gtid(Chapter):
@@ -68,10 +75,10 @@ class Gtid(Chapter):
     Scale = Scale
     scales = {
         "smoke": Scale(("mysql:8.0@offline",), ("insert", "update-non-index"), (1,), 2, 2, 10_000, 1.0),
-        "default": Scale(MYSQL, tuple(TESTS), (1,), 5, 6,
-                         check_servers=("mysql:8.0@offline",), check_repeats=3),
+        "default": Scale(MYSQL, tuple(TESTS), (1,), 5, 6, check_servers=("mysql:8.0@offline",), check_factor=5,
+                         check_repeats=2, instances=2),
         "full": Scale(MYSQL, tuple(TESTS), (1, 2), 20, 10, 1_000_000, 20.0, check_servers=MYSQL,
-                      check_repeats=3),
+                      check_repeats=3, instances=2),
     }
     knob_help = {"servers": 'the servers (MySQL only), e.g. ["mysql:8.0", "mysql:8.4"]',
                  "tests": 'the tests, e.g. ["insert", "update-inlist"]', "threads": "the client threads, e.g. [1, 2]",
@@ -80,7 +87,9 @@ class Gtid(Chapter):
                  "check_servers": 'the run-length check\'s servers (of servers), e.g. ["mysql:8.0"]',
                  "check_test": "the run-length check's test", "check_threads": "the run-length check's client threads",
                  "check_factor": "how many times longer the check's windows are",
-                 "check_repeats": "the run-length check's windows (0: no check)"}
+                 "check_repeats": "the run-length check's windows (0: no check)",
+                 "instances": "independently started sets of servers per version (the repeats spread over them)",
+                 "slice_s": "the seconds of each client's turn alone (one server works at a time)"}
     engines = PARTS
     order = "abba"
     add_official = True
@@ -90,6 +99,8 @@ class Gtid(Chapter):
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
         check_names(sc.tests, TESTS, "test")
+        if not sc.slice_s > 0:
+            raise DbexpError(f"bad slice_s {sc.slice_s!r}: expected seconds above 0 (each client's turn alone)")
         check_names((sc.check_test,), TESTS, "test")
         # the check runs on those of its servers this run measures (else on the first of them)
         kept = tuple(s for s in sc.check_servers if s in sc.servers) or tuple(sc.servers[:1])
@@ -103,7 +114,7 @@ class Gtid(Chapter):
                 for t in sc.threads:
                     wl = Workload(TESTS[test], t, sc.duration_s, 1, sc.table_size, cpuset=cpus.client)
                     for config in CONFIGS:
-                        points.append(Point(servers[config], GtidPoint(config, test), wl, group=f"gtid {spec}",
+                        points.append(Point(servers[config], GtidPoint(config, test, slice_s=sc.slice_s), wl, group=f"gtid {spec}",
                                             together=f"{spec} {test} {t}t"))
         longer = []
         for spec in sc.check_servers if sc.check_repeats > 0 else ():
@@ -111,10 +122,10 @@ class Gtid(Chapter):
             wl = Workload(TESTS[sc.check_test], sc.check_threads, sc.duration_s * sc.check_factor, 1, sc.table_size,
                           cpuset=cpus.client)
             for config in CONFIGS:
-                longer.append(Point(servers[config], GtidPoint(config, sc.check_test, sc.check_factor), wl,
+                longer.append(Point(servers[config], GtidPoint(config, sc.check_test, sc.check_factor, sc.slice_s), wl,
                                     group=f"gtid {spec} length check",
                                     together=f"{spec} {sc.check_test} {sc.check_threads}t x{sc.check_factor}"))
-        return [Part(points, sc.repeats), Part(longer, sc.check_repeats)]
+        return [Part(points, sc.repeats, sc.instances), Part(longer, sc.check_repeats)]
 
     @staticmethod
     def servers(spec: str, cpuset: str) -> dict:
@@ -122,12 +133,23 @@ class Gtid(Chapter):
         settings = PARTS.of(flavor_of_spec(spec)).configurations()
         return {config: Chapter.server_config(spec, cpuset, settings[config]) for config in CONFIGS}
 
+    def reset(self, server, point: Point, state) -> None:
+        """Purge caught up with the previous window's writes (engines: wait_for_purge)."""
+        with closing(server.connect()) as conn:
+            PARTS.of(server.flavor).wait_for_purge(conn)
+
+    def precondition(self, server, point: Point, state) -> dict:
+        """The configuration's settings in effect, and no purge backlog."""
+        with closing(server.connect()) as conn:
+            return PARTS.of(server.flavor).declared_state(conn, point.server.settings)
+
     def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:
         parts = [PARTS.of(server.flavor) for server in servers]
         conns = [server.connect() for server in servers]
         try:
             before = [part.binlog_bytes(c) for part, c in zip(parts, conns)]
-            got = measure_together([(server, point.workload) for server, point in zip(servers, points)])
+            got = measure_together([(server, point.workload) for server, point in zip(servers, points)],
+                                   slice_s=points[0].params.slice_s or None)
             after = [part.binlog_bytes(c) for part, c in zip(parts, conns)]
         finally:
             for c in conns:
