@@ -5,6 +5,8 @@ data/ show is checked in tests/published/test_published_calibration.py)."""
 
 from __future__ import annotations
 
+from dbexp.errors import DbexpError
+
 import dataclasses
 
 import pandas as pd
@@ -73,15 +75,68 @@ def test_the_design_measures_the_ratios_beside_one_reference_and_checks_run_leng
     assert {p.workload.duration_s for p in length.points} == {sc.length_factor * sc.ratio_duration_s}
 
 
+def _part(parts, name):
+    return next(p for p in parts if p.points and p.points[0].params.part == name)
+
+
 def test_default_scale_checks_the_claims_servers_and_fits_its_budget():
     sc = cal.CHAPTER.scale("default")
-    length = cal.CHAPTER.design(sc, Cpus())[-1]
+    length = _part(cal.CHAPTER.design(sc, Cpus()), "length")
     checked = {(p.server.spec, p.params.variant) for p in length.points}
     assert {("mysql:5.7.22@offline", "reference"), ("postgres:12.22@offline", "reference"),
             ("postgres:18.4@offline", "reference"), ("mysql:8.0@offline", "reference"),
             ("mysql:8.0@offline", "unpinned"), ("postgres:16@offline", "hand")} <= checked
     assert ("mysql:8.0.15@offline", "reference") not in checked  # measured once, with the ratio server's runs
-    assert {p.workload.duration_s for p in length.points} == {10 * sc.duration_s} == {10 * sc.ratio_duration_s}
-    # at most 18 minutes with one MySQL more than the catalog had (9.7) and MariaDB 11.8
-    more = [s for s in ("mysql:9.7@offline", "mariadb:11.8@offline") if s.split("@")[0] not in " ".join(sc.servers)]
-    assert cal.estimated_s(dataclasses.replace(sc, servers=sc.servers + tuple(more))) <= 18 * 60
+    assert {p.workload.duration_s for p in length.points} == {sc.length_factor * sc.duration_s} == {
+        sc.length_factor * sc.ratio_duration_s}
+    # at most 25 minutes (co-tenancy and a second instance per spread server added 9 to the last publication's 15)
+    assert cal.estimated_s(sc) <= 25 * 60
+
+
+def test_cotenancy_windows_hold_the_server_and_n_neighbours_of_one_build():
+    sc = cal.CHAPTER.adjust(cal.CHAPTER.scale("default"), "default", Cpus(), {})
+    parts = cal.CHAPTER.design(sc, Cpus("1", "0"))
+    co = _part(parts, "cotenancy")
+    assert co.repeats == sc.cotenancy_repeats
+    for spec in sc.cotenancy_servers:
+        mine = [p for p in co.points if p.group == f"cotenancy {spec}"]
+        for n in sc.neighbours:
+            window = [p for p in mine if p.params.neighbours == n]
+            assert [p.params.variant for p in window] == ["subject"] + [f"neighbour {i + 1}" for i in range(n)]
+            assert len({p.together for p in window}) == 1 and window[0].server.spec == spec
+            assert {p.server.spec for p in window[1:]} <= {sc.neighbour_server}
+            assert len({p.server_key() for p in window}) == n + 1  # every neighbour a server of its own
+    spread = _part(parts, "spread")
+    assert spread.instances == 2 and spread.repeats >= 2 * spread.instances
+
+
+def test_bad_neighbour_counts_are_refused_in_one_line():
+    with pytest.raises(DbexpError, match="bad neighbours -1"):
+        cal.CHAPTER.adjust(cal.CHAPTER.scale("default", neighbours=[0, -1]), "default", Cpus(), {})
+
+
+def test_variance_components_split_the_spread_between_instances_and_runs():
+    rows = []
+    for inst, level in ((0, 1000.0), (1, 1100.0)):
+        for r, noise in enumerate((0.99, 1.01)):
+            rows.append({"part": "spread", "script": "oltp_point_select", "flavor": "mysql", "version": "8.0.15",
+                         "instance": inst, "repeat": 2 * r + inst, "qps": level * noise})
+    res = Results("calibration", pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), "test")
+    vc = cal.analysis.variance_components(res)
+    assert len(vc) == 1 and vc["runs"].iloc[0] == 4
+    assert vc["between_instances_pct"].iloc[0] > 4 * vc["between_runs_pct"].iloc[0] > 0
+    assert 90 < vc["instance_share_pct"].iloc[0] <= 100
+
+
+def test_cotenancy_table_pairs_each_neighbour_count_with_the_server_alone_in_its_repeat():
+    rows = []
+    for rep in range(3):
+        for n, cpu in ((0, 10.0), (2, 13.0)):
+            rows.append({"part": "cotenancy", "variant": "subject", "flavor": "mysql", "version": "9.7.4",
+                         "neighbours": n, "sweep_id": "s", "repeat": rep, "qps_common": 1000.0 / (1 + n),
+                         "cpu_per_op_common_us": cpu * (1 + 0.01 * rep)})
+    res = Results("calibration", pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), "test")
+    t = cal.analysis.cotenancy_table(res)
+    two = t[t["neighbours"] == 2].iloc[0]
+    assert two["cpu_ratio"] == pytest.approx(1.3) and two["pairs"] == 3
+    assert two["qps_ratio"] == pytest.approx(1 / 3)

@@ -13,6 +13,7 @@ import pytest
 from dbexp.chapters import mvcc_chains as mv
 from dbexp.book import prose
 from dbexp.chapters.mvcc_chains import claims
+from dbexp.errors import DbexpError
 from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Cpus
 from dbexp.servers.registry import flavor_of_spec
@@ -208,3 +209,29 @@ def test_the_excess_at_ten_uses_the_cold_rows_of_the_same_run():
 def test_findings_say_when_there_is_too_little():
     assert prose.render("mvcc_chains", "findings", enough=False) == \
         "Too few points in these results for findings (a smoke run has one repeat)."
+
+
+def test_the_heap_clock_loops_a_point_select_at_the_server_and_reports_per_lookup():
+    from dbexp.chapters.mvcc_chains.engines.postgres import ExplainClock
+    from dbexp.chapters.mvcc_chains.workload import SELECT
+
+    one = ExplainClock()
+    assert one.wrap(f"{SELECT}42") == ExplainClock.PREFIX + f"{SELECT}42"
+    looped = ExplainClock(loop=25)
+    sql = looped.wrap(f"{SELECT}42")
+    assert "generate_series(1, 25) AS g(i)" in sql and "WHERE id = 42 + 0 * g.i" in sql
+    assert sql.startswith(ExplainClock.PREFIX + "SELECT count(x.v) FROM")
+    looped.begin()
+    looped.after([('[{"Plan": {"Shared Hit Blocks": 50}, "Execution Time": 0.050}]',)])
+    got = looped.end(1)
+    assert got["server_us"][0] == pytest.approx(2.0) and got["buffers"][0] == pytest.approx(2.0)
+
+
+def test_a_loop_below_one_is_refused_in_one_line():
+    from dbexp.chapters.mvcc_chains.engines.postgres import ExplainClock
+    from dbexp.experiments.chapter import Cpus
+
+    with pytest.raises(DbexpError, match="bad loop 0"):
+        ExplainClock(loop=0)
+    with pytest.raises(DbexpError, match="bad heap_loop 0"):
+        mv.CHAPTER.adjust(mv.CHAPTER.scale("default", heap_loop=0), "default", Cpus(), {})

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import pandas as pd
 
 from dbexp.catalog.versions import version_key
@@ -314,7 +316,7 @@ def server_label(r) -> str:
 
 
 def _ratio_runs(w: pd.DataFrame) -> pd.Series:
-    return ~w["part"].isin(["spread", "length"])
+    return ~w["part"].isin(["spread", "length", "cotenancy"])
 
 
 def durations(res: Results, spread: bool) -> str:
@@ -392,3 +394,76 @@ def ratio_numbers(ratios: pd.DataFrame) -> dict:
         out[f"{key}_ratio"] = r["ratio_qps"]
         out[f"{key}_ci"] = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
     return out
+
+
+def cotenancy_table(res: Results) -> pd.DataFrame:
+    """Co-tenancy: per server measured with active neighbours and per neighbour count N, its QPS and
+    CPU per statement between the window's marks (geometric means over the windows), and each over the
+    same server alone (N = 0) in the same repeat (the windows walk N in ABBA order, so a repeat's windows
+    are neighbours in time), with a t interval on the logs of those pair ratios."""
+    w = res.wide
+    if "part" not in w or not (w["part"] == "cotenancy").any():
+        return pd.DataFrame()
+    w = w[(w["part"] == "cotenancy") & (w["variant"] == "subject")].copy()
+    w["neighbours"] = w["neighbours"].fillna(0).astype(int)
+    rows = []
+    for (flavor, version), g in w.groupby(["flavor", "version"], sort=False):
+        alone = g[g["neighbours"] == 0].set_index(["sweep_id", "repeat"])
+        for n, gn in g.groupby("neighbours"):
+            gn = gn.set_index(["sweep_id", "repeat"])
+            row = {"flavor": flavor, "version": version, "server": f"{flavor} {version.split('-')[0]}",
+                   "neighbours": int(n), "windows": len(gn), "qps": stats.gmean(gn["qps_common"]),
+                   "cpu_per_op_us": stats.gmean(gn["cpu_per_op_common_us"])}
+            for col, name in (("qps_common", "qps"), ("cpu_per_op_common_us", "cpu")):
+                r, lo, hi, pairs = stats.pair_ratio_by(gn[col], alone[col])
+                row.update({f"{name}_ratio": r, f"{name}_low": lo, f"{name}_high": hi, "pairs": pairs})
+            rows.append(row)
+    out = pd.DataFrame(rows)
+    return out.sort_values(["flavor", "version", "neighbours"], key=lambda c: c.map(version_key) if c.name ==
+                           "version" else c).reset_index(drop=True)
+
+
+def variance_components(res: Results, script: str = "oltp_point_select") -> pd.DataFrame:
+    """How the spread's QPS splits into a part between independently started instances of a server and a
+    part between runs on one instance: per server, a one-way random-effects analysis of variance of log
+    QPS over its instances (the runs nested in them; Kalibera and Jones' two levels), then per flavor the
+    mean of its servers' components. Standard deviations on the log scale, as percentages; a between-instance
+    component the runs cannot tell from 0 is 0 (the estimate is truncated there)."""
+    w = res.wide
+    w = w[(w["part"] == "spread") & (w["script"] == script)] if len(w) else w
+    if w.empty or "instance" not in w or w["instance"].nunique() < 2:
+        return pd.DataFrame()
+    per_server = []
+    for (flavor, version), g in w.groupby(["flavor", "version"]):
+        x = np.log(g["qps"].astype(float))
+        groups = [x[g["instance"] == i].to_numpy() for i in sorted(g["instance"].dropna().unique())]
+        groups = [a for a in groups if len(a)]
+        k, n = len(groups), sum(len(a) for a in groups)
+        if k < 2 or n - k < 1:
+            continue
+        grand = x.mean()
+        msw = sum(((a - a.mean()) ** 2).sum() for a in groups) / (n - k)
+        msb = sum(len(a) * (a.mean() - grand) ** 2 for a in groups) / (k - 1)
+        n0 = (n - sum(len(a) ** 2 for a in groups) / n) / (k - 1)
+        per_server.append({"flavor": flavor, "version": version, "instances": k, "runs": n,
+                           "between_instances": max(0.0, (msb - msw) / n0), "between_runs": msw})
+    if not per_server:
+        return pd.DataFrame()
+    s = pd.DataFrame(per_server)
+    out = s.groupby("flavor", sort=False).agg(servers=("version", "size"), instances=("instances", "median"),
+                                               runs=("runs", "sum"), between_instances=("between_instances", "mean"),
+                                               between_runs=("between_runs", "mean")).reset_index()
+    out["between_instances_pct"] = 100 * np.sqrt(out["between_instances"])
+    out["between_runs_pct"] = 100 * np.sqrt(out["between_runs"])
+    out["instance_share_pct"] = 100 * out["between_instances"] / (out["between_instances"] + out["between_runs"])
+    return out[["flavor", "servers", "instances", "runs", "between_instances_pct", "between_runs_pct",
+                "instance_share_pct"]]
+
+
+def neighbour_server(res: Results) -> str:
+    """The co-tenancy neighbours' server as the page names it ('mysql 8.0.15'), or 'no neighbour' where none ran."""
+    w = res.wide
+    n = w[(w["part"] == "cotenancy") & w["variant"].astype(str).str.startswith("neighbour")] if "part" in w else w.iloc[0:0]
+    if n.empty:
+        return "no neighbour"
+    return ", ".join(sorted({f"{f} {v.split('-')[0]}" for f, v in zip(n["flavor"], n["version"])}))

@@ -5,19 +5,30 @@ the lab's three ratios in ABBA repeats on each ratio server: one reference run (
 its container, sampled, as every chapter measures) beside sysbench alone (harness), the same binary
 as a bare process (container) and neither pinned (pinning). Part 3, the harness ratio again with N
 idle sessions held open on one server. Part 4, run length: the comparisons the page draws a verdict
-from, measured once more with runs ``length_factor`` times as long.
+from, measured once more with runs ``length_factor`` times as long. Part 5, co-tenancy: each of
+``cotenancy_servers`` with 0, 1, 2 ... active neighbours (servers of ``neighbour_server``, each with its
+own client, sharing the server CPU in one window), ABBA over the neighbour counts: what other active
+servers do to a server's CPU per statement and QPS, the effect the other chapters remove by measuring
+one active server at a time.
+
+The spread's repeats run on ``instances`` independently started servers per server, so the page can
+split their spread into a part between instances and a part between runs of one instance.
 """
 
 from __future__ import annotations
 
+from contextlib import closing
 from dataclasses import dataclass
 
-from dbexp.catalog import OFFLINE, parse_spec
+from dbexp.catalog import OFFLINE, offline_series, parse_spec
 from dbexp.chapters.calibration.engines import Series, innodb, mariadb, postgres
 from dbexp.experiments.chapter import Chapter, Cpus, Part
-from dbexp.experiments.measure import Measured
+from dbexp.errors import DbexpError
+from dbexp.experiments.measure import Measured, measure_together
 from dbexp.experiments.sweep import Point
 from dbexp.servers.engines import Engines
+from dbexp.servers.registry import flavor_of_spec
+from dbexp.servers.sql import query
 from dbexp.workloads.sessions import HolderPool
 from dbexp.workloads.sysbench import Workload
 
@@ -54,13 +65,22 @@ class Scale:
     # more, this many times as long (0: not measured); on length_servers the hand and bare runs too.
     length_factor: int = LENGTH_FACTOR
     length_servers: tuple[str, ...] = ()
+    instances: int = 1  # the spread: independently started servers per server, the repeats spread over them
+    # co-tenancy: these servers, each with these counts of active neighbours (0: alone), cotenancy_repeats times
+    cotenancy_servers: tuple[str, ...] = ()
+    neighbours: tuple[int, ...] = (0, 1, 2, 5)
+    neighbour_server: str = "mysql:8.0@offline"
+    cotenancy_repeats: int = 3
+    cotenancy_duration_s: int = 5  # a window's seconds: its clients start one after another on the client CPU
 
 
 @dataclass(frozen=True)
 class CalibrationPoint:
     part: str  # spread, ratios, sessions or length (older results: harness, container, pinning)
-    variant: str | None = None  # the run's side of a ratio (VARIANTS; sessions: harness or hand)
+    variant: str | None = None  # the run's side of a ratio (VARIANTS; sessions: harness or hand; cotenancy:
+    # subject or neighbour <i>)
     sessions: int = 0  # idle sessions held open on the server during the run
+    neighbours: int = 0  # co-tenancy: the active neighbours in the run's window
 
 
 def _series(spec: str) -> tuple[str, str]:
@@ -101,9 +121,11 @@ def estimated_s(sc: Scale, cpus: Cpus = Cpus()) -> float:
         groups: dict[str, set] = {}
         for p in part.points:
             groups.setdefault(p.group_name, set()).add((p.server_key(), p.server.spec))
-        for started in groups.values():
-            total += sum(PARTS.part_for_name(_series(spec)[0]).start_s + sc.warmup_s for _, spec in started)
-        total += part.repeats * sum(p.workload.duration_s + RUN_OVERHEAD_S for p in part.points)
+        for started in groups.values():  # each instance starts the group's servers again
+            total += part.instances * sum(PARTS.part_for_name(_series(spec)[0]).start_s + sc.warmup_s
+                                          for _, spec in started)
+        windows = {(p.together or p.key(CHAPTER.name)): p.workload.duration_s for p in part.points}
+        total += part.repeats * sum(d + RUN_OVERHEAD_S for d in windows.values())
         total += SESSIONS_HOLD_S * len({p.group_name for p in part.points if p.params.sessions})
     return total
 
@@ -119,16 +141,19 @@ class Calibration(Chapter):
     # counts each as an error. They are part of that workload, so they are kept and shown, not failed.
     tolerates = ("errors",)
     Scale = Scale
-    # default fits 18 minutes with one more MySQL server (estimated_s): 3 s runs, the spread on point
-    # selects only, 8 ABBA repeats of the ratios, the sessions part at 1,000 sessions; full measures
-    # the spread's two workloads and many more pairs, and checks every ratio at 10x
+    # default: about 24 minutes (estimated_s; the last publication, without co-tenancy and instances, took
+    # 15): 3 s runs, the spread on point selects only (4 repeats on 2 instances), 6 ABBA repeats of the
+    # ratios, the sessions part at 1,000 sessions, the run-length check at 5x, and the MySQL versions with
+    # 0, 1, 2 and 5 active neighbours (3 ABBA repeats of 5 s windows); full measures the spread's two
+    # workloads and many more pairs, and checks every ratio at 10x
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000,
                        warmup_s=1, ratio_duration_s=2, session_counts=(10,), length_factor=2,
                        length_servers=("postgres:16@offline",), workloads=("oltp_point_select",)),
-        "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 5, 8, 3, 100000,
+        "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 4, 6, 3, 100000,
                          ratio_duration_s=3, workloads=("oltp_point_select",), session_counts=(1000,),
-                         length_servers=("postgres:16@offline",)),
+                         length_servers=("postgres:16@offline",), instances=2, length_factor=5,
+                         cotenancy_servers=offline_series(flavors=("mysql",))),
         "full": Scale(tuple(ALL_OFFLINE), ("mysql:5.7@offline", "mysql:8.0@offline", "postgres:12@offline",
                                            "postgres:16@offline", "postgres:18@offline"), 10, 30, 30, 1000000,
                       ratio_duration_s=10, sessions_pairs=40,
@@ -150,6 +175,12 @@ class Calibration(Chapter):
         "session_counts": "the idle sessions held in the sessions part, e.g. [10, 100, 1000]",
         "length_factor": "how many times longer the run-length check's runs are (0: no check)",
         "length_servers": "the ratio servers whose harness and container ratios are checked at that length too",
+        "instances": "independently started servers per server in the spread (its repeats spread over them)",
+        "cotenancy_servers": 'the servers measured with active neighbours, e.g. ["mysql:8.0@offline"]',
+        "neighbours": "the counts of active neighbours, e.g. [0, 1, 2, 5]",
+        "neighbour_server": "the neighbours' server",
+        "cotenancy_repeats": "the ABBA repeats of the co-tenancy part",
+        "cotenancy_duration_s": "the seconds of each co-tenancy window",
     }
     engines = PARTS
 
@@ -181,8 +212,10 @@ class Calibration(Chapter):
         sessions = [Point(held, CalibrationPoint("sessions", variant, n), ps, f"sessions {sc.sessions_server}",
                           sample=variant == "harness")
                     for n in sorted(sc.session_counts) for variant in ("harness", "hand")]
-        parts = [Part(spread, sc.repeats), Part(ratios, sc.ratio_pairs),
+        parts = [Part(spread, sc.repeats, min(sc.instances, sc.repeats)), Part(ratios, sc.ratio_pairs),
                  Part(sessions, sc.sessions_pairs or sc.ratio_pairs)]
+        if sc.cotenancy_servers and sc.neighbours:
+            parts.append(Part(self._cotenancy(sc, cpus, wl), sc.cotenancy_repeats))
         if sc.length_factor:
             length: dict[str, Point] = {}
             for spec in claim_servers(sc.servers):
@@ -197,8 +230,44 @@ class Calibration(Chapter):
             parts.append(Part(list(length.values()), 1))
         return parts
 
+    def _cotenancy(self, sc: Scale, cpus: Cpus, wl) -> list[Point]:
+        """Per server of ``cotenancy_servers``, one group: the server and max(neighbours) neighbour servers
+        (the neighbour build, each told apart by its part's neighbour_settings), and per count N a window
+        of the server's point selects with N neighbours' at once (N = 0: the server alone, measured the
+        same way)."""
+        out = []
+        ps = wl("oltp_point_select", sc.cotenancy_duration_s)
+        part = PARTS.of(flavor_of_spec(sc.neighbour_server))
+        neighbours = [self.server_config(sc.neighbour_server, cpus.server, part.neighbour_settings(i))
+                      for i in range(max(sc.neighbours))]
+        for spec in sc.cotenancy_servers:
+            subject = self.server_config(spec, cpus.server)
+            group = f"cotenancy {spec}"
+            for n in sorted(set(sc.neighbours)):
+                window = f"{spec} with {n} neighbours"
+                out.append(Point(subject, CalibrationPoint("cotenancy", "subject", neighbours=n), ps, group,
+                                 together=window))
+                out += [Point(neighbours[i], CalibrationPoint("cotenancy", f"neighbour {i + 1}", neighbours=n), ps,
+                              group, together=window) for i in range(n)]
+        return out
+
+    def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
+        bad = [n for n in sc.neighbours if not isinstance(n, int) or n < 0]
+        if bad:
+            raise DbexpError(f"bad neighbours {bad[0]!r}: expected whole numbers of active neighbours, 0 or more")
+        if not isinstance(sc.instances, int) or sc.instances < 1:
+            raise DbexpError(f"bad instances {sc.instances!r}: expected a whole number, 1 or more")
+        return sc
+
     def session(self, server) -> HolderPool:
         return HolderPool(server)
+
+    def precondition(self, server, point: Point, state) -> dict:
+        """The table as prepared: every row there (point selects change none; read-write deletes and
+        inserts as many)."""
+        with closing(server.connect(point.workload.database)) as conn:
+            rows = int(query(conn, "SELECT count(*) FROM sbtest1")[0][0])
+        return {f"sbtest1 holds {point.workload.table_size:,} rows": (rows == point.workload.table_size, rows)}
 
     def saturates(self, point: Point) -> bool:
         """Every run keeps its pinned server CPU busy (4 clients at full speed), so the episode rule
@@ -209,6 +278,8 @@ class Calibration(Chapter):
         """The default sysbench measurement; with N sessions asked for, they are held open first
         (kept across the points that ask for the same N) and the server must see them all."""
         n = point.params.sessions
+        if point.params.part == "cotenancy":  # alone, measured as the windows with neighbours are
+            return measure_together([(server, point.workload)])[0]
         if not n:
             return super().measure(server, point, pool)
         seen = pool.hold(n, "idle").observed()

@@ -11,6 +11,7 @@ run without probes at the same point (``beside``: the probes' cost).
 from __future__ import annotations
 
 import time
+from contextlib import closing
 from dataclasses import dataclass
 
 
@@ -22,6 +23,7 @@ from dbexp.experiments.sweep import Point
 from dbexp.metrics import tracing
 from dbexp.servers.engines import Engines
 from dbexp.servers.registry import flavor_of_spec
+from dbexp.servers.sql import query
 from dbexp.workloads.sysbench import Workload
 
 from .commit_probe import CommitProbe
@@ -74,6 +76,7 @@ class Scale:
     check_threads: tuple[int, ...] = ()
     check_x: int = 10
     check_every_server: bool = False
+    instances: int = 1  # independently started servers per server and binlog setting, the repeats spread over them
 
 
 @dataclass(frozen=True)
@@ -93,14 +96,15 @@ SCRIPTS = ("oltp_update_non_index", "oltp_insert")
 class GroupCommit(Chapter):
     name = "group_commit"
     Scale = Scale
-    # default: about 16 minutes with one more MySQL server (the published runs' durations, 3 s runs):
-    # the main curve and the probe runs 3 repeats each, the other configurations one run per point, one
-    # 30 s check per engine at 128 threads
+    # default: about 24 minutes (the last publication's run durations: 18.4 minutes; then 2 instances per
+    # server, and the other configurations at 32 and 128 threads twice each): the main curve and the probe
+    # runs 3 repeats each, spread over 2 instances; the other configurations and the insert workload 2 runs
+    # per point, one per instance; one 30 s check per engine at 128 threads on each instance
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (1, 8), (8,), ("durable", "no binlog"), 2, 1,
                        (1, 8), 1, warmup_s=0.5),
-        "default": Scale(DEFAULT_SERVERS, (1, 8, 32, 128), (8, 128), CONFIG_NAMES, 3, 3, (1, 32, 128), 1,
-                         check_threads=(128,)),
+        "default": Scale(DEFAULT_SERVERS, (1, 8, 32, 128), (8, 128), CONFIG_NAMES, 3, 3, (32, 128), 2,
+                         check_threads=(128,), instances=2),
         "full": Scale(DEFAULT_SERVERS, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), (8, 32, 128, 512), CONFIG_NAMES,
                       10, 3, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), 3, check_threads=(8, 128),
                       check_every_server=True),
@@ -123,6 +127,7 @@ class GroupCommit(Chapter):
         "check_threads": "the thread counts of the run-length check, e.g. [128]",
         "check_x": "how many times as long the check's runs are",
         "check_every_server": "True: the check on every server (else the newest of each engine)",
+        "instances": "independently started servers per server (the repeats spread over them)",
     }
 
     probes_skipped: str | None = None  # why this process could not probe (the probe points were left out)
@@ -132,6 +137,8 @@ class GroupCommit(Chapter):
         bad = [t for t in sc.threads if not isinstance(t, int) or t < 1]
         if bad:
             raise DbexpError(f"bad thread count {bad[0]!r}: expected whole numbers >= 1")
+        if not isinstance(sc.instances, int) or sc.instances < 1:
+            raise DbexpError(f"bad instances {sc.instances!r}: expected a whole number >= 1")
         return sc
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
@@ -171,17 +178,46 @@ class GroupCommit(Chapter):
                             if t not in sc.threads:
                                 main.append(Point(server, GroupPoint(cfg.label, 0, beside=True), wl, group=group))
                             main.append(Point(server, GroupPoint(cfg.label, 0, probe=True), wl, group=group))
-        return [Part(main, sc.repeats), Part(other, sc.other_repeats)]
+        return [Part(main, sc.repeats, min(sc.instances, sc.repeats)),
+                Part(other, sc.other_repeats, min(sc.instances, sc.other_repeats))]
+
+    @staticmethod
+    def _wanted(server, point: Point) -> dict[str, str]:
+        """The settings a run declares: its configuration's dynamic ones, the binlog on or off where the
+        engine has one, and the start-up settings of the commit path (as SHOW VARIABLES / pg_settings name them)."""
+        p: GroupPoint = point.params
+        cfg = next(c for c in CONFIGS if c.label == p.config)
+        part = PARTS.of(server.flavor)
+        out = {k: v for k, v in point.server.settings.items() if k in part.commit_settings(True) and k != "log_bin"}
+        if part.has_binlog:
+            out["log_bin"] = "ON" if "log_bin" in point.server.settings else "OFF"
+        return {**out, **part.group_settings(cfg.sync_log, p.delay_us)}
+
+    def reset(self, server, point: Point, state) -> None:
+        """The configuration's dynamic settings (the flavor's "set_global" capability), before the checks."""
+        p: GroupPoint = point.params
+        cfg = next(c for c in CONFIGS if c.label == p.config)
+        with closing(server.connect(point.workload.database)) as conn:
+            for name, value in PARTS.of(server.flavor).group_settings(cfg.sync_log, p.delay_us).items():
+                server.flavor.capability("set_global").set(conn, name, value)
+
+    def precondition(self, server, point: Point, state) -> dict:
+        """Every setting the run declares in effect (read back where the server names it), and the table
+        holding at least the rows it was prepared with (an insert run adds rows; nothing deletes them)."""
+        with closing(server.connect(point.workload.database)) as conn:
+            seen = {k.lower(): v for k, v in server.flavor.effective_settings(conn).items()}
+            rows = int(query(conn, "SELECT count(*) FROM sbtest1")[0][0])
+        out = {f"{k} {v}": (_same(seen[k.lower()], v), seen[k.lower()])
+               for k, v in self._wanted(server, point).items() if k.lower() in seen}
+        out[f"sbtest1 >= {point.workload.table_size:,} rows"] = (rows >= point.workload.table_size, rows)
+        return out
 
     def measure(self, server, point: Point, state) -> Measured:
         p: GroupPoint = point.params
-        cfg = next(c for c in CONFIGS if c.label == p.config)
         flavor = server.flavor
         part = PARTS.of(flavor)
         conn = server.connect(point.workload.database)
         try:
-            for name, value in part.group_settings(cfg.sync_log, p.delay_us).items():
-                flavor.capability("set_global").set(conn, name, value)
             before = part.commit_counters(conn)
             if p.probe:
                 with CommitProbe(server, part, pin=point.workload.cpuset) as probe:
@@ -208,6 +244,14 @@ class GroupCommit(Chapter):
         """Why this process measured no probe runs, where it could not probe."""
         note = tracing.skip_note(self.probes_skipped)
         return [note] if note else []
+
+
+def _same(seen: str, wanted: str) -> bool:
+    """A setting read back equals the one declared: ON/1/true alike, a unit after the number ignored."""
+    def norm(v) -> str:
+        v = str(v).strip().lower().split(" ")[0]
+        return {"on": "1", "true": "1", "yes": "1", "off": "0", "false": "0", "no": "0"}.get(v, v)
+    return norm(seen) == norm(wanted)
 
 
 CHAPTER = GroupCommit()

@@ -1,5 +1,5 @@
 """The gtid chapter: what GTIDs, the binlog and performance_schema cost on write-heavy sysbench tests
-(MySQL), five configurations of a version measured at once. The notebook notebooks/gtid.ipynb is the
+(MySQL), five configurations of a version measured in one window, one server at a time in turns. The notebook notebooks/gtid.ipynb is the
 chapter's narrative."""
 
 from dbexp.chapters.gtid.analysis import (ablation, control, gap_changes, length_check, main_runs, ratios, resolution,

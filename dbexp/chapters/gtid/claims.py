@@ -43,9 +43,14 @@ def here(res: Results) -> str:
     if not d["n"]:
         return "no runs at this scale"
     names = ", ".join(_version(n) for n in versions(main_runs(w)))
-    return (f"{names}; {_clients(d['threads'])} per server, five servers (one per configuration) sharing one "
-            f"server CPU at once; 1 table of {d['table_size']:,} rows; {d['repeats']} windows of "
-            f"{d['duration_s']:g} s per point ({d['common_s']:.1f} s common interval); innodb_flush_log_at_trx_commit "
+    m = main_runs(w)
+    turns = (f"taking one server CPU in turns of {m['slice_s'].max():g} s, one at a time"
+             if "slice_s" in m and m["slice_s"].fillna(0).max() > 0 else "sharing one server CPU at once")
+    instances = int(m["instance"].nunique()) if "instance" in m and m["instance"].notna().any() else 1
+    return (f"{names}; {_clients(d['threads'])} per server, five servers (one per configuration) {turns}; "
+            f"{instances} independently started set{'s' if instances > 1 else ''} of them; 1 table of "
+            f"{d['table_size']:,} rows; {d['repeats']} windows of "
+            f"{d['duration_s']:g} s per point ({d['common_s']:.1f} s between the marks); innodb_flush_log_at_trx_commit "
             f"= 2, sync_binlog = 0; --db-ps-mode=auto")
 
 
@@ -109,7 +114,7 @@ def gtid_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.ClaimRo
         f"{src.INSERT_NOGTID_OVER_GTID['24-core']:.2f}X). {src.FORTY_EIGHT.conditions}",
         cond, "GTID / no GTID throughput, " + measured,
         verdicts.not_testable(f"40 clients on 48 cores, where many sessions contend to assign and record GTIDs; "
-                              f"here {_clients(threads)} per server on one server CPU shared five ways")
+                              f"here {_clients(threads)} per server, one server at a time on one server CPU")
         if len(tput) else NM))
     # the 8-core server's summary: 1 client, the row this lab resembles
     early = [_version(n) for n in sorted(tput["series_name"].unique(), key=version_key)
@@ -136,7 +141,7 @@ def gtid_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.ClaimRo
              ("cs/o", ("voluntary cs/o", "all cs/o"), "more context switches per operation",
               "vmstat's count: every switch on the machine, client and kernel threads included",
               "the server's threads' switches per query: voluntary ones (a thread waited), and all of them "
-              "(voluntary and involuntary: the CPU is shared five ways here, so involuntary ones are mostly that)"),
+              "(voluntary and involuntary)"),
              ("wKB/o", "write() KB/o", "more KB written to storage per operation",
               "iostat's KB written to the device",
               "the server's processes' write() bytes per query (the device is shared by the five servers, so its "

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from dbexp.catalog import offline_series
 from dbexp.chapters.mvcc_chains.engines import VersionStore, innodb, mariadb, postgres
 from dbexp.chapters.mvcc_chains.measure import ChainPoint, measure_point
+from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Chapter, Cpus, Part
 from dbexp.experiments.measure import Measured
 from dbexp.experiments.sweep import Point
@@ -35,6 +36,10 @@ class Scale:
     # same page room, an indexed column, never HOT, so v against k at 70 changes the column alone (a HOT
     # against a non-HOT update); k at 100 against k at 70 changes the page's room alone.
     heap_variants: tuple[tuple[str, int], ...] = (("v", 70), ("k", 70), ("k", 100))
+    # heap engines: lookups per timed statement, looped at the server (EXPLAIN's clock counts whole
+    # microseconds; a short HOT chain adds a fraction of one to a lookup)
+    heap_loop: int = 25
+    instances: int = 1  # independently started servers per server, the repeats spread over them
 
 
 # the catalog's offline series, PostgreSQL 13, 15, 16 and 17 not measured (full scale adds 16)
@@ -56,13 +61,15 @@ class MvccChains(Chapter):
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (0, 10, 100), 40, 1, 10),
         # 800 timed selects per reader: the short chains (V = 10) need them, and they take about half a second
-        "default": Scale(DEFAULT_SERVERS, (0, 10, 100, 1000), 800, 5, 30),
+        "default": Scale(DEFAULT_SERVERS, (0, 10, 100, 1000), 800, 5, 30, instances=2),
         "full": Scale(DEFAULT_SERVERS + ("postgres:16@offline",), (0, 10, 100, 1000, 10000), 1000, 6, 120,
                       heap_variants=(("v", 100), ("v", 70), ("k", 100), ("k", 70))),
     }
     # every point is a block of its own: each repeat walks them in its own random order, so neither
     # V nor the variant runs at the same time of a repeat twice
     order = "shuffled"
+    # every run starts from a new table with the previous point's versions reclaimed (measure.measure_point)
+    observed_check = "the earlier points' versions reclaimed before the run (the collector settled)"
     add_official = True
     engines = PARTS
     knob_help = {
@@ -74,7 +81,16 @@ class MvccChains(Chapter):
         "hot_rows": "the number of hot rows (each gets V updates)",
         "columns": 'the updated columns of undo engines, e.g. ["v", "k"]',
         "heap_variants": 'the heap engines\' (column, fillfactor) pairs, e.g. [["v", 70], ["k", 70]]',
+        "heap_loop": "the heap engines' lookups per timed statement, looped at the server (1: one each)",
+        "instances": "independently started servers per server (the repeats spread over them)",
     }
+
+    def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
+        for name in ("heap_loop", "instances"):
+            value = getattr(sc, name)
+            if not isinstance(value, int) or value < 1:
+                raise DbexpError(f"bad {name} {value!r}: expected a whole number, 1 or more")
+        return sc
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
         out = []
@@ -85,12 +101,13 @@ class MvccChains(Chapter):
             for column, ff in variants:
                 for v in sc.versions:
                     params = ChainPoint(v, column, ff, sc.samples, sc.hot_rows, cpus.client,
-                                        sc.gc_timeout_s if v == max(sc.versions) else 0.0)
+                                        sc.gc_timeout_s if v == max(sc.versions) else 0.0,
+                                        loop=sc.heap_loop if heap else 1)
                     out.append(Point(cfg, params, group=f"mvcc {spec}"))
                 control = ChainPoint(max(sc.versions), column, ff, sc.samples, sc.hot_rows, cpus.client,
-                                     sc.gc_timeout_s, snapshot=False)
+                                     sc.gc_timeout_s, snapshot=False, loop=sc.heap_loop if heap else 1)
                 out.append(Point(cfg, control, group=f"mvcc {spec}"))
-        return [Part(out, sc.repeats)]
+        return [Part(out, sc.repeats, min(sc.instances, sc.repeats))]
 
     def measure(self, server, point: Point, state) -> Measured:
         return measure_point(server, PARTS.of(server.flavor), point.params)

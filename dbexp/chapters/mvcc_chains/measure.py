@@ -32,6 +32,7 @@ class ChainPoint:
     client_cpus: str
     gc_timeout_s: float  # > 0: try to reclaim with the snapshot open, then time the reclaim after it ends
     snapshot: bool = True  # False: the control, the same updates with no old snapshot (and no readers)
+    loop: int = 1  # lookups per timed statement, repeated at the server (heap engines: EXPLAIN's clock is 1 us)
 
 
 def trimmed_mean(x: np.ndarray, cut: float = 0.1) -> float:
@@ -75,21 +76,22 @@ def _reclaim(server, part, g0: dict, timeout_s: float, m: dict) -> list[tuple]:
 
 
 @contextlib.contextmanager
-def statement_clock(server, part, reader, database: str = "sbtest"):
+def statement_clock(server, part, reader, database: str = "sbtest", loop: int = 1):
     """A clock at the server of ``reader``'s timed selects (the engine's kind), with a monitor
-    connection of its own."""
+    connection of its own; ``loop``: lookups per timed statement."""
     monitor = server.connect(database)
     try:
-        yield part.clock(reader, monitor, vc.SELECT)
+        yield part.clock(reader, monitor, vc.SELECT, loop)
     finally:
         monitor.close()
 
 
-def _read_both(server, part, old, fresh, spec: vc.ChainSpec, samples: int) -> dict[str, vc.Reads]:
+def _read_both(server, part, old, fresh, spec: vc.ChainSpec, samples: int, loop: int = 1) -> dict[str, vc.Reads]:
     """Both readers, after an unrecorded warm-up each, in four blocks each, in ABBA order (old fresh,
     fresh old, ...), so that a drift of the machine that is linear in time hits both alike."""
     got: dict[str, list[vc.Reads]] = {"old": [], "fresh": []}
-    with statement_clock(server, part, old) as c_old, statement_clock(server, part, fresh) as c_fresh:
+    with statement_clock(server, part, old, loop=loop) as c_old, \
+            statement_clock(server, part, fresh, loop=loop) as c_fresh:
         for conn, clock in ((old, c_old), (fresh, c_fresh)):
             vc.timed_reads(conn, spec, max(1, samples // WARMUP_SHARE), clock)  # warm-up, not kept
         pair = (("old", old, c_old), ("fresh", fresh, c_fresh))
@@ -105,7 +107,8 @@ def _readers(server, part, old, before: int, spec: vc.ChainSpec, p: ChainPoint, 
     V = 10 of the non-indexed column) record the hot row's chain on its page."""
     fresh = vc.fresh_reader(server, part)
     try:
-        reads = _read_both(server, part, old, fresh, spec, p.samples)
+        reads = _read_both(server, part, old, fresh, spec, p.samples, p.loop)
+        m["lookups_per_statement"] = (float(p.loop), "count")
         if vc.read_value(old, spec.hot_ids()[0]) != before:
             raise RuntimeError("the old snapshot is not old: it sees the writer's updates")
         if p.versions and vc.read_value(fresh, spec.hot_ids()[0]) == before:
@@ -129,7 +132,9 @@ def measure_point(server, part, p: ChainPoint) -> Measured:
         server.ensure_database("sbtest")
         vc.reset_table(server, part, spec)
         # the previous point's versions are gone before this one starts (recorded if they were not)
-        m["settle_timed_out"] = (float(not vc.settle_garbage(server, part)), "bool")
+        settled = vc.settle_garbage(server, part)
+        m["settle_timed_out"] = (float(not settled), "bool")
+        m["precondition_ok"] = (float(settled), "bool")  # the declared state: no earlier versions left
         g0 = vc.garbage(server, part)
         with (vc.old_snapshot(server, part) if p.snapshot else contextlib.nullcontext()) as old:
             before = vc.read_value(old, spec.hot_ids()[0]) if old is not None else None

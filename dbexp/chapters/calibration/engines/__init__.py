@@ -47,3 +47,8 @@ class Series(ABC):
 
     def __init__(self, flavor):
         self.flavor = flavor
+
+    @abstractmethod
+    def neighbour_settings(self, i: int) -> dict[str, str]:
+        """A harmless setting that tells the ``i``-th neighbour server apart from the others of the same
+        build (each its own server, started on its own), changing nothing the workload touches."""

@@ -14,6 +14,9 @@ SOURCE_RUNS = ("5.7.44 and 8.0.44 (8.0.43 too), 16 clients, 2 sockets x 12 cores
 
 class MySQLSeries(Series):
     base = "5.7"
+
+    def neighbour_settings(self, i: int) -> dict[str, str]:
+        return {"server_id": str(100 + i)}  # replication's identity: nothing here replicates
     start_s = 15.0
     claims = (
         VersionClaim(CALLAGHAN_24, "MySQL 5.7 to 8.0 lost throughput on every point-query test",

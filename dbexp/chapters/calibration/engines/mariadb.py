@@ -9,3 +9,6 @@ from dbexp.chapters.calibration.engines import Series
 class MariaDBSeries(Series):
     base = "10.11"
     start_s = 5.0
+
+    def neighbour_settings(self, i: int) -> dict[str, str]:
+        return {"server_id": str(100 + i)}  # replication's identity: nothing here replicates

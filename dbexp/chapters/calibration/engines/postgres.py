@@ -8,6 +8,9 @@ from dbexp.experiments.sources import CALLAGHAN_PG
 
 class PostgresSeries(Series):
     base = "12"
+
+    def neighbour_settings(self, i: int) -> dict[str, str]:
+        return {"cluster_name": f"neighbour{i}"}  # the name in the processes' titles
     start_s = 3.0
     claims = (
         VersionClaim(CALLAGHAN_PG, "PostgreSQL point queries are roughly unchanged from 12.22 to 18.1",

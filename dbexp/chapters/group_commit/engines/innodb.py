@@ -22,6 +22,7 @@ class BinlogGroupCommit(CommitPath):
     # log_flusher threads; 5.7's sessions write and sync it themselves)
     compares_redo_writers = True
     counts_settle_s = 0.0  # status and performance_schema count as commits happen: nothing to wait for
+    log_writer_threads = True  # innodb_log_writer_threads ON where the series has the option (8.0.22 on)
 
     COMMIT_COND = "wait/synch/cond/sql/MYSQL_BIN_LOG::COND_done"  # one broadcast per finished group
     # dynamic symbols of the binlog group commit (5.7 and 8.0.15 name the queue Stage_manager, their mutex
@@ -34,13 +35,18 @@ class BinlogGroupCommit(CommitPath):
                           "_ZN20Commit_stage_manager10enroll_forENS_7StageIDEP3THDP13mysql_mutex_tS4_")}
     # every Stage_manager::enroll_for (a session joining a stage's queue; a follower waits inside it
     # until its group is done), the pthread_cond_wait calls made inside it, every binlog sync and
-    # every ordered commit
+    # every ordered commit; a follower's time inside enroll_for (from entering it to its return) is its
+    # wait: summed (@wait_ns), and counted where it passed 100 ms (@long, the source's "over 100 ms")
     PROGRAM = """
-uprobe:{bin}:{enroll} /{only}/ {{ @in[tid] = 1; @k[tid] = 0; }}
+uprobe:{bin}:{enroll} /{only}/ {{ @in[tid] = nsecs; @k[tid] = 0; }}
 uprobe:{libc}:pthread_cond_wait /@in[tid]/ {{ @k[tid] = @k[tid] + 1; }}
 uretprobe:{bin}:{enroll} /@in[tid]/ {{
   @enrolls = count();
-  if (@k[tid] > 0) {{ @waiters = count(); @waits = sum(@k[tid]); @khist = lhist(@k[tid], 1, 11, 1); }}
+  if (@k[tid] > 0) {{
+    @waiters = count(); @waits = sum(@k[tid]); @khist = lhist(@k[tid], 1, 11, 1);
+    $d = nsecs - @in[tid]; @wait_ns = sum($d);
+    if ($d > 100000000) {{ @long = count(); }}
+  }}
   delete(@in[tid]); delete(@k[tid]);
 }}
 uprobe:{bin}:{sync} /{only}/ {{ @syncs = count(); }}
@@ -56,6 +62,10 @@ END {{ clear(@in); clear(@k); }}
         out = {"innodb_flush_log_at_trx_commit": "1", "sync_binlog": "1",
                # condition instruments are off by default: counted, not timed (the cheapest state)
                "performance-schema-instrument": f"{self.COMMIT_COND}=COUNTED"}
+        if self.log_writer_threads:
+            # the redo log written and flushed by its own threads, as 8.0.15 always does (it has no option)
+            # and as the sources' baselines run 8.0; 9.x turns them on by default only with more CPUs
+            out.update(self.flavor.capability("series").supported({"innodb_log_writer_threads": "ON"}))
         if binlog:
             out["log_bin"] = "binlog"  # after comparable_settings()' skip_log_bin: the later option wins
         return out

@@ -17,6 +17,8 @@ class MariaDBGroupCommit(BinlogGroupCommit):
 
     COMMIT_COND = "wait/synch/cond/sql/THD::COND_wakeup_ready"  # each follower's own condition
 
+    log_writer_threads = False  # MariaDB's InnoDB has no such threads nor option
+
     def commit_settings(self, binlog: bool) -> dict[str, str]:
         return {**super().commit_settings(binlog), "performance_schema": "ON"}  # off by default in MariaDB
 

@@ -83,6 +83,8 @@ class VersionStore(abc.ABC):
         raise NotImplementedError(f"{self.flavor.name} keeps old versions in undo, not as tuples on a page")
 
     @abc.abstractmethod
-    def clock(self, reader, monitor, marker: str):
+    def clock(self, reader, monitor, marker: str, loop: int = 1):
         """The clock of ``reader``'s statements that begin with ``marker`` (see the module's docstring);
-        ``monitor``: a second connection to the same server."""
+        ``monitor``: a second connection to the same server. ``loop`` > 1: each timed statement repeats
+        its lookup that many times at the server, and the clock reports the time per lookup (for a clock
+        too coarse for one lookup); an engine whose clock needs no loop refuses it."""

@@ -160,6 +160,8 @@ class Undo(VersionStore):
         """Purge has removed the versions of every transaction committed before the snapshot ended."""
         return g["purge_done_no"] >= peak["trx_id_counter"]
 
-    def clock(self, reader, monitor, marker: str) -> PerfSchemaClock:
+    def clock(self, reader, monitor, marker: str, loop: int = 1) -> PerfSchemaClock:
+        if loop != 1:  # performance_schema times each statement to the nanosecond: one lookup each
+            raise DbexpError(f"bad loop {loop!r} for InnoDB's statement clock: it times single statements (1)")
         return PerfSchemaClock(reader, monitor, marker)
 
