@@ -7,9 +7,10 @@ from __future__ import annotations
 import pandas as pd
 
 from dbexp.book import prose
-from dbexp.chapters.calibration.analysis import (LENGTH_FACTOR, RATIOS, cpu_table, durations, episode_numbers,
-                                                 length_checks, ratio_busy, ratio_table, sampler_cost, server_label,
-                                                 spread_numbers, spread_table)
+from dbexp.chapters.calibration.analysis import (LENGTH_FACTOR, RATIOS, cotenancy_table, cpu_table, durations,
+                                                 episode_numbers, length_checks, neighbour_server, ratio_busy,
+                                                 ratio_table, sampler_cost, server_label, spread_numbers, spread_table,
+                                                 variance_components)
 from dbexp.experiments import verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.results.provenance import hardware_label
@@ -178,7 +179,22 @@ def findings(res: Results) -> str:
              and any(c["label"].endswith(f"{p['a']} / {p['b']}") for p in cost)]
     return prose.render(CHAPTER, "findings", spread=spread, cost=cost, bent=bent, busy=ratio_busy(res),
                         pinning=parts.get("pinning"), cpu=cpu, sessions=sessions, length=length, moved=moved,
-                        durations=_seconds_range(res))
+                        durations=_seconds_range(res), cotenancy=cotenancy_numbers(res),
+                        variance=variance_components(res).to_dict("records"))
+
+
+def cotenancy_numbers(res: Results) -> dict | None:
+    """The co-tenancy finding: each server's CPU per statement with the most neighbours over alone, and
+    whether two servers' intervals lie apart (None where no server ran with neighbours)."""
+    co = cotenancy_table(res)
+    if co.empty or not (co["neighbours"] > 0).any():
+        return None
+    top = co[co["neighbours"] == co["neighbours"].max()]
+    rows = [{"server": r["server"], "ratio": r["cpu_ratio"], "lo": r["cpu_low"], "hi": r["cpu_high"]}
+            for _, r in top.iterrows()]
+    apart = any(a["lo"] > b["hi"] for a in rows for b in rows)
+    return {"most": int(top["neighbours"].iloc[0]), "neighbour": neighbour_server(res), "rows": rows,
+            "spread_apart": apart}
 
 
 def readme_block(res: Results) -> str:

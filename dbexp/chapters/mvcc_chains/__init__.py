@@ -4,8 +4,8 @@
 the largest V, the garbage after the snapshot ended (and when each collector ran) and one hot row's chain on
 its page."""
 
-from dbexp.chapters.mvcc_chains.analysis import (GARBAGE_MEASURES, READERS, at_largest_v, at_v, collector_passes,
-                                                 column_against_column, excess_at, first_versions, garbage_long,
+from dbexp.chapters.mvcc_chains.analysis import (GARBAGE_MEASURES, READERS, at_largest_v, at_v, clock_loop,
+                                                 collector_passes, column_against_column, excess_at, first_versions, garbage_long,
                                                  garbage_series, largest_v_rows, pageinspect_table, per_version,
                                                  per_version_rows, reader_latency, readers, tidy, variant_order)
 from dbexp.chapters.mvcc_chains.claims import lab
@@ -16,7 +16,7 @@ from dbexp.chapters.mvcc_chains.measure import (HOLD_S, RECLAIM_POLL_S, WARMUP_S
 run = CHAPTER.run
 
 __all__ = ["CHAPTER", "ChainPoint", "DEFAULT_SERVERS", "GARBAGE_MEASURES", "HOLD_S", "PARTS", "READERS",
-           "RECLAIM_POLL_S", "Scale", "WARMUP_SHARE", "at_largest_v", "at_v", "collector_passes",
+           "RECLAIM_POLL_S", "Scale", "WARMUP_SHARE", "at_largest_v", "at_v", "clock_loop", "collector_passes",
            "column_against_column", "excess_at", "first_versions", "garbage_long",
            "garbage_series", "lab", "largest_v_rows", "pageinspect_table", "per_version", "per_version_rows", "readers",
            "reader_latency", "run", "settings_for", "statement_clock", "tidy", "trimmed_mean", "variant_order"]

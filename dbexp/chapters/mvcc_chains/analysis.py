@@ -73,11 +73,23 @@ def per_version(res: Results, value: str = "server_us") -> pd.DataFrame:
 
 def excess_at(res: Results, v: int, value: str = "server_us") -> pd.DataFrame:
     """What a chain of v versions costs the reader the sources say pays, per version, one value per
-    repeat with a t interval over the repeats. Within each run: the payer's time on the hot rows less
-    its time on their cold neighbours (same page, no versions), less the same difference for the
-    other reader (a difference in differences: what the rows, the run and a reader's own statement
-    share drops out). Runs measured before the cold rows: the payer's excess over the other reader at
-    V = v less that at V = 0, across runs."""
+    repeat with a t interval over the repeats (excess_repeats)."""
+    rows = []
+    for (name, variant, store, payer), g in excess_repeats(res, v, value).groupby(
+            ["series_name", "variant", "store", "payer"]):
+        m, lo, hi = stats.mean_ci(g["ns_per_version"].to_numpy())
+        rows.append({"series_name": name, "variant": variant, "store": store, "payer": payer, "versions": v,
+                     "ns_per_version": m, "ci_low": lo, "ci_high": hi, "repeats": len(g)})
+    return pd.DataFrame(rows)
+
+
+def excess_repeats(res: Results, v: int, value: str = "server_us") -> pd.DataFrame:
+    """What a chain of v versions costs the reader the sources say pays, per version, one row per
+    repeat. Within each run: the payer's time on the hot rows less its time on their cold neighbours
+    (same page, no versions), less the same difference for the other reader (a difference in
+    differences: what the rows, the run and a reader's own statement share drops out). Runs measured
+    before the cold rows: the payer's excess over the other reader at V = v less that at V = 0, across
+    runs."""
     w = readers(res)
     rows = []
     for (name, variant, store), g in w.groupby(["series_name", "variant", "version_store"]):
@@ -94,10 +106,36 @@ def excess_at(res: Results, v: int, value: str = "server_us") -> pd.DataFrame:
             d = (at - base).dropna()
         if d.empty or not v:
             continue
-        m, lo, hi = stats.mean_ci(d.to_numpy() / v)
-        rows.append({"series_name": name, "variant": variant, "store": store, "payer": payer, "versions": v,
+        rows += [{"series_name": name, "variant": variant, "store": store, "payer": payer, "versions": v,
+                  "repeat": r, "ns_per_version": x / v} for r, x in d.items()]
+    return pd.DataFrame(rows, columns=["series_name", "variant", "store", "payer", "versions", "repeat",
+                                       "ns_per_version"])
+
+
+def beyond_variant(res: Results, v: int, variant: str, control: str, value: str = "server_us") -> pd.DataFrame:
+    """excess_repeats of ``variant`` less that of ``control`` in the same repeat (a variant with the same
+    page room and no chain to walk: what the two share, the clock's rounding included, drops out), per
+    server: the mean per version with a t interval over the repeats."""
+    e = excess_repeats(res, v, value)
+    rows = []
+    for name, g in e.groupby("series_name"):
+        a = g[g["variant"] == variant].set_index("repeat")["ns_per_version"]
+        b = g[g["variant"] == control].set_index("repeat")["ns_per_version"]
+        d = (a - b).dropna()
+        if d.empty:
+            continue
+        m, lo, hi = stats.mean_ci(d.to_numpy())
+        rows.append({"series_name": name, "variant": variant, "control": control, "versions": v,
                      "ns_per_version": m, "ci_low": lo, "ci_high": hi, "repeats": len(d)})
     return pd.DataFrame(rows)
+
+
+def clock_loop(res: Results) -> int:
+    """Lookups per timed statement of the heap engines' runs (1 where they predate the loop, or none ran)."""
+    w = res.wide
+    if "lookups_per_statement" not in w or w["lookups_per_statement"].dropna().empty:
+        return 1
+    return int(w["lookups_per_statement"].dropna().min())
 
 
 def column_against_column(res: Results, value: str = "server_us") -> pd.DataFrame:
