@@ -296,7 +296,8 @@ def test_the_findings_name_each_comparison_with_its_interval():
            "0.50" in text and "a larger gap" in text
     assert "- **The binlog**: " in text and "(the source: 1.670)" in text and "which closes part of the gap" in text
     assert "- **performance_schema off** moves 8.0's gap" in text
-    assert "not measured at this scale" in text and text.count("\n\n- ") == 4
+    assert "not measured at this scale" in text and text.count("\n\n- ") == 5
+    assert "- **The A/A control**: the twin" in text and "intervals hold 1" in text
     assert gtid.CHAPTER.findings(_res([])) == "No GTID ratio in these results."
 
 
