@@ -1,9 +1,11 @@
 """Spread, ratios and slopes: coefficient of variation, and intervals that follow the design (pair
 ratios for paired runs, Welch on logs for unpaired groups, whole repeats for slopes, a prediction
-interval for one longer run against the shorter runs)."""
+interval for one longer run against the shorter runs, and two levels for windows nested in server
+instances: :func:`nested`, :func:`between_variance`, :func:`nested_ratio_ci`)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -301,3 +303,48 @@ def slope_ci(x, y, repeat=None, level: float = 0.95) -> tuple[float, float, floa
         # one repeat (or none) spans two x: its points share its drift, so no interval over repeats
         return float(sp.linregress(x, y).slope), float("nan"), float("nan")
     return _ols_slope_ci(x, y, level)
+
+
+def nested(values, groups) -> dict:
+    """Two levels, values (log ratios of windows, say) nested in groups (the instances they ran on): the
+    groups (``k``), values (``n``) and values per group (``nbar``), the mean of the group means (``mean``),
+    the variance of the group means (``var_means``, NaN with one group) and the pooled variance of the
+    values within their groups (``within``, NaN without a group of two)."""
+    x = np.asarray(values, dtype=float)
+    g = np.asarray(groups)
+    keep = ~np.isnan(x)
+    x, g = x[keep], g[keep]
+    labels = list(dict.fromkeys(g.tolist()))
+    parts = [x[g == label] for label in labels]
+    means = np.array([p.mean() for p in parts]) if parts else np.array([])
+    dof = sum(len(p) - 1 for p in parts)
+    within = sum(((p - p.mean()) ** 2).sum() for p in parts) / dof if dof > 0 else float("nan")
+    return {"k": len(parts), "n": int(len(x)), "nbar": len(x) / len(parts) if parts else float("nan"),
+            "mean": float(means.mean()) if len(means) else float("nan"),
+            "var_means": float(means.var(ddof=1)) if len(means) > 1 else float("nan"), "within": within}
+
+
+def between_variance(parts) -> tuple[float, int]:
+    """The variance between groups beyond what the values within them explain, pooled over ``parts``
+    (nested() dicts of the same design, an A/A control's, say): the mean over the parts of
+    max(0, var_means - within / nbar), and its degrees of freedom (the parts' groups less one, summed);
+    (NaN, 0) where no part has two groups."""
+    est, dof = [], 0
+    for p in parts:
+        if p["k"] >= 2 and p["var_means"] == p["var_means"] and p["within"] == p["within"]:
+            est.append(max(0.0, p["var_means"] - p["within"] / p["nbar"]))
+            dof += p["k"] - 1
+    return (float(np.mean(est)), dof) if est else (float("nan"), 0)
+
+
+def nested_ratio_ci(part: dict, between: float, dof: int, level: float = 0.95) -> tuple[float, float, float]:
+    """A ratio from nested() log ratios with its interval at the group level: the standard error of the
+    mean of the group means from ``between`` (the variance between groups, between_variance()) and the
+    part's own variance within groups, (between + within / nbar) / k, and a t quantile on ``dof`` degrees of
+    freedom. Without a pooled ``between`` or with one group, (ratio, NaN, NaN)."""
+    r = math.exp(part["mean"]) if part["mean"] == part["mean"] else float("nan")
+    if part["k"] < 2 or not dof or between != between or part["within"] != part["within"]:
+        return r, float("nan"), float("nan")
+    se = math.sqrt((between + part["within"] / part["nbar"]) / part["k"])
+    t = sp.t.ppf(0.5 + level / 2, dof)
+    return r, math.exp(part["mean"] - t * se), math.exp(part["mean"] + t * se)

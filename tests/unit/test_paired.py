@@ -95,3 +95,24 @@ def test_window_ratios_and_ratio_rows_as_masks_and_set_index_gave_them(repeat_dt
             pd.testing.assert_series_equal(got, want)
             assert got.index.dtype == want.index.dtype
         assert paired.ratio_rows(g, a, b, values, by="config") == _old_ratio_rows(g, a, b, values, "config")
+
+
+def test_nested_splits_windows_by_instance_and_the_interval_widens_with_the_variance_between_them():
+    import math
+
+    from dbexp.experiments import stats
+
+    logs = [0.10, 0.12, 0.11, -0.02, 0.00, -0.01]  # two instances that land 12% apart
+    part = stats.nested(logs, [0, 0, 0, 1, 1, 1])
+    assert part["k"] == 2 and part["n"] == 6 and part["nbar"] == 3
+    assert math.isclose(part["mean"], (0.11 + -0.01) / 2)
+    assert math.isclose(part["within"], 0.0001)
+    between, dof = stats.between_variance([part])
+    assert dof == 1 and between > 0.005
+    r, lo, hi = stats.nested_ratio_ci(part, between, dof)
+    assert lo < 1 < hi  # the two instances' offset is in the interval, not hidden by the windows' agreement
+    # no variance between instances beyond the windows': the interval is the windows' own, over two groups
+    _, lo0, hi0 = stats.nested_ratio_ci(part, 0.0, 10)
+    assert lo < lo0 < hi0 < hi
+    # one instance: no interval at that level
+    assert math.isnan(stats.nested_ratio_ci(stats.nested(logs[:3], [0, 0, 0]), between, dof)[1])

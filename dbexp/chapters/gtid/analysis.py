@@ -12,8 +12,11 @@ comparison at two run lengths.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
+from scipy.stats import t as sp_t
 
 from dbexp.catalog.versions import version_key
 from dbexp.chapters.gtid.configs import CONFIGS, CONTROL, RATIOS, TARGET_HALF_WIDTH
@@ -49,18 +52,51 @@ def main_runs(w: pd.DataFrame, length: int = 1) -> pd.DataFrame:
 
 
 def ratios(res: Results, length: int = 1) -> pd.DataFrame:
-    """Per server, test and threads, and comparison: the ratio A / B of each value, paired by window
-    (A and B of a window ran at once), with its 95% interval and half-width; runs of ``length``."""
+    """Per server, test and threads, and comparison: the ratio A / B of each value, A and B of a window
+    paired, with its 95% interval and half-width; runs of ``length``.
+
+    Two levels (the windows nested in the instances they ran on, sets of servers started on their own):
+    the ratio is the geometric mean of the instances' geometric means of their windows' ratios, and its
+    interval is taken at the instance level, from the variance between instances beyond what the windows
+    explain, pooled per server and value over the tests' A/A controls (the twin over *binlog*: two servers
+    started apart, as A and B of every comparison are), plus the comparison's own variance between windows
+    (stats.nested_ratio_ci, a t quantile on the pooled degrees of freedom). Results from one instance (or
+    before instances were recorded) keep the windows' paired t interval."""
     def compute():  # the page, its claims and its findings read it several times: computed once
         w = main_runs(tidy(res), length)
-        w = w[[c for c in (*KEYS, "config", "repeat", *VALUES) if c in w]]  # what a pair's rows are taken with
-        rows = []
+        w = w[[c for c in (*KEYS, "config", "repeat", "instance", *VALUES) if c in w]]
         if w.empty:
             return pd.DataFrame()
+        parts = []
         for (name, test, threads), g in w.groupby(KEYS):
+            inst = (g.drop_duplicates("repeat").set_index("repeat")["instance"]
+                    if "instance" in g and g["instance"].notna().any() else None)
             for a, b, what in RATIOS:
-                rows += [{"series_name": name, "test": test, "threads": threads, "comparison": what, "a": a, "b": b,
-                          **x} for x in paired.ratio_rows(g, a, b, VALUES, by="config")]
+                for value, label in VALUES.items():
+                    if value not in g:
+                        continue
+                    r = paired.window_ratios(g, a, b, value)
+                    r = r[r > 0]
+                    if r.empty:
+                        continue
+                    groups = inst.reindex(r.index).fillna(-1).to_numpy() if inst is not None else np.zeros(len(r))
+                    parts.append({"series_name": name, "test": test, "threads": threads, "comparison": what,
+                                  "a": a, "b": b, "value": label, "windows": r,
+                                  **stats.nested(np.log(r.to_numpy()), groups)})
+        pooled = {}
+        for (name, label), ps in pd.DataFrame(parts).groupby(["series_name", "value"]):
+            pooled[(name, label)] = stats.between_variance(ps[ps["comparison"] == CONTROL].to_dict("records"))
+        rows = []
+        for p in parts:
+            between, dof = pooled.get((p["series_name"], p["value"]), (float("nan"), 0))
+            if p["k"] >= 2 and dof:
+                r, lo, hi = stats.nested_ratio_ci(p, between, dof)
+            else:  # one instance: the windows' paired interval
+                r, lo, hi = stats.pair_ratio_ci(p["windows"].to_numpy(), np.ones(len(p["windows"])))
+                dof = p["n"] - 1
+            rows.append({k: p[k] for k in ("series_name", "test", "threads", "comparison", "a", "b", "value")}
+                        | {"ratio": r, "ci_low": lo, "ci_high": hi, "pairs": p["n"], "instances": p["k"],
+                           "dof": dof, "half_width": paired.half_width(r, lo, hi)})
         return pd.DataFrame(rows)
     return memo(res, f"gtid.ratios.{length}", compute)
 
@@ -123,14 +159,30 @@ def ablation(res: Results, base_family: str = "5.7") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# each configuration's change from *binlog* as ratios() names its comparison, and whether the ratio is
+# configuration / binlog (True) or binlog / configuration (False: the binlog's cost, binlog / binlog off)
+CHANGE_COMPARISONS = {"binlog off": ("the binlog", False), "binlog, P_S off": ("performance_schema off", True),
+                      "binlog + GTID": ("GTIDs", True), "binlog, twin": (CONTROL, True)}
+
+
+def _log_se(x) -> float:
+    """A ratio's standard error on the log scale, from its 95% interval and degrees of freedom."""
+    if not (x.ci_low == x.ci_low and x.dof):
+        return float("nan")
+    return (math.log(x.ci_high) - math.log(x.ci_low)) / (2 * sp_t.ppf(0.975, x.dof))
+
+
 def gap_changes(res: Results, base_family: str = "5.7") -> pd.DataFrame:
     """How each configuration moves a newer version's gap to the ``base_family`` server on
-    update-non-index: per version and threads, the gap at *binlog* (new / base QPS), the gap with the
-    change (its configuration's new / base QPS), and the change itself, new's window ratios
-    (configuration / *binlog*) over base's, as the ratio of their geometric means with a Welch interval
-    on the logs; ``points``: the change in percentage points of the gap, as the regression source
-    states its attributions."""
+    update-non-index: per version and threads, the gap at *binlog* (new / base QPS: the ratio of their
+    windows' geometric means, a Welch interval on the logs), the gap with the change (its configuration's
+    new / base QPS), and the change itself: new's configuration / *binlog* over base's, each as ratios()
+    gives it (at the instance level), their standard errors on the log scale added in quadrature and a t
+    quantile on the fewer degrees of freedom; ``points``: the change in percentage points of the gap, as
+    the regression source states its attributions."""
     w, base, newer = _against_base(res, base_family)
+    r = ratios(res)
+    r = r[(r["test"] == "update-non-index") & (r["value"] == "throughput")] if len(r) else r
     rows = []
     for new in newer:
         for threads in sorted(w["threads"].unique()):
@@ -138,15 +190,23 @@ def gap_changes(res: Results, base_family: str = "5.7") -> pd.DataFrame:
             gap, glo, ghi = stats.unpaired_ratio_ci(gn[gn["config"] == "binlog"]["qps_common"],
                                                     gb[gb["config"] == "binlog"]["qps_common"])
             for config, change in CHANGES.items():
-                rb, rn = paired.window_ratios(gb, config, "binlog"), paired.window_ratios(gn, config, "binlog")
-                if rb.empty or rn.empty:
+                comparison, upright = CHANGE_COMPARISONS[config]
+                xb, xn = (r[(r["series_name"] == s) & (r["threads"] == threads) & (r["comparison"] == comparison)]
+                          for s in (base, new))
+                if xb.empty or xn.empty:
                     continue
-                r, lo, hi = stats.unpaired_ratio_ci(rn, rb)
+                xb, xn = xb.iloc[0], xn.iloc[0]
+                sign = 1 if upright else -1
+                lr = sign * (math.log(xn.ratio) - math.log(xb.ratio))
+                se = math.hypot(_log_se(xn), _log_se(xb))
+                dof = min(xn.dof, xb.dof)
+                t = sp_t.ppf(0.975, dof) if dof else float("nan")
+                ratio, lo, hi = math.exp(lr), math.exp(lr - t * se), math.exp(lr + t * se)
                 rows.append({"new": new, "base": base, "threads": threads, "config": config, "change": change,
-                             "gap": gap, "gap_low": glo, "gap_high": ghi, "gap_with": gap * r,
-                             "gain_base": stats.gmean(rb), "gain_new": stats.gmean(rn),
-                             "ratio": r, "ci_low": lo, "ci_high": hi, "points": 100 * gap * (r - 1),
-                             "windows_base": len(rb), "windows_new": len(rn)})
+                             "gap": gap, "gap_low": glo, "gap_high": ghi, "gap_with": gap * ratio,
+                             "gain_base": xb.ratio ** sign, "gain_new": xn.ratio ** sign,
+                             "ratio": ratio, "ci_low": lo, "ci_high": hi, "points": 100 * gap * (ratio - 1),
+                             "windows_base": int(xb.pairs), "windows_new": int(xn.pairs)})
     return pd.DataFrame(rows)
 
 
@@ -224,7 +284,7 @@ def spread(res: Results) -> dict[str, float]:
 
 def controls(res: Results) -> pd.DataFrame:
     """The A/A pairs per version and test: the twin's throughput over *binlog*'s (two servers of the same
-    build and settings, started apart), with its interval over the windows of every instance, and whether
+    build and settings, started apart), with its interval at the instance level (ratios), and whether
     the interval holds 1 (columns flavor, series_name, test, threads, ratio, lo, hi, pairs, instances,
     holds_1)."""
     r = ratios(res)
@@ -232,10 +292,7 @@ def controls(res: Results) -> pd.DataFrame:
     if r.empty:
         return pd.DataFrame(columns=["flavor", "series_name", "test", "threads", "ratio", "lo", "hi", "pairs",
                                      "instances", "holds_1"])
-    w = main_runs(tidy(res))
-    inst = (w.groupby(KEYS)["instance"].nunique() if "instance" in w else pd.Series(dtype=int)).rename("instances")
-    out = r.merge(inst.reset_index(), on=KEYS, how="left") if len(inst) else r.assign(instances=1)
-    out = out.assign(flavor=out["series_name"].str.split(" ").str[0], lo=out["ci_low"], hi=out["ci_high"])
+    out = r.assign(flavor=r["series_name"].str.split(" ").str[0], lo=r["ci_low"], hi=r["ci_high"])
     out["holds_1"] = paired.holds_one(out)
     return out[["flavor", "series_name", "test", "threads", "ratio", "lo", "hi", "pairs", "instances",
                 "holds_1"]].reset_index(drop=True)

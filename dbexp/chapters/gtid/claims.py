@@ -204,7 +204,8 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
     pair = gc[(gc["base"] == old) & (gc["new"] == new)] if len(gc) and old and new else pd.DataFrame()
     within = cond + (f"; {_version(new)} has no innodb_log_writer_threads option: its log writer threads always run"
                      if new and not of_series(new).has_log_writer_threads_option() else "")
-    ours = f"{within}; the versions ran in sweeps of their own: Welch intervals over the windows"
+    ours = (f"{within}; the gap between versions (sweeps of their own): a Welch interval over the windows; a ratio "
+            "within a version: an interval at the instance level")
     # the headline: 8.0 / 5.7 at the baseline (binlog and performance_schema on)
     g0 = src.gap()
     if len(pair):
@@ -256,7 +257,7 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
                                             "costs more per event"),
                 f"8.0's gain over 5.7's: {src.gain(factor, '8.0') / src.gain(factor, '5.7'):.3f} (its independent-"
                 f"ablation table). {src.REGRESSION_CONDITIONS}",
-                ours + "; the two gains compared by the interval of their ratio (8.0's window ratios over 5.7's)",
+                ours + "; the two gains compared by the interval of their ratio (8.0's over 5.7's, standard errors added)",
                 "; ".join(f"{x.threads}t: {_version(new)}'s gain over {_version(old)}'s "
                           f"{paired.cell(x.ratio, x.ci_low, x.ci_high)}" for x in moved.itertuples())
                 or NM,
@@ -288,7 +289,7 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
             f"8.0 / 5.7 from {g0:.3f} to {src.gap(factor):.3f} with {factor}: the gap moves by {c:.3f} "
             f"({src.gap_points(factor):+.1f} points from its TPS; it prints the rounded gaps' difference). "
             f"{src.REGRESSION_CONDITIONS}",
-            ours + "; the change in the gap is 8.0's window ratios (configuration / *binlog*) over 5.7's",
+            ours + "; the change in the gap is 8.0's ratio (configuration / *binlog*) over 5.7's, standard errors added",
             measured, judged))
     return rows
 
