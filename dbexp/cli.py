@@ -177,7 +177,10 @@ def bench(spec, script, threads, duration, repeats, tables, table_size, server_c
 @main.command()
 @click.option("--write-parameters", is_flag=True,
               help="Rewrite each chapter notebook's parameters cell from its chapter's Scale.")
-def chapters(write_parameters):
+@click.option("--write-derived", is_flag=True,
+              help="Recompute the tables each published chapter derives from its runs (data/<chapter>/controls.parquet, "
+                   "...) from data/, as publishing writes them.")
+def chapters(write_parameters, write_derived):
     """The chapters the registry finds (dbexp/chapters/<name>/): their knobs and the servers they skip."""
     import dataclasses
 
@@ -193,6 +196,9 @@ def chapters(write_parameters):
             path = project_root() / "notebooks" / f"{name}.ipynb"
             if parameters.write(path, chapter):
                 click.echo(f"{'':16} rewrote the parameters cell of {path.relative_to(project_root())}")
+        if write_derived:
+            for path in chapter.write_derived():
+                click.echo(f"{'':16} wrote {path.relative_to(project_root())}")
 
 
 @main.command()

@@ -28,6 +28,7 @@ from dbexp.catalog import OFFICIAL_ONLY
 from dbexp.errors import DbexpError, choices
 from dbexp.experiments.sweep import Experiment, Point, Sweep
 from dbexp.metrics.noise import EPISODE_BUSY_PCT, STEAL_LIMIT_PCT
+from dbexp.results.export import data_dir
 from dbexp.results.export import export as export_runs
 from dbexp.results.export import load as load_published
 from dbexp.results.previous import keep as keep_previous
@@ -221,6 +222,19 @@ class Chapter(Experiment):
         own = self._own("analysis", "derived")
         return {} if own is None else own(res)
 
+    def write_derived(self, root=None) -> list:
+        """Write derived() of the published runs beside them (data/<chapter>/<table>.parquet); the paths written
+        (none where the chapter derives nothing or is not published)."""
+        if not is_published(self.name, root):
+            return []
+        res = published(self.name, root)
+        out = []
+        for table, frame in self.derived(res).items():
+            path = data_dir(root) / self.name / f"{table}.parquet"
+            frame.to_parquet(path, index=False)
+            out.append(path)
+        return out
+
     def findings(self, res: Results) -> str:
         """The page's summary: three to five findings with their numbers (Markdown), from the analysis:
         the chapter folder's findings.findings(res) ('' where it has none)."""
@@ -288,9 +302,8 @@ class Chapter(Experiment):
                     before = published(self.name, root)
                     keep_previous(self.name, self.claims(before), before.runs["ended_at"].max(),
                                   cpu_models(before.runs), root)
-                folder = export_runs(st, self.name, ids, root)
-                for table, frame in self.derived(res).items():
-                    frame.to_parquet(folder / f"{table}.parquet", index=False)
+                export_runs(st, self.name, ids, root)
+                self.write_derived(root)
                 block = self.readme_block(res)
                 if block is not None:
                     write_block(self.name, block)
