@@ -3,11 +3,11 @@ source-shaped table, the versions' gap per configuration and how each configurat
 run-length check, and the resolution, spread and A/A control of the ratios.
 
 One estimator throughout: geometric means. A ratio within a version is the geometric mean of its
-windows' ratios (A and B of a window ran at once) with a paired t interval on the logs; a ratio
-between versions (measured in sweeps of their own, nothing pairs their windows) is the ratio of
-the geometric means of the windows' values with a Welch t interval on the logs, and so is a ratio of
-two versions' within-version ratios (how a configuration moves the versions' gap) and a ratio of one
-comparison at two run lengths.
+windows' ratios (A and B of a window measured in turns), over the instances the windows ran on, with an
+interval at the instance level (ratios); how a configuration moves the versions' gap is the ratio of two
+versions' within-version ratios, their standard errors added; a ratio between versions (measured in
+sweeps of their own, nothing pairs their windows) is the ratio of the geometric means of the windows'
+values with a Welch t interval on the logs, and so is a ratio of one comparison at two run lengths.
 """
 
 from __future__ import annotations
@@ -269,7 +269,7 @@ def twin_over_binlog(w: pd.DataFrame, col: str, keys: list[str]) -> pd.Series:
 
 
 def spread(res: Results) -> dict[str, float]:
-    """Why the servers run at once, from the data: per point, how much the *binlog* server's QPS
+    """Why the servers share a window, from the data: per point, how much the *binlog* server's QPS
     moves from window to window (coefficient of variation) against how much its ratio to the twin in
     the same windows moves (standard deviation of the ratio); medians over the points."""
     w = main_runs(tidy(res))
