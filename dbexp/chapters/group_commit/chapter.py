@@ -24,6 +24,7 @@ from dbexp.metrics import tracing
 from dbexp.servers.engines import Engines
 from dbexp.servers.registry import flavor_of_spec
 from dbexp.servers.sql import query
+from dbexp.waits import poll
 from dbexp.workloads.sysbench import Workload
 
 from .commit_probe import CommitProbe
@@ -194,12 +195,22 @@ class GroupCommit(Chapter):
         return {**out, **part.group_settings(cfg.sync_log, p.delay_us)}
 
     def reset(self, server, point: Point, state) -> None:
-        """The configuration's dynamic settings (the flavor's "set_global" capability), before the checks."""
+        """The configuration's dynamic settings (the flavor's "set_global" capability), then a wait until a new
+        session sees them (PostgreSQL's reload reaches new sessions a moment later: sysbench's would start with
+        the old value), before the checks."""
         p: GroupPoint = point.params
         cfg = next(c for c in CONFIGS if c.label == p.config)
+        wanted = PARTS.of(server.flavor).group_settings(cfg.sync_log, p.delay_us)
         with closing(server.connect(point.workload.database)) as conn:
-            for name, value in PARTS.of(server.flavor).group_settings(cfg.sync_log, p.delay_us).items():
+            for name, value in wanted.items():
                 server.flavor.capability("set_global").set(conn, name, value)
+
+        def seen_by_a_new_session() -> bool:
+            with closing(server.connect(point.workload.database)) as conn:
+                seen = {k.lower(): v for k, v in server.flavor.effective_settings(conn).items()}
+            return all(_same(seen[k.lower()], v) for k, v in wanted.items() if k.lower() in seen)
+
+        poll(seen_by_a_new_session, SETTINGS_WAIT_S, 0.05)  # the precondition then says whether they arrived
 
     def precondition(self, server, point: Point, state) -> dict:
         """Every setting the run declares in effect (read back where the server names it), and the table
@@ -244,6 +255,9 @@ class GroupCommit(Chapter):
         """Why this process measured no probe runs, where it could not probe."""
         note = tracing.skip_note(self.probes_skipped)
         return [note] if note else []
+
+
+SETTINGS_WAIT_S = 5.0  # how long a new setting may take to reach new sessions
 
 
 def _same(seen: str, wanted: str) -> bool:
