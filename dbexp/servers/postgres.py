@@ -25,7 +25,20 @@ class RelaxedCommit(capabilities.RelaxedCommit):
 
 class SetGlobal(capabilities.SetGlobal):
     def set(self, conn, name: str, value: str) -> None:
-        """ALTER SYSTEM and a reload: new sessions and, at their next command, the others use it."""
+        """For every new session. A setting a session may change (pg_settings.context user or superuser):
+        ALTER ROLE ALL SET, which outranks the server's command line (where the lab states its baseline,
+        commit_delay among it: ALTER SYSTEM, a configuration file, does not). Any other: ALTER SYSTEM and a
+        reload, and where the command line sets it that cannot take effect: a one-line error."""
+        rows = query(conn, "SELECT context, source FROM pg_settings WHERE name = %s", (name,))
+        if not rows:
+            raise DbexpError(f"unknown PostgreSQL setting {name!r}: see pg_settings for the valid names")
+        context, source = rows[0]
+        if context in ("user", "superuser"):
+            query(conn, f"ALTER ROLE ALL SET {name} = {int(value)}")
+            return
+        if source == "command line":
+            raise DbexpError(f"cannot change {name} while the server runs: its command line sets it and "
+                             f"{name} ({context}) takes no per-session value; start the server with it instead")
         query(conn, f"ALTER SYSTEM SET {name} = {int(value)}")
         query(conn, "SELECT pg_reload_conf()")
 
