@@ -163,3 +163,21 @@ def test_comparable_settings_are_accepted_and_effective(spec):
     got = {k: effective.get(k, "(not reported)").split(" ")[0].lower() for k in _expected_effective(wanted)}
     assert got == _expected_effective(wanted)
     assert effective.get("data_checksums", "on") == "on"  # PostgreSQL's initdb option, every version
+
+
+def test_set_global_reaches_new_postgres_sessions_over_the_command_line(pg):
+    """commit_delay is on the command line (the baseline's 0); set at run time it must still reach a new
+    session (ALTER SYSTEM would not: the command line outranks a configuration file)."""
+    from dbexp.servers.sql import query
+
+    conn = pg.connect()
+    try:
+        pg.flavor.capability("set_global").set(conn, "commit_delay", "300")
+    finally:
+        conn.close()
+    fresh = pg.connect()
+    try:
+        assert str(query(fresh, "SHOW commit_delay")[0][0]) == "300"
+    finally:
+        pg.flavor.capability("set_global").set(fresh, "commit_delay", "0")
+        fresh.close()
