@@ -152,7 +152,7 @@ def curves(res: Results) -> pd.DataFrame:
 
 PROBE_MEASURES = ("efficiency_waiters_over_waits", "efficiency_mean_1_over_k", "share_k1", "share_k2",
                   "share_k3_or_more", "waits_per_waiter", "probe_group_size", "cost", "long_share", "wait_ms",
-                  "vcs_per_wait")
+                  "cs_per_wait")
 PROBE_COUNTS = ("probe_commits", "probe_syncs", "probe_waiters", "probe_waits")
 
 
@@ -173,13 +173,18 @@ def probe_runs(res: Results) -> pd.DataFrame:
     pr["waits_per_waiter"] = pr["probe_waits"] / pr["probe_waiters"].where(pr["probe_waiters"] > 0)
     waiters = pr["probe_waiters"].where(pr["probe_waiters"] > 0)
     # where the probe timed each follower's wait (MySQL's, from this publication on): the share of waiting
-    # followers whose wait passed 100 ms, their mean wait, and the server's voluntary context switches per
-    # wakeup (a woken follower that goes back to sleep switches out again: at least one per wait)
+    # followers whose wait passed 100 ms, their mean wait, and the context switches per wakeup (a woken
+    # follower that goes back to sleep switches out again: at least one per wait): the server's threads'
+    # voluntary ones where /proc counted them, else every switch on the server CPU (perf's count, which
+    # on one CPU is the server's)
     if "probe_long" in pr:
         pr["long_share"] = pr["probe_long"] / waiters
         pr["wait_ms"] = pr["probe_wait_ns"] / waiters / 1e6
-    if "vcs_per_op" in pr and "queries" in pr:
-        pr["vcs_per_wait"] = pr["vcs_per_op"] * pr["queries"] / pr["probe_waits"].where(pr["probe_waits"] > 0)
+    per_op = pr["vcs_per_op"] if "vcs_per_op" in pr else pd.Series(np.nan, index=pr.index)
+    if "cs_per_op" in pr:
+        per_op = per_op.fillna(pr["cs_per_op"])
+    if "queries" in pr:
+        pr["cs_per_wait"] = per_op * pr["queries"] / pr["probe_waits"].where(pr["probe_waits"] > 0)
     return pr
 
 

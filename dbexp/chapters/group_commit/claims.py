@@ -249,23 +249,29 @@ def wait_rows(res: Results, broadcast: pd.DataFrame) -> list[verdicts.ClaimRow]:
     long_cells = "; ".join(f"{r.series_name}: {_cell(r, 'long_share', '.2%')} of waiting followers past 100 ms, "
                            f"mean wait {_num(r.wait_ms, r.wait_ms_lo, r.wait_ms_hi, r.n, '.2f')} ms"
                            for r in timed.itertuples())
-    long_verdict = verdicts.combine(one_run("probe run") if r.n < 2 else
-                                    verdicts.under_other_conditions(
-                                        verdicts.direction(r.long_share_lo, r.long_share_hi, r.long_share, r.n), other)
-                                    for r in timed.itertuples())
-    cs = timed.dropna(subset=["vcs_per_wait"]) if "vcs_per_wait" in timed else timed.iloc[0:0]
-    cs_cells = "; ".join(f"{r.series_name}: {_num(r.vcs_per_wait, r.vcs_per_wait_lo, r.vcs_per_wait_hi, r.n, '.2f')} "
-                         f"voluntary context switches of the server's threads per wait ({r.waits_per_waiter:.2f} waits "
-                         "per waiting follower)" for r in cs.itertuples()) or "\u2014"
+    def long_verdict_of(r) -> str:
+        if r.n < 2:
+            return one_run("probe run")
+        if r.long_share_hi <= 0:  # not one wait past 100 ms in any run
+            return f"disagrees, under other conditions ({other}): no wait passed 100 ms in {r.n} runs"
+        return verdicts.under_other_conditions(verdicts.direction(r.long_share_lo, r.long_share_hi, r.long_share,
+                                                                  r.n), other)
+
+    long_verdict = verdicts.combine(long_verdict_of(r) for r in timed.itertuples())
+    cs = timed.dropna(subset=["cs_per_wait"]) if "cs_per_wait" in timed else timed.iloc[0:0]
+    cs_cells = "; ".join(f"{r.series_name}: {_num(r.cs_per_wait, r.cs_per_wait_lo, r.cs_per_wait_hi, r.n, '.2f')} "
+                         f"context switches per wait ({r.waits_per_waiter:.2f} waits per waiting follower)"
+                         for r in cs.itertuples()) or "\u2014"
     cs_verdict = verdicts.combine(one_run("probe run") if r.n < 2 else
                                   verdicts.under_other_conditions(
-                                      verdicts.interval(r.vcs_per_wait_lo, r.vcs_per_wait_hi, "above", 1.0), other)
+                                      verdicts.interval(r.cs_per_wait_lo, r.cs_per_wait_hi, "above", 1.0), other)
                                   for r in cs.itertuples()) if len(cs) else verdicts.NOT_MEASURED
     return [verdicts.ClaimRow(over, source, here, long_cells, long_verdict),
             verdicts.ClaimRow(switch, f"no number; {SOURCE_CONDITIONS}",
-                              here + "; the server's voluntary context switches (all its threads) over the waits "
-                              "counted: at least 1 per wait if each sleeps again; above 1, the other switches "
-                              "(the leader's syncs, the log writer threads) count too",
+                              here + "; the context switches on the server CPU (perf: every switch there, the "
+                              "server's alone on it) over the waits counted: at least 1 per wait if each woken "
+                              "follower sleeps again; above 1, the other switches (the leader's syncs, the log "
+                              "writer threads) count too",
                               cs_cells, cs_verdict)]
 
 
