@@ -131,11 +131,13 @@ def beyond_variant(res: Results, v: int, variant: str, control: str, value: str 
 
 
 def clock_loop(res: Results) -> int:
-    """Lookups per timed statement of the heap engines' runs (1 where they predate the loop, or none ran)."""
-    w = res.wide
-    if "lookups_per_statement" not in w or w["lookups_per_statement"].dropna().empty:
+    """Lookups per timed statement of the heap engines' runs with readers (1 where they predate the loop,
+    or none ran)."""
+    w = tidy(res)
+    if "lookups_per_statement" not in w or w.empty:
         return 1
-    return int(w["lookups_per_statement"].dropna().min())
+    heap = w[w["version_store"] == "heap"]["lookups_per_statement"].dropna()
+    return int(heap.min()) if len(heap) else 1
 
 
 def column_against_column(res: Results, value: str = "server_us") -> pd.DataFrame:

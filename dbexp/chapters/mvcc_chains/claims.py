@@ -106,6 +106,19 @@ def _undo_old_reader(w, slopes, link) -> verdicts.ClaimRow:
         "; ".join(parts) or verdicts.NOT_MEASURED, verdict)
 
 
+HOT_CHECK_NS = 15  # the least a visibility check per HOT tuple is expected to cost (the page's expectation)
+
+
+def _bounded(r) -> str:
+    """A HOT chain's cost per version at V = 10 against the claimed direction: where the interval spans 0
+    but stays under what one visibility check per tuple would cost, it says so (the clock resolves that much)."""
+    lo, hi = r["ci_low"], r["ci_high"]
+    if lo <= 0 <= hi and hi < HOT_CHECK_NS:
+        return (f"not resolved: no cost found, at most {hi:+.0f} ns per version, under the {HOT_CHECK_NS} ns a "
+                "visibility check per tuple would take")
+    return direction(lo, hi, r["ns_per_version"], int(r["repeats"]))
+
+
 def _heap_fresh_reader(w, slopes, ex10, link, beyond=None, loop: int = 25) -> verdicts.ClaimRow:
     """PostgreSQL: a fresh reader steps over the older versions of a HOT chain. Three readings: at V = 10
     within each run (the chain on one page), the same beyond the indexed column's excess at the same
@@ -120,7 +133,7 @@ def _heap_fresh_reader(w, slopes, ex10, link, beyond=None, loop: int = 25) -> ve
     for _, r in at10.iterrows():
         f = fit[fit["series_name"] == r["series_name"]]
         text = f"{r['series_name']}: fresh over old at V = {HOT_V} {_ns(r)} per version"
-        v10.append(direction(r["ci_low"], r["ci_high"], r["ns_per_version"], int(r["repeats"])))
+        v10.append(_bounded(r))
         if len(f):
             f = f.iloc[0]
             text += f", fitted over V up to {int(f['vmax']):,} {_ns(f)}"
@@ -130,8 +143,7 @@ def _heap_fresh_reader(w, slopes, ex10, link, beyond=None, loop: int = 25) -> ve
     for _, b in (beyond.iterrows() if beyond is not None and len(beyond) else []):
         parts.append(f"{b['series_name']}: beyond {COLD_VARIANT}'s excess at V = {HOT_V} {_ns(b)} per version")
         readings.setdefault(f"at V = {HOT_V} beyond {COLD_VARIANT} (no HOT chain)", [])
-        readings[f"at V = {HOT_V} beyond {COLD_VARIANT} (no HOT chain)"].append(
-            direction(b["ci_low"], b["ci_high"], b["ns_per_version"], int(b["repeats"])))
+        readings[f"at V = {HOT_V} beyond {COLD_VARIANT} (no HOT chain)"].append(_bounded(b))
     readings = {k: (verdicts.combine(v) if isinstance(v, list) else v) for k, v in readings.items()}
     if fitted:
         readings["fitted over every V"] = verdicts.combine(fitted)
