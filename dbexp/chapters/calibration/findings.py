@@ -4,7 +4,10 @@ pinning, the run-length check, the page's findings and README.md's block."""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
+from scipy.stats import t as sp_t
 
 from dbexp.book import prose
 from dbexp.chapters.calibration.analysis import (LENGTH_FACTOR, RATIOS, cotenancy_table, cpu_table, durations,
@@ -190,11 +193,19 @@ def cotenancy_numbers(res: Results) -> dict | None:
     if co.empty or not (co["neighbours"] > 0).any():
         return None
     top = co[co["neighbours"] == co["neighbours"].max()]
-    rows = [{"server": r["server"], "ratio": r["cpu_ratio"], "lo": r["cpu_low"], "hi": r["cpu_high"]}
-            for _, r in top.iterrows()]
-    apart = any(a["lo"] > b["hi"] for a in rows for b in rows)
+    rows = [{"server": r["server"], "ratio": r["cpu_ratio"], "lo": r["cpu_low"], "hi": r["cpu_high"],
+             "pairs": int(r["pairs"])} for _, r in top.iterrows()]
+    apart = None
+    if len(rows) > 1:  # the most against the least growth: the interval of their ratio (log SEs added)
+        hi_row, lo_row = max(rows, key=lambda x: x["ratio"]), min(rows, key=lambda x: x["ratio"])
+        se = [(math.log(x["hi"]) - math.log(x["lo"])) / (2 * sp_t.ppf(0.975, x["pairs"] - 1)) for x in (hi_row, lo_row)]
+        dof = min(hi_row["pairs"], lo_row["pairs"]) - 1
+        lr = math.log(hi_row["ratio"] / lo_row["ratio"])
+        half = sp_t.ppf(0.975, dof) * math.hypot(*se)
+        apart = {"top": hi_row["server"], "bottom": lo_row["server"], "ratio": math.exp(lr),
+                 "lo": math.exp(lr - half), "hi": math.exp(lr + half)}
     return {"most": int(top["neighbours"].iloc[0]), "neighbour": neighbour_server(res), "rows": rows,
-            "spread_apart": apart}
+            "apart": apart, "pairs": min(x["pairs"] for x in rows)}
 
 
 def readme_block(res: Results) -> str:
