@@ -39,12 +39,10 @@ class Rotation:
             c.send(signal.SIGSTOP)
 
     def resume_all(self) -> None:
-        """Every client running again (at the end, so their runs finish; before a kill, harmless)."""
+        """Every client running again (at the end, so their runs finish; before a kill, harmless). A client
+        already reaped is skipped by its send(); an unreaped one, even exited, still has its process group."""
         for c in self.clients:
-            try:
-                c.send(signal.SIGCONT)
-            except ProcessLookupError:
-                pass
+            c.send(signal.SIGCONT)
 
     def turn(self, i: int) -> None:
         """Client ``i`` alone for one slice (the others are stopped already)."""
