@@ -176,6 +176,15 @@ def check_names(given, valid, what: str) -> None:
         raise DbexpError(f"unknown {what} {unknown[0]!r}; valid are {choices(list(valid))}")
 
 
+def check_whole(values, what: str, least: int = 1) -> None:
+    """Raise a one-line DbexpError naming the first of ``values`` (one value or several) that is not a whole
+    number of at least ``least``."""
+    values = values if isinstance(values, (list, tuple)) else (values,)
+    bad = [v for v in values if isinstance(v, bool) or not isinstance(v, int) or v < least]
+    if bad:
+        raise DbexpError(f"bad {what} {bad[0]!r}: expected a whole number, {least} or more")
+
+
 class Chapter(Experiment):
     """The protocol every chapter implements (see the module's docstring)."""
 

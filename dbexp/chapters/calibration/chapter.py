@@ -22,8 +22,7 @@ from dataclasses import dataclass
 
 from dbexp.catalog import OFFLINE, offline_series, parse_spec
 from dbexp.chapters.calibration.engines import Series, innodb, mariadb, postgres
-from dbexp.experiments.chapter import Chapter, Cpus, Part
-from dbexp.errors import DbexpError
+from dbexp.experiments.chapter import Chapter, Cpus, Part, check_whole
 from dbexp.experiments.measure import Measured, measure_together
 from dbexp.experiments.sweep import Point
 from dbexp.servers.engines import Engines
@@ -252,11 +251,8 @@ class Calibration(Chapter):
         return out
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
-        bad = [n for n in sc.neighbours if not isinstance(n, int) or n < 0]
-        if bad:
-            raise DbexpError(f"bad neighbours {bad[0]!r}: expected whole numbers of active neighbours, 0 or more")
-        if not isinstance(sc.instances, int) or sc.instances < 1:
-            raise DbexpError(f"bad instances {sc.instances!r}: expected a whole number, 1 or more")
+        check_whole(sc.neighbours, "neighbours", 0)
+        check_whole(sc.instances, "instances")
         return sc
 
     def session(self, server) -> HolderPool:

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 
 from dbexp.catalog import offline_series
-from dbexp.errors import DbexpError
-from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_names, check_whole
 from dbexp.experiments.measure import Measured, measure
 from dbexp.experiments.sweep import Point
 from dbexp.metrics import tracing
@@ -135,11 +134,8 @@ class GroupCommit(Chapter):
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
         check_names(sc.configs, CONFIG_NAMES, "configuration")
-        bad = [t for t in sc.threads if not isinstance(t, int) or t < 1]
-        if bad:
-            raise DbexpError(f"bad thread count {bad[0]!r}: expected whole numbers >= 1")
-        if not isinstance(sc.instances, int) or sc.instances < 1:
-            raise DbexpError(f"bad instances {sc.instances!r}: expected a whole number >= 1")
+        check_whole(sc.threads, "thread count")
+        check_whole(sc.instances, "instances")
         return sc
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:

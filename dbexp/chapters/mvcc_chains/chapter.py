@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from dbexp.catalog import offline_series
 from dbexp.chapters.mvcc_chains.engines import VersionStore, innodb, mariadb, postgres
 from dbexp.chapters.mvcc_chains.measure import ChainPoint, measure_point
-from dbexp.errors import DbexpError
-from dbexp.experiments.chapter import Chapter, Cpus, Part
+from dbexp.experiments.chapter import Chapter, Cpus, Part, check_whole
 from dbexp.experiments.measure import Measured
 from dbexp.experiments.sweep import Point
 from dbexp.servers.engines import Engines
@@ -87,9 +86,7 @@ class MvccChains(Chapter):
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
         for name in ("heap_loop", "instances"):
-            value = getattr(sc, name)
-            if not isinstance(value, int) or value < 1:
-                raise DbexpError(f"bad {name} {value!r}: expected a whole number, 1 or more")
+            check_whole(getattr(sc, name), name)
         return sc
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
