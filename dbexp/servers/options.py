@@ -1,4 +1,5 @@
-"""Reject settings a server version does not know, before anything runs."""
+"""Reject settings a server version does not know, before anything runs; and tell whether a setting read
+back from a running server is the one declared (:func:`same_setting`)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,12 @@ def check_settings(flavor: Flavor, settings: dict[str, str], known: set[str], ve
             near = sorted(k for k in known if stem and k.startswith(stem))[:5]
             hint = f"; similar names: {', '.join(near)}" if near else ""
             raise DbexpError(f"{flavor.name} {version} does not know the option {key!r}{hint}")
+
+
+def same_setting(seen, wanted) -> bool:
+    """A setting read back from a server (SHOW VARIABLES, @@GLOBAL, pg_settings) equals the one declared:
+    ON, 1, true and yes alike (and their opposites), case aside, a unit after the number ignored."""
+    def norm(v) -> str:
+        v = str(v).strip().lower().split(" ")[0]
+        return {"on": "1", "true": "1", "yes": "1", "off": "0", "false": "0", "no": "0"}.get(v, v)
+    return norm(seen) == norm(wanted)

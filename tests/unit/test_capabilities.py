@@ -51,3 +51,11 @@ def test_a_subclass_table_starts_from_its_parents_and_refuses_unknown_names():
     with pytest.raises(ValueError, match="unknown capabilities"):
         capabilities.table(base, relaxed=None)
 
+
+
+def test_a_setting_read_back_is_compared_with_the_declared_one_as_the_server_spells_it():
+    from dbexp.servers.options import same_setting
+
+    assert same_setting("1", "ON") and same_setting("ON", "on") and same_setting("OFF", "0")
+    assert same_setting("300", "300") and same_setting("128 kB", "128")
+    assert not same_setting("0", "300") and not same_setting("OFF_PERMISSIVE", "OFF")

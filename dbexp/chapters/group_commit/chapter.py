@@ -22,6 +22,7 @@ from dbexp.experiments.sweep import Point
 from dbexp.metrics import tracing
 from dbexp.servers.engines import Engines
 from dbexp.servers.registry import flavor_of_spec
+from dbexp.servers.options import same_setting
 from dbexp.servers.sql import query
 from dbexp.waits import poll
 from dbexp.workloads.sysbench import Workload
@@ -204,7 +205,7 @@ class GroupCommit(Chapter):
         def seen_by_a_new_session() -> bool:
             with closing(server.connect(point.workload.database)) as conn:
                 seen = {k.lower(): v for k, v in server.flavor.effective_settings(conn).items()}
-            return all(_same(seen[k.lower()], v) for k, v in wanted.items() if k.lower() in seen)
+            return all(same_setting(seen[k.lower()], v) for k, v in wanted.items() if k.lower() in seen)
 
         poll(seen_by_a_new_session, SETTINGS_WAIT_S, 0.05)  # the precondition then says whether they arrived
 
@@ -214,7 +215,7 @@ class GroupCommit(Chapter):
         with closing(server.connect(point.workload.database)) as conn:
             seen = {k.lower(): v for k, v in server.flavor.effective_settings(conn).items()}
             rows = int(query(conn, "SELECT count(*) FROM sbtest1")[0][0])
-        out = {f"{k} {v}": (_same(seen[k.lower()], v), seen[k.lower()])
+        out = {f"{k} {v}": (same_setting(seen[k.lower()], v), seen[k.lower()])
                for k, v in self._wanted(server, point).items() if k.lower() in seen}
         out[f"sbtest1 >= {point.workload.table_size:,} rows"] = (rows >= point.workload.table_size, rows)
         return out
@@ -254,14 +255,6 @@ class GroupCommit(Chapter):
 
 
 SETTINGS_WAIT_S = 5.0  # how long a new setting may take to reach new sessions
-
-
-def _same(seen: str, wanted: str) -> bool:
-    """A setting read back equals the one declared: ON/1/true alike, a unit after the number ignored."""
-    def norm(v) -> str:
-        v = str(v).strip().lower().split(" ")[0]
-        return {"on": "1", "true": "1", "yes": "1", "off": "0", "false": "0", "no": "0"}.get(v, v)
-    return norm(seen) == norm(wanted)
 
 
 CHAPTER = GroupCommit()

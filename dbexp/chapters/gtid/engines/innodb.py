@@ -7,6 +7,7 @@ from __future__ import annotations
 from dbexp.chapters.gtid.configs import CONFIGS
 from dbexp.chapters.gtid.engines import GtidEngine
 from dbexp.experiments import binlog as mysql_binlog
+from dbexp.servers.options import same_setting
 from dbexp.servers.registry import flavor_of_spec
 from dbexp.servers.sql import query
 from dbexp.waits import poll, wait_until
@@ -69,7 +70,7 @@ class MySQLBinlog(GtidEngine):
         out = {}
         for name, value in wanted.items():
             seen = str(query(conn, f"SELECT @@GLOBAL.{name}")[0][0])
-            out[f"{name} {value}"] = (_on(seen) == _on(value), seen)
+            out[f"{name} {value}"] = (same_setting(seen, value), seen)
         history = self.history_length(conn)
         out[f"history list <= {self.HISTORY_LIMIT}"] = (history <= self.HISTORY_LIMIT, history)
         return out
@@ -100,10 +101,6 @@ class MySQLBinlog(GtidEngine):
             query(conn, f"SET GLOBAL gtid_mode = {mode}")
         if not on:
             query(conn, "SET GLOBAL enforce_gtid_consistency = OFF")
-
-
-def _on(value: str) -> bool:
-    return str(value).upper() in ("1", "ON")
 
 
 def of_series(name: str) -> MySQLBinlog:
