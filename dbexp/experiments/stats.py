@@ -348,3 +348,19 @@ def nested_ratio_ci(part: dict, between: float, dof: int, level: float = 0.95) -
     se = math.sqrt((between + part["within"] / part["nbar"]) / part["k"])
     t = sp.t.ppf(0.5 + level / 2, dof)
     return r, math.exp(part["mean"] - t * se), math.exp(part["mean"] + t * se)
+
+
+def ratio_of_ratios(a: tuple, b: tuple, level: float = 0.95) -> tuple[float, float, float]:
+    """A / B of two ratios measured apart, each given as (ratio, lo, hi, dof) with its t interval on the logs:
+    the ratio of the two, its standard error on the logs the two read back from their intervals and added
+    in quadrature, and a t quantile on the fewer degrees of freedom (NaN interval where either has none)."""
+    def log_se(x) -> float:
+        r, lo, hi, dof = x
+        if not (lo == lo and hi == hi and dof):
+            return float("nan")
+        return (math.log(hi) - math.log(lo)) / (2 * sp.t.ppf(0.5 + level / 2, dof))
+
+    lr = math.log(a[0]) - math.log(b[0])
+    dof = min(a[3], b[3])
+    half = sp.t.ppf(0.5 + level / 2, dof) * math.hypot(log_se(a), log_se(b)) if dof else float("nan")
+    return math.exp(lr), math.exp(lr - half), math.exp(lr + half)

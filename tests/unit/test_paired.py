@@ -116,3 +116,17 @@ def test_nested_splits_windows_by_instance_and_the_interval_widens_with_the_vari
     assert lo < lo0 < hi0 < hi
     # one instance: no interval at that level
     assert math.isnan(stats.nested_ratio_ci(stats.nested(logs[:3], [0, 0, 0]), between, dof)[1])
+
+
+def test_a_ratio_of_two_ratios_measured_apart_adds_their_log_errors():
+    import math
+
+    from dbexp.experiments import stats
+    from scipy.stats import t
+
+    half = t.ppf(0.975, 5) * 0.05  # each ratio's log standard error 0.05, 5 degrees of freedom
+    a = (1.2, 1.2 * math.exp(-half), 1.2 * math.exp(half), 5)
+    b = (1.0, math.exp(-half), math.exp(half), 5)
+    r, lo, hi = stats.ratio_of_ratios(a, b)
+    assert math.isclose(r, 1.2) and math.isclose(math.log(hi / r), half * math.sqrt(2))
+    assert math.isnan(stats.ratio_of_ratios(a, (1.0, float("nan"), float("nan"), 0))[1])

@@ -4,17 +4,14 @@ pinning, the run-length check, the page's findings and README.md's block."""
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
-from scipy.stats import t as sp_t
 
 from dbexp.book import prose
 from dbexp.chapters.calibration.analysis import (LENGTH_FACTOR, RATIOS, cotenancy_table, cpu_table, durations,
                                                  episode_numbers, length_checks, neighbour_server, ratio_busy,
                                                  ratio_table, sampler_cost, server_label, spread_numbers, spread_table,
                                                  variance_components)
-from dbexp.experiments import verdicts
+from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.results.provenance import hardware_label
 
@@ -198,12 +195,8 @@ def cotenancy_numbers(res: Results) -> dict | None:
     apart = None
     if len(rows) > 1:  # the most against the least growth: the interval of their ratio (log SEs added)
         hi_row, lo_row = max(rows, key=lambda x: x["ratio"]), min(rows, key=lambda x: x["ratio"])
-        se = [(math.log(x["hi"]) - math.log(x["lo"])) / (2 * sp_t.ppf(0.975, x["pairs"] - 1)) for x in (hi_row, lo_row)]
-        dof = min(hi_row["pairs"], lo_row["pairs"]) - 1
-        lr = math.log(hi_row["ratio"] / lo_row["ratio"])
-        half = sp_t.ppf(0.975, dof) * math.hypot(*se)
-        apart = {"top": hi_row["server"], "bottom": lo_row["server"], "ratio": math.exp(lr),
-                 "lo": math.exp(lr - half), "hi": math.exp(lr + half)}
+        r, lo, hi = stats.ratio_of_ratios(*((x["ratio"], x["lo"], x["hi"], x["pairs"] - 1) for x in (hi_row, lo_row)))
+        apart = {"top": hi_row["server"], "bottom": lo_row["server"], "ratio": r, "lo": lo, "hi": hi}
     return {"most": int(top["neighbours"].iloc[0]), "neighbour": neighbour_server(res), "rows": rows,
             "apart": apart, "pairs": min(x["pairs"] for x in rows)}
 

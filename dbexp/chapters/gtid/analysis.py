@@ -12,11 +12,8 @@ values with a Welch t interval on the logs, and so is a ratio of one comparison 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
-from scipy.stats import t as sp_t
 
 from dbexp.catalog.versions import version_key
 from dbexp.chapters.gtid.configs import CONFIGS, CONTROL, RATIOS, TARGET_HALF_WIDTH
@@ -165,13 +162,6 @@ CHANGE_COMPARISONS = {"binlog off": ("the binlog", False), "binlog, P_S off": ("
                       "binlog + GTID": ("GTIDs", True), "binlog, twin": (CONTROL, True)}
 
 
-def _log_se(x) -> float:
-    """A ratio's standard error on the log scale, from its 95% interval and degrees of freedom."""
-    if not (x.ci_low == x.ci_low and x.dof):
-        return float("nan")
-    return (math.log(x.ci_high) - math.log(x.ci_low)) / (2 * sp_t.ppf(0.975, x.dof))
-
-
 def gap_changes(res: Results, base_family: str = "5.7") -> pd.DataFrame:
     """How each configuration moves a newer version's gap to the ``base_family`` server on
     update-non-index: per version and threads, the gap at *binlog* (new / base QPS: the ratio of their
@@ -196,15 +186,11 @@ def gap_changes(res: Results, base_family: str = "5.7") -> pd.DataFrame:
                 if xb.empty or xn.empty:
                     continue
                 xb, xn = xb.iloc[0], xn.iloc[0]
-                sign = 1 if upright else -1
-                lr = sign * (math.log(xn.ratio) - math.log(xb.ratio))
-                se = math.hypot(_log_se(xn), _log_se(xb))
-                dof = min(xn.dof, xb.dof)
-                t = sp_t.ppf(0.975, dof) if dof else float("nan")
-                ratio, lo, hi = math.exp(lr), math.exp(lr - t * se), math.exp(lr + t * se)
+                n, b = ((x.ratio, x.ci_low, x.ci_high, x.dof) for x in (xn, xb))
+                ratio, lo, hi = stats.ratio_of_ratios(n, b) if upright else stats.ratio_of_ratios(b, n)
                 rows.append({"new": new, "base": base, "threads": threads, "config": config, "change": change,
                              "gap": gap, "gap_low": glo, "gap_high": ghi, "gap_with": gap * ratio,
-                             "gain_base": xb.ratio ** sign, "gain_new": xn.ratio ** sign,
+                             "gain_base": xb.ratio if upright else 1 / xb.ratio, "gain_new": xn.ratio if upright else 1 / xn.ratio,
                              "ratio": ratio, "ci_low": lo, "ci_high": hi, "points": 100 * gap * (ratio - 1),
                              "windows_base": int(xb.pairs), "windows_new": int(xn.pairs)})
     return pd.DataFrame(rows)
