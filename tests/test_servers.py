@@ -181,3 +181,30 @@ def test_set_global_reaches_new_postgres_sessions_over_the_command_line(pg):
     finally:
         pg.flavor.capability("set_global").set(fresh, "commit_delay", "0")
         fresh.close()
+
+
+@pytest.mark.parametrize("fixture", ["pg", "my"])
+def test_cleanup_catches_up_with_old_versions_and_says_so(fixture, request):
+    """The "cleanup" capability before a run that must not inherit earlier writes: after updates, PostgreSQL's
+    VACUUM leaves every page all-visible; InnoDB's purge brings the history list under its limit."""
+    from dbexp.servers.sql import query
+
+    srv = request.getfixturevalue(fixture)
+    cleanup = srv.flavor.capability("cleanup")
+    conn = srv.connect()
+    if fixture == "my":
+        query(conn, "CREATE DATABASE IF NOT EXISTS cleanup_db")
+        query(conn, "USE cleanup_db")
+    try:
+        query(conn, "DROP TABLE IF EXISTS cleanup_t")
+        query(conn, "CREATE TABLE cleanup_t (id int PRIMARY KEY, v int)")
+        for i in range(0, 2000, 500):
+            query(conn, "INSERT INTO cleanup_t VALUES " + ", ".join(f"({j}, 0)" for j in range(i, i + 500)))
+        for _ in range(3):
+            query(conn, "UPDATE cleanup_t SET v = v + 1")
+        cleanup.catch_up(conn, "cleanup_t")
+        state = cleanup.state(conn, "cleanup_t")
+        assert state and all(ok for ok, _ in state.values()), state
+    finally:
+        query(conn, "DROP TABLE IF EXISTS cleanup_t")
+        conn.close()

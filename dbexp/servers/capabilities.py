@@ -68,7 +68,21 @@ class SeriesFacts(Capability, abc.ABC):
     gtid_table_per_commit: bool  # each commit's GTID written to mysql.gtid_executed (binlog on)
 
 
-NAMES = ("relaxed_commit", "set_global", "sessions", "uprobes", "series")  # every capability there is
+class Cleanup(Capability, abc.ABC):
+    """Old row versions left by earlier writes, cleaned up before a run that must not inherit them
+    (InnoDB: purge of the history list; PostgreSQL: VACUUM, which also sets the visibility map)."""
+
+    @abc.abstractmethod
+    def catch_up(self, conn, table: str) -> None:
+        """Return once the cleanup has caught up with ``table``'s old versions (or after a bounded wait:
+        :meth:`state` then says whether it did)."""
+
+    @abc.abstractmethod
+    def state(self, conn, table: str) -> dict[str, tuple[bool, object]]:
+        """The cleanup's state as a precondition: {check: (ok, what was seen)}."""
+
+
+NAMES = ("relaxed_commit", "set_global", "sessions", "uprobes", "series", "cleanup")  # every capability there is
 
 
 def table(base: dict[str, type[Capability] | None], **changes: type[Capability] | None) -> dict:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dbexp.servers import capabilities
-from dbexp.servers.mysql import MySQL, Series
+from dbexp.servers.mysql import NO_WRITER_THREADS, MySQL, Series
 
 # One row: 10.11 and 11.8 take the same start options and log root in the same way (no password,
-# mysql_native_password); innodb_log_file_size still sizes the redo log (one file since 10.5).
-MARIADB_SERIES: tuple[Series, ...] = (Series((10, 0)),)
+# mysql_native_password); innodb_log_file_size still sizes the redo log (one file since 10.5). MariaDB's
+# InnoDB has no log writer threads (nor their option).
+MARIADB_SERIES: tuple[Series, ...] = (Series((10, 0), gone=NO_WRITER_THREADS),)
 
 
 class Uprobes(capabilities.Uprobes):

@@ -56,6 +56,22 @@ class Uprobes(capabilities.Uprobes):
     executables = ("postgres",)
 
 
+class Cleanup(capabilities.Cleanup):
+    """VACUUM of the table: dead tuples removed and the visibility map set, so that index-only scans
+    read no heap page a write left unmarked."""
+
+    ALL_VISIBLE = 0.99  # the share of the table's pages the visibility map must mark all-visible
+
+    def catch_up(self, conn, table: str) -> None:
+        query(conn, f"VACUUM {table}")  # finishes before it returns
+
+    def state(self, conn, table: str) -> dict[str, tuple[bool, object]]:
+        pages, visible = query(conn, "SELECT relpages, relallvisible FROM pg_class WHERE oid = %s::regclass",
+                               (table,))[0]
+        share = float(visible) / pages if pages else 1.0
+        return {f"all-visible pages >= {self.ALL_VISIBLE:.0%}": (share >= self.ALL_VISIBLE, round(share, 4))}
+
+
 class Postgres(Flavor):
     name = "postgres"
     title = "PostgreSQL"
@@ -64,7 +80,7 @@ class Postgres(Flavor):
     options_probe = (("postgres",), "postgres", ("--describe-config",))
     version_query = "SHOW server_version"
     capabilities = {"relaxed_commit": RelaxedCommit, "set_global": SetGlobal, "sessions": Sessions,
-                    "uprobes": Uprobes}
+                    "uprobes": Uprobes, "cleanup": Cleanup}
     version_store = "heap"
     counter_series = ("xact_commit", "tup_returned", "tup_fetched", "tup_updated", "blks_read", "blks_hit",
                       "numbackends", "wal_bytes", "buffers_alloc")

@@ -134,9 +134,9 @@ class Gtid(Chapter):
         return {config: Chapter.server_config(spec, cpuset, settings[config]) for config in CONFIGS}
 
     def reset(self, server, point: Point, state) -> None:
-        """Purge caught up with the previous window's writes (engines: wait_for_purge)."""
+        """Purge caught up with the previous window's writes (the flavor's "cleanup" capability)."""
         with closing(server.connect()) as conn:
-            PARTS.of(server.flavor).wait_for_purge(conn)
+            server.flavor.capability("cleanup").catch_up(conn, "sbtest1")
 
     def precondition(self, server, point: Point, state) -> dict:
         """The configuration's settings in effect, and no purge backlog."""

@@ -30,10 +30,6 @@ class GtidEngine(ABC):
         """Whether the series has the log writer threads' option (the regression source's first factor)."""
 
     @abstractmethod
-    def wait_for_purge(self, conn) -> None:
-        """Return once the undo of earlier windows' writes is purged (or after a bounded wait)."""
-
-    @abstractmethod
     def declared_state(self, conn, settings: dict[str, str]) -> dict[str, tuple[bool, object]]:
         """A window's starting state, checked: the configuration's ``settings`` in effect where the
         chapter varies them, and no purge backlog ({check: (ok, what was seen)})."""

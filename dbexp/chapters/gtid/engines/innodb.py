@@ -10,7 +10,7 @@ from dbexp.experiments import binlog as mysql_binlog
 from dbexp.servers.options import same_setting
 from dbexp.servers.registry import flavor_of_spec
 from dbexp.servers.sql import query
-from dbexp.waits import poll, wait_until
+from dbexp.waits import wait_until
 
 
 class MySQLBinlog(GtidEngine):
@@ -47,33 +47,18 @@ class MySQLBinlog(GtidEngine):
     def binlog_on(self, conn) -> bool:
         return str(query(conn, "SELECT @@GLOBAL.log_bin")[0][0]) in ("1", "ON")
 
-    HISTORY_LIMIT = 5000  # undo logs not yet purged a window may start with (trx_rseg_history_len; a 5 s
-    # window of one client commits 10,000 to 30,000 transactions; purge leaves about 1,000 behind when idle)
-    PURGE_WAIT_S = 20.0
     VARIED = ("log_bin", "gtid_mode", "performance_schema")  # what the configurations change (checked where set)
 
-    def history_length(self, conn) -> int:
-        """The history list length: undo logs of committed transactions not yet purged."""
-        rows = query(conn, "SELECT `count` FROM information_schema.INNODB_METRICS WHERE name = 'trx_rseg_history_len'")
-        return int(rows[0][0])
-
-    def wait_for_purge(self, conn) -> None:
-        """Wait (up to PURGE_WAIT_S) for purge to bring the history under HISTORY_LIMIT; the precondition
-        then says whether it did."""
-        poll(lambda: self.history_length(conn) <= self.HISTORY_LIMIT, self.PURGE_WAIT_S, 0.1)
-
     def declared_state(self, conn, settings: dict[str, str]) -> dict[str, tuple[bool, object]]:
-        """The configuration's binlog, GTID and performance_schema settings in effect, and the history
-        under HISTORY_LIMIT."""
+        """The configuration's binlog, GTID and performance_schema settings in effect, and purge caught up
+        (the flavor's "cleanup" capability: the history list under its limit)."""
         wanted = {"log_bin": "ON" if "log_bin" in settings else "OFF",
                   **{name: settings[name] for name in self.VARIED if name in settings and name != "log_bin"}}
         out = {}
         for name, value in wanted.items():
             seen = str(query(conn, f"SELECT @@GLOBAL.{name}")[0][0])
             out[f"{name} {value}"] = (same_setting(seen, value), seen)
-        history = self.history_length(conn)
-        out[f"history list <= {self.HISTORY_LIMIT}"] = (history <= self.HISTORY_LIMIT, history)
-        return out
+        return {**out, **self.flavor.capability("cleanup").state(conn, "sbtest1")}
 
     def binlog_bytes(self, conn) -> float | None:
         """Bytes in the binlog files now (SHOW BINARY LOGS), or None with the binlog off."""
