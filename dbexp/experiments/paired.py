@@ -4,6 +4,9 @@ read as ratios A / B, shared by the chapters that compare that way (gtid, versio
 - :func:`window_ratios` and :func:`ratio_rows`: A over B window by window, and per value the paired
   ratio (geometric mean of the windows' ratios, t interval on the logs: stats.pair_ratio_by) with its
   half-width as a fraction of the ratio (:func:`half_width`);
+- :func:`nested_ratios`: the same ratios with the windows nested in the instances they ran on (sets of
+  servers started apart), the interval taken at the instance level, the variance between instances
+  pooled over the chapter's A/A controls (stats.nested_ratio_ci);
 - :func:`resolution`: how far the half-widths reached against a target;
 - :func:`control`: an A/A control (two identical servers in one window): how far from 1 its ratios
   lie and how many of their intervals hold 1 (:func:`holds_one`);
@@ -87,6 +90,57 @@ def ratio_rows(g: pd.DataFrame, a: str, b: str, values: dict[str, str], by: str)
         rows.append({"value": label, "ratio": r, "ci_low": lo, "ci_high": hi, "pairs": n,
                      "half_width": half_width(r, lo, hi)})
     return rows
+
+
+def nested_ratios(w: pd.DataFrame, keys: list[str], comparisons, values: dict[str, str], by: str,
+                  control: str, pool_by: list[str]) -> pd.DataFrame:
+    """Per group of ``keys`` (the runs ``w``: one row per run, ``repeat`` the window and ``instance`` the
+    set of servers it ran on), per comparison ``comparisons(g)`` yields for the group (``(a, b, label)``:
+    A and B named in column ``by``), and per value of ``values`` (column -> label): the ratio A / B.
+
+    Two levels: the ratio is the geometric mean of the instances' geometric means of their windows'
+    ratios, and its interval is taken at the instance level, from the variance between instances beyond
+    what the windows explain, pooled over the groups of the same ``pool_by`` columns and value among the
+    comparisons labelled ``control`` (an A/A pair: two servers of one build and settings, started apart,
+    as A and B of every comparison are), plus the comparison's own variance between windows
+    (stats.nested_ratio_ci: a t quantile on the pooled degrees of freedom). Runs from one instance (or
+    before instances were recorded) keep the windows' paired t interval.
+
+    Columns: ``keys``, comparison, a, b, value, ratio, ci_low, ci_high, pairs, instances, dof, half_width."""
+    if w.empty:
+        return pd.DataFrame()
+    parts = []
+    for key, g in w.groupby(keys):
+        key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        inst = (g.drop_duplicates("repeat").set_index("repeat")["instance"]
+                if "instance" in g and g["instance"].notna().any() else None)
+        for a, b, label in comparisons(g):
+            for value, name in values.items():
+                if value not in g:
+                    continue
+                r = window_ratios(g, a, b, value, by=by)
+                r = r[r > 0]
+                if r.empty:
+                    continue
+                groups = inst.reindex(r.index).fillna(-1).to_numpy() if inst is not None else np.zeros(len(r))
+                parts.append({**key, "comparison": label, "a": a, "b": b, "value": name, "windows": r,
+                              **stats.nested(np.log(r.to_numpy()), groups)})
+    if not parts:
+        return pd.DataFrame()
+    pooled = {k: stats.between_variance(ps[ps["comparison"] == control].to_dict("records"))
+              for k, ps in pd.DataFrame(parts).groupby([*pool_by, "value"])}
+    rows = []
+    for p in parts:
+        between, dof = pooled.get(tuple(p[c] for c in (*pool_by, "value")), (float("nan"), 0))
+        if p["k"] >= 2 and dof:
+            r, lo, hi = stats.nested_ratio_ci(p, between, dof)
+        else:  # one instance: the windows' paired interval
+            r, lo, hi = stats.pair_ratio_ci(p["windows"].to_numpy(), np.ones(len(p["windows"])))
+            dof = p["n"] - 1
+        rows.append({k: p[k] for k in (*keys, "comparison", "a", "b", "value")}
+                    | {"ratio": r, "ci_low": lo, "ci_high": hi, "pairs": p["n"], "instances": p["k"],
+                       "dof": dof, "half_width": half_width(r, lo, hi)})
+    return pd.DataFrame(rows)
 
 
 def resolution(r: pd.DataFrame, target: float) -> dict:

@@ -130,3 +130,29 @@ def test_a_ratio_of_two_ratios_measured_apart_adds_their_log_errors():
     r, lo, hi = stats.ratio_of_ratios(a, b)
     assert math.isclose(r, 1.2) and math.isclose(math.log(hi / r), half * math.sqrt(2))
     assert math.isnan(stats.ratio_of_ratios(a, (1.0, float("nan"), float("nan"), 0))[1])
+
+
+def test_nested_ratios_take_the_interval_at_the_instance_level_pooled_over_the_controls():
+    """Two tests, each with A, B and an A/A twin of B in four windows on two instances: the comparisons'
+    intervals pool the variance between instances from the twins, and with one instance they fall back to
+    the windows' paired interval."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for test in ("t1", "t2"):
+        for repeat in range(4):
+            inst = repeat % 2
+            offset = 1.06 if inst else 0.94  # an instance's offset, the same for every server of it
+            for server, level in (("A", 0.8), ("B", 1.0), ("B twin", 1.0)):
+                rows.append({"test": test, "server": server, "repeat": repeat, "instance": inst,
+                             "qps": 1000 * level * (offset if server != "B" else 1.0) * rng.normal(1, 0.005)})
+    w = pd.DataFrame(rows)
+    comps = lambda g: [("A", "B", "vs"), ("B twin", "B", "A/A")]  # noqa: E731
+    r = paired.nested_ratios(w, ["test"], comps, {"qps": "QPS"}, by="server", control="A/A", pool_by=[])
+    assert set(r["instances"]) == {2} and set(r["pairs"]) == {4} and (r["dof"] == 2).all()
+    vs = r[r["comparison"] == "vs"]
+    assert ((vs["ci_low"] < 0.8) & (vs["ci_high"] > 0.8)).all()
+    one = paired.nested_ratios(w[w["instance"] == 0], ["test"], comps, {"qps": "QPS"}, by="server",
+                               control="A/A", pool_by=[])
+    assert set(one["instances"]) == {1} and (one["dof"] == 1).all()
+    assert (one["half_width"] < r.set_index(["test", "comparison"]).loc[
+        list(zip(one["test"], one["comparison"])), "half_width"].to_numpy()).all()

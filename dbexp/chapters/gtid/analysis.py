@@ -62,39 +62,8 @@ def ratios(res: Results, length: int = 1) -> pd.DataFrame:
     def compute():  # the page, its claims and its findings read it several times: computed once
         w = main_runs(tidy(res), length)
         w = w[[c for c in (*KEYS, "config", "repeat", "instance", *VALUES) if c in w]]
-        if w.empty:
-            return pd.DataFrame()
-        parts = []
-        for (name, test, threads), g in w.groupby(KEYS):
-            inst = (g.drop_duplicates("repeat").set_index("repeat")["instance"]
-                    if "instance" in g and g["instance"].notna().any() else None)
-            for a, b, what in RATIOS:
-                for value, label in VALUES.items():
-                    if value not in g:
-                        continue
-                    r = paired.window_ratios(g, a, b, value)
-                    r = r[r > 0]
-                    if r.empty:
-                        continue
-                    groups = inst.reindex(r.index).fillna(-1).to_numpy() if inst is not None else np.zeros(len(r))
-                    parts.append({"series_name": name, "test": test, "threads": threads, "comparison": what,
-                                  "a": a, "b": b, "value": label, "windows": r,
-                                  **stats.nested(np.log(r.to_numpy()), groups)})
-        pooled = {}
-        for (name, label), ps in pd.DataFrame(parts).groupby(["series_name", "value"]):
-            pooled[(name, label)] = stats.between_variance(ps[ps["comparison"] == CONTROL].to_dict("records"))
-        rows = []
-        for p in parts:
-            between, dof = pooled.get((p["series_name"], p["value"]), (float("nan"), 0))
-            if p["k"] >= 2 and dof:
-                r, lo, hi = stats.nested_ratio_ci(p, between, dof)
-            else:  # one instance: the windows' paired interval
-                r, lo, hi = stats.pair_ratio_ci(p["windows"].to_numpy(), np.ones(len(p["windows"])))
-                dof = p["n"] - 1
-            rows.append({k: p[k] for k in ("series_name", "test", "threads", "comparison", "a", "b", "value")}
-                        | {"ratio": r, "ci_low": lo, "ci_high": hi, "pairs": p["n"], "instances": p["k"],
-                           "dof": dof, "half_width": paired.half_width(r, lo, hi)})
-        return pd.DataFrame(rows)
+        return paired.nested_ratios(w, KEYS, lambda g: RATIOS, VALUES, by="config", control=CONTROL,
+                                    pool_by=["series_name"])
     return memo(res, f"gtid.ratios.{length}", compute)
 
 
