@@ -196,3 +196,32 @@ def test_every_flavor_reads_its_counters_and_garbage(spec, my, pg):
                 assert (seen["sessions"], seen["open_write_trx"]) == (sessions, 0), server.build.spec
             finally:
                 conn.close()
+
+
+@pytest.mark.parametrize("fixture", ["pg", "my"])
+def test_the_table_comes_back_to_its_prepared_rows(fixture, request):
+    """dbexp.workloads.table_state: rows an insert added deleted, rows a delete removed inserted again
+    under their ids, with sysbench's shapes."""
+    from dbexp.servers.sql import query
+    from dbexp.workloads.table_state import restore_rows
+
+    srv = request.getfixturevalue(fixture)
+    conn = srv.connect()
+    if fixture == "my":
+        query(conn, "CREATE DATABASE IF NOT EXISTS restore_db")
+        query(conn, "USE restore_db")
+    try:
+        query(conn, "DROP TABLE IF EXISTS restore_t")
+        query(conn, "CREATE TABLE restore_t (id INTEGER PRIMARY KEY, k INTEGER NOT NULL, c CHAR(120) NOT NULL, "
+                    "pad CHAR(60) NOT NULL)")
+        assert restore_rows(conn, 50, "restore_t") == {"deleted": 0, "inserted": 50}
+        query(conn, "DELETE FROM restore_t WHERE id IN (3, 17, 50)")
+        query(conn, "INSERT INTO restore_t VALUES (51, 1, 'x', 'y'), (90, 2, 'x', 'y')")
+        assert restore_rows(conn, 50, "restore_t") == {"deleted": 2, "inserted": 3}
+        assert [r[0] for r in query(conn, "SELECT id FROM restore_t ORDER BY id")] == list(range(1, 51))
+        c, pad = query(conn, "SELECT c, pad FROM restore_t WHERE id = 17")[0]
+        assert len(c.strip()) == 119 and len(pad.strip()) == 59 and c.count("-") == 9
+        assert restore_rows(conn, 50, "restore_t") == {"deleted": 0, "inserted": 0}
+    finally:
+        query(conn, "DROP TABLE IF EXISTS restore_t")
+        conn.close()
