@@ -33,19 +33,25 @@ def test_default_design_puts_a_flavors_versions_in_one_window():
         ("mysql:9.7@offline", "baseline"), ("mysql:8.0@offline", "own defaults"), ("mysql:9.7@offline", "own defaults")]
     assert len({p.server.key() for p in mysql}) == len(mysql)  # a server each
     assert len(windows["Postgres scan"]) == 8 and len(windows["MariaDB insert"]) == 4
-    assert main.repeats == 5 and len(windows) == 3 * len(sc.tests)
-    assert {p.params.length for p in longer.points} == {10} and longer.repeats == 2
+    assert main.repeats == 4 and main.instances == 2 and len(windows) == 3 * len(sc.tests)
+    assert {p.params.slice_s for p in main.points} == {0.1}  # one server working at a time
+    settings = {(p.server.spec, p.params.role): p.server.settings for p in mysql}
+    assert {s["innodb_adaptive_hash_index"] for s in (settings[(spec, "baseline")] for spec in MYSQL)} == {"OFF"}
+    assert settings[("mysql:9.7@offline", "baseline")]["innodb_log_writer_threads"] == "ON"
+    assert "innodb_log_writer_threads" not in settings[("mysql:8.0@offline", "baseline")]  # always on in 8.0.15
+    assert "innodb_adaptive_hash_index" not in settings[("mysql:8.0@offline", "own defaults")]
+    assert {p.params.length for p in longer.points} == {5} and longer.repeats == 2 and longer.instances == 2
     checked = {}
     for p in longer.points:  # the check's windows hold the main windows' servers
         checked.setdefault(p.together, []).append((p.server.spec, p.params.role))
-    assert checked["MySQL update-nonindex x10, every server"] == [(p.server.spec, p.params.role) for p in mysql]
+    assert checked["MySQL update-nonindex x5, every server"] == [(p.server.spec, p.params.role) for p in mysql]
     assert len(checked) == 6  # 3 flavors x update-nonindex and point-query
     assert {p.params.test for p in main.points} == set(versions.TESTS)
     groups = {}
     for p in ablation.points:  # one window per configuration, the three MySQL versions in it
         groups.setdefault(p.together, []).append(p.server.spec)
     assert len(groups) == len(configurations()) == 1 + len(STEPS) + len(versions.FACTORS) - 1
-    assert all(sorted(v) == sorted(MYSQL) for v in groups.values())
+    assert all(sorted(v) == sorted(MYSQL) for v in groups.values()) and ablation.instances == 2
     assert {p.together for p in profile.points} == {"profile MySQL point-query", "profile MySQL update-nonindex"}
     assert {p.params.role for p in profile.points} == {"profile"} and profile.repeats == 3
 
@@ -176,7 +182,7 @@ def test_the_steps_are_not_testable_where_step_1_has_no_option_and_io_bound_clai
     res = SimpleNamespace(wide=wide)
     ab = pd.DataFrame({"config": ["steps 1-5"] * 2, "old": ["mysql 5.7.22"] * 2,
                        "new": ["mysql 8.0.15", "mysql 9.7.4"], "gap": [0.76, 0.945], "gap_low": [0.75, 0.923],
-                       "gap_high": [0.77, 0.968], "windows": [5, 5]})
+                       "gap_high": [0.77, 0.968], "windows": [5, 5], "dof": [4, 4]})
     row = vc._steps_row(res, ab, "steps 1-5", 0.969, "claim", "source", "here")
     assert row.verdict.startswith("8.0.15: not testable here (step 1 turns innodb_log_writer_threads off")
     assert "9.7.4: disagrees (after the steps a gap of 5.5% [3.2%, 7.7%] remains, the source's 3.1%)" in row.verdict

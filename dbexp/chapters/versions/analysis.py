@@ -62,7 +62,7 @@ def _paired_runs(res: Results) -> pd.DataFrame:
     of a flavor-test's hundreds of times, and each take copies every column (a third of them text)."""
     def compute():
         w = main_runs(tidy(res))
-        return w[[c for c in ("flavor", "test", "role", "series_name", "server", "repeat", "common_s",
+        return w[[c for c in ("flavor", "test", "role", "series_name", "server", "repeat", "instance", "common_s",
                               "servers_at_once", *VALUES) if c in w]]
     return memo(res, "versions.paired_runs", compute)
 
@@ -71,36 +71,45 @@ def ordered(names) -> list[str]:
     return sorted(set(names), key=version_key)
 
 
-def _ratio_rows(g: pd.DataFrame, a: str, b: str, view: str, extra: dict) -> list[dict]:
-    return [{**extra, "server": a, "against": b, "view": view, **x}
-            for x in paired.ratio_rows(g, a, b, VALUES, by="server")]
+CONTROL = "A/A control"
+
+
+def comparisons(g: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """One flavor-test's comparisons (A, B, view), A and B named as ``server``: each version over the
+    flavor's base (the oldest version's baseline server) and over the version before it, each server at
+    its own defaults over the same version at the baseline (and over the base), and the twin over the
+    base (the A/A control)."""
+    names = ordered(g.loc[g["role"] == "baseline", "series_name"].unique())
+    if not names:
+        return []
+    base, out = names[0], []
+    for i, name in enumerate(names[1:], start=1):
+        out += [(name, base, "base"), (name, names[i - 1], "previous")]
+    for name in ordered(g.loc[g["role"] == "own defaults", "series_name"]):
+        out.append((f"{name} (own defaults)", name, "own defaults"))
+        if name != base:
+            out.append((f"{name} (own defaults)", base, "base"))
+    if (g["role"] == "twin").any():
+        out.append((f"{base} (twin)", base, CONTROL))
+    return out
 
 
 def ratios(res: Results) -> pd.DataFrame:
-    """Per flavor and test, every ratio of two servers that shared the windows: each version over its
-    flavor's base (the oldest version's baseline server) and over the version before it, each server
-    at its own defaults over the same version at the baseline, and the twin over the base (the A/A
-    control); for QPS, cpu/o and cs/o, with the paired 95% interval and its half-width."""
+    """Per flavor and test, every comparison of two servers that shared the windows (:func:`comparisons`),
+    for QPS, cpu/o and cs/o: the ratio with its 95% interval and half-width, the windows nested in the
+    instances they ran on, the interval at the instance level, the variance between instances pooled per
+    flavor and value over the tests' A/A controls (dbexp.experiments.paired.nested_ratios)."""
     def compute():
         w = _paired_runs(res)
-        rows = []
         if w.empty:
             return pd.DataFrame()
-        for (flavor, test), g in w.groupby(["flavor", "test"]):
-            base_rows = g[g["role"] == "baseline"]
-            names = ordered(base_rows["series_name"].unique())
-            extra = {"flavor": flavor, "test": test, "group": TESTS[test].group if test in TESTS else ""}
-            base = names[0]
-            for i, name in enumerate(names[1:], start=1):
-                rows += _ratio_rows(g, name, base, "base", extra)
-                rows += _ratio_rows(g, name, names[i - 1], "previous", extra)
-            for name in ordered(g.loc[g["role"] == "own defaults", "series_name"]):
-                rows += _ratio_rows(g, f"{name} (own defaults)", name, "own defaults", extra)
-                if name != base:
-                    rows += _ratio_rows(g, f"{name} (own defaults)", base, "base", extra)
-            if (g["role"] == "twin").any():
-                rows += _ratio_rows(g, f"{base} (twin)", base, "A/A control", extra)
-        return pd.DataFrame(rows)
+        r = paired.nested_ratios(w, ["flavor", "test"], comparisons, VALUES, by="server", control=CONTROL,
+                                 pool_by=["flavor"])
+        if r.empty:
+            return r
+        r = r.rename(columns={"a": "server", "b": "against", "comparison": "view"})
+        r.insert(2, "group", r["test"].map(lambda t: TESTS[t].group if t in TESTS else ""))
+        return r
     return memo(res, "versions.ratios", compute)
 
 
@@ -131,37 +140,24 @@ def _window_ratios(g: pd.DataFrame, a: str, b: str, value: str = "qps_common") -
     return paired.window_ratios(g, a, b, value, by="server")
 
 
-def _t_interval(logs: np.ndarray) -> tuple[float, float, float]:
-    """The geometric mean behind ``logs`` (one per window index) with a t interval (stats.mean_ci on
-    the logs, taken back by exp)."""
-    m, lo, hi = stats.mean_ci(logs[np.isfinite(logs)])
-    return float(np.exp(m)), float(np.exp(lo)), float(np.exp(hi))
-
-
 def summary(res: Results, view: str = "base") -> pd.DataFrame:
-    """Shaped like the sources' tables: per flavor, server and group, the min, max, average and median
-    of the tests' relative QPS (``view``: against the base, or the version before), with 95% intervals
-    on the average (geometric) and the median, taken per window index (see the module's docstring)."""
+    """Shaped like the sources' tables: per flavor, server and group, the min, max, average (geometric)
+    and median of the tests' relative QPS (``view``: against the base, or the version before), as the
+    sources take them over their tests. The average's and the median's 95% intervals take the tests'
+    errors as shared (the same instances ran every test, so an instance's offset moves them all): the
+    geometric mean, and the median, of the tests' own interval bounds."""
     def compute():
-        w = _paired_runs(res)
         r = relative(res, view)
-        rows = []
         if r.empty:
             return pd.DataFrame()
-        by_test = dict(list(w.groupby(["flavor", "test"])))  # a flavor-test's runs, taken out once
+        rows = []
         for (flavor, server, against, group), g in r.groupby(["flavor", "server", "against", "group"]):
-            per_window = []
-            for test in g["test"]:
-                wr = _window_ratios(by_test.get((flavor, test), w.iloc[:0]), server, against)
-                per_window.append(wr.rename(test))
-            table = pd.concat(per_window, axis=1)
-            avg = _t_interval(np.log(table).mean(axis=1).to_numpy())
-            med = _t_interval(np.log(table).median(axis=1).to_numpy())
             rows.append({"flavor": flavor, "server": server, "against": against, "group": group, "tests": len(g),
                          "min": g["ratio"].min(), "max": g["ratio"].max(),
-                         "avg": avg[0], "avg_low": avg[1], "avg_high": avg[2],
-                         "median": float(np.median(g["ratio"])), "median_w": med[0], "median_low": med[1],
-                         "median_high": med[2]})
+                         "avg": stats.gmean(g["ratio"]), "avg_low": stats.gmean(g["ci_low"]),
+                         "avg_high": stats.gmean(g["ci_high"]),
+                         "median": float(np.median(g["ratio"])), "median_low": float(np.median(g["ci_low"])),
+                         "median_high": float(np.median(g["ci_high"]))})
         out = pd.DataFrame(rows)
         out["group"] = pd.Categorical(out["group"], list(GROUPS), ordered=True)
         return out.sort_values(["flavor", "group", "server"]).reset_index(drop=True)
@@ -192,10 +188,10 @@ def headlines(res: Results) -> list[dict]:
     if s.empty:
         return out
     for flavor, g in s.groupby("flavor", sort=False):
-        down = g[g["median_high"] < 1].sort_values("median_w")
-        up = g[g["median_low"] > 1].sort_values("median_w", ascending=False)
+        down = g[g["median_high"] < 1].sort_values("median")
+        up = g[g["median_low"] > 1].sort_values("median", ascending=False)
         pick = lambda x: {"server": x.server, "against": x.against, "group": str(x.group), "tests": int(x.tests),  # noqa: E731
-                          "median": x.median_w, "low": x.median_low, "high": x.median_high}
+                          "median": x.median, "low": x.median_low, "high": x.median_high}
         out.append({"flavor": flavor, "name": g["server"].iloc[0].split(" ", 1)[0], "n": len(g),
                     "down": len(down), "up": len(up), "lowest": pick(down.iloc[0]) if len(down) else None,
                     "highest": pick(up.iloc[0]) if len(up) else None})
@@ -243,7 +239,7 @@ def _widest(res: Results, n: int) -> pd.DataFrame:
 
 
 def control(res: Results) -> dict:
-    r = relative(res, "A/A control")
+    r = relative(res, CONTROL)
     if r.empty:
         return {"n": 0}
     holds = paired.holds_one(r)
@@ -345,8 +341,11 @@ def ablation(res: Results) -> pd.DataFrame:
     """The regression ablation: per configuration (regression.configurations(), in its order) and newer
     version, each version's QPS (geometric mean over its windows), the gap (newer over the oldest,
     paired by window: a configuration's versions share its windows) and how the configuration moves the
-    gap from the source's baseline: its windows' gaps over the baseline's, Welch (the configurations ran
-    in groups of their own), and in percentage points (the gap's difference, as the source states it)."""
+    gap from the source's baseline. The gap's windows are nested in the instances they ran on and its
+    interval is at the instance level (paired.nested_ratios, the variance between instances pooled over
+    the configurations); how a configuration moves the gap is the ratio of its gap to the baseline's, the
+    two measured apart (stats.ratio_of_ratios), and in percentage points (the gaps' difference, as the
+    source states it)."""
     w = tidy(res)
     a = w[w["role"] == "ablation"] if len(w) else w
     if a.empty:
@@ -361,28 +360,34 @@ def ablation(res: Results) -> pd.DataFrame:
         return (json.dumps(x["config_requested"], sort_keys=True),
                 json.dumps((x["workload"] or {}).get("options", {}), sort_keys=True))
 
+    # the gap per configuration, its windows nested in the instances; the variance between instances
+    # pooled over the configurations (the same servers, started afresh for each)
+    cfgs = [c for c in known if c in set(a["config"])]
+    gaps = paired.nested_ratios(a[["config", "series_name", "repeat", "instance", "qps_common"]
+                                  if "instance" in a else ["config", "series_name", "repeat", "qps_common"]],
+                                ["config"], lambda g: [(new, old, "gap") for new in names[1:]], {"qps_common": "QPS"},
+                                by="series_name", control="gap", pool_by=[])
     rows = []
     for new in names[1:]:
-        gaps = {}
-        for config in [c for c in known if c in set(a["config"])]:
+        mine = gaps[gaps["a"] == new].set_index("config") if len(gaps) else gaps
+        for config in [c for c in cfgs if c in mine.index]:
             g = a[a["config"] == config]
-            qn = g[g["series_name"] == new].set_index("repeat")["qps_common"]
-            qo = g[g["series_name"] == old].set_index("repeat")["qps_common"]
-            if qn.dropna().empty or qo.dropna().empty:
-                continue
-            r, lo, hi, n = stats.pair_ratio_by(qn, qo)
-            gaps[config] = (qn / qo).dropna()
+            qn = g[g["series_name"] == new]["qps_common"]
+            qo = g[g["series_name"] == old]["qps_common"]
+            x = mine.loc[config]
             factors = known[config]
             kind = ("baseline" if not factors else f"step {len(factors)}" if factors == STEPS[:len(factors)] else "alone")
             row = {"config": config, "kind": kind, "old": old, "new": new, "qps_old": stats.gmean(qo),
-                   "qps_new": stats.gmean(qn), "gap": r, "gap_low": lo, "gap_high": hi, "windows": n}
+                   "qps_new": stats.gmean(qn), "gap": x["ratio"], "gap_low": x["ci_low"], "gap_high": x["ci_high"],
+                   "windows": int(x["pairs"]), "instances": int(x["instances"]), "dof": int(x["dof"])}
             # a configuration that changes nothing on either version (an option it lacks): an A/A
             # control of comparing windows of different groups, with servers started afresh
             row["unchanged"] = config != BASELINE and all(asked(n, config) == asked(n, BASELINE) for n in (old, new))
-            if config != BASELINE and BASELINE in gaps:
-                m, mlo, mhi = stats.unpaired_ratio_ci(gaps[config], gaps[BASELINE])
-                row.update({"moves": m, "moves_low": mlo, "moves_high": mhi,
-                            "points": 100 * (r - stats.gmean(gaps[BASELINE]))})
+            if config != BASELINE and BASELINE in mine.index:
+                b = mine.loc[BASELINE]
+                m, mlo, mhi = stats.ratio_of_ratios((x["ratio"], x["ci_low"], x["ci_high"], x["dof"]),
+                                                    (b["ratio"], b["ci_low"], b["ci_high"], b["dof"]))
+                row.update({"moves": m, "moves_low": mlo, "moves_high": mhi, "points": 100 * (x["ratio"] - b["ratio"])})
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -480,4 +485,27 @@ def windows(res: Results) -> dict:
         return {"n": 0}
     return {**paired.window_numbers(w, ["server", "test"]),
             "at_once": int(w["servers_at_once"].max()) if "servers_at_once" in w else 1,
+            "active": int(w["active_servers"].max()) if "active_servers" in w and w["active_servers"].notna().any()
+            else int(w["servers_at_once"].max()) if "servers_at_once" in w else 1,
+            "instances": int(w["instance"].nunique()) if "instance" in w and w["instance"].notna().any() else 1,
+            "slice_s": float(w["slice_s"].max()) if "slice_s" in w and w["slice_s"].notna().any() else 0.0,
             "tests": [t for t in TESTS if t in set(w["test"])]}
+
+
+def controls(res: Results) -> pd.DataFrame:
+    """The A/A pairs per flavor and test: the base's twin over the base (two servers of the same build
+    and settings, started apart, in every window), relative QPS with its interval at the instance level
+    (ratios), and whether the interval holds 1 (columns flavor, series_name, test, ratio, lo, hi, pairs,
+    instances, holds_1)."""
+    r = relative(res, CONTROL)
+    cols = ["flavor", "series_name", "test", "ratio", "lo", "hi", "pairs", "instances", "holds_1"]
+    if r.empty:
+        return pd.DataFrame(columns=cols)
+    out = r.assign(series_name=r["against"], lo=r["ci_low"], hi=r["ci_high"])
+    out["holds_1"] = paired.holds_one(out)
+    return out[cols].reset_index(drop=True)
+
+
+def derived(res: Results) -> dict[str, pd.DataFrame]:
+    """What publishing writes beside the runs: data/versions/controls.parquet (:func:`controls`)."""
+    return {"controls": controls(res)}

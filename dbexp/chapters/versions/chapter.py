@@ -1,36 +1,40 @@
 """The versions chapter's design and measurement.
 
 Per flavor, one group: every version of it at the common baseline (the book's comparable settings,
-commits relaxed), an A/A twin of the base (the oldest version) where ``twin`` is set, and the
-versions named in ``own_defaults`` a second time at their own shipped defaults. All the group's
-servers run the same test in the same window on the server CPUs, each with its own sysbench client
-(dbexp.experiments.measure.measure_together, as the gtid chapter does), the start order walking
-forward, then backward (ABBA). A version's relative QPS is then a ratio within each window, paired.
+commits relaxed, and what the regression source's baseline makes equal: the adaptive hash index off,
+log writer threads on where a version has the option), an A/A twin of the base (the oldest version)
+where ``twin`` is set, and the versions named in ``own_defaults`` a second time at their own shipped
+defaults. All the group's servers run the same test in the same window, each with its own sysbench
+client (dbexp.experiments.measure.measure_together, as the gtid chapter does), and with ``slice_s`` the
+clients take turns (dbexp.experiments.rotation): one server works at a time. The windows are spread over
+``instances`` independently started sets of servers, the start order walking forward, then backward
+(ABBA). A version's relative QPS is a ratio within each window, paired, its interval at the instance level
+(analysis.ratios).
 
-Beside what measure_together takes between its marks, each run records the pages its server read
-into its buffer pool in the window (InnoDB's Innodb_buffer_pool_reads, PostgreSQL's blks_read): the
-database is meant to be cached, and the page shows that it was.
+Before every window each server's table is brought back to the rows it was prepared with and the cleanup
+of old versions has caught up (reset, checked by precondition and stored with the run). Beside what
+measure_together takes between its marks, each run records the pages its server read into its buffer pool
+in the window (InnoDB's Innodb_buffer_pool_reads, PostgreSQL's blks_read): the database is meant to be
+cached, and the page shows that it was.
 
 Two more parts: the run-length check (the flavors of ``check_servers``, the tests of ``check_tests``,
-windows ``check_factor`` times as long, with the same servers at once as the main windows) and the regression ablation (the MySQL versions in ``ablation_servers`` on
-update-nonindex, one group per configuration of regression.configurations(): the regression source's
-baseline, its steps taken one on top of the other, and each factor alone; a configuration's versions
-share its windows, so the gap between them is paired).
+windows ``check_factor`` times as long, with the same servers as the main windows) and the regression
+ablation (the MySQL versions in ``ablation_servers`` on update-nonindex, one group per configuration of
+regression.configurations(): the regression source's baseline, its steps taken one on top of the other,
+and each factor alone; a configuration's versions share its windows, so the gap between them is paired).
 
-Time at default scale, from the first default publication's windows (a 4 s window took 4.45 s from
-one start to the next; a group's servers about 30 to 40 s to start and prepare, in parallel): three
-groups (MySQL 5.7, its twin, 8.0, 9.7 and 8.0 and 9.7 at their own defaults; MariaDB 10.11, its twin,
-11.8 and 11.8 at its own defaults; PostgreSQL 12 to 18 and 12's twin) of 30 tests x 5 windows of 4 s:
-3 x 30 x 5 x 4.45 = 2,000 s, plus about 120 s to start them; the check (MySQL's 3 baseline servers,
-MariaDB's 2, PostgreSQL 12 and 18, each with the rest of its flavor's servers; update-nonindex and
-point-query, 2 windows of 40 s each) about 600 s; the ablation, 13
-configurations x (35 s to start 3 servers + 3 s warm-up + 5 x 4.45 s) = 790 s; the profiles (MySQL's 3
-servers, 2 tests x 3 windows, each with perf script after it) about 90 s: about 60 minutes.
-"""
+Time at default scale (windows of 4 s, about 5 s from one to the next with the resets; servers started one
+after another, 10 to 15 s each with a table of 100,000 rows): three groups (MySQL 5.7, its twin, 8.0, 9.7
+and 8.0 and 9.7 at their own defaults; MariaDB 10.11, its twin, 11.8 and 11.8 at its own defaults;
+PostgreSQL 12 to 18 and 12's twin) of 30 tests x 4 windows: 360 windows, about 1,800 s, plus 2 instances x
+18 servers to start, about 450 s; the check (3 groups, 2 tests x 2 windows of 20 s) about 500 s with its
+starts; the ablation, 13 configurations x (2 instances x 3 servers to start + 4 windows) about 1,000 s;
+the profiles about 100 s: about 65 minutes."""
 
 from __future__ import annotations
 
 import dataclasses
+from contextlib import closing
 from dataclasses import dataclass
 
 from dbexp.chapters.versions.regression import configurations
@@ -39,14 +43,16 @@ from dbexp.chapters.versions.tests import TESTS
 from dbexp.catalog import offline_series
 from dbexp.catalog.versions import version_key
 from dbexp.errors import DbexpError
-from dbexp.experiments.chapter import Chapter, Cpus, Part, check_names
+from dbexp.experiments.chapter import Chapter, Cpus, Part, check_names, check_whole
 from dbexp.experiments.measure import Measured, measure_together
 from dbexp.experiments.sweep import Point
 from dbexp.metrics.profile import CpuProfile, server_pids, top
 from dbexp.servers.config import ServerConfig
 from dbexp.servers.engines import Engines
 from dbexp.servers.registry import flavor_of_spec
+from dbexp.servers.sql import query
 from dbexp.workloads.sysbench import Workload
+from dbexp.workloads.table_state import restore_rows
 
 PARTS: Engines[VersionsEngine] = Engines("versions", {"mysql": innodb.InnoDBVersions, "postgres": postgres.PostgresVersions})
 ROLES = ("baseline", "twin", "own defaults")
@@ -79,6 +85,8 @@ class Scale:
     profile_tests: tuple[str, ...] = ()
     profile_servers: tuple[str, ...] = ()
     profile_repeats: int = 0
+    instances: int = 1  # independently started sets of servers per group, the windows spread over them
+    slice_s: float = 0.0  # each client's turn alone in a window (0: the servers at once)
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,7 @@ class VersionsPoint:
     role: str = "baseline"  # baseline | twin | own defaults | ablation | profile
     length: int = 1  # the window's length as a multiple of the scale's (the run-length check's are longer)
     config: str = ""  # the ablation's configuration ('' elsewhere)
+    slice_s: float = 0.0  # each client's turn alone (0: the servers at once)
 
 
 def _flavor_key(spec: str) -> str:
@@ -106,18 +115,19 @@ class Versions(Chapter):
     Scale = Scale
     scales = {
         "smoke": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), ("point-query", "update-nonindex"), 2, 2,
-                       10_000, warmup_s=1.0, twin=False),
-        "default": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 4, 5,
+                       10_000, warmup_s=1.0, twin=False, slice_s=0.1),
+        "default": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 4, 4,
                          own_defaults=("mysql:8.0@offline", "mysql:9.7@offline", "mariadb:11.8@offline"),
                          check_servers=MYSQL + MARIADB + ("postgres:12@offline", "postgres:18@offline"), check_repeats=2,
-                         check_tests=("update-nonindex", "point-query"),
-                         ablation_servers=MYSQL, ablation_repeats=5,
-                         profile_tests=PROFILED, profile_servers=MYSQL, profile_repeats=3),
+                         check_tests=("update-nonindex", "point-query"), check_factor=5,
+                         ablation_servers=MYSQL, ablation_repeats=4,
+                         profile_tests=PROFILED, profile_servers=MYSQL, profile_repeats=3, instances=2, slice_s=0.1),
         "full": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 10, 10, 100_000, warmup_s=10.0,
                       own_defaults=("mysql:8.0@offline", "mysql:9.7@offline", "mariadb:11.8@offline"),
                       check_servers=MYSQL + MARIADB + ("postgres:12@offline", "postgres:18@offline"),
                       check_tests=("point-query", "update-nonindex"), check_repeats=3, ablation_servers=MYSQL, ablation_repeats=10,
-                      profile_tests=PROFILED + ("hot-points", "insert"), profile_servers=MYSQL, profile_repeats=5),
+                      profile_tests=PROFILED + ("hot-points", "insert"), profile_servers=MYSQL, profile_repeats=5,
+                      instances=2, slice_s=0.1),
     }
     knob_help = {"servers": 'the servers, e.g. ["mysql:5.7", "mysql:8.0", "postgres:12", "postgres:18"]',
                  "tests": 'the tests (the source\'s names), e.g. ["point-query", "update-nonindex"]',
@@ -134,7 +144,9 @@ class Versions(Chapter):
                  "ablation_repeats": "the ablation's windows (0: no ablation)",
                  "profile_tests": 'the tests profiled with perf (cpu-clock), e.g. ["point-query"]',
                  "profile_servers": 'the servers (of servers) profiled, e.g. ["mysql:8.0", "mysql:9.7"]',
-                 "profile_repeats": "the profile's windows (0: no profile)"}
+                 "profile_repeats": "the profile's windows (0: no profile)",
+                 "instances": "independently started sets of servers per group (the windows spread over them)",
+                 "slice_s": "the seconds of each client's turn alone in a window (0: the servers at once)"}
     engines = PARTS
     order = "abba"
     # write-only's DELETE and INSERT and delete's can deadlock at more than one thread: sysbench retries
@@ -154,6 +166,9 @@ class Versions(Chapter):
             if not PARTS.of(flavor_of_spec(spec)).ablation:
                 raise DbexpError(f"bad ablation server {spec!r}: the regression ablation changes InnoDB and MySQL "
                                  "settings; valid are MySQL servers")
+        check_whole(sc.instances, "instances")
+        if sc.slice_s < 0:
+            raise DbexpError(f"bad slice_s {sc.slice_s!r}: expected seconds, 0 (the servers at once) or more")
         keep = lambda given: tuple(s for s in given if s in sc.servers)  # noqa: E731
         return dataclasses.replace(sc, own_defaults=keep(sc.own_defaults),
                                    check_servers=keep(sc.check_servers) if sc.check_repeats > 0 else (),
@@ -189,7 +204,7 @@ class Versions(Chapter):
             for test in sc.tests:
                 wl = self.workload(sc, test, cpus)
                 for spec, role in members:
-                    main.append(Point(configs[(spec, role)], VersionsPoint(test, role), wl, group=f"versions {flavor}",
+                    main.append(Point(configs[(spec, role)], VersionsPoint(test, role, slice_s=sc.slice_s), wl, group=f"versions {flavor}",
                                       together=f"{flavor} {test}"))
             # the check's windows hold the same servers as the main ones: only their length differs (the
             # CPU per statement also depends on how many servers share the CPU's caches)
@@ -197,7 +212,7 @@ class Versions(Chapter):
                 for test in sc.check_tests:
                     wl = self.workload(sc, test, cpus, sc.check_factor)
                     for spec, role in members:
-                        longer.append(Point(configs[(spec, role)], VersionsPoint(test, role, sc.check_factor),
+                        longer.append(Point(configs[(spec, role)], VersionsPoint(test, role, sc.check_factor, slice_s=sc.slice_s),
                                             wl, group=f"versions {flavor} length check",
                                             together=f"{flavor} {test} x{sc.check_factor}, every server"))
         if sc.ablation_servers:  # one group per configuration: the versions' gap paired in each window
@@ -207,17 +222,35 @@ class Versions(Chapter):
                 for spec in sc.ablation_servers:
                     settings, client = per_server[spec][config]
                     ablation.append(Point(Chapter.server_config(spec, cpus.server, settings, comparable=False),
-                                          VersionsPoint(ABLATION_TEST, "ablation", 1, config),
+                                          VersionsPoint(ABLATION_TEST, "ablation", 1, config, sc.slice_s),
                                           dataclasses.replace(wl, options=wl.options + client),
                                           group=f"versions ablation {config}", together=f"ablation {config}"))
         for flavor, specs in by_flavor(sc.profile_servers).items():
             for test in sc.profile_tests if len(specs) > 1 else ():
                 wl = self.workload(sc, test, cpus)
                 for spec in specs:
-                    profile.append(Point(self.server(spec, cpus.server, "baseline"), VersionsPoint(test, "profile"), wl,
+                    profile.append(Point(self.server(spec, cpus.server, "baseline"), VersionsPoint(test, "profile", slice_s=sc.slice_s), wl,
                                          group=f"versions profile {flavor}", together=f"profile {flavor} {test}"))
-        return [Part(main, sc.repeats), Part(longer, sc.check_repeats), Part(ablation, sc.ablation_repeats),
+        spread = lambda repeats: min(sc.instances, max(repeats, 1))  # noqa: E731 (a part's instances)
+        return [Part(main, sc.repeats, spread(sc.repeats)), Part(longer, sc.check_repeats, spread(sc.check_repeats)),
+                Part(ablation, sc.ablation_repeats, spread(sc.ablation_repeats)),
                 Part(profile, sc.profile_repeats)]
+
+    def reset(self, server, point: Point, state) -> None:
+        """The table as prepared before every window: the rows an insert window added deleted again, the rows
+        a delete window removed inserted again (dbexp.workloads.table_state), and the cleanup caught up with
+        earlier windows' writes (the flavor's "cleanup" capability: InnoDB's purge; PostgreSQL's VACUUM, which
+        also sets the visibility map that index-only scans read)."""
+        with closing(server.connect(point.workload.database)) as conn:
+            restore_rows(conn, point.workload.table_size)
+            server.flavor.capability("cleanup").catch_up(conn, "sbtest1")
+
+    def precondition(self, server, point: Point, state) -> dict:
+        """The table holds exactly the rows it was prepared with, and the cleanup has caught up."""
+        with closing(server.connect(point.workload.database)) as conn:
+            rows = int(query(conn, "SELECT count(*) FROM sbtest1")[0][0])
+            out = {f"sbtest1 holds {point.workload.table_size:,} rows": (rows == point.workload.table_size, rows)}
+            return {**out, **server.flavor.capability("cleanup").state(conn, "sbtest1")}
 
     def session(self, server):
         import contextlib
@@ -231,7 +264,8 @@ class Versions(Chapter):
         return self.window(servers, points)
 
     def window(self, servers: list, points: list[Point]) -> list[Measured]:
-        got = measure_together([(server, point.workload) for server, point in zip(servers, points)])
+        got = measure_together([(server, point.workload) for server, point in zip(servers, points)],
+                               slice_s=points[0].params.slice_s or None)
         for server, m in zip(servers, got):
             source, name = PARTS.of(server.flavor).pool_reads
             reads = [c["delta"] for c in m.counters if c.get("source") == source and c.get("name") == name]

@@ -65,7 +65,7 @@ TESTS: dict[str, Test] = {
     "read-only.range=10000": Test("range with aggregation", "oltp_read_only", (("range_size", "10000"),),
                                   "the same, ranges of 10,000"),
     # writes
-    "delete": Test("writes", "oltp_delete", (), "sysbench's oltp_delete: a row deleted by id and inserted again"),
+    "delete": Test("writes", "oltp_delete", (), "sysbench's oltp_delete: one row deleted by id"),
     "insert": Test("writes", "oltp_insert", (), "one row inserted"),
     "read-write.range=10": Test("writes", "oltp_read_write", (("range_size", "10"),),
                                 "sysbench's oltp_read_write transaction, ranges of 10"),
