@@ -71,7 +71,7 @@ def links_markdown(res_or_name, rows: pd.DataFrame | None = None, name: str | No
         if name is None:
             raise ValueError("a CSV needs a name")
         target = write_csv(res_or_name, rows, name, root)
-        parts.append(f"{_role(f'{name}.csv', target)} ({what}, {len(rows):,} rows)")
+        parts.append(f"{_role(f'{name}.csv', target)} ({what}, {len(rows):,} row{'' if len(rows) == 1 else 's'})")
     published = published_files(res_or_name, root)
     if published:
         files = ", ".join(_role(Path(p).stem, p) for p in published)

@@ -1,7 +1,8 @@
 """What every chapter's page opens with, in one call: where and how its results were measured.
 
 :func:`opening` glues, for the page's Markdown: ``hardware``, ``results_source``, ``n_runs``,
-``versions_list``, ``repeats``, ``span_min``, ``n_sweeps``, ``missing_official``, ``baseline_note``,
+``versions_list``, ``repeats``, ``span_min``, ``n_sweeps`` (and ``sweeps``: "1 sweep", "3 sweeps"),
+``missing_official``, ``baseline_note``,
 ``run_notes`` (the lab's notes on steal, retries and edge effects, then the chapter's own, then the
 servers it leaves out and why) and ``findings`` (the chapter's summary, from its analysis).
 """
@@ -12,6 +13,7 @@ import pandas as pd
 
 from dbexp.book import charts, tables, vega
 from dbexp.book.glued import glue
+from dbexp.book.prose import plural
 from dbexp.experiments.chapter import measuring_time, missing_official, run_notes
 
 
@@ -28,6 +30,7 @@ def opening(res, chapter, wide: pd.DataFrame | None = None) -> pd.DataFrame:
     glue("repeats", int(w.groupby("point_key").size().max()) if len(w) else 0)
     glue("span_min", minutes)
     glue("n_sweeps", sweeps)
+    glue("sweeps", plural(sweeps, "sweep"))
     glue("missing_official", missing_official(res))
     glue("baseline_note", tables.baseline_note(w) if len(w) else "")
     engines = getattr(chapter, "engines", None)

@@ -27,6 +27,7 @@ BARE = "bare"  # the server_kind of a host process (its column says so)
 EMPTY = "(empty)"  # a setting whose value is the empty string (MySQL 5.7's unset innodb_flush_method)
 # PostgreSQL's "setting unit" as effective_settings() stores it: '16384 8kB', '600000 ms'
 _WITH_UNIT = re.compile(r"^(\d+) (\d*)(B|kB|MB|GB|TB|us|ms|s|min|h|d)$")
+_DECIMAL = re.compile(r"^-?\d+\.\d+$")
 _UNITS = ([("B", 1), ("kB", 2**10), ("MB", 2**20), ("GB", 2**30), ("TB", 2**40)],
           [("us", 1), ("ms", 10**3), ("s", 10**6), ("min", 60 * 10**6), ("h", 3600 * 10**6), ("d", 86400 * 10**6)])
 
@@ -34,9 +35,12 @@ _UNITS = ([("B", 1), ("kB", 2**10), ("MB", 2**20), ("GB", 2**30), ("TB", 2**40)]
 @lru_cache(maxsize=None)  # a few hundred distinct values, read for every run of every server
 def readable(value: str) -> str:
     """A value with a unit in the largest unit that divides it ('16384 8kB' -> '128 MB', '600000 ms'
-    -> '10 min'); '' as EMPTY; anything else as it is."""
+    -> '10 min'), a decimal without its trailing zeros ('75.000000' -> '75'); '' as EMPTY; anything else
+    as it is."""
     if value == "":
         return EMPTY
+    if _DECIMAL.match(value):  # MySQL prints its floating-point settings with six decimals: 75.000000 -> 75
+        return value.rstrip("0").rstrip(".")
     m = _WITH_UNIT.match(value)
     if not m:
         return value

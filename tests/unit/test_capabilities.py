@@ -12,7 +12,7 @@ pytestmark = pytest.mark.unit
 
 INTERFACES = {"relaxed_commit": capabilities.RelaxedCommit, "set_global": capabilities.SetGlobal,
               "sessions": capabilities.Sessions, "uprobes": capabilities.Uprobes,
-              "series": capabilities.SeriesFacts}
+              "series": capabilities.SeriesFacts, "cleanup": capabilities.Cleanup}
 
 
 def test_every_capability_name_has_its_interface():

@@ -105,7 +105,8 @@ def test_server_columns_name_bare_runs_and_requested_settings_that_tell_them_apa
 @pytest.mark.parametrize("value,shown", [("16384 8kB", "128 MB"), ("600000 ms", "10 min"), ("300 s", "5 min"),
                                          ("2048 kB", "2 MB"), ("16 8kB", "128 kB"), ("0 ms", "0 ms"),
                                          ("-1 ms", "-1 ms"), ("1 s", "1 s"), ("", EMPTY), ("on", "on"),
-                                         ("0.9", "0.9"), ("134217728", "134217728")])
+                                         ("0.9", "0.9"), ("134217728", "134217728"), ("75.000000", "75"),
+                                         ("0.000000", "0"), ("10.500000", "10.5"), ("100.000000", "100")])
 def test_values_with_units_read_in_the_largest_unit(value, shown):
     assert readable(value) == shown
 

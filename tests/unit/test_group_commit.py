@@ -184,8 +184,8 @@ def test_the_redo_note_compares_mysqls_versions_only():
     rows.append({**nb, "series_name": "mariadb 10.11.19", "flavor": "mariadb", "transactions": 1000.0,
                  "gc_syncs": 10.0})
     assert gc.redo_note(_res(rows)) == (
-        "With the binlog off: mysql 5.7.22: 1.00 redo syncs per commit at 1 thread(s) and 0.50 at 8, 500 and 2,000 "
-        "TPS; mysql 8.0.15: 1.19 redo syncs per commit at 1 thread(s) and 0.03 at 8, 400 and 7,000 TPS (one run per "
+        "With the binlog off: mysql 5.7.22: 1.00 redo syncs per commit at 1 thread and 0.50 at 8, 500 and 2,000 "
+        "TPS; mysql 8.0.15: 1.19 redo syncs per commit at 1 thread and 0.03 at 8, 400 and 7,000 TPS (one run per "
         "point: a shape, with no interval).")
 
 
@@ -283,7 +283,7 @@ def test_the_run_length_check_compares_the_longer_run_with_the_main_curves_runs(
     row = gc.claims(res).iloc[-1]
     assert row["claim"].startswith("Our extension: the answers do not depend on the runs' length")
     assert "runs 10 times as long give the same" in row["claim"]  # the factor from the runs' seconds
-    assert "1 run(s) of 30 s against the 3 of 3 s" in row["here: conditions"]
+    assert "1 run of 30 s against the 3 of 3 s" in row["here: conditions"]
     # one longer run against three within 1%: the TPS interval reaches beyond 5%, so not resolved
     assert row["verdict"] == "agrees in 2 of 3 / not resolved (the interval reaches beyond 1 +- 5%) in 1 of 3"
     slow = _res(short + [_timed(30, repeat=0, check=True, tps=1300.0, qps=1300.0)])
@@ -321,7 +321,7 @@ def test_the_growth_claim_pairs_each_repeats_most_threads_with_its_fewest():
     assert (gg["low_threads"], gg["threads"], gg["n"]) == (1, 32, 3)
     assert gg["growth"] == pytest.approx((10.0 * 1000 / 95 * 1000 / 105) ** (1 / 3)) and gg["growth_lo"] > 1
     row = gc.claims(_res(rows)).set_index("claim").filter(like="as threads grow", axis=0).iloc[0]
-    assert row["verdict"] == "agrees" and "1.0 commits per sync at 1 thread(s), 10.0 at 32: x10.0 [" in row["measured here"]
+    assert row["verdict"] == "agrees" and "1.0 commits per sync at 1 thread, 10.0 at 32: x10.0 [" in row["measured here"]
     # the same group size at both ends (above 1 at the most threads, but not grown): disagrees or not resolved
     flat = [{**r, "gc_syncs": 100.0 + 5.0 * r["repeat"] - 5.0 * (r["threads"] == 1)} for r in rows]
     v = gc.claims(_res(flat)).set_index("claim").filter(like="as threads grow", axis=0).iloc[0]["verdict"]

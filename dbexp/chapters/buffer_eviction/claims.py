@@ -272,7 +272,29 @@ def _postgres_rows(res: Results, sm: pd.DataFrame, here: str) -> list[verdicts.C
                 "leaves fewer there",
                 "share of the big table's buffers at usage count 0 or 1 during the sequential scan: " + ", ".join(cells),
                 verdicts.combine(_ring_usage(v, ref.get(n, float("nan"))) for n, v in low.items())))
+        rows.append(_usage_cap(u, here))
     return rows
+
+
+def _usage_cap(u: pd.DataFrame, here: str) -> verdicts.ClaimRow:
+    """A buffer's usage count stops at 5: over every sample of every run (pg_buffercache's usagecount, not
+    clipped by the sampler), no buffer above 5, and the hot table's buffers, read over and over, piled up
+    at 5 (agrees); a count above 5 disagrees; none reaching 5 leaves the cap untested (not resolved)."""
+    cells, marks = [], []
+    for name, g in u.groupby("series_name", sort=False):
+        seen = g[g["share"] > 0]
+        top = int(seen["usage"].max()) if len(seen) else 0
+        hot = g[g["holds"] == "hot"]
+        at5 = hot.loc[hot["usage"] == 5, "share"].sum() / max(hot["share"].sum(), 1e-12)
+        cells.append(f"{name}: highest count {top}; the hot table's buffers at 5: {_pct(at5)}")
+        marks.append("disagrees" if top > 5 else "agrees" if top == 5 and at5 > 0.5 else
+                     f"not resolved (no buffer piled up at 5: the highest count was {top})")
+    return verdicts.ClaimRow(
+        KERNELMAKER_BUFFERPOOL.cite("Each access raises a buffer's usage count by one, up to 5"),
+        f"a cap of 5 (BM_MAX_USAGE_COUNT); {SOURCE}",
+        here + "; every buffer's count sampled through the runs (pg_buffercache); agrees: none above 5, and most of "
+        "the hot table's buffers, read again and again, at 5",
+        "; ".join(cells), verdicts.combine(marks))
 
 
 def _major(name: str) -> int | None:

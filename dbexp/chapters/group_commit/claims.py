@@ -289,14 +289,14 @@ def growth_row(res: Results) -> verdicts.ClaimRow:
         _here(res, ", ".join(gg["series_name"]), t, n,
               "C / G from the servers' own counts; the group size at the most threads over that at the fewest, "
               "paired by repeat (geometric mean, t interval on the logs)"),
-        "; ".join(f"{r.series_name}: {r.group_size_low:.1f} commits per sync at {r.low_threads} thread(s), "
+        "; ".join(f"{r.series_name}: {r.group_size_low:.1f} commits per sync at {r.low_threads} thread{'' if r.low_threads == 1 else 's'}, "
                   f"{r.group_size_high:.1f} at {r.threads}: x{_num(r.growth, r.growth_lo, r.growth_hi, r.n)}"
                   for r in gg.itertuples()),
         verdicts.combine(one_run("run") if r.n < 2 else verdicts.interval(r.growth_lo, r.growth_hi, "above")
                          for r in gg.itertuples()))
 
 
-CHECK_LABELS = {"tps": "TPS", "group_size": "group size", "efficiency_bound": "efficiency bound"}
+CHECK_LABELS = {"tps": "TPS", "group_size": "group size", "efficiency_bound": "(C - G) / W"}
 assert set(CHECK_LABELS) == set(CHECK_MEASURES)
 
 
@@ -308,12 +308,12 @@ def same_length(lo: float, hi: float) -> str:
 
 def length_row(res: Results) -> verdicts.ClaimRow:
     """The run-length check: at the main curve's point where it ran, the check's runs (check_x times as
-    long) give the same TPS, group size and efficiency bound as the main curve's, within the interval."""
+    long) give the same TPS, group size and (C - G) / W as the main curve's, within the interval."""
     rl = run_length(res)
     longer = "longer runs" if rl.empty else "runs " + "/".join(
         f"{x:g}" for x in sorted(set((rl["long_s"] / rl["short_s"]).round(1)))) + " times as long"
     claim = (f"Our extension: the answers do not depend on the runs' length: at the check point, {longer} give the "
-             f"same TPS, group size and efficiency bound as the page's runs, within {verdicts.NEAR_BAND:.0%}")
+             f"same TPS, group size and (C - G) / W as the page's runs, within {verdicts.NEAR_BAND:.0%}")
     source = "none: the source does not give its runs' length"
     if rl.empty:
         return verdicts.ClaimRow(claim, source, "no run-length check in these results", "\u2014",
@@ -327,7 +327,7 @@ def length_row(res: Results) -> verdicts.ClaimRow:
                 parts.append(f"{CHECK_LABELS[c]} x{v:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo == lo else " (no interval)"))
                 found.append(same_length(lo, hi))
         cells.append(f"{r.series_name} at {r.threads} threads: " + ", ".join(parts))
-    here = "; ".join(dict.fromkeys(f"{r.n_long} run(s) of {r.long_s:g} s against the {r.n_short} of {r.short_s:g} s"
+    here = "; ".join(dict.fromkeys(f"{r.n_long} run{'' if r.n_long == 1 else 's'} of {r.long_s:g} s against the {r.n_short} of {r.short_s:g} s"
                                    for r in rl.itertuples()))
     return verdicts.ClaimRow(
         claim, source,

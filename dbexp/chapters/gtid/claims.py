@@ -276,13 +276,23 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
             ("binlog, P_S off", "performance_schema=0", "performance_schema is "
                                                         f"{src.PRINTED['pfs_pp']} points of 8.0's gap, measured alone")):
         c = src.gap_change(factor)
-        g = pair[pair["config"] == config] if len(pair) else pair
+        # every newer version's gap to 5.7 (the source's is 8.0's; 9.x's judged against it, so said)
+        g = gc[(gc["base"] == old) & (gc["config"] == config)] if len(gc) and old else pd.DataFrame()
+        g = g.sort_values(["new", "threads"], key=lambda col: col.map(version_key) if col.name == "new" else col) \
+            if len(g) else g
         measured = "; ".join(
-            f"{x.threads}t: 8.0 / 5.7 {x.gap:.3f} with *binlog*, {x.gap_with:.3f} with {x.change}; the gap moves by "
-            f"{paired.cell(x.ratio, x.ci_low, x.ci_high)} ({x.points:+.1f} points)" for x in g.itertuples()) if len(g) else NM
-        judged = (_by_threads(g, lambda x, c=c: verdicts.under_other_conditions(verdicts.magnitude(
-            x.ci_low, x.ci_high, c, c, point=x.ratio, n=int(min(x.windows_base, x.windows_new))), OTHER_REGRESSION))
-            if len(g) else NM)
+            f"{x.threads}t: {_version(x.new)} / {_version(old)} {x.gap:.3f} with *binlog*, {x.gap_with:.3f} with "
+            f"{x.change}; the gap moves by {paired.cell(x.ratio, x.ci_low, x.ci_high)} ({x.points:+.1f} points)"
+            for x in g.itertuples()) if len(g) else NM
+
+        def judge(x, c=c) -> str:
+            other = OTHER_REGRESSION + ("" if family(x.new) == "8.0" else
+                                        f"; {_version(x.new)} here against the source's 8.0.45")
+            return verdicts.under_other_conditions(verdicts.magnitude(
+                x.ci_low, x.ci_high, c, c, point=x.ratio, n=int(min(x.windows_base, x.windows_new))), other)
+
+        judged = per_version({name: _by_threads(gv, judge) for name, gv in g.groupby("new", sort=False)}) \
+            if len(g) else NM
         if factor == "skip-log-bin" and judged != NM:
             # "largest" ranks the source's factors: it needs each of them measured alone, and this chapter
             # measures two (the binlog and performance_schema)

@@ -308,9 +308,13 @@ def pageinspect_table(res: Results) -> pd.DataFrame:
 
 def interval(r) -> str:
     """An estimate per version with its 95% interval, as the tables and the findings print it."""
+    def ns(x: float) -> str:  # a whole number of ns with its sign, and no sign on a 0 ('-0' is 0)
+        text = f"{x:+,.0f}"
+        return "0" if text in ("+0", "-0") else text
+
     if r["ci_low"] != r["ci_low"]:
-        return f"{r['ns_per_version']:+,.0f}"
-    return f"{r['ns_per_version']:+,.0f} [{r['ci_low']:+,.0f}, {r['ci_high']:+,.0f}]"
+        return ns(r["ns_per_version"])
+    return f"{ns(r['ns_per_version'])} [{ns(r['ci_low'])}, {ns(r['ci_high'])}]"
 
 
 # --- what the page draws ---------------------------------------------------------------------------

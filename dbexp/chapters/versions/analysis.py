@@ -190,8 +190,9 @@ def headlines(res: Results) -> list[dict]:
     for flavor, g in s.groupby("flavor", sort=False):
         down = g[g["median_high"] < 1].sort_values("median")
         up = g[g["median_low"] > 1].sort_values("median", ascending=False)
-        pick = lambda x: {"server": x.server, "against": x.against, "group": str(x.group), "tests": int(x.tests),  # noqa: E731
-                          "median": x.median, "low": x.median_low, "high": x.median_high}
+        pick = lambda x: {"server": x["server"], "against": x["against"], "group": str(x["group"]),  # noqa: E731
+                          "tests": int(x["tests"]), "median": x["median"], "low": x["median_low"],
+                          "high": x["median_high"]}
         out.append({"flavor": flavor, "name": g["server"].iloc[0].split(" ", 1)[0], "n": len(g),
                     "down": len(down), "up": len(up), "lowest": pick(down.iloc[0]) if len(down) else None,
                     "highest": pick(up.iloc[0]) if len(up) else None})

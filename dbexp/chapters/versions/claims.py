@@ -204,9 +204,10 @@ def more_main_rows(res: Results, r: pd.DataFrame, cond: str, tested: set, writes
                           "MySQL 5.7 to 8.0"),
         f"QPS 8.0 / 5.7 about 0.85 ({lo:.3f} to {hi:.3f} read to the percent) for the group. {MYSQL_REF}",
         cond + "; the group's median of its tests' ratios (the sources' summary), with its interval",
-        (f"median of {int(x.tests)} tests {x.server.split(' ', 1)[1]}/{x.against.split(' ', 1)[1]} "
-         f"{paired.cell(x.median, x.median_low, x.median_high)}") if x is not None else NM,
-        qualified(verdicts.magnitude(x.median_low, x.median_high, lo, hi, point=x.median)) if x is not None else NM))
+        (f"median of {int(x['tests'])} tests {x['server'].split(' ', 1)[1]}/{x['against'].split(' ', 1)[1]} "
+         f"{paired.cell(x['median'], x['median_low'], x['median_high'])}") if x is not None else NM,
+        qualified(verdicts.magnitude(x["median_low"], x["median_high"], lo, hi, point=x["median"]))
+        if x is not None else NM))
     rows.append(_row(CALLAGHAN_24.cite("Every range test with aggregation loses throughput from MySQL 5.7 to 8.0"),
                      f"QPS 8.0 / 5.7 below 1 on every range test with aggregation (no figure in the text). {MYSQL_REF}",
                      cond, _pick(r, (5, 7), (8, 0), "QPS", agg), _direction("below")))
