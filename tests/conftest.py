@@ -3,6 +3,7 @@ of the two suites that need no server: tests/unit/ (the code) and tests/publishe
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -114,6 +115,25 @@ def store(tmp_path):
     s = Store(tmp_path / "results.duckdb")
     yield s
     s.close()
+
+
+@contextlib.contextmanager
+def scratch_table(server, name: str, columns: str):
+    """A connection to ``server`` with an empty table ``name`` (``columns``: its SQL column list) made for
+    one test and dropped after it (on MySQL and MariaDB in a database of its own, ``<name>_db``)."""
+    from dbexp.servers.sql import query
+
+    conn = server.connect()
+    if server.flavor.name != "postgres":
+        query(conn, f"CREATE DATABASE IF NOT EXISTS {name}_db")
+        query(conn, f"USE {name}_db")
+    try:
+        query(conn, f"DROP TABLE IF EXISTS {name}")
+        query(conn, f"CREATE TABLE {name} ({columns})")
+        yield conn
+    finally:
+        query(conn, f"DROP TABLE IF EXISTS {name}")
+        conn.close()
 
 
 @pytest.fixture(scope="module")

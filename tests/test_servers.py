@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from conftest import MYSQL, POSTGRES, assert_catalog_version, labelled_containers
+from conftest import MYSQL, POSTGRES, assert_catalog_version, labelled_containers, scratch_table
 from dbexp.catalog import parse_spec
 from dbexp.errors import DbexpError
 from dbexp.metrics.procfs import cpus_allowed
@@ -191,13 +191,7 @@ def test_cleanup_catches_up_with_old_versions_and_says_so(fixture, request):
 
     srv = request.getfixturevalue(fixture)
     cleanup = srv.flavor.capability("cleanup")
-    conn = srv.connect()
-    if fixture == "my":
-        query(conn, "CREATE DATABASE IF NOT EXISTS cleanup_db")
-        query(conn, "USE cleanup_db")
-    try:
-        query(conn, "DROP TABLE IF EXISTS cleanup_t")
-        query(conn, "CREATE TABLE cleanup_t (id int PRIMARY KEY, v int)")
+    with scratch_table(srv, "cleanup_t", "id int PRIMARY KEY, v int") as conn:
         for i in range(0, 2000, 500):
             query(conn, "INSERT INTO cleanup_t VALUES " + ", ".join(f"({j}, 0)" for j in range(i, i + 500)))
         for _ in range(3):
@@ -205,6 +199,3 @@ def test_cleanup_catches_up_with_old_versions_and_says_so(fixture, request):
         cleanup.catch_up(conn, "cleanup_t")
         state = cleanup.state(conn, "cleanup_t")
         assert state and all(ok for ok, _ in state.values()), state
-    finally:
-        query(conn, "DROP TABLE IF EXISTS cleanup_t")
-        conn.close()

@@ -6,6 +6,8 @@ from dataclasses import replace
 
 import pytest
 
+from conftest import scratch_table
+
 from dbexp.experiments.measure import measure
 from dbexp.metrics import perfstat
 from dbexp.metrics.sampler import Sampler
@@ -206,14 +208,8 @@ def test_the_table_comes_back_to_its_prepared_rows(fixture, request):
     from dbexp.workloads.table_state import restore_rows
 
     srv = request.getfixturevalue(fixture)
-    conn = srv.connect()
-    if fixture == "my":
-        query(conn, "CREATE DATABASE IF NOT EXISTS restore_db")
-        query(conn, "USE restore_db")
-    try:
-        query(conn, "DROP TABLE IF EXISTS restore_t")
-        query(conn, "CREATE TABLE restore_t (id INTEGER PRIMARY KEY, k INTEGER NOT NULL, c CHAR(120) NOT NULL, "
-                    "pad CHAR(60) NOT NULL)")
+    with scratch_table(srv, "restore_t", "id INTEGER PRIMARY KEY, k INTEGER NOT NULL, c CHAR(120) NOT NULL, "
+                                         "pad CHAR(60) NOT NULL") as conn:
         assert restore_rows(conn, 50, "restore_t") == {"deleted": 0, "inserted": 50}
         query(conn, "DELETE FROM restore_t WHERE id IN (3, 17, 50)")
         query(conn, "INSERT INTO restore_t VALUES (51, 1, 'x', 'y'), (90, 2, 'x', 'y')")
@@ -222,6 +218,3 @@ def test_the_table_comes_back_to_its_prepared_rows(fixture, request):
         c, pad = query(conn, "SELECT c, pad FROM restore_t WHERE id = 17")[0]
         assert len(c.strip()) == 119 and len(pad.strip()) == 59 and c.count("-") == 9
         assert restore_rows(conn, 50, "restore_t") == {"deleted": 0, "inserted": 0}
-    finally:
-        query(conn, "DROP TABLE IF EXISTS restore_t")
-        conn.close()

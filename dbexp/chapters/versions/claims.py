@@ -222,6 +222,12 @@ def more_main_rows(res: Results, r: pd.DataFrame, cond: str, tested: set, writes
     return rows
 
 
+def _config_row(pair: pd.DataFrame, config: str):
+    """The ablation row (of 5.7 and one newer version) for ``config``, or None where it was not measured."""
+    y = pair[pair["config"] == config] if len(pair) else pair
+    return y.iloc[0] if len(y) else None
+
+
 def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.ClaimRow]:
     """The regression source's gap at its baseline and after its five steps, and its two largest factors
     measured alone, against the ablation's 8.0 / 5.7 (main windows' update-nonindex where the ablation
@@ -231,10 +237,6 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
     pair = ab[ab["old"].map(lambda n: version_key(n)[:2] == (5, 7)) & ab["new"].map(lambda n: version_key(n)[:2] == (8, 0))] \
         if len(ab) else ab
     ours = f"the ablation's windows {ABLATION_REF}"
-
-    def at(config: str):
-        y = pair[pair["config"] == config] if len(pair) else pair
-        return y.iloc[0] if len(y) else None
 
     rows = []
     middle = [(k, step_name(k), f"With its first {k} steps taken ({', '.join(STEPS[:k])}), 8.0's gap is "
@@ -247,7 +249,7 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
                                  f"{-ledger.PRINTED_STEP_GAPS[-1]:.1%}")):
         g0 = ledger.step_gap(step)
         old, new = list(ledger.STEP_TPS.values())[step]
-        x = at(config)
+        x = _config_row(pair, config)
         if step and x is not None:
             rows.append(_steps_row(res, ab, config, g0, KERNELMAKER_REGRESSION.cite(claim),
                                    f"8.0 / 5.7 = {g0:.3f} ({new:,} / {old:,} TPS). {src}", ours))
@@ -279,7 +281,7 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
                                    f"{ledger.gap_points('db-ps-mode=auto'):.1f} points of 8.0's gap (prepared "
                                    "statements alone)")):
         c = ledger.gap_change(factor)
-        x = at(config)
+        x = _config_row(pair, config)
         measured = (f"8.0 / 5.7 {x.gap:.3f} with {config}; the gap moves by {paired.cell(x.moves, x.moves_low, x.moves_high)} "
                     f"({x.points:+.1f} points)") if x is not None else NM
         verdict = verdicts.magnitude(x.moves_low, x.moves_high, c, c, point=x.moves) if x is not None else NM
@@ -324,11 +326,7 @@ def factor_rows(res: Results, ab: pd.DataFrame, pair: pd.DataFrame, ours: str) -
             f"{names[0].split(' ', 1)[1]} binlog off / baseline {paired.cell(r, rlo, rhi)}",
             qualified(verdicts.magnitude(rlo, rhi, lo, hi, point=r), REGRESSION_OTHER)))
 
-    def at(config: str):
-        y = pair[pair["config"] == config] if len(pair) else pair
-        return y.iloc[0] if len(y) else None
-
-    x = at("prepared statements")
+    x = _config_row(pair, "prepared statements")
     rows.append(verdicts.ClaimRow(
         KERNELMAKER_REGRESSION.cite("Prepared statements, parsed once, help 8.0 more than 5.7"),
         f"the gap moves above 1 with prepared statements alone (no figure in the text; its table's "
