@@ -25,9 +25,11 @@ def test_one_client_runs_at_a_time_in_whole_rounds_forward_then_backward():
     log = []
     turns = Rotation([FakeClient(n, log) for n in "ABC"], 0.001)
     turns.stop_all()
+    began = time.monotonic()
     turns.run_until(time.monotonic())  # the deadline has passed: one round still runs
     assert turns.rounds == 1 and turns.slices == [1, 1, 1]
     turns.run_until(time.monotonic() + 1.0)
+    spent = time.monotonic() - began
     running = set()
     order = []
     for name, sig in log[3:]:  # after stop_all
@@ -40,7 +42,11 @@ def test_one_client_runs_at_a_time_in_whole_rounds_forward_then_backward():
     assert not running
     assert order[:9] == list("ABC") + list("CBA") + list("ABC")
     assert len(set(turns.slices)) == 1  # whole rounds: every client got as many slices
-    assert all(abs(a - turns.slices[0] * 0.001) < 0.05 for a in turns.active_s)
+    # each client's time with the turn is at least its slices (a sleep never ends early), and the turns
+    # together take no more than the wall time they ran in (invariants, not speeds: a loaded host only
+    # lengthens slices)
+    assert all(a >= n * 0.001 for a, n in zip(turns.active_s, turns.slices))
+    assert sum(turns.active_s) <= spent
 
 
 def test_a_slice_of_no_time_is_refused():
@@ -56,8 +62,11 @@ def test_a_real_process_stopped_between_turns_makes_no_progress():
         time.sleep(0.1)
         state = open(f"/proc/{child.pid}/stat").read().split(")")[1].split()[0]
         assert state == "T"  # stopped
-        turns.run_until(time.monotonic() + 0.2)
-        assert 0.1 <= sum(turns.active_s) <= 0.3  # whole rounds that end before the deadline
+        began = time.monotonic()
+        turns.run_until(began + 0.2)
+        spent = time.monotonic() - began
+        assert turns.slices[0] >= 1 and turns.active_s[0] >= turns.slices[0] * 0.05
+        assert turns.active_s[0] <= spent  # invariants, not speeds: a loaded host only lengthens slices
         turns.resume_all()
         time.sleep(0.05)
         state = open(f"/proc/{child.pid}/stat").read().split(")")[1].split()[0]
