@@ -213,11 +213,12 @@ class Chapter(Experiment):
         return getattr(importlib.import_module(f"{package}.{module}"), function, None)
 
     def claims(self, res: Results) -> pd.DataFrame:
-        """The claims table (verdicts.table): the chapter folder's claims.claims(res)."""
+        """The claims table (verdicts.table): the chapter folder's claims.claims(res), computed once per results
+        (the page's table, its findings and the since-last table all read it)."""
         own = self._own("claims", "claims")
         if own is None:
             raise NotImplementedError(f"chapter {self.name} has no claims.py with claims(res)")
-        return own(res)
+        return memo(res, f"{self.name}.claims", lambda: own(res))
 
     def readme_block(self, res: Results) -> str | None:
         """Markdown for README.md's block named after the chapter, regenerated on publish: the chapter

@@ -112,19 +112,29 @@ def nested_ratios(w: pd.DataFrame, keys: list[str], comparisons, values: dict[st
     parts = []
     for key, g in w.groupby(keys):
         key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-        inst = (g.drop_duplicates("repeat").set_index("repeat")["instance"]
-                if "instance" in g and g["instance"].notna().any() else None)
+        instance_of = _instances(g)
+        names, rep = g[by].to_numpy(), g["repeat"].to_numpy()
+        cols = {v: g[v].to_numpy(dtype=float, na_value=np.nan) for v in values if v in g}
         for a, b, label in comparisons(g):
+            ra, rb = np.flatnonzero(names == a), np.flatnonzero(names == b)
+            ka, kb = rep[ra], rep[rb]
+            aligned = np.array_equal(ka, kb) and len(np.unique(ka)) == len(ka)
             for value, name in values.items():
-                if value not in g:
+                if value not in cols:
                     continue
-                r = window_ratios(g, a, b, value, by=by)
-                r = r[r > 0]
-                if r.empty:
+                if aligned:  # the same windows on both sides, each once (window_ratios' quick path)
+                    r, windows = cols[value][ra] / cols[value][rb], ka
+                else:
+                    s = window_ratios(g, a, b, value, by=by)
+                    r, windows = s.to_numpy(dtype=float), s.index.to_numpy()
+                keep = r > 0  # NaN too
+                r, windows = r[keep], windows[keep]
+                if not len(r):
                     continue
-                groups = inst.reindex(r.index).fillna(-1).to_numpy() if inst is not None else np.zeros(len(r))
+                groups = (np.array([instance_of.get(k, -1) for k in windows.tolist()], dtype=float)
+                          if instance_of is not None else np.zeros(len(r)))
                 parts.append({**key, "comparison": label, "a": a, "b": b, "value": name, "windows": r,
-                              **stats.nested(np.log(r.to_numpy()), groups)})
+                              **stats.nested(np.log(r), groups)})
     if not parts:
         return pd.DataFrame()
     pooled = {k: stats.between_variance(ps[ps["comparison"] == control].to_dict("records"))
@@ -135,12 +145,21 @@ def nested_ratios(w: pd.DataFrame, keys: list[str], comparisons, values: dict[st
         if p["k"] >= 2 and dof:
             r, lo, hi = stats.nested_ratio_ci(p, between, dof)
         else:  # one instance: the windows' paired interval
-            r, lo, hi = stats.pair_ratio_ci(p["windows"].to_numpy(), np.ones(len(p["windows"])))
+            r, lo, hi = stats.pair_ratio_ci(p["windows"], np.ones(len(p["windows"])))
             dof = p["n"] - 1
         rows.append({k: p[k] for k in (*keys, "comparison", "a", "b", "value")}
                     | {"ratio": r, "ci_low": lo, "ci_high": hi, "pairs": p["n"], "instances": p["k"],
                        "dof": dof, "half_width": half_width(r, lo, hi)})
     return pd.DataFrame(rows)
+
+
+def _instances(g: pd.DataFrame) -> dict | None:
+    """Each window's (repeat's) instance in the runs ``g``, -1 where it has none; None where no run records one
+    (runs from before instances were recorded)."""
+    if "instance" not in g or not g["instance"].notna().any():
+        return None
+    first = g.drop_duplicates("repeat")
+    return {k: (-1.0 if v != v else float(v)) for k, v in zip(first["repeat"].tolist(), first["instance"].tolist())}
 
 
 def resolution(r: pd.DataFrame, target: float) -> dict:

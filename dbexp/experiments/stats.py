@@ -5,6 +5,7 @@ instances: :func:`nested`, :func:`between_variance`, :func:`nested_ratio_ci`).""
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -305,6 +306,13 @@ def slope_ci(x, y, repeat=None, level: float = 0.95) -> tuple[float, float, floa
     return _ols_slope_ci(x, y, level)
 
 
+@functools.lru_cache(maxsize=256)
+def t_quantile(level: float, dof: float) -> float:
+    """The two-sided ``level`` quantile of Student's t on ``dof`` degrees of freedom (cached: the same few
+    levels and degrees of freedom recur in thousands of intervals)."""
+    return float(sp.t.ppf(0.5 + level / 2, dof))
+
+
 def nested(values, groups) -> dict:
     """Two levels, values (log ratios of windows, say) nested in groups (the instances they ran on): the
     groups (``k``), values (``n``) and values per group (``nbar``), the mean of the group means (``mean``),
@@ -346,7 +354,7 @@ def nested_ratio_ci(part: dict, between: float, dof: int, level: float = 0.95) -
     if part["k"] < 2 or not dof or between != between or part["within"] != part["within"]:
         return r, float("nan"), float("nan")
     se = math.sqrt((between + part["within"] / part["nbar"]) / part["k"])
-    t = sp.t.ppf(0.5 + level / 2, dof)
+    t = t_quantile(level, dof)
     return r, math.exp(part["mean"] - t * se), math.exp(part["mean"] + t * se)
 
 
@@ -358,9 +366,9 @@ def ratio_of_ratios(a: tuple, b: tuple, level: float = 0.95) -> tuple[float, flo
         r, lo, hi, dof = x
         if not (lo == lo and hi == hi and dof):
             return float("nan")
-        return (math.log(hi) - math.log(lo)) / (2 * sp.t.ppf(0.5 + level / 2, dof))
+        return (math.log(hi) - math.log(lo)) / (2 * t_quantile(level, dof))
 
     lr = math.log(a[0]) - math.log(b[0])
     dof = min(a[3], b[3])
-    half = sp.t.ppf(0.5 + level / 2, dof) * math.hypot(log_se(a), log_se(b)) if dof else float("nan")
+    half = t_quantile(level, dof) * math.hypot(log_se(a), log_se(b)) if dof else float("nan")
     return math.exp(lr), math.exp(lr - half), math.exp(lr + half)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from functools import lru_cache
 from typing import Iterable
 
@@ -57,6 +57,22 @@ def _settings(value) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
 
+def _parsed(values) -> list[dict[str, str]]:
+    """_settings of each value, each distinct text parsed once (runs of one server mostly store the same
+    settings): runs with equal settings share one dict."""
+    done: dict = {}
+    out = []
+    for v in values:
+        key = v if isinstance(v, str) else None
+        if key is None:
+            out.append(_settings(v))
+        else:
+            if key not in done:
+                done[key] = _settings(v)
+            out.append(done[key])
+    return out
+
+
 def _config_labels(configs: list[dict]) -> list[str]:
     """Per requested configuration of one server, the settings that set it apart from the others."""
     if len({json.dumps(c, sort_keys=True) for c in configs}) < 2:
@@ -81,7 +97,7 @@ def servers(wide: pd.DataFrame) -> pd.DataFrame:
         "version": wide["version"].astype(str).str.split("-").str[0],
         "kind": kind.fillna("").astype(str),
         "config": [_settings(c) for c in config],
-        "settings": [_settings(s) for s in wide["settings_effective"]],
+        "settings": _parsed(wide["settings_effective"]),
     }, index=wide.index)
     runs["server"] = [f"{flavor_class(f).title} {v}" + (f" ({BARE})" if k == BARE else "")
                       for f, v, k in zip(runs["flavor"], runs["version"], runs["kind"])]
@@ -99,10 +115,11 @@ def _seen(runs: pd.DataFrame) -> dict[str, dict[str, list[str]]]:
     for server, group in runs.groupby("server", sort=False):
         dicts = list(group["settings"])
         values, having = defaultdict(set), defaultdict(int)  # per setting: its values, the runs that had it
-        for d in dicts:
+        runs_of = Counter(id(d) for d in dicts)  # runs with the same settings share one dict (_parsed)
+        for d in {id(d): d for d in dicts}.values():
             for n, v in d.items():
                 values[n].add(readable(v))
-                having[n] += 1
+                having[n] += runs_of[id(d)]
         out[server] = {n: sorted(v | {MISSING} if having[n] < len(dicts) else v) for n, v in values.items()}
     return out
 

@@ -367,3 +367,9 @@ def test_repeat_slopes_are_the_slopes_slope_ci_takes_its_interval_over():
     assert list(per.index) == [0, 1] and list(per) == pytest.approx([2.0, 3.0])
     s, lo, hi = stats.slope_ci(x, y, rep)
     assert s == pytest.approx(per.mean()) and lo < s < hi
+
+
+def test_t_quantile_is_scipys_two_sided_quantile():
+    from scipy import stats as sp
+    assert stats.t_quantile(0.95, 7) == pytest.approx(sp.t.ppf(0.975, 7))
+    assert stats.t_quantile(0.90, 30) == pytest.approx(sp.t.ppf(0.95, 30))

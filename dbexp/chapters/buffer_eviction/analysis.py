@@ -59,14 +59,20 @@ def _timeline(res: Results) -> pd.DataFrame:
     if w.empty or s.empty:
         return pd.DataFrame()
     s = s[s["run_id"].isin(w["run_id"])]
+    # each source's series as one table per run (run_id, t) x name, pivoted once for all runs
+    wide = {src: g.pivot_table(index=["run_id", "t"], columns="name", values="value")
+            for src, g in s.groupby("source") if src in ("sysbench", "pool", "sessions", "server")}
+    runs = w.drop_duplicates("run_id").set_index("run_id", drop=False)
+    empty = pd.DataFrame()
     rows = []
-    for rid, g in s.groupby("run_id"):
-        run = w[w["run_id"] == rid].iloc[0]
-        sb = g[g["source"] == "sysbench"].pivot_table(index="t", columns="name", values="value")
-        pool = g[g["source"] == "pool"].pivot_table(index="t", columns="name", values="value").sort_index()
-        cpu = g[g["source"] == "sessions"].pivot_table(index="t", columns="name", values="value").sort_index()
-        disk = g[(g["source"] == "server") & (g["name"] == "disk_rbytes/s")].set_index("t")["value"]
-        server_cpu = g[(g["source"] == "server") & (g["name"] == "cpu_s/s")].set_index("t")["value"]
+    for rid in sorted(s["run_id"].unique()):
+        run = runs.loc[rid]
+        per = {src: (t.xs(rid, level="run_id").dropna(axis=1, how="all").sort_index()
+                     if rid in t.index.get_level_values("run_id") else empty) for src, t in wide.items()}
+        sb, pool, cpu = (per.get(src, empty) for src in ("sysbench", "pool", "sessions"))
+        server = per.get("server", empty)
+        disk = server["disk_rbytes/s"].dropna() if "disk_rbytes/s" in server else pd.Series(dtype=float)
+        server_cpu = server["cpu_s/s"].dropna() if "cpu_s/s" in server else pd.Series(dtype=float)
         df = pd.DataFrame({"t": sb.index, "qps": sb["qps"].values, "p95_ms": sb.get("lat_p95_ms").values})
         if len(pool):
             # the sample nearest each report's end, and rates between consecutive samples

@@ -79,20 +79,30 @@ def curve(res: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _pinbench_rounds(res: Results, array: bool) -> pd.DataFrame:
+    """The ok curve runs' pinbench series, one row per run and round (run_id, t), one column per series name."""
+    def compute():
+        ids = curve_runs(res, array)["run_id"].unique()
+        s = res.series
+        if len(ids) == 0 or s.empty:
+            return pd.DataFrame()
+        s = s[(s["source"] == "pinbench") & s["run_id"].isin(ids)]
+        return s.pivot_table(index=["run_id", "t"], columns="name", values="value")
+    return memo(res, f"buffer_pins.rounds {array}", compute)
+
+
 def round_ratios(res: Results, num: str, den: str, array: bool = False) -> pd.DataFrame:
     """Per ok curve run: the median over its rounds of ``num`` / ``den`` (series names such as ns_11, ns_7,
     warm_1), each round's two calls a few milliseconds apart on the same machine state (measure_curve).
     Columns run_id, version, kind, pattern, instance, ratio."""
-    runs = curve_runs(res, array)[["run_id", "version", "kind", "pattern", "instance"]].drop_duplicates("run_id")
-    s = res.series
-    if runs.empty or s.empty:
-        return runs.assign(ratio=pd.Series(dtype=float))
-    s = s[(s["source"] == "pinbench") & s["name"].isin([num, den]) & s["run_id"].isin(runs["run_id"])]
-    wide = s.pivot_table(index=["run_id", "t"], columns="name", values="value")
-    if num not in wide or den not in wide:
-        return runs.iloc[0:0].assign(ratio=pd.Series(dtype=float))
-    per = (wide[num] / wide[den]).dropna().groupby("run_id").median().rename("ratio").reset_index()
-    return runs.merge(per, on="run_id")
+    def compute():
+        runs = curve_runs(res, array)[["run_id", "version", "kind", "pattern", "instance"]].drop_duplicates("run_id")
+        wide = _pinbench_rounds(res, array)
+        if runs.empty or num not in wide or den not in wide:
+            return runs.iloc[0:0].assign(ratio=pd.Series(dtype=float))
+        per = (wide[num] / wide[den]).dropna().groupby("run_id").median().rename("ratio").reset_index()
+        return runs.merge(per, on="run_id")
+    return memo(res, f"buffer_pins.round_ratios {num} {den} {array}", compute)
 
 
 def geometric_ci(values) -> tuple[float, float, float]:

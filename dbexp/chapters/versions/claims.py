@@ -14,7 +14,7 @@ from dbexp.chapters.versions.analysis import ablation, main_runs, ratios, summar
 from dbexp.chapters.versions.regression import BASELINE, STEPS, step_name
 from dbexp.experiments import ledger
 from dbexp.experiments import paired, stats, verdicts
-from dbexp.experiments.chapter import Results, memo
+from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import CALLAGHAN_24, CALLAGHAN_GTID, CALLAGHAN_PG, KERNELMAKER_REGRESSION
 
 NM = verdicts.NOT_MEASURED
@@ -111,11 +111,8 @@ def _number(low: float, high: float):
 
 
 def claims(res: Results) -> pd.DataFrame:
-    """The claims table (the page shows it, and what moved since the last publication reads it again)."""
-    return memo(res, "versions.claims", lambda: _claims(res))
-
-
-def _claims(res: Results) -> pd.DataFrame:
+    """The claims table (Chapter.claims computes it once per results: the page shows it, and what moved since
+    the last publication reads it again)."""
     r = ratios(res)
     cond = f"the main windows {MAIN_REF}"
     w = tidy(res)
