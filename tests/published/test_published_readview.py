@@ -33,7 +33,11 @@ def test_the_published_copy_times_are_measured_without_the_call(published):
     vs = readview.view_slopes(published)
     my = vs[vs["family"] == "mysql"]
     assert set(my["server"]) == {"mysql 5.7.22", "mysql 8.0.15", "mysql 9.7.4"}
-    assert (my["predicted"] == 8 * copy["ns_per_byte"]).all() and (my["excess low"] > 0).all()
+    assert (my["predicted"] == 8 * copy["ns_per_byte"]).all()
+    # 5.7 and 8.0 resolve the excess above the copy; 9.7.4's interval spans 0 in the republication of
+    # 2026-11-27 (one repeat's slope 0.88 ns against 0.40 to 0.60, over a probe's 7 to 9 us at H = 0)
+    assert (my.loc[my["server"] != "mysql 9.7.4", "excess low"] > 0).all()
+    assert (my["excess"] > 0).all()
 
 
 def test_innodb_views_grow_without_a_resolved_bend_in_the_published_runs(published):
@@ -116,13 +120,18 @@ def test_published_claims_have_the_books_columns_and_the_corrected_verdicts(publ
     v = list(t["verdict"])
     # the source ran MySQL 8.0.27 on NUMA servers with hundreds of connections: no bare "agrees"
     assert "agrees" not in v
-    # it grows, but the bends' intervals are many times the slope: linearity not resolved (issue 30)
-    assert v[0].startswith("agrees, under other conditions (") and v[0].endswith(
-        "it grows; linearity not resolved: the bend's interval reaches beyond +-50% of the slope")
+    # it grows; the bend's interval lies within +-50% of the slope on one server (8.0.15), wider on the
+    # other two: linearity not resolved there (issue 30)
+    assert v[0].startswith("agrees, under other conditions (") and "it grows" in v[0]
+    assert "a line in 1 of 3" in v[0] and "linearity not resolved" in v[0] and "in 2 of 3" in v[0]
     # the double latch: every run held its holders (issue 32's precondition), and 9.7.4 agrees with 5.7
     # and 8.0 (issue 30): about one more acquisition per read in transactions of 10 on all three
     assert "not resolved" not in v[5] and "left out" not in t["measured here"][5]
-    assert t["measured here"][5].count("transactions minus autocommit +1.0") == 3
+    assert t["measured here"][5].count("transactions minus autocommit +1.") == 3
+    # a view per READ COMMITTED statement: about two more acquisitions per read than REPEATABLE READ's
+    # same transactions (a view opened and one closed per statement) on all three MySQL versions
+    assert v[6].startswith("agrees, under other conditions (mysql 5.7.22, mysql 8.0.15, mysql 9.7.4 here")
+    assert t["measured here"][6].count("difference +2.0") + t["measured here"][6].count("difference +1.9") == 3
     assert v[1].startswith("agrees, under other conditions (") and "above the copy" in v[1]
     assert v[2].startswith("agrees (it grows; no cost per transaction")
     assert "no cost per open transaction is given" in t["measured here"][2]

@@ -3,7 +3,8 @@ PostgreSQL, per connected session). ``CHAPTER`` and the names the notebook uses.
 
 from dbexp.chapters.readview.analysis import (by_h, copy_cost, cpu_slopes, latch, loop_runs, probe_cost,
                                               rebuild_bounds, recolor, relative_qps, reuse, segments,
-                                              series_colors, statement_costs, tidy, view_slopes)
+                                              series_colors, statement_costs, tidy, view_slopes,
+                                              views_per_statement)
 from dbexp.chapters.readview.chapter import CHAPTER, LATCH_STMTS, Scale, probe_note
 from dbexp.chapters.readview.claims import claims
 from dbexp.chapters.readview.findings import (copy_sentence, findings, loop_sentence, reuse_sentence,
@@ -15,4 +16,4 @@ __all__ = ["CHAPTER", "LATCH_STMTS", "Scale", "by_h", "claims", "copy_cost", "co
            "findings", "latch", "loop_runs", "loop_sentence", "probe_cost", "probe_note", "rebuild_bounds",
            "recolor", "relative_qps", "reuse", "reuse_sentence", "run", "segments", "segments_sentence",
            "series_colors", "sessions_sentence",
-           "statement_costs", "statement_sentence", "tidy", "view_slopes"]
+           "statement_costs", "statement_sentence", "tidy", "view_slopes", "views_per_statement"]

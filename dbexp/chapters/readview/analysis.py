@@ -8,6 +8,8 @@ difference (stats.difference_ci over the repeats' slopes), never by whether thei
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 from scipy import stats as sp
@@ -30,6 +32,8 @@ def _tidy(res: Results) -> pd.DataFrame:
     for col in ("holders", "readers", "trx_stmts"):
         w[col] = w[col].astype(int)
     w["probe"] = w["probe"].astype(bool)
+    # the readers' isolation level (the workload's option; rc where a run's workload names none)
+    w["isolation"] = [_options(x).get("isolation", "rc") for x in w["workload"]] if "workload" in w else "rc"
     w["cpu_per_read_us"] = w["server_cpu_s"] / w["reads"] * 1e6
     w["reads_per_s"] = w["reads"] / w["total_time_s"]
     w["major"] = w["version"].map(versions.major).astype(float)
@@ -38,6 +42,13 @@ def _tidy(res: Results) -> pd.DataFrame:
     w["panel"] = [p.panel for p in part]
     w["bytes_per_holder"] = [p.bytes_per_holder for p in part]
     return w
+
+
+def _options(workload) -> dict:
+    """A stored run's workload options ({} where it has none)."""
+    if isinstance(workload, str):
+        workload = json.loads(workload)
+    return dict((workload or {}).get("options") or {})
 
 
 def throughput(res: Results) -> pd.DataFrame:
@@ -347,13 +358,11 @@ def relative_qps(res: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def latch(res: Results) -> pd.DataFrame:
-    """Acquisitions per read statement of the trx-sys mutex a view is opened and closed under (the
-    engine part's ``view_latch``; performance_schema deltas over the run, the writer's statements
-    counted with them), autocommit readers against READ COMMITTED transactions of LATCH_STMTS
-    selects: medians, and the ratio of the two with a pair interval (both ran in one block of one
-    repeat). Where the server has other trx-sys mutexes (MySQL 9.7), their acquisitions per read
-    beside, summed (``other``, named in ``other names``), never in the ratio."""
+def _acquisitions(res: Results) -> pd.DataFrame:
+    """The non-probe runs (tidy's rows, by run_id) with their acquisitions per read of the trx-sys mutex a view
+    is opened and closed under (``acq``; the engine part's ``view_latch``; performance_schema deltas over the
+    run, the writer's statements counted with them), the other trx-sys mutexes' summed (``other``) and their
+    names (``other_names``); empty where no run counted them."""
     w = tidy(res)
     w = w[~w["probe"]].set_index("run_id")
     c = res.counters
@@ -369,8 +378,20 @@ def latch(res: Results) -> pd.DataFrame:
     others = c[~mine].groupby("run_id")["delta"].sum().reindex(per_run.index, fill_value=0.0)
     names = c[~mine].groupby("run_id")["name"].agg(lambda x: ", ".join(sorted(n[:-len(".count")] for n in set(x))))
     w = w.loc[per_run.index]
-    w = w.assign(acq=per_run / w["reads"], other=others / w["reads"],
-                 other_names=names.reindex(per_run.index, fill_value=""))
+    return w.assign(acq=per_run / w["reads"], other=others / w["reads"],
+                    other_names=names.reindex(per_run.index, fill_value=""))
+
+
+def latch(res: Results) -> pd.DataFrame:
+    """Acquisitions per read statement of the trx-sys mutex a view is opened and closed under
+    (_acquisitions), autocommit readers against READ COMMITTED transactions of LATCH_STMTS
+    selects: medians, and the ratio of the two with a pair interval (both ran in one block of one
+    repeat). Where the server has other trx-sys mutexes (MySQL 9.7), their acquisitions per read
+    beside, summed (``other``, named in ``other names``), never in the ratio."""
+    w = _acquisitions(res)
+    if w.empty:
+        return pd.DataFrame()
+    w = w[w["isolation"] == "rc"]
     rows = []
     for (name, family, h), g in w.groupby(["series_name", "family", "holders"]):
         if not (g["trx_stmts"] > 0).any():
@@ -383,6 +404,38 @@ def latch(res: Results) -> pd.DataFrame:
                      "pairs": n, "family": family, "latch": of_run(g["flavor"].iloc[0], g["version"].iloc[0]).view_latch,
                      "other autocommit": auto["other"].median(), f"other {LATCH_STMTS} per transaction":
                      multi["other"].median(), "other names": ", ".join(sorted(set(filter(None, g["other_names"]))))})
+    return pd.DataFrame(rows)
+
+
+# a view per statement: READ COMMITTED's transactions of LATCH_STMTS build LATCH_STMTS - 1 views more than
+# REPEATABLE READ's one, so each of their reads takes the mutex at least this many times more (one
+# acquisition per view opened; closing one under the mutex, as READ COMMITTED does, adds a second)
+VIEWS_MORE_PER_READ = (LATCH_STMTS - 1) / LATCH_STMTS
+
+
+def views_per_statement(res: Results) -> pd.DataFrame:
+    """Per server and H where both ran: the same transactions of LATCH_STMTS selects in READ COMMITTED and in
+    REPEATABLE READ, the view's mutex acquisitions per read in each (medians over the repeats) and READ
+    COMMITTED's minus REPEATABLE READ's, paired within each repeat (both ran in one block), with its 95% t
+    interval over the repeats (``low``, ``high``); ``expected``: VIEWS_MORE_PER_READ, what a view built by
+    every statement adds at the least."""
+    w = _acquisitions(res)
+    if w.empty or "isolation" not in w:
+        return pd.DataFrame()
+    w = w[w["trx_stmts"] > 0]
+    rows = []
+    for (name, family, h), g in w.groupby(["series_name", "family", "holders"]):
+        rc = g[g["isolation"] == "rc"].set_index(["sweep_id", "repeat"])["acq"]
+        rr = g[g["isolation"] == "rr"].set_index(["sweep_id", "repeat"])["acq"]
+        both = rc.index.intersection(rr.index)
+        if not len(both):
+            continue
+        d = (rc[both] - rr[both]).to_numpy()
+        mean, lo, hi = stats.mean_ci(d) if len(d) > 1 else (float(d[0]), np.nan, np.nan)
+        rows.append({"server": name, "family": family, "holders": h, "read committed": rc[both].median(),
+                     "repeatable read": rr[both].median(), "difference": mean, "low": lo, "high": hi,
+                     "pairs": len(d), "expected": VIEWS_MORE_PER_READ,
+                     "latch": of_run(g["flavor"].iloc[0], g["version"].iloc[0]).view_latch})
     return pd.DataFrame(rows)
 
 
