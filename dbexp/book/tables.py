@@ -35,6 +35,22 @@ def human(df: pd.DataFrame, columns: Mapping[str, Column]) -> tuple[pd.DataFrame
     return df[list(headers)].rename(columns=headers), formats
 
 
+CLAIMS_CLASS = 'class="dataframe dbexp-table dbexp-claims"'  # dbexp.css: each claim a labelled block
+
+
+def claims(table: pd.DataFrame) -> None:
+    """A chapter's claims table (verdicts.table: claim, the source's number and conditions, this lab's, what was
+    measured, the verdict), every row shown. It stays an HTML table with its headers (a reader's copy keeps
+    its columns), and the book's stylesheet lays each claim out as a block at the page's full width, its
+    fields labelled, instead of five columns of a few words each."""
+    from dbexp.experiments import verdicts
+
+    missing = [c for c in verdicts.COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"a claims table without {missing}: expected the columns {list(verdicts.COLUMNS)}")
+    display(table[list(verdicts.COLUMNS)].style.hide().set_table_attributes(CLAIMS_CLASS))
+
+
 def side_by_side(df: pd.DataFrame, index: str, by: str, values) -> pd.DataFrame:
     """One row per ``index`` with the ``values`` of each ``by`` beside each other, named
     ``"VALUE|BY"`` (e.g. ``"median|oltp_point_select"``), in the order of first appearance: halves the

@@ -63,6 +63,21 @@ def test_show_writes_the_whole_table_and_links_it(tmp_path, monkeypatch):
     assert "value (us)" in html and "dbexp-table" in html and "mysql 5.7.22" in html and "postgres" not in html
 
 
+def test_claims_shows_every_claim_with_the_verdict_columns_as_labelled_blocks(monkeypatch):
+    from dbexp.experiments import verdicts
+
+    shown = []
+    monkeypatch.setattr(tables, "display", shown.append)
+    row = verdicts.ClaimRow("a claim", "its number", "our conditions", "1.02 [0.98, 1.06]", "not resolved")
+    tables.claims(verdicts.table([row, row]))
+    html = shown[0].to_html()
+    assert "dbexp-claims" in html and ">verdict<" in html and html.count("a claim") == 2
+    with pytest.raises(ValueError, match="without \\['verdict'\\]"):
+        tables.claims(verdicts.table([row]).drop(columns=["verdict"]))
+    css = (Path(__file__).resolve().parents[2] / "book" / "_static" / "dbexp.css").read_text()
+    assert 'table.dbexp-claims td:nth-child(5)::before { content: "Verdict: "; }' in css
+
+
 # --- data links -----------------------------------------------------------------------------------
 
 def test_links_name_the_csv_and_only_the_published_files_that_exist(tmp_path):
