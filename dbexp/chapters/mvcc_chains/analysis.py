@@ -24,8 +24,52 @@ def _payer_and_other(store: str) -> tuple[str, str]:
     return payer, READERS[1 - READERS.index(payer)]
 
 
+def _is_mechanics(w: pd.DataFrame) -> pd.Series:
+    return (w["mechanics"].map(lambda x: x is True or str(x).lower() == "true") if "mechanics" in w
+            else pd.Series(False, index=w.index))
+
+
+def mechanics(res: Results) -> pd.DataFrame:
+    """The page-mechanics runs (engines/page_mechanics.py), one row each with its observations."""
+    w = res.wide
+    return w[_is_mechanics(w)].copy() if len(w) else w
+
+
+# the page steps' observations as the page names them (engines/page_mechanics.py), in the steps' order
+MECHANICS_LABELS = {
+    "tuple_old_bytes": "1. old tuple (bytes)", "tuple_new_bytes": "1. new tuple after an update of 4 bytes (bytes)",
+    "hot_versions_on_page": "2. versions on the page when the chain left it",
+    "free_before_break": "2. free space before that update (bytes)", "version_needs": "2. what a version needs (bytes)",
+    "key_index_pointers": "3. index pointers for the key",
+    "prune_normal_before": "4. normal line pointers before the read", "prune_normal_after": "4. ... after it (no VACUUM)",
+    "redirect_root_flags": "5. the root's lp_flags after VACUUM (2: redirect)",
+    "redirect_to_live": "5. it points to the live version", "redirect_key_pointers": "5. index pointers for the key",
+    "redirect_lookup_found": "5. a lookup through the index finds the row",
+}
+YES_NO = ("redirect_to_live", "redirect_lookup_found")
+
+
+def mechanics_rows(res: Results) -> pd.DataFrame:
+    """The page-mechanics runs as the page's table: one row per observation, one column per server; a cell is
+    the value all its runs saw (with how many), or each run's value where they differ."""
+    m = mechanics(res)
+    if m.empty:
+        return m
+    out = {"observation": [label for c, label in MECHANICS_LABELS.items() if c in m]}
+    for name, g in m.sort_values(["series_name", "repeat"]).groupby("series_name", sort=False):
+        cells = []
+        for c in (c for c in MECHANICS_LABELS if c in m):
+            vals = [("yes" if v else "no") if c in YES_NO else f"{v:,.0f}" for v in g[c]]
+            runs = "both runs" if len(vals) == 2 else f"all {len(vals)} runs" if len(vals) > 2 else "one run"
+            cells.append(f"{vals[0]} ({runs})" if len(set(vals)) == 1 else " / ".join(vals))
+        out[name] = cells
+    return pd.DataFrame(out)
+
+
 def tidy(res: Results) -> pd.DataFrame:
+    """The chain points' runs (the page-mechanics runs apart: mechanics())."""
     w = res.wide.copy()
+    w = w[~_is_mechanics(w)]
     w["versions"] = w["versions"].astype(int)
     # a heap fillfactor where the engine has one (results stored before typed parameters say "-")
     ff = w["fillfactor"].where(w["fillfactor"].notna() & (w["fillfactor"].astype(str) != "-"))

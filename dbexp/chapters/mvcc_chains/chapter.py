@@ -1,7 +1,8 @@
 """The chapter's knobs, which engine part serves which server (``PARTS``), its points and how one is
 measured: per server and variant (the updated column, and the heap's fillfactor where the engine has
 one), one point per V with an old snapshot, and at the largest V a control without one; every repeat
-walks the points in its own random order."""
+walks the points in its own random order. Heap engines also get a part of their own: their pages observed
+step by step (MechanicsPoint, engines/page_mechanics.py), twice per server, one run on each instance."""
 
 from __future__ import annotations
 
@@ -54,6 +55,16 @@ def settings_for(spec: str) -> dict[str, str]:
     return {**flavor.capability("relaxed_commit").settings(), **part.prompt_gc_settings(), **part.statement_timing_settings()}
 
 
+@dataclass(frozen=True)
+class MechanicsPoint:
+    """A heap engine's pages observed step by step (engines/page_mechanics.py): deterministic, so two runs per
+    server, one on each instance."""
+    mechanics: bool = True  # tells these runs apart from the chain points' in the results
+
+
+MECHANICS_REPEATS = 2
+
+
 class MvccChains(Chapter):
     name = "mvcc_chains"
     Scale = Scale
@@ -104,10 +115,21 @@ class MvccChains(Chapter):
                 control = ChainPoint(max(sc.versions), column, ff, sc.samples, sc.hot_rows, cpus.client,
                                      sc.gc_timeout_s, snapshot=False, loop=sc.heap_loop if heap else 1)
                 out.append(Point(cfg, control, group=f"mvcc {spec}"))
-        return [Part(out, sc.repeats, min(sc.instances, sc.repeats))]
+        parts = [Part(out, sc.repeats, min(sc.instances, sc.repeats))]
+        mechanics = [Point(self.server_config(spec, cpus.server, settings_for(spec)), MechanicsPoint(),
+                           group=f"mechanics {spec}")
+                     for spec in sc.servers if PARTS.of(flavor_of_spec(spec)).version_store == "heap"]
+        if mechanics:
+            repeats = min(MECHANICS_REPEATS, sc.repeats)
+            parts.append(Part(mechanics, repeats, min(sc.instances, repeats)))
+        return parts
 
     def measure(self, server, point: Point, state) -> Measured:
-        return measure_point(server, PARTS.of(server.flavor), point.params)
+        part = PARTS.of(server.flavor)
+        if isinstance(point.params, MechanicsPoint):
+            server.ensure_database("sbtest")
+            return Measured(part.page_mechanics(server), [], [], "heap pages step by step (pageinspect)")
+        return measure_point(server, part, point.params)
 
 
 CHAPTER = MvccChains()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from dbexp.chapters.mvcc_chains.analysis import mechanics
 from dbexp.chapters.mvcc_chains.analysis import (at_largest_v, beyond_variant, clock_loop, collector_passes,
                                                  column_against_column, excess_at, per_version, tidy)
 from dbexp.chapters.mvcc_chains.measure import HOLD_S
@@ -81,8 +82,73 @@ def claims(res: Results) -> pd.DataFrame:
             _heap_fresh_reader(w, slopes, excess_at(res, HOT_V), link, beyond_variant(res, HOT_V, HOT_VARIANT,
                                                                                        COLD_VARIANT), clock_loop(res)),
             _indexed_column(w, column_against_column(res), link), _held(w, at_largest_v(res), cp, link),
-            _collector_work(w, cp, link)]
+            _collector_work(w, cp, link)] + _page_rows(mechanics(res), link)
     return verdicts.table(rows)
+
+
+# each page-mechanics claim: the id in the ledger, the claim as the source states it, what is observed in
+# each run, and the test each run's observations pass where the claim holds
+PAGE_CLAIMS = (
+    ("heap-full-tuples",
+     "Each PostgreSQL version is a whole tuple with every column, whatever the update changed",
+     lambda r: f"new tuple {r.tuple_new_bytes:.0f} bytes after an update of {r.changed_bytes:.0f}, the old "
+               f"{r.tuple_old_bytes:.0f}",
+     lambda r: r.tuple_new_bytes >= r.tuple_old_bytes),
+    ("hot-needs-room-on-page",
+     "A HOT chain also needs each new version to fit on the page of the old one; past a full page the chain "
+     "breaks",
+     lambda r: f"{r.hot_versions_on_page:.0f} versions on the page; it left with {r.free_before_break:.0f} bytes "
+               f"free against the {r.version_needs:.0f} a version needs",
+     lambda r: r.free_before_break < r.version_needs and r.hot_versions_on_page > 1),
+    ("broken-chain-new-index-entry",
+     "Where a chain breaks, the next version gets a new index entry with the same key, so one key can have "
+     "several entries",
+     lambda r: f"{r.key_index_pointers:.0f} heap pointers for the key in the primary key's leaf",
+     lambda r: r.key_index_pointers >= 2),
+    ("hot-pruning",
+     "Ordinary reads prune dead tuples from the heap pages they visit, leaving VACUUM less to do",
+     lambda r: f"normal line pointers on the full page {r.prune_normal_before:.0f} before a read, "
+               f"{r.prune_normal_after:.0f} after, no VACUUM",
+     lambda r: r.prune_normal_after < r.prune_normal_before),
+    ("lp-redirect",
+     "When pruning removes the middle of a HOT chain, the chain's first line pointer is redirected to the "
+     "surviving version, so index entries stay valid without being updated",
+     lambda r: f"root lp_flags {r.redirect_root_flags:.0f} (2: redirect), to the live version: "
+               f"{'yes' if r.redirect_to_live else 'no'}; {r.redirect_key_pointers:.0f} index pointer for the key; "
+               f"the lookup through it found the row: {'yes' if r.redirect_lookup_found else 'no'}",
+     lambda r: bool(r.redirect_to_live) and r.redirect_key_pointers == 1 and bool(r.redirect_lookup_found)),
+)
+
+
+def _page_rows(m: pd.DataFrame, link) -> list[verdicts.ClaimRow]:
+    """The page-mechanics claims: per server, what its runs showed (one run's words where all agree), and
+    the verdict from the runs that show it against those that do not (verdicts.events)."""
+    rows = []
+    for _, claim, said, holds in PAGE_CLAIMS:
+        if m.empty:
+            rows.append(verdicts.ClaimRow(link(claim), SOURCE, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED,
+                                          verdicts.NOT_MEASURED))
+            continue
+        seen: dict[str, list] = {}  # what the runs showed -> [servers, runs that hold, runs]
+        failing = 0
+        for name, g in m.sort_values("series_name").groupby("series_name", sort=False):
+            words = [said(r) for r in g.itertuples()]
+            ok = [bool(holds(r)) for r in g.itertuples()]
+            failing += ok.count(False)
+            got = seen.setdefault(words[0] if len(set(words)) == 1 else "; ".join(words), [[], 0, 0])
+            got[0].append(name)
+            got[1] += sum(ok)
+            got[2] += len(ok)
+        parts = [f"{', '.join(names)}: {words} ({held} of {n} runs)" for words, (names, held, n) in seen.items()]
+        verdict = verdicts.events(failing, len(m), float("nan"), "none")
+        runs = int(m.groupby("series_name").size().max())
+        k = int(m["instance"].nunique()) if "instance" in m else 1
+        here = (f"{', '.join(sorted(set(m['series_name'])))}; one table, autovacuum off on it, read with pageinspect "
+                f"step by step; {runs} run{'s' if runs > 1 else ''} per server, on {k} instance{'s' if k > 1 else ''}")
+        rows.append(verdicts.ClaimRow(link(claim), SOURCE, here, "; ".join(parts),
+                                      verdict + (f" (in {len(m) - failing} of {len(m)} runs)" if verdict == "agrees"
+                                                 else f" (the claim failed in {failing} of {len(m)} runs)")))
+    return rows
 
 
 def _undo_old_reader(w, slopes, link) -> verdicts.ClaimRow:

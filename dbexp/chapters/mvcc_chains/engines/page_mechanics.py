@@ -1,0 +1,141 @@
+"""PostgreSQL's heap pages step by step, read with pageinspect: what the source says of HOT chains,
+observed on one table of the server under test (autovacuum off on it, so only what the steps do happens).
+
+1. **Whole tuples.** One row of a 400-byte text column (stored inline) and an integer gets one update of
+   the integer while an old snapshot is open: the old and the new tuple's lengths (``lp_len``). A version
+   holding only the changed column would be a few bytes plus a header; a whole tuple is as long as the old.
+2. **A HOT chain needs room on its page.** The same row is updated again and again (the integer, which
+   no index covers: HOT-eligible), the old snapshot still open so nothing can be pruned, until the new
+   version lands on another page. Before each update the page's free space (``upper - lower`` of
+   ``page_header``) is read; the chain should leave the page exactly when that free space is less than
+   the new tuple plus its line pointer.
+3. **A broken chain gets a new index entry.** After it left the page, the primary key's leaf holds the
+   key's heap pointers (``bt_page_items``; from 13 on a posting list counts each of its pointers): one
+   per chain, so two.
+4. **Reads prune.** The old snapshot ends; the first page is full of versions no snapshot needs. A plain
+   read of the table (no VACUUM) by a session that connects afterwards visits it, and the page's normal line
+   pointers are counted before and after: pruning turns them into dead and unused ones. (In trials on 14
+   and 18, though not on 12, the session that made the updates, reading at once, left the page as it was;
+   likely because from 14 on a backend reuses the visibility horizon it last computed while no transaction
+   has ended since, which our reading of procarray.c suggests but this probe does not test.)
+5. **LP_REDIRECT.** A second row gets three HOT updates with no snapshot holding them, then VACUUM prunes
+   its page: the chain's first line pointer should now redirect (``lp_flags`` 2) to the surviving version,
+   the key's index entries stay one, and a lookup through the index still finds the row.
+"""
+
+from __future__ import annotations
+
+from dbexp.servers.sql import query
+
+TABLE = "mech"
+PAD = 400  # bytes of the text column: the tuple's bulk, which an update of the integer leaves alone
+MAX_UPDATES = 500  # a chain that never leaves its page is an error, not a loop forever
+LP_NORMAL, LP_REDIRECT, LP_DEAD = 1, 2, 3
+
+
+def _align(n: int) -> int:
+    return (n + 7) // 8 * 8  # MAXALIGN on 64-bit servers
+
+
+def _items(conn, block: int) -> list[tuple]:
+    return query(conn, f"SELECT lp, lp_flags, lp_off, lp_len, t_ctid::text FROM heap_page_items(get_raw_page('{TABLE}', {block}))")
+
+
+def _free(conn, block: int) -> int:
+    return int(query(conn, f"SELECT upper - lower FROM page_header(get_raw_page('{TABLE}', {block}))")[0][0])
+
+
+def _ctid(conn, row_id: int) -> tuple[int, int]:
+    """The (block, line pointer) of the version of ``row_id`` this connection sees."""
+    block, lp = query(conn, f"SELECT ctid::text FROM {TABLE} WHERE id = %s", (row_id,))[0][0].strip("()").split(",")
+    return int(block), int(lp)
+
+
+def _block_of(conn, row_id: int) -> int:
+    return _ctid(conn, row_id)[0]
+
+
+def _key_pointers(conn, key: int) -> int:
+    """Heap pointers the primary key's leaf holds for ``key`` (a posting list, 13 and later, counts each)."""
+    data = " ".join(f"{b:02x}" for b in key.to_bytes(8, "little"))
+    version = int(query(conn, "SHOW server_version_num")[0][0])
+    count = "coalesce(array_length(tids, 1), 1)" if version >= 130000 else "1"
+    rows = query(conn, f"SELECT {count} FROM bt_page_items('{TABLE}_pkey', 1) WHERE data = %s", (data,))
+    return int(sum(r[0] for r in rows))
+
+
+def observe(server, database: str = "sbtest") -> dict[str, tuple[float, str]]:
+    """The five steps on ``server``: {measurement: (value, unit)}."""
+    admin = server.connect(database, autocommit=True)
+    old = server.connect(database, autocommit=False)
+    m: dict[str, tuple[float, str]] = {}
+    try:
+        query(admin, "CREATE EXTENSION IF NOT EXISTS pageinspect")
+        query(admin, f"DROP TABLE IF EXISTS {TABLE}")
+        query(admin, f"CREATE TABLE {TABLE} (id int PRIMARY KEY, v int NOT NULL, pad text NOT NULL) "
+                     "WITH (fillfactor = 100, autovacuum_enabled = false)")
+        query(admin, f"ALTER TABLE {TABLE} ALTER COLUMN pad SET STORAGE PLAIN")  # inline, uncompressed
+        query(admin, f"INSERT INTO {TABLE} VALUES (1, 0, repeat('x', {PAD}))")
+        # the declared starting state: a new table of one row, one tuple on its one page
+        m["precondition_ok"] = (float([r[1] for r in _items(admin, 0)] == [LP_NORMAL]), "bool")
+        query(old, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+        query(old, f"SELECT v FROM {TABLE} WHERE id = 1")  # the snapshot, kept to step 4
+
+        # 1. whole tuples
+        query(admin, f"UPDATE {TABLE} SET v = v + 1 WHERE id = 1")
+        lens = {lp: length for lp, flags, _, length, _ in _items(admin, 0) if flags == LP_NORMAL}
+        m["tuple_old_bytes"] = (float(lens[1]), "bytes")
+        m["tuple_new_bytes"] = (float(lens[2]), "bytes")
+        m["changed_bytes"] = (4.0, "bytes")  # one integer
+
+        # 2. the chain grows on its page until the page has no room for the next version
+        needs = _align(lens[2]) + 4  # the tuple and its line pointer
+        updates, free_before = 1, _free(admin, 0)
+        while _block_of(admin, 1) == 0:
+            if updates >= MAX_UPDATES:
+                raise RuntimeError(f"{MAX_UPDATES} updates of a {lens[2]}-byte row never left page 0")
+            free_before = _free(admin, 0)
+            query(admin, f"UPDATE {TABLE} SET v = v + 1 WHERE id = 1")
+            updates += 1
+        on_page = sum(1 for _, flags, *_ in _items(admin, 0) if flags == LP_NORMAL)
+        m["hot_versions_on_page"] = (float(on_page), "versions")
+        m["free_before_break"] = (float(free_before), "bytes")
+        m["version_needs"] = (float(needs), "bytes")
+        m["updates_to_break"] = (float(updates), "updates")
+
+        # 3. the version off the page has an index entry of its own
+        m["key_index_pointers"] = (float(_key_pointers(admin, 1)), "pointers")
+
+        # 4. the snapshot ends; a plain read by a session that arrives afterwards prunes the full page (see the
+        # module's docstring for why not the session that made the updates)
+        old.rollback()
+        before = _items(admin, 0)
+        reader = server.connect(database, autocommit=True)
+        try:
+            query(reader, f"SELECT count(*) FROM {TABLE}")  # a sequential scan visits page 0
+        finally:
+            reader.close()
+        after = _items(admin, 0)
+        m["prune_normal_before"] = (float(sum(1 for r in before if r[1] == LP_NORMAL)), "line pointers")
+        m["prune_normal_after"] = (float(sum(1 for r in after if r[1] == LP_NORMAL)), "line pointers")
+        m["prune_free_after"] = (float(_free(admin, 0)), "bytes")
+
+        # 5. a chain pruned in its middle: the root redirects to the survivor
+        query(admin, f"INSERT INTO {TABLE} VALUES (2, 0, repeat('y', {PAD}))")
+        root_block, root_lp = _ctid(admin, 2)
+        for _ in range(3):
+            query(admin, f"UPDATE {TABLE} SET v = v + 1 WHERE id = 2")
+        live_block, live_lp = _ctid(admin, 2)
+        query(admin, f"VACUUM {TABLE}")
+        items = {r[0]: r for r in _items(admin, root_block)}
+        flags, target = items[root_lp][1], items[root_lp][2]  # a redirect's lp_off is the lp it points to
+        m["redirect_root_flags"] = (float(flags), "lp_flags")
+        m["redirect_to_live"] = (float(flags == LP_REDIRECT and target == live_lp and live_block == root_block), "bool")
+        m["redirect_key_pointers"] = (float(_key_pointers(admin, 2)), "pointers")
+        query(admin, "SET enable_seqscan = off")  # the lookup goes through the index entry that points at the root
+        found = query(admin, f"SELECT v FROM {TABLE} WHERE id = 2")
+        m["redirect_lookup_found"] = (float(bool(found) and found[0][0] == 3), "bool")
+    finally:
+        old.close()
+        admin.close()
+    return m
