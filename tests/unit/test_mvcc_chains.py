@@ -25,9 +25,9 @@ def _store(spec: str) -> str:
 
 def test_mvcc_design_gives_typed_points():
     parts = mv.CHAPTER.design(mv.CHAPTER.scale("smoke"), Cpus("1", "0"))
-    # the chain points; then the heap servers' page steps, a part of their own
-    assert [type(p.params).__name__ for p in parts[-1].points] == ["MechanicsPoint"]
-    assert {p.server.spec for p in parts[-1].points} == {"postgres:16@offline"}
+    # the chain points; then every server's versions step by step, a part of their own
+    assert [type(p.params).__name__ for p in parts[-1].points] == ["MechanicsPoint"] * 2
+    assert {p.server.spec for p in parts[-1].points} == {"mysql:8.0@offline", "postgres:16@offline"}
     points = [p for part in parts[:-1] for p in part.points]
     heap = [p for p in points if _store(p.server.spec) == "heap"]
     undo = [p for p in points if _store(p.server.spec) == "undo"]

@@ -2,7 +2,7 @@
 
 ``CHAPTER`` and what the page draws: each reader's time per read, the costs per version, the rows at
 the largest V, the garbage after the snapshot ended (and when each collector ran), one hot row's chain on
-its page, and PostgreSQL's heap pages step by step (engines/page_mechanics.py)."""
+its page, and each engine's versions step by step (engines/page_mechanics.py, engines/undo_mechanics.py)."""
 
 from dbexp.chapters.mvcc_chains.analysis import (GARBAGE_MEASURES, READERS, at_largest_v, at_v, clock_loop,
                                                  collector_passes, column_against_column, excess_at, first_versions, garbage_long,

@@ -30,9 +30,14 @@ def _is_mechanics(w: pd.DataFrame) -> pd.Series:
 
 
 def mechanics(res: Results) -> pd.DataFrame:
-    """The page-mechanics runs (engines/page_mechanics.py), one row each with its observations."""
+    """The step-by-step runs (engines/page_mechanics.py, engines/undo_mechanics.py), one row each with its
+    observations and its engine's ``version_store``."""
     w = res.wide
-    return w[_is_mechanics(w)].copy() if len(w) else w
+    if w.empty:
+        return w
+    m = w[_is_mechanics(w)].copy()
+    m["version_store"] = [PARTS.part_for_name(f).version_store for f in m["flavor"]]
+    return m
 
 
 # the page steps' observations as the page names them (engines/page_mechanics.py), in the steps' order
@@ -45,20 +50,51 @@ MECHANICS_LABELS = {
     "redirect_root_flags": "5. the root's lp_flags after VACUUM (2: redirect)",
     "redirect_to_live": "5. it points to the live version", "redirect_key_pointers": "5. index pointers for the key",
     "redirect_lookup_found": "5. a lookup through the index finds the row",
+    "xid_holder_has_xid": "6. the holder has a transaction id", "xid_holder_has_snapshot": "6. ... and a snapshot",
+    "xid_held_dead": "6. dead versions VACUUM could not remove (of 10)",
+    "xid_removed_after": "6. ... removed once the holder ended",
+    "vm_scanned_pages": "7. pages VACUUM scanned after one row changed", "vm_table_pages": "7. ... of the table's",
+    "read_saw_committed": "8. a read under a writer's lock got the committed value",
+    "read_under_write_ms": "8. ... in (ms)", "write_under_read_ms": "8. an update under a reader's snapshot took (ms)",
+    "reader_still_sees_old": "8. ... the snapshot still sees the old value",
+    # undo (engines/undo_mechanics.py)
+    "undo_int_bytes_per_row": "1. undo per row, a 4-byte integer changed (bytes)",
+    "undo_string_bytes_per_row": "1. undo per row, a 400-byte string changed (bytes)",
+    "lag_after_commits": "2. purge's lag after 300 commits (transactions)",
+    "lag_older_writer": "2. ... at least, with an older writer open (within 10 s)",
+    "purge_older_writer_s": "2. ... reached in (s)",
+    "lag_older_reader": "2. ... with a consistent snapshot open instead (3 s)",
 }
-YES_NO = ("redirect_to_live", "redirect_lookup_found")
+UNDO_STEPS = ("undo_int_bytes_per_row", "undo_string_bytes_per_row", "lag_after_commits", "lag_older_writer",
+              "purge_older_writer_s", "lag_older_reader", "read_saw_committed", "read_under_write_ms",
+              "write_under_read_ms", "reader_still_sees_old")
+YES_NO = ("redirect_to_live", "redirect_lookup_found", "xid_holder_has_xid", "xid_holder_has_snapshot",
+          "read_saw_committed", "reader_still_sees_old")
+MS = ("read_under_write_ms", "write_under_read_ms", "purge_older_writer_s")  # times, which differ run to run: a range
 
 
-def mechanics_rows(res: Results) -> pd.DataFrame:
-    """The page-mechanics runs as the page's table: one row per observation, one column per server; a cell is
-    the value all its runs saw (with how many), or each run's value where they differ."""
+def mechanics_rows(res: Results, store: str) -> pd.DataFrame:
+    """The step-by-step runs of one kind of version store ("heap", "undo") as the page's table: one row per
+    observation, one column per server; a cell is the value all its runs saw (with how many), or each run's
+    value where they differ."""
     m = mechanics(res)
     if m.empty:
         return m
-    out = {"observation": [label for c, label in MECHANICS_LABELS.items() if c in m]}
+    m = m[m["version_store"] == store]
+    # the observations this store's runs have, in its probe's order (the undo probe numbers its steps its own way)
+    steps = [c for c in (UNDO_STEPS if store == "undo" else MECHANICS_LABELS) if c in m and m[c].notna().any()]
+    if m.empty or not steps:
+        return m.iloc[0:0]
+    labels = {**MECHANICS_LABELS, "read_saw_committed": "3. a read under a writer's lock got the committed value",
+              "read_under_write_ms": "3. ... in (ms)", "write_under_read_ms": "3. an update under a reader's snapshot took (ms)",
+              "reader_still_sees_old": "3. ... the snapshot still sees the old value"} if store == "undo" else MECHANICS_LABELS
+    out = {"observation": [labels[c] for c in steps]}
     for name, g in m.sort_values(["series_name", "repeat"]).groupby("series_name", sort=False):
         cells = []
-        for c in (c for c in MECHANICS_LABELS if c in m):
+        for c in steps:
+            if c in MS:
+                cells.append(f"{g[c].min():.1f} to {g[c].max():.1f}" if len(g) > 1 else f"{g[c].iloc[0]:.1f}")
+                continue
             vals = [("yes" if v else "no") if c in YES_NO else f"{v:,.0f}" for v in g[c]]
             runs = "both runs" if len(vals) == 2 else f"all {len(vals)} runs" if len(vals) > 2 else "one run"
             cells.append(f"{vals[0]} ({runs})" if len(set(vals)) == 1 else " / ".join(vals))

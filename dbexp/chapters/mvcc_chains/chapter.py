@@ -1,8 +1,8 @@
 """The chapter's knobs, which engine part serves which server (``PARTS``), its points and how one is
 measured: per server and variant (the updated column, and the heap's fillfactor where the engine has
 one), one point per V with an old snapshot, and at the largest V a control without one; every repeat
-walks the points in its own random order. Heap engines also get a part of their own: their pages observed
-step by step (MechanicsPoint, engines/page_mechanics.py), twice per server, one run on each instance."""
+walks the points in its own random order. A part of its own observes each engine's versions step by step
+(MechanicsPoint: engines/page_mechanics.py, engines/undo_mechanics.py), twice per server, once per instance."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 
 from dbexp.catalog import offline_series
-from dbexp.chapters.mvcc_chains.engines import VersionStore, innodb, mariadb, postgres
+from dbexp.chapters.mvcc_chains.engines import VersionStore, innodb, mariadb, page_mechanics, postgres, undo_mechanics
 from dbexp.chapters.mvcc_chains.measure import ChainPoint, measure_point
 from dbexp.experiments.chapter import Chapter, Cpus, Part, check_whole
 from dbexp.experiments.measure import Measured
@@ -57,12 +57,15 @@ def settings_for(spec: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class MechanicsPoint:
-    """A heap engine's pages observed step by step (engines/page_mechanics.py): deterministic, so two runs per
-    server, one on each instance."""
+    """How an engine keeps and collects versions, observed step by step (engines/page_mechanics.py for the
+    heap, engines/undo_mechanics.py for undo): facts of the code, so two runs per server, one on each instance."""
     mechanics: bool = True  # tells these runs apart from the chain points' in the results
+    steps: int = 2  # the probes' version: raised when their steps change, so that a resumed sweep observes again
 
 
 MECHANICS_REPEATS = 2
+# each kind of version store's step-by-step probe: {measurement: (value, unit)} from one table of a server
+MECHANICS = {"heap": page_mechanics.observe, "undo": undo_mechanics.observe}
 
 
 class MvccChains(Chapter):
@@ -118,7 +121,7 @@ class MvccChains(Chapter):
         parts = [Part(out, sc.repeats, min(sc.instances, sc.repeats))]
         mechanics = [Point(self.server_config(spec, cpus.server, settings_for(spec)), MechanicsPoint(),
                            group=f"mechanics {spec}")
-                     for spec in sc.servers if PARTS.of(flavor_of_spec(spec)).version_store == "heap"]
+                     for spec in sc.servers]
         if mechanics:
             repeats = min(MECHANICS_REPEATS, sc.repeats)
             parts.append(Part(mechanics, repeats, min(sc.instances, repeats)))
@@ -128,7 +131,7 @@ class MvccChains(Chapter):
         part = PARTS.of(server.flavor)
         if isinstance(point.params, MechanicsPoint):
             server.ensure_database("sbtest")
-            return Measured(part.page_mechanics(server), [], [], "heap pages step by step (pageinspect)")
+            return Measured(MECHANICS[part.version_store](server), [], [], f"{part.version_store} step by step")
         return measure_point(server, part, point.params)
 
 

@@ -89,49 +89,82 @@ def claims(res: Results) -> pd.DataFrame:
 # each page-mechanics claim: the id in the ledger, the claim as the source states it, what is observed in
 # each run, and the test each run's observations pass where the claim holds
 PAGE_CLAIMS = (
-    ("heap-full-tuples",
+    ("heap-full-tuples", "tuple_new_bytes",
      "Each PostgreSQL version is a whole tuple with every column, whatever the update changed",
      lambda r: f"new tuple {r.tuple_new_bytes:.0f} bytes after an update of {r.changed_bytes:.0f}, the old "
                f"{r.tuple_old_bytes:.0f}",
      lambda r: r.tuple_new_bytes >= r.tuple_old_bytes),
-    ("hot-needs-room-on-page",
+    ("hot-needs-room-on-page", "hot_versions_on_page",
      "A HOT chain also needs each new version to fit on the page of the old one; past a full page the chain "
      "breaks",
      lambda r: f"{r.hot_versions_on_page:.0f} versions on the page; it left with {r.free_before_break:.0f} bytes "
                f"free against the {r.version_needs:.0f} a version needs",
      lambda r: r.free_before_break < r.version_needs and r.hot_versions_on_page > 1),
-    ("broken-chain-new-index-entry",
+    ("broken-chain-new-index-entry", "key_index_pointers",
      "Where a chain breaks, the next version gets a new index entry with the same key, so one key can have "
      "several entries",
      lambda r: f"{r.key_index_pointers:.0f} heap pointers for the key in the primary key's leaf",
      lambda r: r.key_index_pointers >= 2),
-    ("hot-pruning",
+    ("hot-pruning", "prune_normal_after",
      "Ordinary reads prune dead tuples from the heap pages they visit, leaving VACUUM less to do",
      lambda r: f"normal line pointers on the full page {r.prune_normal_before:.0f} before a read, "
                f"{r.prune_normal_after:.0f} after, no VACUUM",
      lambda r: r.prune_normal_after < r.prune_normal_before),
-    ("lp-redirect",
+    ("lp-redirect", "redirect_to_live",
      "When pruning removes the middle of a HOT chain, the chain's first line pointer is redirected to the "
      "surviving version, so index entries stay valid without being updated",
      lambda r: f"root lp_flags {r.redirect_root_flags:.0f} (2: redirect), to the live version: "
                f"{'yes' if r.redirect_to_live else 'no'}; {r.redirect_key_pointers:.0f} index pointer for the key; "
                f"the lookup through it found the row: {'yes' if r.redirect_lookup_found else 'no'}",
      lambda r: bool(r.redirect_to_live) and r.redirect_key_pointers == 1 and bool(r.redirect_lookup_found)),
+    ("xid-without-snapshot", "xid_held_dead",
+     "A PostgreSQL backend that holds a transaction id but no snapshot still holds back what VACUUM may remove",
+     lambda r: f"a transaction with an xid ({'yes' if r.xid_holder_has_xid else 'no'}) and no snapshot "
+               f"({'none' if not r.xid_holder_has_snapshot else 'one'}): VACUUM could not remove {r.xid_held_dead:.0f} "
+               f"of 10 dead versions, then removed {r.xid_removed_after:.0f} once it ended",
+     lambda r: bool(r.xid_holder_has_xid) and not r.xid_holder_has_snapshot and r.xid_held_dead == 10
+               and r.xid_removed_after == 10),
+    ("visibility-map-skips", "vm_scanned_pages",
+     "The visibility map lets VACUUM's heap scan skip pages whose tuples are all visible",
+     lambda r: f"VACUUM scanned {r.vm_scanned_pages:.0f} of {r.vm_table_pages:.0f} pages after one row changed",
+     lambda r: r.vm_scanned_pages <= 2 < r.vm_table_pages),
+    ("readers-do-not-block", "read_saw_committed",
+     "With versions kept, a reader and a writer of the same row do not wait for each other: the reader takes "
+     "the version visible to it",
+     lambda r: f"a read of a row a writer holds returned the committed value "
+               f"({'yes' if r.read_saw_committed else 'no'}) in under a statement timeout of 2 s; an update of a "
+               f"row a REPEATABLE READ snapshot had read committed under a lock timeout of 2 s, the snapshot still "
+               f"seeing the old value ({'yes' if r.reader_still_sees_old else 'no'})",
+     lambda r: bool(r.read_saw_committed) and bool(r.reader_still_sees_old)),
+    ("undo-changed-columns-only", "undo_int_bytes_per_row",
+     "An InnoDB undo record keeps only the old values of the columns the update changed (with the key), not a "
+     "copy of the row",
+     lambda r: f"undo per row {r.undo_int_bytes_per_row:.0f} bytes for a 4-byte integer, {r.undo_string_bytes_per_row:.0f} "
+               f"for a 400-byte string of the same rows",
+     lambda r: r.undo_int_bytes_per_row < r.undo_string_bytes_per_row / 4 and r.undo_string_bytes_per_row >= 400),
+    ("purge-by-commit-not-creation", "lag_older_writer",
+     "Because the list follows commit order, a transaction's undo can be purged right after it commits even while "
+     "an older transaction is still open",
+     lambda r: f"after {r.commits:.0f} commits purge's lag fell from {r.lag_after_commits:.0f} to "
+               f"{r.lag_older_writer:.0f} transactions in {r.purge_older_writer_s:.1f} s with an older writer open; "
+               f"a consistent snapshot held it at {r.lag_older_reader:.0f}",
+     lambda r: r.lag_older_writer < 30 <= r.lag_older_reader),
 )
 
 
 def _page_rows(m: pd.DataFrame, link) -> list[verdicts.ClaimRow]:
-    """The page-mechanics claims: per server, what its runs showed (one run's words where all agree), and
-    the verdict from the runs that show it against those that do not (verdicts.events)."""
+    """The step-by-step claims: per server, what its runs showed (one run's words where all agree, servers that
+    saw the same together), and the verdict from the runs where the claim failed (verdicts.events: none)."""
     rows = []
-    for _, claim, said, holds in PAGE_CLAIMS:
-        if m.empty:
+    for _, needs, claim, said, holds in PAGE_CLAIMS:
+        g_all = m[m[needs].notna()] if needs in m else m.iloc[0:0]
+        if g_all.empty:
             rows.append(verdicts.ClaimRow(link(claim), SOURCE, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED,
                                           verdicts.NOT_MEASURED))
             continue
         seen: dict[str, list] = {}  # what the runs showed -> [servers, runs that hold, runs]
         failing = 0
-        for name, g in m.sort_values("series_name").groupby("series_name", sort=False):
+        for name, g in g_all.sort_values("series_name").groupby("series_name", sort=False):
             words = [said(r) for r in g.itertuples()]
             ok = [bool(holds(r)) for r in g.itertuples()]
             failing += ok.count(False)
@@ -140,14 +173,18 @@ def _page_rows(m: pd.DataFrame, link) -> list[verdicts.ClaimRow]:
             got[1] += sum(ok)
             got[2] += len(ok)
         parts = [f"{', '.join(names)}: {words} ({held} of {n} runs)" for words, (names, held, n) in seen.items()]
-        verdict = verdicts.events(failing, len(m), float("nan"), "none")
-        runs = int(m.groupby("series_name").size().max())
-        k = int(m["instance"].nunique()) if "instance" in m else 1
-        here = (f"{', '.join(sorted(set(m['series_name'])))}; one table, autovacuum off on it, read with pageinspect "
-                f"step by step; {runs} run{'s' if runs > 1 else ''} per server, on {k} instance{'s' if k > 1 else ''}")
+        n = len(g_all)
+        verdict = verdicts.events(failing, n, float("nan"), "none")
+        runs = int(g_all.groupby("series_name").size().max())
+        k = int(g_all["instance"].nunique()) if "instance" in g_all else 1
+        stores = set(g_all["version_store"])
+        how = ("pageinspect" if stores == {"heap"} else "the server's counters (INNODB_METRICS, SHOW ENGINE INNODB "
+               "STATUS)" if stores == {"undo"} else "the rows each session reads")
+        here = (f"{', '.join(sorted(set(g_all['series_name'])))}; one table, watched step by step with {how}; "
+                f"{runs} run{'s' if runs > 1 else ''} per server, on {k} instance{'s' if k > 1 else ''}")
         rows.append(verdicts.ClaimRow(link(claim), SOURCE, here, "; ".join(parts),
-                                      verdict + (f" (in {len(m) - failing} of {len(m)} runs)" if verdict == "agrees"
-                                                 else f" (the claim failed in {failing} of {len(m)} runs)")))
+                                      verdict + (f" (in {n - failing} of {n} runs)" if verdict == "agrees"
+                                                 else f" (the claim failed in {failing} of {n} runs)")))
     return rows
 
 

@@ -78,10 +78,6 @@ class VersionStore(abc.ABC):
         """Try to reclaim ``table``'s old versions now, and say how many the collector could not
         remove (an open snapshot may still need them): {measurement: (value, unit)}."""
 
-    def page_mechanics(self, server, database: str = "sbtest") -> dict[str, tuple[float, str]]:
-        """How versions sit on heap pages, observed step by step (heap engines only: page_mechanics.py)."""
-        raise NotImplementedError(f"{self.flavor.name} keeps old versions in undo, not as tuples on a page")
-
     def version_chain(self, conn_snapshot, conn, table: str, row_id: int) -> list[dict]:
         """The physical versions of one row as stored (heap engines only)."""
         raise NotImplementedError(f"{self.flavor.name} keeps old versions in undo, not as tuples on a page")

@@ -21,11 +21,23 @@ observed on one table of the server under test (autovacuum off on it, so only wh
 5. **LP_REDIRECT.** A second row gets three HOT updates with no snapshot holding them, then VACUUM prunes
    its page: the chain's first line pointer should now redirect (``lp_flags`` 2) to the surviving version,
    the key's index entries stay one, and a lookup through the index still finds the row.
+6. **An xid without a snapshot.** A READ COMMITTED transaction takes a transaction id and, between its
+   statements, holds no snapshot (``pg_stat_activity``: ``backend_xid`` set, ``backend_xmin`` null). Ten
+   committed updates of another row later, VACUUM VERBOSE says how many dead versions it could not remove
+   yet; after the transaction ends, how many it removed.
+7. **The visibility map.** A table of a few hundred pages is vacuumed (every page all-visible), one row is
+   updated, and VACUUM VERBOSE says how many pages it scanned out of how many.
+8. **Readers and writers do not wait for each other.** A writer updates a row and keeps its transaction
+   open; a reader (a statement timeout of 2 s) reads the row and should get the committed value at once.
+   Then a reader's REPEATABLE READ snapshot stays open while a writer (a lock timeout of 2 s) updates the
+   row it read.
 """
 
 from __future__ import annotations
 
 from dbexp.servers.sql import query
+
+from .postgres import parse_vacuum_verbose
 
 TABLE = "mech"
 PAD = 400  # bytes of the text column: the tuple's bulk, which an update of the integer leaves alone
@@ -55,6 +67,28 @@ def _block_of(conn, row_id: int) -> int:
     return _ctid(conn, row_id)[0]
 
 
+def _vacuum_verbose(conn, table: str) -> str:
+    """VACUUM VERBOSE's messages (its notices, primary and detail lines) as one text."""
+    said: list[str] = []
+    conn.add_notice_handler(lambda d: said.append(f"{d.message_primary or ''} {d.message_detail or ''}"))
+    query(conn, f"VACUUM (VERBOSE) {table}")
+    return " ".join(said)
+
+
+def _scanned_pages(text: str) -> tuple[int, int]:
+    """The pages VACUUM VERBOSE scanned and the table's pages (15+: 'N remain, M scanned'; 12 to 14:
+    'in M out of N pages')."""
+    import re
+
+    new = re.search(r"pages: \d+ removed, (\d+) remain, (\d+) scanned", text)
+    if new:
+        return int(new.group(2)), int(new.group(1))
+    old = re.search(r"in (\d+) out of (\d+) pages", text)
+    if old:
+        return int(old.group(1)), int(old.group(2))
+    raise RuntimeError(f"VACUUM VERBOSE did not say how many pages it scanned: {' '.join(text.split())[:300]!r}")
+
+
 def _key_pointers(conn, key: int) -> int:
     """Heap pointers the primary key's leaf holds for ``key`` (a posting list, 13 and later, counts each)."""
     data = " ".join(f"{b:02x}" for b in key.to_bytes(8, "little"))
@@ -71,7 +105,9 @@ def observe(server, database: str = "sbtest") -> dict[str, tuple[float, str]]:
     m: dict[str, tuple[float, str]] = {}
     try:
         query(admin, "CREATE EXTENSION IF NOT EXISTS pageinspect")
-        query(admin, f"DROP TABLE IF EXISTS {TABLE}")
+        query(admin, "SET synchronous_commit = on")  # committed rows hinted at once: VACUUM can set the map
+        for table in (TABLE, "mech_x", "mech_vm"):
+            query(admin, f"DROP TABLE IF EXISTS {table}")
         query(admin, f"CREATE TABLE {TABLE} (id int PRIMARY KEY, v int NOT NULL, pad text NOT NULL) "
                      "WITH (fillfactor = 100, autovacuum_enabled = false)")
         query(admin, f"ALTER TABLE {TABLE} ALTER COLUMN pad SET STORAGE PLAIN")  # inline, uncompressed
@@ -135,7 +171,72 @@ def observe(server, database: str = "sbtest") -> dict[str, tuple[float, str]]:
         query(admin, "SET enable_seqscan = off")  # the lookup goes through the index entry that points at the root
         found = query(admin, f"SELECT v FROM {TABLE} WHERE id = 2")
         m["redirect_lookup_found"] = (float(bool(found) and found[0][0] == 3), "bool")
+        _xid_without_snapshot(server, admin, m, database)
+        _visibility_map(admin, m)
+        _no_waits(server, admin, m, database)
     finally:
         old.close()
         admin.close()
     return m
+
+
+def _xid_without_snapshot(server, admin, m: dict, database: str) -> None:
+    query(admin, "CREATE TABLE mech_x (id int PRIMARY KEY, v int NOT NULL) WITH (autovacuum_enabled = false)")
+    query(admin, "INSERT INTO mech_x VALUES (1, 0), (2, 0)")
+    holder = server.connect(database, autocommit=False)  # READ COMMITTED
+    try:
+        query(holder, "SELECT txid_current()")  # a transaction id, kept to the transaction's end
+        pid = query(holder, "SELECT pg_backend_pid()")[0][0]
+        xid, xmin = query(admin, "SELECT backend_xid IS NOT NULL, backend_xmin IS NOT NULL FROM pg_stat_activity "
+                                 "WHERE pid = %s", (pid,))[0]
+        m["xid_holder_has_xid"] = (float(xid), "bool")
+        m["xid_holder_has_snapshot"] = (float(xmin), "bool")
+        for _ in range(10):
+            query(admin, "UPDATE mech_x SET v = v + 1 WHERE id = 2")
+        m["xid_held_dead"] = (parse_vacuum_verbose(_vacuum_verbose(admin, "mech_x"))["not_removable"], "dead tuples")
+        holder.commit()
+    finally:
+        holder.close()
+    m["xid_removed_after"] = (parse_vacuum_verbose(_vacuum_verbose(admin, "mech_x"))["removed"], "dead tuples")
+
+
+def _visibility_map(admin, m: dict) -> None:
+    query(admin, "CREATE TABLE mech_vm (id int PRIMARY KEY, v int NOT NULL, pad text NOT NULL) "
+                 "WITH (fillfactor = 100, autovacuum_enabled = false)")
+    query(admin, f"INSERT INTO mech_vm SELECT g, 0, repeat('z', {PAD}) FROM generate_series(1, 4000) g")
+    query(admin, "VACUUM mech_vm")  # every page all-visible (commits are synchronous in this session)
+    query(admin, "UPDATE mech_vm SET v = 1 WHERE id = 2000")
+    scanned, pages = _scanned_pages(_vacuum_verbose(admin, "mech_vm"))
+    m["vm_scanned_pages"] = (float(scanned), "pages")
+    m["vm_table_pages"] = (float(pages), "pages")
+
+
+def _no_waits(server, admin, m: dict, database: str) -> None:
+    """A reader of a row a writer holds, and a writer of a row a reader's snapshot holds: neither waits."""
+    import time
+
+    writer = server.connect(database, autocommit=False)
+    reader = server.connect(database, autocommit=True)
+    try:
+        committed = query(admin, "SELECT v FROM mech_x WHERE id = 1")[0][0]
+        query(writer, "UPDATE mech_x SET v = v + 100 WHERE id = 1")  # locked, not committed
+        query(reader, "SET statement_timeout = '2s'")
+        t = time.monotonic()
+        seen = query(reader, "SELECT v FROM mech_x WHERE id = 1")[0][0]
+        m["read_under_write_ms"] = ((time.monotonic() - t) * 1000, "ms")
+        m["read_saw_committed"] = (float(seen == committed), "bool")
+        writer.rollback()
+        query(reader, "RESET statement_timeout")
+        reader.autocommit = False
+        query(reader, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+        query(reader, "SELECT v FROM mech_x WHERE id = 1")  # its snapshot, kept while the writer writes
+        query(writer, "SET lock_timeout = '2s'")
+        t = time.monotonic()
+        query(writer, "UPDATE mech_x SET v = v + 1 WHERE id = 1")
+        writer.commit()
+        m["write_under_read_ms"] = ((time.monotonic() - t) * 1000, "ms")
+        m["reader_still_sees_old"] = (float(query(reader, "SELECT v FROM mech_x WHERE id = 1")[0][0] == committed), "bool")
+        reader.rollback()
+    finally:
+        writer.close()
+        reader.close()

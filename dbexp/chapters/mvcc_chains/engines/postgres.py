@@ -157,11 +157,6 @@ class Heap(VersionStore):
         return {"held_dead_tuples": (got["not_removable"], "dead tuples"),
                 "vacuum_removed": (got["removed"], "dead tuples")}
 
-    def page_mechanics(self, server, database: str = "sbtest") -> dict[str, tuple[float, str]]:
-        from .page_mechanics import observe
-
-        return observe(server, database)
-
     def version_chain(self, conn_snapshot, conn, table: str, row_id: int) -> list[dict]:
         """The heap tuples of one row on its page, followed from the version ``conn_snapshot`` sees
         along t_ctid (pageinspect's heap_page_items)."""
