@@ -58,10 +58,10 @@ MECHANICS_LABELS = {
     "read_under_write_ms": "8. ... in (ms)", "write_under_read_ms": "8. an update under a reader's snapshot took (ms)",
     "reader_still_sees_old": "8. ... the snapshot still sees the old value",
     # undo (engines/undo_mechanics.py)
-    "undo_int_bytes_per_row": "1. undo per row, a 4-byte integer changed (bytes)",
-    "undo_string_bytes_per_row": "1. undo per row, a 400-byte string changed (bytes)",
-    "lag_after_commits": "2. purge's lag after 300 commits (transactions)",
-    "lag_older_writer": "2. ... at least, with an older writer open (within 10 s)",
+    "undo_int_bytes_per_row": "1. undo per row, a 4-byte integer changed (bytes; 1 page = 8.2)",
+    "undo_string_bytes_per_row": "1. undo per row, a 400-byte string changed (bytes; 1 page = 8.2)",
+    "lag_after_commits": "2. purge's lag right after 300 commits (transaction numbers, 2 per commit)",
+    "lag_older_writer": "2. ... lowest seen with an older writer open (polled for up to 10 s)",
     "purge_older_writer_s": "2. ... reached in (s)",
     "lag_older_reader": "2. ... with a consistent snapshot open instead (3 s)",
 }

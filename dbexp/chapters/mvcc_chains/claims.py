@@ -132,10 +132,10 @@ PAGE_CLAIMS = (
      "With versions kept, a reader and a writer of the same row do not wait for each other: the reader takes "
      "the version visible to it",
      lambda r: f"a read of a row a writer holds returned the committed value "
-               f"({'yes' if r.read_saw_committed else 'no'}) in under a statement timeout of 2 s; an update of a "
-               f"row a REPEATABLE READ snapshot had read committed under a lock timeout of 2 s, the snapshot still "
-               f"seeing the old value ({'yes' if r.reader_still_sees_old else 'no'})",
-     lambda r: bool(r.read_saw_committed) and bool(r.reader_still_sees_old)),
+               f"({'yes' if r.read_saw_committed else 'no'}) within 2 s (its time is in the page's table); an update "
+               f"of a row a REPEATABLE READ snapshot had read committed under a lock timeout of 2 s, the snapshot "
+               f"still seeing the old value ({'yes' if r.reader_still_sees_old else 'no'})",
+     lambda r: bool(r.read_saw_committed) and r.read_under_write_ms < 2000 and bool(r.reader_still_sees_old)),
     ("undo-changed-columns-only", "undo_int_bytes_per_row",
      "An InnoDB undo record keeps only the old values of the columns the update changed (with the key), not a "
      "copy of the row",
@@ -145,9 +145,9 @@ PAGE_CLAIMS = (
     ("purge-by-commit-not-creation", "lag_older_writer",
      "Because the list follows commit order, a transaction's undo can be purged right after it commits even while "
      "an older transaction is still open",
-     lambda r: f"after {r.commits:.0f} commits purge's lag fell from {r.lag_after_commits:.0f} to "
-               f"{r.lag_older_writer:.0f} transactions in {r.purge_older_writer_s:.1f} s with an older writer open; "
-               f"a consistent snapshot held it at {r.lag_older_reader:.0f}",
+     lambda r: f"with an older writer open, purge's lag was {r.lag_after_commits:.0f} transaction numbers (2 per "
+               f"commit) right after {r.commits:.0f} commits and {r.lag_older_writer:.0f} at its lowest within "
+               f"{r.purge_older_writer_s:.1f} s; a consistent snapshot held it at {r.lag_older_reader:.0f}",
      lambda r: r.lag_older_writer < 30 <= r.lag_older_reader),
 )
 

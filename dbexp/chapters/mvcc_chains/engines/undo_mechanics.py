@@ -8,9 +8,12 @@ one table of the server under test with the server's own counters (``information
    400 bytes for the string. A copy of the row would make the two alike.
 2. **Purge follows commits, not transaction starts.** The snapshot ends and purge catches up. A transaction
    updates one row and stays open, without a read view (an update reads the latest version); 300 other
-   transactions commit updates of another row; within 10 s purge's lag (SHOW ENGINE INNODB STATUS: the
-   transaction counter less "Purge done for trx's n:o <"; the history list's length is truncated lazily
-   and lags by seconds) should fall back, purge not held by the older, still open transaction. The control:
+   transactions commit updates of another row; purge's lag (SHOW ENGINE INNODB STATUS: the transaction
+   counter less "Purge done for trx's n:o <", in transaction numbers, about 2 per commit: an id and a
+   commit number; the history list's length is truncated lazily and lags by seconds), polled every 0.1 s
+   for up to 10 s, should fall back, purge not held by the older, still open transaction. This tests the
+   consequence the source draws from purge's commit order, not the order itself; and the status line is
+   where purge's reader has got to, not what it has freed. The control:
    the same 300 commits while a consistent snapshot is open, which holds them for 3 s.
 3. **Readers and writers do not wait for each other.** As on PostgreSQL (engines/page_mechanics.py): a read
    of a row a writer holds gets the committed value; an update of a row a consistent snapshot read commits
@@ -40,7 +43,7 @@ def _metric(conn, name: str) -> float:
 
 
 def _lag(conn) -> float:
-    """Transactions committed since the last one purge has done (SHOW ENGINE INNODB STATUS: the trx id counter
+    """Transaction numbers (an id and a commit number per transaction) drawn since the last one purge has done (SHOW ENGINE INNODB STATUS: the trx id counter
     less "Purge done for trx's n:o <"): the history list's length is truncated lazily, in batches, so it lags
     purge by seconds; this does not."""
     return innodb_purge_state(query(conn, "SHOW ENGINE INNODB STATUS")[0][2])["purge_lag_trx"]
