@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import pandas as pd
 from IPython.display import Markdown, display
 
-from dbexp.experiments import claims_ledger
+from dbexp.experiments import claims_ledger, verdicts
 from dbexp.results import drift, previous
 
 TABLE_CLASS = 'class="dataframe dbexp-table"'  # book/_static/dbexp.css sizes these to fit the page
@@ -43,8 +43,6 @@ def claims(table: pd.DataFrame) -> None:
     measured, the verdict), every row shown. It stays an HTML table with its headers (a reader's copy keeps
     its columns), and the book's stylesheet lays each claim out as a block at the page's full width, its
     fields labelled, instead of five columns of a few words each."""
-    from dbexp.experiments import verdicts
-
     missing = [c for c in verdicts.COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"a claims table without {missing}: expected the columns {list(verdicts.COLUMNS)}")

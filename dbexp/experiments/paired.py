@@ -54,13 +54,19 @@ def _by_repeat(g: pd.DataFrame, rows: np.ndarray, value: str) -> pd.Series:
     return g.iloc[rows].set_index("repeat")[value]
 
 
+def _one_each(ka: np.ndarray, kb: np.ndarray) -> bool:
+    """Whether A's and B's rows name the same windows (repeats), in the same order, each once: then A over B
+    is a division of aligned arrays."""
+    return np.array_equal(ka, kb) and len(np.unique(ka)) == len(ka)
+
+
 def window_ratios(g: pd.DataFrame, a: str, b: str, value: str = "qps_common", by: str = "config") -> pd.Series:
     """A's ``value`` over B's, window by window (indexed by the repeat): A and B are the rows of ``g``
     whose ``by`` column names them."""
     ra, rb = _sides(g, by, a, b)
     rep, col = g["repeat"], g[value]
     ka, kb = rep.to_numpy()[ra], rep.to_numpy()[rb]
-    if col.dtype == np.float64 and rep.dtype.kind == "i" and np.array_equal(ka, kb) and len(set(ka.tolist())) == len(ka):
+    if col.dtype == np.float64 and rep.dtype.kind == "i" and _one_each(ka, kb):
         # the same repeats on both sides, each once: the series divide as the arrays do (set_index
         # makes a signed integer column an int64 index)
         x = col.to_numpy()
@@ -118,7 +124,7 @@ def nested_ratios(w: pd.DataFrame, keys: list[str], comparisons, values: dict[st
         for a, b, label in comparisons(g):
             ra, rb = np.flatnonzero(names == a), np.flatnonzero(names == b)
             ka, kb = rep[ra], rep[rb]
-            aligned = np.array_equal(ka, kb) and len(np.unique(ka)) == len(ka)
+            aligned = _one_each(ka, kb)
             for value, name in values.items():
                 if value not in cols:
                     continue

@@ -68,6 +68,10 @@ MECHANICS_LABELS = {
 UNDO_STEPS = ("undo_int_bytes_per_row", "undo_string_bytes_per_row", "lag_after_commits", "lag_older_writer",
               "purge_older_writer_s", "lag_older_reader", "read_saw_committed", "read_under_write_ms",
               "write_under_read_ms", "reader_still_sees_old")
+# the undo probe numbers its no-waits step 3 (the heap's is 8)
+UNDO_LABELS = {**MECHANICS_LABELS, "read_saw_committed": "3. a read under a writer's lock got the committed value",
+               "read_under_write_ms": "3. ... in (ms)", "write_under_read_ms": "3. an update under a reader's snapshot took (ms)",
+               "reader_still_sees_old": "3. ... the snapshot still sees the old value"}
 YES_NO = ("redirect_to_live", "redirect_lookup_found", "xid_holder_has_xid", "xid_holder_has_snapshot",
           "read_saw_committed", "reader_still_sees_old")
 MS = ("read_under_write_ms", "write_under_read_ms", "purge_older_writer_s")  # times, which differ run to run: a range
@@ -85,9 +89,7 @@ def mechanics_rows(res: Results, store: str) -> pd.DataFrame:
     steps = [c for c in (UNDO_STEPS if store == "undo" else MECHANICS_LABELS) if c in m and m[c].notna().any()]
     if m.empty or not steps:
         return m.iloc[0:0]
-    labels = {**MECHANICS_LABELS, "read_saw_committed": "3. a read under a writer's lock got the committed value",
-              "read_under_write_ms": "3. ... in (ms)", "write_under_read_ms": "3. an update under a reader's snapshot took (ms)",
-              "reader_still_sees_old": "3. ... the snapshot still sees the old value"} if store == "undo" else MECHANICS_LABELS
+    labels = UNDO_LABELS if store == "undo" else MECHANICS_LABELS
     out = {"observation": [labels[c] for c in steps]}
     for name, g in m.sort_values(["series_name", "repeat"]).groupby("series_name", sort=False):
         cells = []

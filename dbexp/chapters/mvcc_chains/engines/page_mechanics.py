@@ -35,14 +35,17 @@ observed on one table of the server under test (autovacuum off on it, so only wh
 
 from __future__ import annotations
 
+import re
+import time
+
 from dbexp.servers.sql import query
 
-from .postgres import parse_vacuum_verbose
+from .postgres import parse_vacuum_verbose, vacuum_verbose
 
 TABLE = "mech"
 PAD = 400  # bytes of the text column: the tuple's bulk, which an update of the integer leaves alone
 MAX_UPDATES = 500  # a chain that never leaves its page is an error, not a loop forever
-LP_NORMAL, LP_REDIRECT, LP_DEAD = 1, 2, 3
+LP_NORMAL, LP_REDIRECT = 1, 2
 
 
 def _align(n: int) -> int:
@@ -67,19 +70,9 @@ def _block_of(conn, row_id: int) -> int:
     return _ctid(conn, row_id)[0]
 
 
-def _vacuum_verbose(conn, table: str) -> str:
-    """VACUUM VERBOSE's messages (its notices, primary and detail lines) as one text."""
-    said: list[str] = []
-    conn.add_notice_handler(lambda d: said.append(f"{d.message_primary or ''} {d.message_detail or ''}"))
-    query(conn, f"VACUUM (VERBOSE) {table}")
-    return " ".join(said)
-
-
 def _scanned_pages(text: str) -> tuple[int, int]:
     """The pages VACUUM VERBOSE scanned and the table's pages (15+: 'N remain, M scanned'; 12 to 14:
     'in M out of N pages')."""
-    import re
-
     new = re.search(r"pages: \d+ removed, (\d+) remain, (\d+) scanned", text)
     if new:
         return int(new.group(2)), int(new.group(1))
@@ -99,7 +92,7 @@ def _key_pointers(conn, key: int) -> int:
 
 
 def observe(server, database: str = "sbtest") -> dict[str, tuple[float, str]]:
-    """The five steps on ``server``: {measurement: (value, unit)}."""
+    """The eight steps on ``server``: {measurement: (value, unit)}."""
     admin = server.connect(database, autocommit=True)
     old = server.connect(database, autocommit=False)
     m: dict[str, tuple[float, str]] = {}
@@ -193,11 +186,11 @@ def _xid_without_snapshot(server, admin, m: dict, database: str) -> None:
         m["xid_holder_has_snapshot"] = (float(xmin), "bool")
         for _ in range(10):
             query(admin, "UPDATE mech_x SET v = v + 1 WHERE id = 2")
-        m["xid_held_dead"] = (parse_vacuum_verbose(_vacuum_verbose(admin, "mech_x"))["not_removable"], "dead tuples")
+        m["xid_held_dead"] = (parse_vacuum_verbose(vacuum_verbose(admin, "mech_x"))["not_removable"], "dead tuples")
         holder.commit()
     finally:
         holder.close()
-    m["xid_removed_after"] = (parse_vacuum_verbose(_vacuum_verbose(admin, "mech_x"))["removed"], "dead tuples")
+    m["xid_removed_after"] = (parse_vacuum_verbose(vacuum_verbose(admin, "mech_x"))["removed"], "dead tuples")
 
 
 def _visibility_map(admin, m: dict) -> None:
@@ -206,15 +199,13 @@ def _visibility_map(admin, m: dict) -> None:
     query(admin, f"INSERT INTO mech_vm SELECT g, 0, repeat('z', {PAD}) FROM generate_series(1, 4000) g")
     query(admin, "VACUUM mech_vm")  # every page all-visible (commits are synchronous in this session)
     query(admin, "UPDATE mech_vm SET v = 1 WHERE id = 2000")
-    scanned, pages = _scanned_pages(_vacuum_verbose(admin, "mech_vm"))
+    scanned, pages = _scanned_pages(vacuum_verbose(admin, "mech_vm"))
     m["vm_scanned_pages"] = (float(scanned), "pages")
     m["vm_table_pages"] = (float(pages), "pages")
 
 
 def _no_waits(server, admin, m: dict, database: str) -> None:
     """A reader of a row a writer holds, and a writer of a row a reader's snapshot holds: neither waits."""
-    import time
-
     writer = server.connect(database, autocommit=False)
     reader = server.connect(database, autocommit=True)
     try:

@@ -34,6 +34,22 @@ VACUUM_PATTERNS = {
 }
 
 
+def vacuum_verbose(conn, table: str) -> str:
+    """Run VACUUM (VERBOSE) on ``table`` and return what it said (its notices' primary and detail lines, as one
+    text); the notice handler is removed again, so repeated calls on one connection do not pile them up."""
+    said: list[str] = []
+
+    def hear(d) -> None:
+        said.append(f"{d.message_primary or ''} {d.message_detail or ''}")
+
+    conn.add_notice_handler(hear)
+    try:
+        query(conn, f"VACUUM (VERBOSE) {table}")
+    finally:
+        conn.remove_notice_handler(hear)
+    return " ".join(said)
+
+
 def parse_vacuum_verbose(text: str) -> dict[str, float]:
     """VACUUM VERBOSE's messages -> dead tuples it removed and those it found dead but could not
     remove yet (an older snapshot may still see them)."""
@@ -150,10 +166,7 @@ class Heap(VersionStore):
     def held_versions(self, conn, table: str, hold_s: float) -> dict[str, tuple[float, str]]:
         """A VACUUM now: the dead tuples it removed and those it found dead but could not remove yet
         (``hold_s`` is not needed: VACUUM says so at once)."""
-        said: list[str] = []
-        conn.add_notice_handler(lambda d: said.append(f"{d.message_primary or ''} {d.message_detail or ''}"))
-        query(conn, f"VACUUM (VERBOSE) {table}")
-        got = parse_vacuum_verbose(" ".join(said))
+        got = parse_vacuum_verbose(vacuum_verbose(conn, table))
         return {"held_dead_tuples": (got["not_removable"], "dead tuples"),
                 "vacuum_removed": (got["removed"], "dead tuples")}
 
