@@ -46,7 +46,43 @@ def claims(table: pd.DataFrame) -> None:
     missing = [c for c in verdicts.COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"a claims table without {missing}: expected the columns {list(verdicts.COLUMNS)}")
+    table, notes = conditions_once(table)
     display(table[list(verdicts.COLUMNS)].style.hide().set_table_attributes(CLAIMS_CLASS))
+    if notes:
+        display(Markdown("Where this lab's conditions differ from a source's, a verdict names them by number:\n\n"
+                         + "\n".join(f"{i}. {text}" for i, text in enumerate(notes, 1))))
+
+
+OTHER = "under other conditions ("
+
+
+def conditions_once(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The claims table with each verdict's "under other conditions (...)" (verdicts.under_other_conditions)
+    replaced by a number, and the conditions in the order first named: said once, under the table, not in
+    every row they apply to."""
+    notes: list[str] = []
+
+    def shorten(text: str) -> str:
+        out, rest = [], str(text)
+        while OTHER in rest:
+            head, tail = rest.split(OTHER, 1)
+            depth, end = 1, 0
+            for end, ch in enumerate(tail):  # the closing parenthesis of this one, nested ones skipped
+                depth += {"(": 1, ")": -1}.get(ch, 0)
+                if depth == 0:
+                    break
+            if depth:  # unbalanced: leave the text as it is
+                return str(text)
+            other = tail[:end]
+            if other not in notes:
+                notes.append(other)
+            out.append(f"{head}under other conditions ({notes.index(other) + 1})")
+            rest = tail[end + 1:]
+        return "".join(out) + rest
+
+    shown = table.copy()
+    shown["verdict"] = [shorten(v) for v in shown["verdict"]]
+    return shown, notes
 
 
 def side_by_side(df: pd.DataFrame, index: str, by: str, values) -> pd.DataFrame:

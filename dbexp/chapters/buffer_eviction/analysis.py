@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dbexp.book.charts import server_order
-from dbexp.experiments import stats
+from dbexp.experiments import stats, steps
 from dbexp.experiments.chapter import Results, memo
 
 from .chapter import VARIANT_NAMES, part_of
@@ -26,10 +26,23 @@ CACHE_RECOVERED = 0.99  # the pool recovered: the hot table back to this share o
 PHASES = ("before", "scan", "after")
 
 
+def _is_mechanics(w: pd.DataFrame) -> pd.Series:
+    return (w["mechanics"].map(lambda x: x is True or str(x).lower() == "true") if "mechanics" in w
+            else pd.Series(False, index=w.index))
+
+
+def mechanics(res: Results) -> pd.DataFrame:
+    """The step-by-step runs (chapter.MechanicsPoint), one row each with its ``probe`` and observations."""
+    w = res.wide
+    return w[_is_mechanics(w)].copy() if len(w) else w
+
+
 def tidy(res: Results) -> pd.DataFrame:
+    """The eviction runs (the step-by-step runs apart: mechanics())."""
     w = res.wide.copy()
     if w.empty:
         return w
+    w = w[~_is_mechanics(w)]
     w["variant"] = pd.Categorical(w["variant"], [v for v in VARIANT_NAMES if v in set(w["variant"])], ordered=True)
     return w
 
@@ -397,3 +410,84 @@ def per_variant_runs(res: Results, variant: str) -> pd.DataFrame:
     """per_run's rows of one variant (one per server and repeat)."""
     r = per_run(res)
     return r[r["variant"] == variant] if len(r) else r
+
+
+def free_after_scan(res: Results) -> pd.DataFrame:
+    """InnoDB: per eviction run, the page cleaner's target of free pages (innodb_lru_scan_depth as the run
+    stored it; one instance) and the free pages after the scan: the most seen and the last sample (the cleaner
+    frees pages from the LRU list's tail until the free list holds the target, then stops)."""
+    tl = timeline(res)
+    if tl.empty or "free_pages" not in tl:
+        return pd.DataFrame()
+    after = tl[(tl["phase"] == "after") & tl["free_pages"].notna()].sort_values(["run_id", "t"])
+    rows = []
+    for (name, variant), g in after.groupby(["series_name", "variant"], observed=True):
+        depth = scan_depths(res, variant).get(name)
+        if depth is None:
+            continue
+        for rid, r in g.groupby("run_id"):
+            rows.append({"series_name": name, "variant": str(variant), "run_id": rid, "depth": depth,
+                         "flavor": r["flavor"].iloc[0], "most": float(r["free_pages"].max()),
+                         "last": float(r["free_pages"].iloc[-1])})
+    return pd.DataFrame(rows)
+
+
+# the step-by-step probes' observations as the page names them, in each probe's order
+INNODB_STEPS = {
+    "table_pages": "1. the hot table's pages in the pool after its first read",
+    "new_pages": "1. ... brought in by that read", "new_pages_old": "1. ... of the table's pages in the old sublist",
+    "big_young_pages": "1. the big table's pages in the young sublist",
+    "early_reread_after_s": "2. read again, ending this long after the first read began (s)",
+    "early_made_young": "2. ... pages made young", "early_old_pages": "2. ... pages still old",
+    "late_reread_after_s": "2. read again this long after the first read ended (s)",
+    "late_made_young": "2. ... pages made young", "late_old_pages": "2. ... pages still old",
+    "pool_instances": "3. instances (rows of INNODB_BUFFER_POOL_STATS), a 1 GiB pool",
+    "new_table_pages": "3. a new table's pages in the pool", "instances_holding_table": "3. ... in this many instances",
+    "largest_instance_share": "3. ... the largest instance's share (%)",
+    "extents_seen": "4. runs of 64 pages of the table in the pool",
+    "extents_split": "4. ... spread over two instances or more",
+    "chunk_mb": "5. chunk size (MiB; 0: the server sizes them)",
+    "pool_mb_before": "5. pool before the resize (MiB)", "pool_mb_after": "5. ... after SET GLOBAL (MiB)",
+    "resize_s": "5. the pool had grown within (s)", "uptime_continued": "5. the server kept running",
+    "table_pages_kept": "5. the table's pages still resident",
+}
+POSTGRES_STEPS = {
+    "pool_buffers": "shared buffers (8 kB each)",
+    "hot_buffers": "1. a small table's buffers, read 6 times", "hot_usage_min_before": "1. ... their lowest usage count",
+    "sweep_laps": "1. laps of the sweep's hand while a table 1.5 times the pool was loaded",
+    "hot_passes_after": "1. ... passes over the small table's buffers",
+    "hot_resident_after": "1. ... its buffers still resident", "hot_usage_max_after": "1. ... their highest usage count",
+    "hot_count_matches_passes": "1. looks where a buffer's count was 5 less the passes over it (%)",
+    "sweep_laps_end": "1. laps after the table was loaded again", "hot_evicted": "1. ... the small table's buffers evicted",
+    "hot_evicted_last_seen_max": "1. ... the highest count one was last seen at",
+    "copy_table_pages": "2. COPY into a new table: its pages", "copy_resident": "2. ... in shared buffers after",
+    "copy_ring_buffers": "2. ... the bulk-write ring (buffers)",
+    "insert_resident": "2. the same rows by INSERT ... SELECT: in shared buffers",
+    "vacuum_table_pages": "2. VACUUM after a restart: the table's pages", "vacuum_resident": "2. ... in shared buffers after",
+    "vacuum_ring_buffers": "2. ... the vacuum ring (buffers)",
+    "bgwriter_elapsed_s": "3. a session updating a table 1.5 times the pool for (s)",
+    "bgwriter_clean": "3. ... buffers the background writer wrote", "bgwriter_rounds_max": "3. ... in at most this many rounds",
+    "bgwriter_maxwritten": "3. ... rounds stopped at bgwriter_lru_maxpages",
+    "bgwriter_lru_maxpages": "3. bgwriter_lru_maxpages",
+    "spread_window_s": "4. the checkpoint window (s)", "spread_buffers": "4. a requested checkpoint wrote (buffers)",
+    "spread_s": "4. ... in (s)", "immediate_buffers": "4. CHECKPOINT wrote (buffers)", "immediate_s": "4. ... in (s)",
+    "shared_buffers_context_postmaster": "5. shared_buffers changes only at a server start",
+    "resize_pending_restart": "5. after ALTER SYSTEM and a reload: waiting for a restart",
+    "shared_buffers_after_reload_mb": "5. ... shared_buffers then (MiB)",
+}
+SHARE = ("largest_instance_share", "hot_count_matches_passes")
+YES_NO = ("uptime_continued", "shared_buffers_context_postmaster", "resize_pending_restart")
+RANGES = ("early_reread_after_s", "late_reread_after_s", "resize_s", "spread_s", "immediate_s", "bgwriter_elapsed_s")
+
+
+def mechanics_rows(res: Results, engine: str) -> pd.DataFrame:
+    """The step-by-step runs of one engine ("InnoDB", "PostgreSQL") as the page's table: one row per
+    observation, one column per server (steps.table)."""
+    m = mechanics(res)
+    if m.empty:
+        return m
+    m = m[[part_of(f).engine == engine for f in m["flavor"]]]
+    for c in SHARE:
+        if c in m:
+            m[c] = 100 * m[c]
+    return steps.table(m, INNODB_STEPS if engine == "InnoDB" else POSTGRES_STEPS, YES_NO, RANGES, range_fmt=".2f")

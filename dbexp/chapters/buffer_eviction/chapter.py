@@ -44,7 +44,7 @@ from dbexp.waits import wait_until
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
 
-from .engines import BufferPart, innodb, mariadb, postgres
+from .engines import BufferPart, innodb, mariadb, pool_mechanics, postgres, shared_buffers_mechanics
 from .scanner import Scanner
 from .sessions import SessionClock
 
@@ -69,6 +69,9 @@ HOT_RESIDENT = 0.95  # the precondition: at least this share of the hot table's 
 BIG_RESIDENT = 0.01  # ... and at most this share of the big table's
 
 HOT, BIG = "hot", "sbtest1"
+DATABASE = "sbtest"  # where the probes on servers of their own make their tables
+# the midpoint probe's settings: the defaults variant's (innodb_old_blocks_time 1 s, 3/8 old, scan depth 100)
+MIDPOINT_SETTINGS = innodb.BufferPool.variants[0].settings
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,24 @@ class EvictionPoint:
     after_s: int
 
 
+@dataclass(frozen=True)
+class MechanicsPoint:
+    """An engine's pool observed step by step (engines/pool_mechanics.py, engines/shared_buffers_mechanics.py):
+    ``midpoint`` on the chapter's own InnoDB server, ``instances`` (InnoDB) and ``shared buffers``
+    (PostgreSQL) on a server of their own. Facts of the code, so a few runs per server, on 2 instances."""
+    probe: str
+    hot_rows: int | None = None  # the midpoint's: the hot table's rows (the chapter's, made as for the eviction runs)
+    mechanics: bool = True  # tells these runs apart from the eviction runs in the results
+    steps: int = 1  # the probes' version: raised when their steps change, so that a resumed sweep observes again
+
+
+MECHANICS_REPEATS = 2  # runs per server of the probes on servers of their own, one per instance
+
+
+def is_mechanics(point: Point) -> bool:
+    return isinstance(point.params, MechanicsPoint)
+
+
 # the catalog's offline series, PostgreSQL 13 and 15 not measured
 FULL_SERVERS = offline_series(without=("postgres:13", "postgres:15"))
 # PostgreSQL 17 left out at default scale: its ring is 12 to 16's (256 kB; 18's differs and stays), and
@@ -140,6 +161,15 @@ def server_config(spec: str, sc: Scale, cpus: str):
     return cfg
 
 
+def mechanics_config(spec: str, cpus: str):
+    """The server of a probe that needs one of its own: a 1 GiB InnoDB pool of 4 instances, or PostgreSQL's
+    small shared buffers and short checkpoint window (the probes' modules say why)."""
+    part = PARTS.of(flavor_of_spec(spec))
+    settings = (shared_buffers_mechanics.SETTINGS if part.reads_through_page_cache
+                else pool_mechanics.instances_settings(part))
+    return Chapter.server_config(spec, cpus, settings)
+
+
 class BufferEviction(Chapter):
     name = "buffer_eviction"
     Scale = Scale
@@ -172,23 +202,32 @@ class BufferEviction(Chapter):
         return sc
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
-        points = []
+        points, probe = [], []
         for spec in sc.servers:
             part = PARTS.of(flavor_of_spec(spec))
             cfg = server_config(spec, sc, cpus.server)
             wanted = sc.variants + (sc.more_variants if spec in sc.all_variants_on else ())
+            options = (("hot-table", HOT), ("hot-rows", str(sc.hot_rows)))
+            if sc.rate:
+                options += (("rate", str(sc.rate)),)
+            wl = Workload("hot_select", sc.threads, sc.before_s + sc.scan_s + sc.after_s, 1, sc.table_size,
+                          cpuset=cpus.client, options=options)
             for v in part.variants:
                 if v.name not in wanted:
                     continue
-                options = (("hot-table", HOT), ("hot-rows", str(sc.hot_rows)))
-                if sc.rate:
-                    options += (("rate", str(sc.rate)),)
-                wl = Workload("hot_select", sc.threads, sc.before_s + sc.scan_s + sc.after_s, 1, sc.table_size,
-                              cpuset=cpus.client, options=options)
                 params = EvictionPoint(v.name, v.scan, v.settings, v.prewarm, sc.pool_mb, sc.table_size, sc.hot_rows,
                                        sc.rate, sc.before_s, sc.scan_s, sc.after_s)
                 points.append(Point(cfg, params, wl, group=f"buffer_eviction {spec}"))
-        return [Part(points, sc.repeats, sc.instances)]
+            # the probes: InnoDB's midpoint on a server like this one (the workload names its tables), and each
+            # engine's other steps on a server of its own
+            if part.engine == "InnoDB":
+                probe.append(Point(cfg, MechanicsPoint("midpoint", sc.hot_rows), wl, group=f"mechanics {spec}"))
+            probe.append(Point(mechanics_config(spec, cpus.server),
+                               MechanicsPoint("shared buffers" if part.reads_through_page_cache else "instances"),
+                               group=f"mechanics {spec}"))
+        repeats = min(MECHANICS_REPEATS, sc.repeats)
+        return [Part(points, sc.repeats, sc.instances)] + ([Part(probe, repeats, min(sc.instances, repeats))]
+                                                           if probe else [])
 
     def session(self, server):
         return nullcontext({})  # per server: the hot table, made at the first run (after sysbench's prepare)
@@ -202,6 +241,10 @@ class BufferEviction(Chapter):
         old_blocks_time; PostgreSQL counts a use each time)."""
         p: EvictionPoint = point.params
         part = PARTS.of(server.flavor)
+        if is_mechanics(point) and point.params.probe != "midpoint":
+            server.ensure_database(DATABASE)
+            state["restart_s"] = server.restart()  # the settings as started (a resize or ALTER SYSTEM undone)
+            return
         if "hot_pages" not in state:
             conn = server.connect(point.workload.database)
             try:
@@ -215,8 +258,10 @@ class BufferEviction(Chapter):
             drop_page_cache()
         conn = server.connect(point.workload.database)
         try:
-            for name, value in p.settings:
+            for name, value in (MIDPOINT_SETTINGS if is_mechanics(point) else p.settings):
                 server.flavor.capability("set_global").set(conn, name, value)
+            if is_mechanics(point):  # the probe reads the tables itself, from an empty pool
+                return
             part.warm(conn, HOT)
             time.sleep(WARM_GAP_S)
             part.warm(conn, HOT)
@@ -224,7 +269,10 @@ class BufferEviction(Chapter):
             conn.close()
 
     def precondition(self, server, point: Point, state: dict) -> dict:
-        """The state reset() makes, as the pool shows it: the hot table resident, the big table not."""
+        """The state reset() makes, as the pool shows it: the hot table resident, the big table not (a probe
+        checks its own starting state: its precondition_ok)."""
+        if is_mechanics(point):
+            return {"a fresh server process (restarted)": (True, f"{state['restart_s']:.1f} s")}
         part = PARTS.of(server.flavor)
         conn = server.connect(point.workload.database)
         try:
@@ -239,6 +287,8 @@ class BufferEviction(Chapter):
                     (big <= BIG_RESIDENT * state["big_pages"], f"{big:.0f} of {state['big_pages']} pages")}
 
     def measure(self, server, point: Point, state: dict) -> Measured:
+        if is_mechanics(point):
+            return _probe(server, point, state)
         p: EvictionPoint = point.params
         wl = point.workload
         part = PARTS.of(server.flavor)
@@ -251,6 +301,21 @@ class BufferEviction(Chapter):
             finally:
                 conn.close()
         return got
+
+
+def _probe(server, point: Point, state: dict) -> Measured:
+    """One run of a step-by-step probe (MechanicsPoint)."""
+    part = PARTS.of(server.flavor)
+    probe = point.params.probe
+    if probe == "midpoint":
+        m = pool_mechanics.observe_midpoint(server, part, BIG, HOT, point.workload.database)
+    elif probe == "instances":
+        m = pool_mechanics.observe_instances(server, part, DATABASE)
+    else:
+        m = shared_buffers_mechanics.observe(server, DATABASE)
+    m["restart_s"] = (state["restart_s"], "s")
+    return Measured(m, [], [], f"{probe} step by step (engines/"
+                    + ("shared_buffers_mechanics.py)" if probe == "shared buffers" else "pool_mechanics.py)"))
 
 
 def timed_window(server, point: Point, state: dict) -> Measured:

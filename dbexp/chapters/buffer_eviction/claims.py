@@ -14,12 +14,12 @@ import re
 
 import pandas as pd
 
-from dbexp.experiments import stats, verdicts
+from dbexp.experiments import stats, steps, verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import KERNELMAKER_BUFFERPOOL
 
-from .analysis import (hot_rate, of_variant, per_run, pool_pages_text, pool_sizes, rings, scan_depths, summary,
-                       tidy, usage_counts)
+from .analysis import (free_after_scan, hot_rate, mechanics, of_variant, per_run, pool_pages_text, pool_sizes, rings,
+                       scan_depths, summary, tidy, usage_counts)
 from .chapter import VARIANT_NAMES, part_of
 from .engines.innodb import OLD_MIN_LEN, BufferPool
 from .engines.postgres import SharedBuffers
@@ -362,10 +362,176 @@ def _throughput_row(res: Results, sm: pd.DataFrame, here: str) -> list[verdicts.
         "; ".join(cells), verdicts.not_testable(why))]
 
 
+FREE_REACHED = 0.95  # the page cleaner refilled the free list: the last sample after the scan at this share of its target
+
+
+def _free_pages_row(res: Results) -> list[verdicts.ClaimRow]:
+    """The page cleaner frees pages until the free list holds innodb_lru_scan_depth: after the scan (the pool
+    full, the big table no longer read) the free pages should climb to the target and stop there. A run holds
+    it where they never went above the target and, at a target the after phase can reach (100 pages), ended
+    within FREE_REACHED of it. MySQL's runs decide (the source reads MySQL's code); MariaDB's are shown beside."""
+    f = free_after_scan(res)
+    claim = KERNELMAKER_BUFFERPOOL.cite("InnoDB's page cleaner frees pages from the LRU list's tail until the free "
+                                        "list holds innodb_lru_scan_depth pages")
+    if f.empty:
+        return [verdicts.ClaimRow(claim, SOURCE, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED)]
+    small = int(f["depth"].min())
+    f = f.assign(above=f["most"] > f["depth"], short=(f["depth"] == small) & (f["last"] < FREE_REACHED * f["depth"]),
+                 judged=f["flavor"].map(lambda x: part_of(x).code_the_source_reads))
+    cells = []
+    for (name, depth), g in f.groupby(["series_name", "depth"], sort=False):
+        cells.append(f"{name}, target {depth:,}: at most {g['most'].max():,.0f} free after the scan, "
+                     f"{g['last'].min():,.0f} to {g['last'].max():,.0f} at its end ({len(g)} runs)")
+    mine = f[f["judged"]]
+    failing = int((mine["above"] | mine["short"]).sum())
+    verdict = verdicts.events(failing, len(mine), float("nan"), "none")
+    verdict += (f" (MySQL, in {len(mine) - failing} of {len(mine)} runs)" if verdict == "agrees"
+                else f" (MySQL: the claim failed in {failing} of {len(mine)} runs)")
+    return [verdicts.ClaimRow(
+        claim, SOURCE,
+        "the eviction runs' after phase (the scan stopped, the hot table resident): the pool's free pages each "
+        f"second (INNODB_BUFFER_POOL_STATS), one instance; holds: never above the target, and at {small:,} within "
+        f"{FREE_REACHED:.0%} of it at the run's end (the larger defaults are not reached in the after phase's few "
+        "seconds); MariaDB, whose page cleaner was rewritten in 10.5, is shown beside, not judged",
+        "; ".join(cells), verdict)]
+
+
+def _yes(v) -> str:
+    return "yes" if v else "no"
+
+
+def _resize_said(r) -> str:
+    if r.probe == "shared buffers":
+        return (f"shared_buffers changes only at a server start (context postmaster: {_yes(r.shared_buffers_context_postmaster)}); "
+                f"after ALTER SYSTEM and a reload it waited for a restart ({_yes(r.resize_pending_restart)}), still "
+                f"{r.shared_buffers_after_reload_mb:.0f} MiB")
+    chunk = "" if _nan(r.chunk_mb) else f", chunks of {r.chunk_mb:.0f} MiB"
+    return (f"grew online from {r.pool_mb_before:,.0f} to {r.pool_mb_after:,.0f} MiB{chunk}; the server's uptime "
+            f"carried on ({_yes(r.uptime_continued)}) and the table's {r.new_table_pages:,.0f} pages stayed resident "
+            f"({r.table_pages_kept:,.0f})")
+
+
+def _resize_holds(r) -> bool:
+    if r.probe == "shared buffers":
+        return bool(r.shared_buffers_context_postmaster) and bool(r.resize_pending_restart)
+    return r.pool_mb_after > r.pool_mb_before and bool(r.uptime_continued) and r.table_pages_kept == r.new_table_pages
+
+
+# each step-by-step claim (engines/pool_mechanics.py, engines/shared_buffers_mechanics.py): the ledger's id, the
+# observation a run needs, the claim as the source states it, what a run showed, and the test it passes where
+# the claim holds
+STEP_CLAIMS = (
+    steps.StepClaim(
+        "new-pages-enter-at-midpoint", "new_pages_old",
+        "A page InnoDB reads from disk enters its LRU list at the midpoint (the old sublist's head), not at the young end",
+        lambda r: f"a first read brought in {r.new_pages:,.0f} pages; {r.new_pages_old:,.0f} of the table's "
+                  f"{r.table_pages:,.0f} sat in the old sublist, while its young part held {r.big_young_pages:,.0f} "
+                  "pages of the big table",
+        lambda r: r.new_pages > 0 and r.new_pages_old >= r.new_pages and r.big_young_pages > 0),
+    steps.StepClaim(
+        "promotion-after-one-second", "late_made_young",
+        "A page in the old sublist moves to the young end when it is read again only after innodb_old_blocks_time "
+        "(1 s by default) has passed since its first read",
+        lambda r: f"read again within 1 s: {r.early_made_young:,.0f} pages made young, {r.early_old_pages:,.0f} of "
+                  f"{r.table_pages:,.0f} still old; read again after 1 s: {r.late_made_young:,.0f} made young, "
+                  f"{r.late_old_pages:,.0f} still old",
+        lambda r: (r.early_reread_after_s < 1.0 and r.early_made_young == 0 and r.early_old_pages >= r.new_pages
+                   and r.late_reread_after_s >= 1.0 and r.late_old_pages <= 0.05 * r.late_pages
+                   and r.late_made_young >= 0.95 * r.late_pages)),
+    steps.StepClaim(
+        "pool-instances-shard", "pool_instances",
+        "A large InnoDB buffer pool is split into instances, each with its own lists and hash table, and pages "
+        "spread over them",
+        lambda r: f"{r.pool_instances:.0f} instances; a new table's {r.new_table_pages:,.0f} pages in "
+                  f"{r.instances_holding_table:.0f} of them, the largest share {r.largest_instance_share:.0%}",
+        lambda r: (r.pool_instances == r.instances_setting > 1 and r.instances_holding_table == r.pool_instances
+                   and r.largest_instance_share < 0.5),
+        only=lambda r: not _nan(getattr(r, "instances_setting", float("nan")))),
+    steps.StepClaim(
+        "extents-share-an-instance", "extents_split",
+        "InnoDB puts 64 consecutive pages of a tablespace in the same instance",
+        lambda r: f"{r.extents_split:,.0f} of {r.extents_seen:,.0f} runs of 64 pages spread over two instances or "
+                  f"more; the runs together in {r.extent_instances:.0f} instances",
+        lambda r: r.extents_split == 0 and r.extent_instances > 1,
+        only=lambda r: getattr(r, "pool_instances", 0) > 1),
+    steps.StepClaim(
+        "chunks-ease-resizing", "chunks_test",
+        "InnoDB's pool is made of chunks, so it can be resized while the server runs; PostgreSQL's shared buffers, "
+        "one array, cannot",
+        _resize_said, _resize_holds),
+    steps.StepClaim(
+        "sweep-decrements", "hot_count_matches_passes",
+        "PostgreSQL's clock sweep lowers the usage count of each unpinned buffer it passes and evicts the first "
+        "one it finds at 0",
+        lambda r: f"a small table's {r.hot_buffers:,.0f} buffers at usage count {r.hot_usage_min_before:.0f}; after "
+                  f"{r.sweep_laps:.1f} laps of the hand all {r.hot_resident_after:,.0f} still resident at count "
+                  f"{r.hot_usage_max_after:.0f} ({r.hot_passes_after:.0f} passes over them); each buffer's count was 5 "
+                  f"less the hand's passes in {r.hot_count_matches_passes:.0%} of the looks, and each was evicted on "
+                  f"the pass after it was seen at {r.hot_evicted_last_seen_max:.0f} ({r.sweep_laps_end:.1f} laps in all)",
+        lambda r: (r.hot_usage_min_before == 5 and r.hot_resident_after == r.hot_buffers
+                   and r.hot_count_matches_passes >= 0.99 and r.hot_evicted == r.hot_buffers
+                   and r.hot_evicted_last_seen_max == 0)),
+    steps.StepClaim(
+        "rings-for-vacuum-and-bulk-writes", "vacuum_resident",
+        "VACUUM and bulk inserts (COPY) read and write through a ring of their own, as a sequential scan does",
+        lambda r: f"COPY of {r.copy_table_pages:,.0f} pages left {r.copy_resident:,.0f} in shared buffers (a ring of "
+                  f"{r.copy_ring_buffers:,.0f}), the same rows by INSERT {r.insert_resident:,.0f}; VACUUM of "
+                  f"{r.vacuum_table_pages:,.0f} pages left {r.vacuum_resident:,.0f} (a ring of {r.vacuum_ring_buffers:,.0f})",
+        lambda r: (r.copy_resident <= r.copy_ring_buffers + RING_SLACK < r.copy_table_pages
+                   and r.insert_resident > r.copy_ring_buffers + RING_SLACK
+                   and r.vacuum_resident <= r.vacuum_ring_buffers + RING_SLACK < r.vacuum_table_pages)),
+    steps.StepClaim(
+        "bgwriter-max-pages", "bgwriter_maxwritten",
+        "PostgreSQL's background writer writes at most bgwriter_lru_maxpages (100) buffers a round",
+        lambda r: f"{r.bgwriter_clean:,.0f} buffers written in {r.bgwriter_elapsed_s:.1f} s (at most "
+                  f"{r.bgwriter_rounds_max:.0f} rounds of {r.bgwriter_delay_s * 1000:.0f} ms), "
+                  f"{r.bgwriter_maxwritten:,.0f} rounds stopped at the cap of {r.bgwriter_lru_maxpages:.0f}",
+        lambda r: (r.bgwriter_maxwritten >= 1
+                   and r.bgwriter_clean <= r.bgwriter_lru_maxpages * r.bgwriter_rounds_max)),
+    steps.StepClaim(
+        "checkpoint-spread", "spread_s",
+        "PostgreSQL's checkpointer paces a checkpoint's writes over the checkpoint window instead of writing them "
+        "in a burst",
+        lambda r: f"a requested (spread) checkpoint of {r.spread_buffers:,.0f} buffers took {r.spread_s:.1f} s of its "
+                  f"{r.spread_window_s:.1f} s window; an immediate one of {r.immediate_buffers:,.0f}, {r.immediate_s:.2f} s",
+        lambda r: (r.spread_buffers > 0 and r.immediate_buffers > 0 and r.spread_s >= 0.5 * r.spread_window_s
+                   and r.immediate_s < 0.2 * r.spread_s)),
+)
+# each step claim in a few words, in STEP_CLAIMS' order (the page's summary)
+STEP_NAMES = ("pages read from disk enter at the midpoint", "promotion waits innodb_old_blocks_time",
+              "a large pool is split into instances", "64 consecutive pages share an instance",
+              "InnoDB resizes online, PostgreSQL only at a restart", "the clock sweep lowers usage counts",
+              "COPY and VACUUM read through rings", "the background writer's cap per round",
+              "checkpoints spread their writes")
+RING_SLACK = 16  # buffers a ring's owner may hold beyond the ring (the page in use, the relation's first pages)
+
+
+def _how(g: pd.DataFrame) -> str:
+    probes = set(g["probe"])
+    with_what = []
+    if probes & {"midpoint", "instances"}:
+        with_what.append("INNODB_BUFFER_PAGE_LRU and INNODB_BUFFER_POOL_STATS")
+    if "shared buffers" in probes:
+        with_what.append("pg_buffercache, pg_stat_bgwriter and pg_settings")
+    where = {"midpoint": "the chapter's own server, restarted, the pool filled by the big table",
+             "instances": "a server of its own with a pool of 1 GiB (MySQL: 4 instances)",
+             "shared buffers": "a server of its own with 16 MiB of shared buffers and a 6 s checkpoint window"}
+    return "; ".join(where[p] for p in sorted(probes)) + "; watched step by step with " + " and ".join(with_what)
+
+
+def _step_rows(res: Results) -> list[verdicts.ClaimRow]:
+    m = mechanics(res)
+    if len(m):
+        m = m.assign(chunks_test=1.0)  # the resize claim's rows: every probe run on a server of its own
+        m.loc[m["probe"] == "midpoint", "chunks_test"] = float("nan")
+    return steps.claim_rows(m, STEP_CLAIMS, SOURCE, _how, KERNELMAKER_BUFFERPOOL.cite)
+
+
 def claims(res: Results) -> pd.DataFrame:
     sm = summary(res)
     if sm.empty:
         return verdicts.table([])
     here, here_pg = conditions(res, BufferPool), conditions(res, SharedBuffers)
-    rows = _innodb_rows(res, sm, here) + _postgres_rows(res, sm, here_pg) + _throughput_row(res, sm, here)
+    rows = (_innodb_rows(res, sm, here) + _free_pages_row(res) + _postgres_rows(res, sm, here_pg)
+            + _throughput_row(res, sm, here) + _step_rows(res))
     return verdicts.table(rows)

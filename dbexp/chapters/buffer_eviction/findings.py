@@ -8,11 +8,11 @@ import math
 import pandas as pd
 
 from dbexp.book import prose
-from dbexp.experiments import stats
+from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Results
 
 from .analysis import hot_rate, of_variant, per_run, pool_sizes, scan_depths, summary, tidy
-from .claims import DEFAULTS, DEPTH_DEFAULT, KEPT_MISSES, KEPT_RESIDENT, _protected, kept
+from .claims import DEFAULTS, DEPTH_DEFAULT, KEPT_MISSES, KEPT_RESIDENT, STEP_NAMES, _protected, _step_rows, kept
 from .engines.innodb import OLD_MIN_LEN
 
 
@@ -90,6 +90,9 @@ def numbers(res: Results) -> dict:
         "rate": hot_rate(tidy(res)),
         "cpu_measured": any(not _nan(c["scan_cpu"]) for c in cpu),
         "no_miss": no_miss,
+        "steps": [{"name": name, "verdict": row.verdict, "held": row.verdict.startswith("agrees")}
+                  for name, row in zip(STEP_NAMES, _step_rows(res))
+                  if row.verdict != verdicts.NOT_MEASURED],
     }
 
 

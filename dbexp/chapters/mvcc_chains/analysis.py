@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from dbexp.chapters.mvcc_chains.chapter import PARTS
-from dbexp.experiments import stats
+from dbexp.experiments import stats, steps
 from dbexp.experiments.chapter import Results
 from dbexp.servers.registry import flavor_class
 
@@ -79,29 +79,14 @@ MS = ("read_under_write_ms", "write_under_read_ms", "purge_older_writer_s")  # t
 
 def mechanics_rows(res: Results, store: str) -> pd.DataFrame:
     """The step-by-step runs of one kind of version store ("heap", "undo") as the page's table: one row per
-    observation, one column per server; a cell is the value all its runs saw (with how many), or each run's
-    value where they differ."""
+    observation, one column per server (steps.table)."""
     m = mechanics(res)
     if m.empty:
         return m
     m = m[m["version_store"] == store]
     # the observations this store's runs have, in its probe's order (the undo probe numbers its steps its own way)
-    steps = [c for c in (UNDO_STEPS if store == "undo" else MECHANICS_LABELS) if c in m and m[c].notna().any()]
-    if m.empty or not steps:
-        return m.iloc[0:0]
-    labels = UNDO_LABELS if store == "undo" else MECHANICS_LABELS
-    out = {"observation": [labels[c] for c in steps]}
-    for name, g in m.sort_values(["series_name", "repeat"]).groupby("series_name", sort=False):
-        cells = []
-        for c in steps:
-            if c in MS:
-                cells.append(f"{g[c].min():.1f} to {g[c].max():.1f}" if len(g) > 1 else f"{g[c].iloc[0]:.1f}")
-                continue
-            vals = [("yes" if v else "no") if c in YES_NO else f"{v:,.0f}" for v in g[c]]
-            runs = "both runs" if len(vals) == 2 else f"all {len(vals)} runs" if len(vals) > 2 else "one run"
-            cells.append(f"{vals[0]} ({runs})" if len(set(vals)) == 1 else " / ".join(vals))
-        out[name] = cells
-    return pd.DataFrame(out)
+    labels = ({c: UNDO_LABELS[c] for c in UNDO_STEPS} if store == "undo" else MECHANICS_LABELS)
+    return steps.table(m, labels, YES_NO, MS)
 
 
 def tidy(res: Results) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from dbexp.chapters.mvcc_chains.analysis import mechanics
 from dbexp.chapters.mvcc_chains.analysis import (at_largest_v, beyond_variant, clock_loop, collector_passes,
                                                  column_against_column, excess_at, per_version, tidy)
 from dbexp.chapters.mvcc_chains.measure import HOLD_S
-from dbexp.experiments import verdicts
+from dbexp.experiments import steps, verdicts
 from dbexp.experiments.chapter import Results
 from dbexp.experiments.sources import KERNELMAKER_MVCC
 
@@ -152,40 +152,17 @@ PAGE_CLAIMS = (
 )
 
 
+def _how(g: pd.DataFrame) -> str:
+    """How the step-by-step runs of ``g`` were observed."""
+    stores = set(g["version_store"])
+    how = ("pageinspect" if stores == {"heap"} else "the server's counters (INNODB_METRICS, SHOW ENGINE INNODB "
+           "STATUS)" if stores == {"undo"} else "the rows each session reads")
+    return f"one table, watched step by step with {how}"
+
+
 def _page_rows(m: pd.DataFrame, link) -> list[verdicts.ClaimRow]:
-    """The step-by-step claims: per server, what its runs showed (one run's words where all agree, servers that
-    saw the same together), and the verdict from the runs where the claim failed (verdicts.events: none)."""
-    rows = []
-    for _, needs, claim, said, holds in PAGE_CLAIMS:
-        g_all = m[m[needs].notna()] if needs in m else m.iloc[0:0]
-        if g_all.empty:
-            rows.append(verdicts.ClaimRow(link(claim), SOURCE, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED,
-                                          verdicts.NOT_MEASURED))
-            continue
-        seen: dict[str, list] = {}  # what the runs showed -> [servers, runs that hold, runs]
-        failing = 0
-        for name, g in g_all.sort_values("series_name").groupby("series_name", sort=False):
-            words = [said(r) for r in g.itertuples()]
-            ok = [bool(holds(r)) for r in g.itertuples()]
-            failing += ok.count(False)
-            got = seen.setdefault(words[0] if len(set(words)) == 1 else "; ".join(words), [[], 0, 0])
-            got[0].append(name)
-            got[1] += sum(ok)
-            got[2] += len(ok)
-        parts = [f"{', '.join(names)}: {words} ({held} of {n} runs)" for words, (names, held, n) in seen.items()]
-        n = len(g_all)
-        verdict = verdicts.events(failing, n, float("nan"), "none")
-        runs = int(g_all.groupby("series_name").size().max())
-        k = int(g_all["instance"].nunique()) if "instance" in g_all else 1
-        stores = set(g_all["version_store"])
-        how = ("pageinspect" if stores == {"heap"} else "the server's counters (INNODB_METRICS, SHOW ENGINE INNODB "
-               "STATUS)" if stores == {"undo"} else "the rows each session reads")
-        here = (f"{', '.join(sorted(set(g_all['series_name'])))}; one table, watched step by step with {how}; "
-                f"{runs} run{'s' if runs > 1 else ''} per server, on {k} instance{'s' if k > 1 else ''}")
-        rows.append(verdicts.ClaimRow(link(claim), SOURCE, here, "; ".join(parts),
-                                      verdict + (f" (in {n - failing} of {n} runs)" if verdict == "agrees"
-                                                 else f" (the claim failed in {failing} of {n} runs)")))
-    return rows
+    """The step-by-step claims (steps.claim_rows)."""
+    return steps.claim_rows(m, [steps.StepClaim(*c) for c in PAGE_CLAIMS], SOURCE, _how, link)
 
 
 def _undo_old_reader(w, slopes, link) -> verdicts.ClaimRow:

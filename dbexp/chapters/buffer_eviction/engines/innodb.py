@@ -31,6 +31,8 @@ class BufferPool(BufferPart):
                 (("innodb_old_blocks_time", "1000"), ("innodb_old_blocks_pct", "5"), DEPTH)),
     )
     old_min_len = OLD_MIN_LEN
+    # the code the source reads (MySQL's InnoDB): where a claim is of that code's details, this flavor's runs decide
+    code_the_source_reads = True
     is_old_sql = "IS_OLD = 'YES'"  # INNODB_BUFFER_PAGE_LRU.IS_OLD is 'YES'/'NO' in MySQL
     page_bytes = 16384
     reads_through_page_cache = False  # with buffer_pool_settings(): O_DIRECT

@@ -7,6 +7,7 @@ from .innodb import BufferPool
 
 
 class MariaDBBufferPool(BufferPool):
+    code_the_source_reads = False  # MariaDB's InnoDB, whose flushing and page cleaner were rewritten in 10.5
     is_old_sql = "IS_OLD = 1"  # an int(1) column here ('YES' would compare as 0 and count the young pages)
 
     def buffer_pool_settings(self, mb: int) -> dict[str, str]:
