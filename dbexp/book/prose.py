@@ -19,20 +19,31 @@ import jinja2
 from dbexp.paths import project_root
 
 
+_NEGATIVE_ZERO = re.compile(r"^-(0[0,.]*)(%?)$")
+
+
+def _no_negative_zero(text: str) -> str:
+    """'-0.00' (a small negative number rounded to zero) as '0.00'; '+' kept where it was asked for."""
+    m = _NEGATIVE_ZERO.match(text)
+    return m.group(1) + m.group(2) if m else text
+
+
 def pct(x: float, digits: int = 1) -> str:
-    return f"{x:.{digits}%}"
+    return _no_negative_zero(f"{x:.{digits}%}")
 
 
 def signed_pct(x: float, digits: int = 1) -> str:
-    return f"{x:+.{digits}%}"
+    return f"{x:+z.{digits}%}"
 
 
 def num(x: float, fmt: str = ",.2f") -> str:
-    return format(x, fmt)
+    text = format(x, fmt)
+    zero = _no_negative_zero(text)
+    return "+" + zero if zero != text and "+" in fmt else zero
 
 
 def ci(lo: float, hi: float, fmt: str = ".2f") -> str:
-    return f"[{format(lo, fmt)}, {format(hi, fmt)}]"
+    return f"[{num(lo, fmt)}, {num(hi, fmt)}]"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

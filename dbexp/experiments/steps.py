@@ -51,8 +51,8 @@ def table(m: pd.DataFrame, labels: dict[str, str], yes_no=(), ranges=(), fmt: st
             if vals.empty:
                 cells.append("—")
             elif c in ranges:
-                cells.append(f"{vals.min():{range_fmt}} to {vals.max():{range_fmt}}" if len(vals) > 1
-                             else f"{vals.iloc[0]:{range_fmt}}")
+                lo, hi = f"{vals.min():{range_fmt}}", f"{vals.max():{range_fmt}}"
+                cells.append(f"{lo} to {hi}" if lo != hi else f"{lo} ({_runs(len(vals))})" if len(vals) > 1 else lo)
             else:
                 words = [("yes" if v else "no") if c in yes_no else f"{v:{fmt}}" for v in vals]
                 cells.append(f"{words[0]} ({_runs(len(words))})" if len(set(words)) == 1 else " / ".join(words))

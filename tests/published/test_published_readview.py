@@ -42,11 +42,11 @@ def test_the_published_copy_times_are_measured_without_the_call(published):
 
 def test_innodb_views_grow_without_a_resolved_bend_in_the_published_runs(published):
     """Every InnoDB view's slope over H is resolved above 0, and its upper segment (1,000 to 10,000)
-    minus its lower one (1 to 1,000) has an interval that spans 0: straight within the interval, so the
-    linear claim agrees (under other conditions) and the page says no bend is resolved."""
+    minus its lower one (1 to 1,000) has an interval that spans 0: no bend resolved (straight where the
+    interval is narrow beside the slope, else not resolved), and the page says so."""
     seg = readview.segments(published).set_index("server")
     assert {"mysql 5.7.22", "mysql 8.0.15", "mysql 9.7.4", "postgres 12.22", "postgres 14.23"} == set(seg.index)
-    assert (seg["shape"] == "straight within the interval").all()
+    assert seg["shape"].str.startswith(("straight", "not resolved")).all()
     assert ((seg["diff_low"] < 0) & (seg["diff_high"] > 0)).all()
     # the upper segment is the better measured one (more holders per step)
     assert ((seg["high_high"] - seg["high_low"]) < (seg["low_high"] - seg["low_low"])).all()

@@ -436,9 +436,10 @@ def free_after_scan(res: Results) -> pd.DataFrame:
 INNODB_STEPS = {
     "table_pages": "1. the hot table's pages in the pool after its first read",
     "new_pages": "1. ... brought in by that read", "new_pages_old": "1. ... of the table's pages in the old sublist",
+    "list_growth": "1. the LRU list's length, change during the read (pages)",
     "big_young_pages": "1. the big table's pages in the young sublist",
     "early_reread_after_s": "2. read again, ending this long after the first read began (s)",
-    "early_made_young": "2. ... pages made young", "early_old_pages": "2. ... pages still old",
+    "early_made_young": "2. ... pages made young", "early_old_pages": "2. ... of the old ones still old",
     "late_reread_after_s": "2. read again this long after the first read ended (s)",
     "late_made_young": "2. ... pages made young", "late_old_pages": "2. ... pages still old",
     "pool_instances": "3. instances (rows of INNODB_BUFFER_POOL_STATS), a 1 GiB pool",

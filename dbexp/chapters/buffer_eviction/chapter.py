@@ -22,7 +22,13 @@ PostgreSQL 17 too (LEFT_OUT) 84 runs and one more server, about 18.5, too close 
 Measured since (issue 32: every run on a server restarted just before it, the hot table read twice and the
 pool checked, 2 instances per server): 24.0 minutes in one sweep on the Intel Xeon VM, over the 20: a
 restart takes 0.7 s on PostgreSQL and 1.3 to 2.8 s on MySQL and MariaDB (median per server), the two reads
-of the hot table 1.2 s apart, and each instance starts its servers and loads its 500,000 rows again."""
+of the hot table 1.2 s apart, and each instance starts its servers and loads its 500,000 rows again.
+
+The step-by-step probes (MechanicsPoint) are a part of their own: per InnoDB server the midpoint's steps on a
+server like the eviction runs' and the instances' steps on a server with a 1 GiB pool, per PostgreSQL server
+the shared buffers' steps, 2 runs each on 2 instances: 28 runs on 9 servers took 8.1 minutes (each instance
+starts two servers and loads the 500,000 rows the midpoint reads), so the chapter takes about 32 minutes in
+all, over its 20."""
 
 from __future__ import annotations
 
@@ -112,12 +118,12 @@ class EvictionPoint:
 @dataclass(frozen=True)
 class MechanicsPoint:
     """An engine's pool observed step by step (engines/pool_mechanics.py, engines/shared_buffers_mechanics.py):
-    ``midpoint`` on the chapter's own InnoDB server, ``instances`` (InnoDB) and ``shared buffers``
+    ``midpoint`` on an InnoDB server set up as the eviction runs', ``instances`` (InnoDB) and ``shared buffers``
     (PostgreSQL) on a server of their own. Facts of the code, so a few runs per server, on 2 instances."""
     probe: str
     hot_rows: int | None = None  # the midpoint's: the hot table's rows (the chapter's, made as for the eviction runs)
     mechanics: bool = True  # tells these runs apart from the eviction runs in the results
-    steps: int = 1  # the probes' version: raised when their steps change, so that a resumed sweep observes again
+    steps: int = 2  # the probes' version: raised when their steps change, so that a resumed sweep observes again
 
 
 MECHANICS_REPEATS = 2  # runs per server of the probes on servers of their own, one per instance

@@ -216,7 +216,7 @@ def claims(res: Results) -> pd.DataFrame:
                 "none: the source measures MySQL only",
                 _here(res, ", ".join(own["series_name"]), t, n,
                       "W from performance_schema (THD::COND_wakeup_ready, counted)"),
-                "; ".join(f"{r.series_name}: {r.waits_per_commit:.3f} waits per commit, efficiency at most "
+                "; ".join(f"{r.series_name}: {r.waits_per_commit:.3f} waits per commit, (C - G)/W "
                           f"{_pct(r.efficiency_bound, r.efficiency_bound_lo, r.efficiency_bound_hi, r.n)}"
                           for r in own.itertuples()),
                 verdicts.combine(one_run("run") if r.n < 2 else

@@ -17,7 +17,7 @@ from scipy import stats as sp
 from dbexp.catalog import versions
 from dbexp.chapters.readview.chapter import LATCH_STMTS, of_run
 from dbexp.chapters.readview.engines import postgres
-from dbexp.experiments import stats
+from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Results, memo, server_starts
 
 
@@ -238,7 +238,8 @@ def segments(res: Results) -> pd.DataFrame:
     slope of two segments in each repeat, from the smallest H above 0 to the second largest and from
     there to the largest, their means with t intervals over the repeats, and the difference of the
     upper one minus the lower one (a Welch interval over the repeats). ``shape``: concave where that
-    interval lies below 0 (each holder adds less at larger H), convex above, else straight within it.
+    interval lies below 0 (each holder adds less at larger H), convex above; straight where it lies within
+    +-verdicts.LINE_BAND of the segments' mean slope, else not resolved (as verdicts.linear judges the line).
     H = 0 is left out: InnoDB reuses an autocommit reader's view only while it lists nothing."""
     w = tidy(res)
     w = w[w["probe"] & (w["trx_stmts"] == 0) & (w["mode"] == "prepared")]
@@ -255,8 +256,11 @@ def segments(res: Results) -> pd.DataFrame:
         low = ((piv[h1] - piv[h0]) / (h1 - h0)).dropna()
         high = ((piv[h2] - piv[h1]) / (h2 - h1)).dropna()
         d, dlo, dhi = stats.difference_ci(high, low)
-        shape = ("concave" if dhi < 0 else "convex" if dlo > 0 else
-                 "straight within the interval" if dlo == dlo else "one repeat: no interval")
+        ref = (low.mean() + high.mean()) / 2  # the slope the bend is set against (verdicts.linear's band)
+        shape = ("concave" if dhi < 0 else "convex" if dlo > 0 else "one repeat: no interval" if dlo != dlo else
+                 f"straight (the bend's interval within +-{verdicts.LINE_BAND:.0%} of the slope)"
+                 if -verdicts.LINE_BAND * ref <= dlo and dhi <= verdicts.LINE_BAND * ref else
+                 f"not resolved (the bend's interval reaches beyond +-{verdicts.LINE_BAND:.0%} of the slope)")
         rows.append({"server": r["server"], "family": r["family"], "calls": r["calls"],
                      "lower": f"{h0:,} to {h1:,}", "upper": f"{h1:,} to {h2:,}",
                      **dict(zip(("low_slope", "low_low", "low_high"), stats.mean_ci(low))),

@@ -92,7 +92,7 @@ def linear_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
             + (f", its half-width {(r['diff_high'] - r['diff_low']) / 2 / whole.loc[r['server'], 'slope']:.1f} times "
                f"the slope over every H ({_f(whole.loc[r['server'], 'slope'])} ns)"
                if r["server"] in whole.index and whole.loc[r["server"], "slope"] > 0 else ""))
-        if r["shape"] in ("concave", "convex") or r["shape"].startswith("straight"):
+        if r["shape"] in ("concave", "convex") or r["shape"].startswith(("straight", "not resolved")):
             # "increases linearly": the slope over every H resolved above 0, and the bend (upper segment
             # minus lower) narrow enough beside that slope to call it a line (verdicts.linear)
             v = verdicts.linear(tuple(whole.loc[r["server"], ["slope", "low", "high"]]),
@@ -316,7 +316,7 @@ def latch_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
             text = (f"{r['server']} at H = {r['holders']:,}: {r['latch']} {r['autocommit']:.2f} per read in autocommit, "
                     f"{r[col]:.2f} in transactions of {LATCH_STMTS} (ratio {r['ratio']:.2f}"
                     + (f" [{r['low']:.2f}, {r['high']:.2f}]" if r["low"] == r["low"] else ", one repeat: no interval")
-                    + f"; transactions minus autocommit {r[col] - r['autocommit']:+.2f} acquisitions per read)")
+                    + f"; transactions minus autocommit {r[col] - r['autocommit']:+z.2f} acquisitions per read)")
             if r["other names"]:
                 text += (f", its other trx-sys mutexes ({r['other names']}, not counted in the ratio) "
                          f"{r['other autocommit']:.2f} and {r[f'other {col}']:.2f} per read")

@@ -2,19 +2,22 @@
 pool's instances and its chunks, observed with ``information_schema.INNODB_BUFFER_PAGE_LRU`` and
 ``INNODB_BUFFER_POOL_STATS``. Two probes, each on the server it needs.
 
-**The midpoint** (observe_midpoint), on the chapter's own server (a pool of a few thousand pages), restarted
-just before: the big table is read once, which fills the pool and starts eviction (until InnoDB has evicted a
-page, buf_page_peek_if_too_old moves no page at all: the free-page clock is still 0), then the hot table,
-which no read has touched since the restart. The precondition: the hot table not resident (MariaDB reads
-its key's root page when it opens the table: that one page may be), the pool full
+**The midpoint** (observe_midpoint), on a server set up as the chapter's eviction runs (a pool of a few
+thousand pages), restarted just before: the big table is read once, which fills the pool and starts eviction
+(until InnoDB has evicted a page, buf_page_peek_if_too_old moves no page at all: the free-page clock is still
+0), then the hot table, which no read has touched since the restart. The precondition: the hot table not
+resident (MariaDB reads its key's root page when it opens the table: that one page may be), the pool full
 (eviction started, fewer free pages than a tenth of the pool) and an old sublist in place (an LRU list of at
 least innodb.OLD_MIN_LEN pages).
 
 1. **New pages enter at the midpoint.** The hot table is read once from disk: of its pages in the pool, how
    many sit in the old sublist (``IS_OLD``). buf_LRU_add_block puts a page read from disk at the old
    sublist's head (buf0lru.cc), so all of them should be old, while the young pages of the big table's last
-   read show that the list has a young end they did not go to. (In a pool that is still filling, the
-   midpoint itself moves as the list grows and turns pages young without a promotion; hence the full pool.)
+   read show that the list has a young end they did not go to. But where the read takes pages from the free
+   list (the page cleaner keeps up to innodb_lru_scan_depth of them), the list grows, and
+   buf_LRU_old_adjust_len keeps the old sublist at innodb_old_blocks_pct of the longer list by moving the
+   midpoint tailwards over the pages just added: up to (1 - pct) of the growth turns young without a
+   promotion (``list_growth``). (In a pool still filling, the whole read is growth; hence the full pool.)
 2. **Promotion waits innodb_old_blocks_time (1 s).** The table is read again at once, its first read less
    than a second old: buf_page_peek_if_too_old (buf0buf.ic) leaves a page in the old sublist while less than
    innodb_old_blocks_time has passed since its first access, counting it in PAGES_NOT_MADE_YOUNG. After a
@@ -126,9 +129,14 @@ def observe_midpoint(server, part, big: str, hot: str, database: str = "sbtest")
                                       and old_len > 0), "bool")
 
         # 1. a page read from disk goes to the old sublist's head
+        lru_before = sum(r[2] for r in _stats(conn))
         first_at = time.monotonic()
         m["first_read_s"] = (_read(conn, hot), "s")
         pages, old = _pages(conn, part, hot)
+        # free pages the read took grew the list, and InnoDB keeps the old sublist at its share of a longer list
+        # (buf_LRU_old_adjust_len) by moving the midpoint tailwards over the pages just added: that many turn young
+        m["list_growth"] = (float(sum(r[2] for r in _stats(conn)) - lru_before), "pages")
+        m["old_blocks_pct"] = (_variable(conn, "innodb_old_blocks_pct"), "%")
         m["new_pages"] = (float(pages - hot_before), "pages")  # brought in by this read
         m["table_pages"], m["new_pages_old"] = (float(pages), "pages"), (float(old), "pages")
         m["big_young_pages"] = (float(big_pages - big_old), "pages")
@@ -198,7 +206,8 @@ def observe_instances(server, part, database: str = "sbtest") -> dict[str, tuple
         target = int(size0) + GROW_MB * 2 ** 20
         t0 = time.monotonic()
         query(conn, f"SET GLOBAL innodb_buffer_pool_size = {target}")
-        while sum(r[1] for r in _stats(conn)) <= pool0:
+        # done when the variable says the new size (5.7 sets it at the end of the resize) and the pool has it
+        while _variable(conn, "innodb_buffer_pool_size") < target or sum(r[1] for r in _stats(conn)) <= pool0:
             if time.monotonic() - t0 > RESIZE_WAIT_S:
                 raise RuntimeError(f"the buffer pool did not grow within {RESIZE_WAIT_S:.0f} s of SET GLOBAL "
                                    f"innodb_buffer_pool_size = {target}: "
