@@ -1,5 +1,9 @@
 """Verdicts computed from the data, with their thresholds stated once (the methodology page
-quotes them): every claims table in the book takes its verdicts from here.
+quotes them): every claims table in the book takes its verdicts from here. The rules (an interval
+against a reference or a limit, a share against "most", a source's number reproduced or not, a count
+between two marks, events that should or should not happen) and the words' constructors (agrees(),
+disagrees(), not_resolved(), not_measured(), not_testable()) are the only places a verdict is
+spelled: tests/unit/test_architecture.py fails on a verdict word written inside dbexp/chapters/.
 
 A verdict is one of: "agrees", "agrees in direction, smaller" / "agrees in direction, larger"
 (the effect is there, its size outside the source's), "disagrees", "not resolved (why, and what
@@ -21,6 +25,8 @@ import pandas as pd
 NEAR_BAND = 0.05  # "about equal": a ratio's whole interval within 1 +- 5%
 PAYS_RATIO = 1.5  # "alike" readers: neither one's time over the other's above 1.5x; a latch "more often": above 1.5x
 NOT_MEASURED = "not measured at this scale"
+AGREES, DISAGREES, NOT_RESOLVED = "agrees", "disagrees", "not resolved"  # the words; a why follows in brackets
+IN_DIRECTION = "agrees in direction"  # the effect is there, its size outside the source's: ", smaller" / ", larger"
 
 
 def _nan(*values) -> bool:
@@ -67,9 +73,9 @@ def magnitude(lo: float, hi: float, low: float, high: float, reference: float = 
     if (lo > reference) != up:
         return "disagrees"
     if hi < low:
-        return f"agrees in direction, {'smaller' if up else 'larger'}"
+        return f"{IN_DIRECTION}, {'smaller' if up else 'larger'}"
     if lo > high:
-        return f"agrees in direction, {'larger' if up else 'smaller'}"
+        return f"{IN_DIRECTION}, {'larger' if up else 'smaller'}"
     return "agrees"
 
 
@@ -198,17 +204,19 @@ def direction(lo: float, hi: float, point: float | None = None, n: int | None = 
     return f"not resolved ({resolve_hint(lo, hi, 0.0, point, n)})"
 
 
-def under_other_conditions(verdict: str, other: str) -> str:
+def under_other_conditions(verdict: str, other: str, disagreement_too: bool = False) -> str:
     """The book's rule: where this lab's conditions differ from the source's, an agreement says so.
     "agrees" -> "agrees, under other conditions (OTHER)"; "agrees (why)" -> "agrees, under other
     conditions (OTHER): why"; any other agreement ("agrees in direction, smaller") gets
-    ", under other conditions (OTHER)" appended; every other verdict is unchanged."""
-    if verdict == "agrees":
-        return f"agrees, under other conditions ({other})"
-    if verdict.startswith("agrees (") and verdict.endswith(")"):
-        return f"agrees, under other conditions ({other}): {verdict[len('agrees ('):-1]}"
-    if verdict.startswith("agrees"):
-        return f"{verdict}, under other conditions ({other})"
+    ", under other conditions (OTHER)" appended; every other verdict is unchanged, but for a disagreement
+    where ``disagreement_too`` (one that may be the conditions' doing), worded as an agreement is."""
+    for word in (AGREES, DISAGREES) if disagreement_too else (AGREES,):
+        if verdict == word:
+            return f"{word}, under other conditions ({other})"
+        if verdict.startswith(f"{word} (") and verdict.endswith(")"):
+            return f"{word}, under other conditions ({other}): {verdict[len(word) + 2:-1]}"
+        if verdict.startswith(word):
+            return f"{verdict}, under other conditions ({other})"
     return verdict
 
 
@@ -262,3 +270,94 @@ def more_than(a: tuple[float, float], b: tuple[float, float]) -> str:
     if a[1] < b[0]:
         return "disagrees"
     return "not resolved (the two intervals overlap)"
+
+
+# Constructors for rules whose decision is a chapter's own (a mechanism the source states without a number):
+# chapter code builds a verdict only through these and the rules above, never by spelling the word.
+
+
+def _worded(word: str, why: str | None) -> str:
+    return f"{word} ({why})" if why else word
+
+
+def agrees(why: str | None = None) -> str:
+    """'agrees', or 'agrees (why)'."""
+    return _worded(AGREES, why)
+
+
+def disagrees(why: str | None = None) -> str:
+    """'disagrees', or 'disagrees (why)'."""
+    return _worded(DISAGREES, why)
+
+
+def not_resolved(why: str) -> str:
+    """'not resolved (why)': the data cannot decide, and why (what would decide it)."""
+    return _worded(NOT_RESOLVED, why)
+
+
+def in_direction(size: str, why: str | None = None) -> str:
+    """'agrees in direction, SIZE': the effect the source names is there, its size not the source's (SIZE
+    says how, e.g. 'smaller' or what the quantity's larger effect means)."""
+    return _worded(f"{IN_DIRECTION}, {size}", why)
+
+
+def qualified_here(verdict: str) -> str:
+    """A bare agreement said to be under this lab's conditions, never the source's."""
+    return f"{AGREES} under this lab's conditions, not the source's" if verdict == AGREES else verdict
+
+
+def holds(ok: bool, why_not: str | None = None) -> str:
+    """A claim checked as true or false on the data: agrees, else disagrees (why not)."""
+    return agrees() if ok else disagrees(why_not)
+
+
+def one_repeat(what: str = "run") -> str:
+    """No interval to test: the results hold one ``what`` per point."""
+    return not_measured(f"one {what} per point in these results: an interval needs repeats")
+
+
+def below_limit(lo: float, hi: float, limit: float, what: str) -> str:
+    """A quantity's 95% interval against a limit the claim keeps it under: agrees where the whole interval
+    lies below the limit, disagrees where it lies above, else not resolved (it spans the limit)."""
+    if _nan(lo, hi):
+        return NOT_MEASURED
+    if hi < limit:
+        return agrees()
+    if lo > limit:
+        return disagrees(f"{what} above {limit:g}")
+    return not_resolved(f"{what}: the interval spans {limit:g}")
+
+
+def share_at_least(k: int, n: int, share: float) -> str:
+    """"Most": ``k`` of ``n`` events against a share the claim says is reached, by the exact (Clopper-Pearson)
+    95% interval of k/n: agrees where its low end reaches the share, disagrees where its high end stays
+    under it, else not resolved."""
+    from scipy.stats import binomtest
+
+    if not n:
+        return NOT_MEASURED
+    ci = binomtest(k, n).proportion_ci(0.95, method="exact")
+    if ci.low >= share:
+        return agrees()
+    if ci.high < share:
+        return disagrees()
+    return not_resolved(f"the interval spans {share:.0%}")
+
+
+def number_reproduced(lo: float, hi: float, source: float, fmt: str = ".1%") -> str:
+    """The source's number against this lab's 95% interval of it (reproduced()): agrees where the interval
+    reaches it, else disagrees, naming the number that was not reproduced."""
+    found = reproduced(lo, hi, source)
+    return disagrees(f"the source's {source:{fmt}} not reproduced") if found == DISAGREES else found
+
+
+def count_between(count: float, low: float, high: float, what: str) -> str:
+    """A count the claim puts above ``high`` (agrees) against ``low`` (at or under it: disagrees); between,
+    not resolved."""
+    if _nan(count):
+        return NOT_MEASURED
+    if count > high:
+        return agrees()
+    if count <= low:
+        return disagrees()
+    return not_resolved(f"{what}: more than {low:g}, not past {high:g}")

@@ -445,6 +445,52 @@ def test_no_chapter_imports_another():
         "verdicts, sources) or the servers layer:\n" + "\n".join(offenders))
 
 
+VERDICT_WORDS = ("agrees", "disagrees", "not resolved", "not testable", "not measured")
+
+
+def _reads_a_verdict(node: ast.AST, parents: dict) -> bool:
+    """A string that reads a verdict rather than making one: compared with (==, !=, in) or handed to a
+    str method (startswith, count, ...), or a docstring."""
+    up = parents.get(node)
+    if isinstance(up, ast.JoinedStr):
+        node, up = up, parents.get(up)
+    if isinstance(up, ast.Compare):
+        return True
+    if isinstance(up, ast.Call) and isinstance(up.func, ast.Attribute) and node in up.args:
+        return True
+    if isinstance(up, (ast.Tuple, ast.List)) and isinstance(parents.get(up), (ast.Compare, ast.Call)):
+        return True
+    return isinstance(up, ast.Expr)  # a docstring or a bare string
+
+
+def verdict_words_spelled(package: Path = PACKAGE) -> list[str]:
+    """One line per string inside a chapter's folder that starts with a verdict word and makes a verdict:
+    verdicts are built by dbexp/experiments/verdicts.py (its rules and its agrees()/disagrees()/
+    not_resolved() constructors), so that every verdict word has one spelling and every rule one place."""
+    offenders = []
+    for source in package_sources(package):
+        if chapter_of(source.module) is None:
+            continue
+        parents = {child: node for node in ast.walk(source.tree) for child in ast.iter_child_nodes(node)}
+        for node in ast.walk(source.tree):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                continue
+            up = parents.get(node)
+            if isinstance(up, ast.JoinedStr) and up.values and up.values[0] is not node:
+                continue  # the middle of an f-string
+            if node.value.lstrip().startswith(VERDICT_WORDS) and not _reads_a_verdict(node, parents):
+                offenders.append(f"  {source.at(node.lineno)}: {source.line(node.lineno)}")
+    return offenders
+
+
+def test_chapters_build_verdicts_through_verdicts_py():
+    offenders = verdict_words_spelled()
+    assert not offenders, (
+        f"\n\n{len(offenders)} verdict(s) spelled inside dbexp/chapters/; build them with dbexp.experiments."
+        "verdicts (a rule there, or agrees()/disagrees()/not_resolved()/not_measured()/not_testable()):\n"
+        + "\n".join(offenders))
+
+
 def _is_abstract(cls: ast.ClassDef) -> bool:
     bases = [ast.unparse(b) for b in cls.bases] + [ast.unparse(k.value) for k in cls.keywords
                                                    if k.arg == "metaclass"]

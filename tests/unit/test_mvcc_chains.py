@@ -126,7 +126,7 @@ def test_per_version_costs_and_the_excess_at_ten_have_known_answers():
 def test_the_held_verdict_needs_the_control():
     t = pd.DataFrame({"held_snapshot": [2000.0], "held_control": [0.0], "reclaim_s": [1.5], "commits": [2000]})
     assert claims._held_verdict(t).startswith("agrees")
-    assert claims._held_verdict(t.assign(held_control=1900.0)).startswith("not resolved: the control")
+    assert claims._held_verdict(t.assign(held_control=1900.0)).startswith("not resolved (the control")
     assert claims._held_verdict(t.assign(held_snapshot=10.0)).startswith("disagrees")
 
 

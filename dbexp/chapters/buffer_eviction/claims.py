@@ -76,24 +76,18 @@ def kept(misses_lo: float, misses_hi: float, resident: float) -> str:
     if _nan(resident) and (_nan(misses_lo) or _nan(misses_hi)):
         return verdicts.NOT_MEASURED
     if not _nan(resident) and resident < KEPT_RESIDENT:
-        return f"disagrees (the hot table fell below {KEPT_RESIDENT:.0%} resident at some second)"
-    if _nan(misses_lo) or _nan(misses_hi):
-        return verdicts.NOT_MEASURED
-    if misses_hi < KEPT_MISSES:
-        return "agrees"
-    if misses_lo > KEPT_MISSES:
-        return f"disagrees (misses per hot query above {KEPT_MISSES:g})"
-    return f"not resolved (misses per hot query: the interval spans {KEPT_MISSES:g})"
+        return verdicts.disagrees(f"the hot table fell below {KEPT_RESIDENT:.0%} resident at some second")
+    return verdicts.below_limit(misses_lo, misses_hi, KEPT_MISSES, "misses per hot query")
 
 
 def _protected(with_it: str, without_it: str | None) -> str:
     """A defence kept the hot set (``with_it``, a kept() verdict) where the same scan without it lost the
     hot set (``without_it``); where it was not lost without the defence either, the hot set was too hot
     for the runs to show what the defence does."""
-    if with_it != "agrees" or without_it is None or without_it.startswith("disagrees"):
+    if with_it != verdicts.AGREES or without_it is None or without_it.startswith(verdicts.DISAGREES):
         return with_it
-    return ("not resolved (without the defence the hot set was not lost either: these runs cannot show what it "
-            "protects)")
+    return verdicts.not_resolved("without the defence the hot set was not lost either: these runs cannot show "
+                                 "what it protects")
 
 
 def _kept_cell(r) -> str:
@@ -129,7 +123,7 @@ def _innodb_rows(res: Results, sm: pd.DataFrame, here: str) -> list[verdicts.Cla
             marks.append(verdicts.not_testable(f"{r.series_name}: the LRU list fell to {r.lru_pages_min:,.0f} pages, "
                                                f"below InnoDB's {OLD_MIN_LEN} for an old sublist"))
         else:
-            marks.append("agrees" if abs(r.old_share_scan - MIDPOINT) <= MIDPOINT_BAND else "disagrees")
+            marks.append(verdicts.holds(abs(r.old_share_scan - MIDPOINT) <= MIDPOINT_BAND))
         cells.append(f"{r.series_name} {_pct(r.old_share_scan, 1)}")
     rows.append(verdicts.ClaimRow(
         src.cite("InnoDB inserts a page read from disk at the midpoint of its LRU list, about 3/8 from the tail "
@@ -203,10 +197,10 @@ def _ring(share: float) -> str:
     if _nan(share):
         return verdicts.NOT_MEASURED
     if share > 0.5:
-        return "disagrees (the scan took over half the buffers the read without a ring took)"
+        return verdicts.disagrees("the scan took over half the buffers the read without a ring took")
     if share > RING_LEAK:
-        return f"not resolved (the scan took {100 * share:.0f}% of the buffers the read without a ring took)"
-    return "agrees"
+        return verdicts.not_resolved(f"the scan took {100 * share:.0f}% of the buffers the read without a ring took")
+    return verdicts.agrees()
 
 
 def _postgres_rows(res: Results, sm: pd.DataFrame, here: str) -> list[verdicts.ClaimRow]:
@@ -249,8 +243,7 @@ def _postgres_rows(res: Results, sm: pd.DataFrame, here: str) -> list[verdicts.C
                 "not in the source", here_pg + f"; holds: a share at most twice 12 to 16's worst, or under {RING_LEAK:.0%}",
                 "clock-sweep allocations of the sequential scan as a share of the index read's: "
                 + "; ".join(f"{n} {100 * v:.1f}%" for n, v in zip(both["series_name"], share)),
-                verdicts.combine("agrees" if share[i] <= max(2 * worst_old, RING_LEAK) else "disagrees"
-                                 for i in new.index)))
+                verdicts.combine(verdicts.holds(share[i] <= max(2 * worst_old, RING_LEAK)) for i in new.index)))
     else:
         rows.append(verdicts.ClaimRow(claim, SOURCE, here_pg, "", verdicts.NOT_MEASURED))
     u = usage_counts(res)
@@ -287,8 +280,8 @@ def _usage_cap(u: pd.DataFrame, here: str) -> verdicts.ClaimRow:
         hot = g[g["holds"] == "hot"]
         at5 = hot.loc[hot["usage"] == 5, "share"].sum() / max(hot["share"].sum(), 1e-12)
         cells.append(f"{name}: highest count {top}; the hot table's buffers at 5: {_pct(at5)}")
-        marks.append("disagrees" if top > 5 else "agrees" if top == 5 and at5 > 0.5 else
-                     f"not resolved (no buffer piled up at 5: the highest count was {top})")
+        marks.append(verdicts.disagrees() if top > 5 else verdicts.agrees() if top == 5 and at5 > 0.5 else
+                     verdicts.not_resolved(f"no buffer piled up at 5: the highest count was {top}"))
     return verdicts.ClaimRow(
         KERNELMAKER_BUFFERPOOL.cite("Each access raises a buffer's usage count by one, up to 5"),
         f"a cap of 5 (BM_MAX_USAGE_COUNT); {SOURCE}",
@@ -322,11 +315,12 @@ def _ring_usage(ring: float, no_ring: float) -> str:
     if _nan(ring):
         return verdicts.NOT_MEASURED
     if ring < RING_USAGE:
-        return "disagrees"
+        return verdicts.disagrees()
     if not _nan(no_ring) and no_ring >= RING_USAGE:
-        return ("not resolved (without the ring the big table's buffers stay at 0 or 1 as well: a scan touches each "
-                "page once, so this design cannot tell the ring's cap from a single touch)")
-    return "agrees"
+        return verdicts.not_resolved("without the ring the big table's buffers stay at 0 or 1 as well: a scan "
+                                     "touches each page once, so this design cannot tell the ring's cap from a "
+                                     "single touch")
+    return verdicts.agrees()
 
 
 def _throughput_row(res: Results, sm: pd.DataFrame, here: str) -> list[verdicts.ClaimRow]:

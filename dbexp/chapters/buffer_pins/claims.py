@@ -38,7 +38,7 @@ def _curve_claim(res: Results, name: str, pair: tuple[int, int]) -> tuple[str, s
             cells.append(f"{r['version']} {_ci(r[name], r[f'{name}_lo'], r[f'{name}_hi'])}")
             vs.append(verdicts.magnitude(r[f"{name}_lo"], r[f"{name}_hi"], fig, fig, point=r[name],
                                          n=int(r[f"{name}_runs"])) if r[f"{name}_runs"] > 1
-                      else "not resolved (one run: no interval)")
+                      else verdicts.not_resolved("one run: no interval"))
         parts.append(f"{pattern} (source {fig:.2f}): " + ", ".join(cells))
     return "; ".join(parts), verdicts.combine(vs)
 
@@ -86,15 +86,12 @@ def _zero_to_two(res: Results) -> tuple[str, str]:
     text, _, lo, hi = _share_claim(res, "held_at_pin", lambda v: v <= 3, "new pins taken with at most 2 others held")
     if not text:
         return text, verdicts.NOT_MEASURED
-    from scipy.stats import binomtest
-
     h = histograms(res, "held_at_pin")
     vs, low = [], []
     for (version, label), g in h.groupby(["version", "label"], sort=False):
         k, n = int(g[g["value"] <= 3]["pins"].sum()), int(g["pins"].sum())
-        ci = binomtest(k, n).proportion_ci(0.95, method="exact")
-        vs.append("agrees" if ci.low >= MOST else "disagrees" if ci.high < MOST else "not resolved (the interval spans 90%)")
-        if vs[-1] == "disagrees":
+        vs.append(verdicts.share_at_least(k, n, MOST))
+        if vs[-1] == verdicts.DISAGREES:
             low.append(f"{label} ({version}): {k / n:.0%}")
     text += " pooled" + _per_shape(res, "others_le2_share") + (f"; under 90%: {', '.join(low)}" if low else "")
     return text, verdicts.combine(vs) + " (shapes and versions)"
@@ -105,7 +102,7 @@ def _pin_lock(res: Results) -> tuple[str, str]:
     if not text:
         return text, verdicts.NOT_MEASURED
     again, _, _, _ = _share_claim(res, "locks_per_pin", lambda v: v >= 2, "that took two or more")
-    verdict = verdicts.DIRECTION_ONLY if lo > 0.5 else "disagrees"
+    verdict = verdicts.DIRECTION_ONLY if lo > 0.5 else verdicts.disagrees()
     return text + "; " + again + _per_shape(res, "locked_pin_share"), verdict
 
 
@@ -131,7 +128,8 @@ def _prefetch(res: Results) -> tuple[str, str]:
         return "", verdicts.not_measured("no cold sequential scan at this scale")
     cells = [f"{r['version']} {r['label'].split(', ')[1]}: {int(r['held_max'])}" for _, r in cold.iterrows()]
     most = int(cold["held_max"].max())
-    verdict = verdicts.DIRECTION_ONLY if most > 8 else "disagrees" if most <= 2 else "not resolved (more than 2, not past 8)"
+    verdict = verdicts.count_between(most, 2, 8, "most pins held at once")
+    verdict = verdicts.DIRECTION_ONLY if verdict == verdicts.AGREES else verdict
     return "most pins held at once, cold sequential scans: " + ", ".join(cells), verdict
 
 

@@ -22,9 +22,7 @@ SOURCE_PRACTICE = (f"no figure; one run per version and test, {SOURCE_RUN_S} s (
                    "16 clients, 24 cores, 8 tables x 10M rows cached, MySQL 5.6.51 to 9.5.0")
 
 
-def qualified(verdict: str) -> str:
-    """A bare 'agrees' says under whose conditions: this lab's, never the source's."""
-    return "agrees under this lab's conditions, not the source's" if verdict == "agrees" else verdict
+qualified = verdicts.qualified_here  # a bare 'agrees' says under whose conditions: this lab's, never the source's
 
 
 def _seconds(df: pd.DataFrame) -> float:

@@ -24,9 +24,10 @@ SOURCE_CONDITIONS = ("MySQL 8.0 (the chapter's 8.0.27) patched to count each fol
 # what this lab differs in, stated beside every verdict on the source's number that is not "not resolved"
 LAB = "under this lab's conditions: {threads} client threads on one server CPU, against the source's 500 users on a NUMA server"
 # an efficiency is 1 for no wasted wakeup, so an effect "larger" than the source's is a lower efficiency
-EFFICIENCY_WORDS = {"agrees in direction, larger": "agrees in direction, lower efficiency (more wasted wakeups) than the source's",
-                    "agrees in direction, smaller": "agrees in direction, higher efficiency (fewer wasted wakeups) than "
-                                                    "the source's"}
+EFFICIENCY_WORDS = {verdicts.in_direction("larger"):
+                    verdicts.in_direction("lower efficiency (more wasted wakeups) than the source's"),
+                    verdicts.in_direction("smaller"):
+                    verdicts.in_direction("higher efficiency (fewer wasted wakeups) than the source's")}
 
 
 def _pct(mean: float, lo: float, hi: float, n: int, fmt: str = ".1%") -> str:
@@ -47,9 +48,7 @@ def _num(mean: float, lo: float, hi: float, n: int, fmt: str = ".1f") -> str:
     return f"{format(mean, fmt)} [{format(lo, fmt)}, {format(hi, fmt)}] (n = {n})"
 
 
-def one_run(what: str) -> str:
-    """The verdict where the results hold one run of the point a claim needs: no interval to test."""
-    return f"{verdicts.NOT_MEASURED} (one {what} per point in these results: an interval needs repeats)"
+one_run = verdicts.one_repeat  # the results hold one run of the point a claim needs: no interval to test
 
 
 def _figure_counts() -> str:
@@ -64,9 +63,7 @@ def against_source(lo: float, hi: float, source: float, point: float, n: int) ->
     reproduced where the interval reaches it, else not (disagrees; the side is in the measured cell)."""
     if n < 2 or lo != lo:
         return one_run("probe run")
-    if verdicts.reproduced(lo, hi, source) == "agrees":
-        return "agrees"
-    return f"disagrees (the source's {source:.1%} not reproduced)"
+    return verdicts.number_reproduced(lo, hi, source)
 
 
 def herd(broadcast: pd.DataFrame) -> str:
@@ -97,11 +94,11 @@ def bound_against_source(lo: float, hi: float, source: float, n: int) -> str:
     if n < 2 or lo != lo:
         return one_run("run")
     if hi < source:
-        return f"{EFFICIENCY_WORDS['agrees in direction, larger']}: even the upper bound is below it"
+        return f"{EFFICIENCY_WORDS[verdicts.in_direction('larger')]}: even the upper bound is below it"
     if lo > 1:
-        return "disagrees (the bound is above 1: fewer waits than followers)"
-    return (f"not resolved (the upper bound's interval reaches the source's {source:.1%}: "
-            "a bound cannot place the value below or above it)")
+        return verdicts.disagrees("the bound is above 1: fewer waits than followers")
+    return verdicts.not_resolved(f"the upper bound's interval reaches the source's {source:.1%}: a bound cannot "
+                                 "place the value below or above it")
 
 
 def under_lab(found, threads: int) -> str:
@@ -253,7 +250,8 @@ def wait_rows(res: Results, broadcast: pd.DataFrame) -> list[verdicts.ClaimRow]:
         if r.n < 2:
             return one_run("probe run")
         if r.long_share_hi <= 0:  # not one wait past 100 ms in any run
-            return f"disagrees, under other conditions ({other}): no wait passed 100 ms in {r.n} runs"
+            return verdicts.under_other_conditions(verdicts.disagrees(f"no wait passed 100 ms in {r.n} runs"),
+                                                   other, disagreement_too=True)
         return verdicts.under_other_conditions(verdicts.direction(r.long_share_lo, r.long_share_hi, r.long_share,
                                                                   r.n), other)
 

@@ -25,9 +25,9 @@ DIRECTION_ONLY = verdicts.DIRECTION_ONLY
 HOT_V = 10  # the V whose chain still fits on one page (see the pageinspect table)
 HOT_VARIANT = "col v, ff 70"  # the HOT-eligible column with room on the page
 COLD_VARIANT = "col k, ff 70"  # the indexed column at the same page room: no HOT chain to walk
-CLOCK_TOO_COARSE = ("not resolved with this clock (EXPLAIN counts whole microseconds, one lookup per statement, "
-                    "against the 0.15 to 0.7 us a chain of 10 adds; the indexed column, with no HOT chain, shows "
-                    "an excess of the same size)")
+CLOCK_TOO_COARSE = verdicts.not_resolved("with this clock: EXPLAIN counts whole microseconds, one lookup per "
+                                         "statement, against the 0.15 to 0.7 us a chain of 10 adds; the indexed "
+                                         "column, with no HOT chain, shows an excess of the same size")
 GARBAGE_WORDS = {"purge_lag_trx": "transaction numbers of purge lag", "n_dead_tup": "dead tuples"}
 HELD_WORDS = {"undo": "transaction numbers of purge lag", "heap": "dead tuples VACUUM could not remove"}
 
@@ -194,8 +194,8 @@ def _bounded(r) -> str:
     but stays under what one visibility check per tuple would cost, it says so (the clock resolves that much)."""
     lo, hi = r["ci_low"], r["ci_high"]
     if lo <= 0 <= hi and hi < HOT_CHECK_NS:
-        return (f"not resolved: no cost found, at most {hi:+.0f} ns per version, under the {HOT_CHECK_NS} ns a "
-                "visibility check per tuple would take")
+        return verdicts.not_resolved(f"no cost found, at most {hi:+.0f} ns per version, under the {HOT_CHECK_NS} ns "
+                                     "a visibility check per tuple would take")
     return direction(lo, hi, r["ns_per_version"], int(r["repeats"]))
 
 
@@ -285,11 +285,13 @@ def _held_verdict(t: pd.DataFrame) -> str:
         return (f"{DIRECTION_ONLY}: held with the snapshot, not without it, and reclaimed after it ended "
                 f"in {n} of {n}")
     if not held.all():
-        return f"disagrees: the collector removed most versions under the open snapshot in {int((~held).sum())} of {n}"
+        return verdicts.disagrees(f"the collector removed most versions under the open snapshot in "
+                                  f"{int((~held).sum())} of {n}")
     if not free.all():
-        return f"not resolved: the control without a snapshot also kept its versions in {int((~free).sum())} of {n}"
-    return (f"not resolved: reclaimed within the timeout in {int(reclaimed.sum())} of {n} only "
-            "(a missing reclaim time cannot tell slow from never)")
+        return verdicts.not_resolved(f"the control without a snapshot also kept its versions in {int((~free).sum())} "
+                                     f"of {n}")
+    return verdicts.not_resolved(f"reclaimed within the timeout in {int(reclaimed.sum())} of {n} only: a missing "
+                                 "reclaim time cannot tell slow from never")
 
 
 def _range(s: pd.Series, fmt: str) -> str:

@@ -260,7 +260,7 @@ def segments(res: Results) -> pd.DataFrame:
         shape = ("concave" if dhi < 0 else "convex" if dlo > 0 else "one repeat: no interval" if dlo != dlo else
                  f"straight (the bend's interval within +-{verdicts.LINE_BAND:.0%} of the slope)"
                  if -verdicts.LINE_BAND * ref <= dlo and dhi <= verdicts.LINE_BAND * ref else
-                 f"not resolved (the bend's interval reaches beyond +-{verdicts.LINE_BAND:.0%} of the slope)")
+                 verdicts.not_resolved(f"the bend's interval reaches beyond +-{verdicts.LINE_BAND:.0%} of the slope"))
         rows.append({"server": r["server"], "family": r["family"], "calls": r["calls"],
                      "lower": f"{h0:,} to {h1:,}", "upper": f"{h1:,} to {h2:,}",
                      **dict(zip(("low_slope", "low_low", "low_high"), stats.mean_ci(low))),

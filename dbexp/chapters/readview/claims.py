@@ -40,7 +40,7 @@ def _lab(w: pd.DataFrame, names) -> str:
     """This lab's conditions for the runs of ``names``: readers, server CPUs, run length, repeats."""
     g = w[w["series_name"].isin(list(names))]
     if g.empty:
-        return "not measured at this scale"
+        return verdicts.NOT_MEASURED
     cpus = g["server_cpus"].iloc[0]
     ncpu = len(str(cpus).split(","))
     return (f"{_servers(sorted(set(g['series_name'])))}; {int(g['readers'].max())} readers and a writer on "
@@ -53,7 +53,7 @@ def _here_short(w: pd.DataFrame, names, named: bool = True) -> str:
     a verdict that agrees under conditions other than the source's."""
     g = w[w["series_name"].isin(list(names))]
     if g.empty:
-        return "not measured at this scale"
+        return verdicts.NOT_MEASURED
     ncpu = len(str(g["server_cpus"].iloc[0]).split(","))
     return (f"{_servers(sorted(set(g['series_name']))) + ' with ' if named else ''}{int(g['readers'].max())} "
             f"readers and a writer on "
@@ -99,15 +99,15 @@ def linear_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
                                 (r["difference"], r["diff_low"], r["diff_high"]), int(r["repeats"]))
             verdict.append(_qualified(v, _binwang_other(w, [r["server"]], named=False)))
         else:
-            verdict.append("not resolved (one repeat: no interval)")
+            verdict.append(verdicts.not_resolved("one repeat: no interval"))
     return verdicts.ClaimRow(
         claim=BINWANG.cite("The cost of acquiring a snapshot (building a ReadView) increases linearly with the "
                            "number of concurrent transactions (MySQL; book chapter 8.2.1)"),
         source=f"linear in the active read-write transactions, no figure for the cost; {BINWANG_WHERE}",
         here=(f"MVCC::view_open timed per call (bpftrace) at H = {_hs(w, names)} prepared transactions; "
-              f"{_lab(w, names)}" if names else "not measured at this scale"),
+              f"{_lab(w, names)}" if names else verdicts.NOT_MEASURED),
         measured="; ".join(measured) + " (ns per view and open transaction)" if measured else
-        "not measured at this scale (needs three H above 0)",
+        verdicts.not_measured("needs three H above 0"),
         verdict=verdicts.combine(verdict) if verdict else verdicts.NOT_MEASURED)
 
 
@@ -117,7 +117,7 @@ def copy_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
     copy = analysis.copy_cost(res)
     per_byte = (f"{copy['ns_per_byte']:.4f} ns per byte" + (f" [{copy['low']:.4f}, {copy['high']:.4f}]"
                                                             if copy["low"] == copy["low"] else " (one repeat)")
-                if copy["ns_per_byte"] == copy["ns_per_byte"] else "not measured")
+                if copy["ns_per_byte"] == copy["ns_per_byte"] else verdicts.NOT_MEASURED)
     how = ("its slope over copy sizes, the call around each copy left out" if copy["how"] == "measured" else
            f"refitted as the slope over the stored runs' copy sizes: the runs stored one copy's time per byte, "
            f"{copy['stored']:.3f} ns with the call's {copy['call_ns']:.0f} ns included")
@@ -135,17 +135,17 @@ def copy_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
                            "ReadView: 8 bytes per transaction id (book chapter 8.2.3)"),
         source=f"at least 8 bytes copied per active transaction and view; {BINWANG_WHERE}",
         here=(f"8 bytes times this host's copy time, {per_byte} ({how}), on the harness's CPU; "
-              f"{_lab(w, g['server'])}" if len(g) else "not measured at this scale"),
-        measured=measured or "not measured at this scale",
+              f"{_lab(w, g['server'])}" if len(g) else verdicts.NOT_MEASURED),
+        measured=measured or verdicts.NOT_MEASURED,
         verdict=verdict if len(g) else verdicts.NOT_MEASURED)
 
 
 def _more(verdict: str) -> str:
     """The source says "at least": a slope above the copy agrees, and says what the rest is."""
-    if verdict == "agrees":
-        return "agrees (above the copy: a view does more per open transaction than copy its id)"
-    if verdict == "disagrees":
-        return "disagrees (below the copy of 8 bytes per transaction)"
+    if verdict == verdicts.AGREES:
+        return verdicts.agrees("above the copy: a view does more per open transaction than copy its id")
+    if verdict == verdicts.DISAGREES:
+        return verdicts.disagrees("below the copy of 8 bytes per transaction")
     return verdict
 
 
@@ -187,8 +187,8 @@ def mariadb_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         source="no source figure (our extension of the claim above)",
         here=(f"a server-side loop of READ COMMITTED reads (no function exported to time), servers of its own per "
               f"H, H = {_hs(w, names)}; {_lab(w, names)}" if names
-              else "not measured at this scale"),
-        measured="; ".join(measured) or "not measured at this scale",
+              else verdicts.NOT_MEASURED),
+        measured="; ".join(measured) or verdicts.NOT_MEASURED,
         verdict=verdicts.combine(verdict) if verdict else verdicts.NOT_MEASURED)
 
 
@@ -221,9 +221,9 @@ def postgres_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         source="no figure: a comparison of the two structures",
         here=(f"GetSnapshotData timed per call (bpftrace; from 14 on, rebuilds apart from reuses where the runs "
               f"recorded them) at H = {_hs(w, names)} prepared transactions; {_lab(w, names)}" if names
-              else "not measured at this scale"),
+              else verdicts.NOT_MEASURED),
         measured="; ".join(measured) + " per snapshot and prepared transaction" if measured
-        else "not measured at this scale",
+        else verdicts.NOT_MEASURED,
         verdict=verdicts.combine(verdict) if verdict else verdicts.NOT_MEASURED)
 
 
@@ -267,7 +267,7 @@ def sessions_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
                        f"and high session counts there") for p in judged)
         verdict += "; many CPUs: not testable here (one server CPU)"
     else:
-        verdict, measured = verdicts.NOT_MEASURED, "not measured at this scale (needs PostgreSQL 12 or 13 and 14+)"
+        verdict, measured = verdicts.NOT_MEASURED, verdicts.not_measured("needs PostgreSQL 12 or 13 and 14+")
     names = list(servers)
     hs = sorted(set(w.loc[w["series_name"].isin(names) & (w["mode"] == "idle"), "holders"]))
     return verdicts.ClaimRow(
@@ -275,7 +275,7 @@ def sessions_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
                               "sessions, which also helps where many sessions are idle", "release notes"),
         source="no figure; many CPUs and high session counts",
         here=(f"idle sessions at H = {', '.join(f'{h:,}' for h in hs)} (a process each) against none, "
-              f"GetSnapshotData timed; {_lab(w, names)}" if names else "not measured at this scale"),
+              f"GetSnapshotData timed; {_lab(w, names)}" if names else verdicts.NOT_MEASURED),
         measured=measured, verdict=verdict)
 
 
@@ -350,7 +350,7 @@ def latch_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
                 f"writer's included; the other trx-sys mutexes a server has counted apart; "
                 f"{_lab(w, sorted(set(lt['server'])))}")
     else:
-        measured, verdict, here = "not measured at this scale", verdicts.NOT_MEASURED, "not measured at this scale"
+        measured, verdict, here = verdicts.NOT_MEASURED, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED
     return verdicts.ClaimRow(
         claim=BINWANG.cite("In READ COMMITTED, a statement of a multi-statement transaction closes its view "
                            "under the global trx-sys mutex and the next statement takes it again to open "
@@ -383,7 +383,7 @@ def views_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
                 f"included; a view per statement adds at least {at:.2f} per read ({LATCH_STMTS - 1} more views in "
                 f"{LATCH_STMTS} reads, one acquisition each to open); {_lab(w, sorted(set(vs['server'])))}")
     else:
-        measured, verdict, here = verdicts.NOT_MEASURED, verdicts.NOT_MEASURED, "not measured at this scale"
+        measured, verdict, here = verdicts.NOT_MEASURED, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED
     return verdicts.ClaimRow(
         claim=BINWANG.cite("Under READ COMMITTED, InnoDB takes a ReadView when a statement reads, so each statement "
                            "of a transaction builds a view of its own"),

@@ -89,7 +89,7 @@ def _measure(entry_id: str, t: pd.DataFrame, lost: pd.DataFrame) -> tuple[str, s
                          "answer)")
             if r["lost"]:
                 vs.append(verdicts.events(int(r["lost"] - r["lost_visible"]), int(r["lost"]), 1.0, "none"))
-        return "; ".join(parts), (verdicts.combine(vs) if vs else "not resolved (no row was lost)")
+        return "; ".join(parts), (verdicts.combine(vs) if vs else verdicts.not_resolved("no row was lost"))
     if entry_id == "new-rows-rejected":
         c, n = int(index["leaked"].sum()), int(index["transactions"].sum())
         return (f"{c} rows inserted after the snapshot returned, in {n:,} transactions of every engine and setting",
@@ -105,7 +105,7 @@ def _measure(entry_id: str, t: pd.DataFrame, lost: pd.DataFrame) -> tuple[str, s
                 f"({ins['writes_between'].mean():.1f} rows inserted between the two queries), "
                 f"{idle['index_pages_written'].mean():.1f} with no writer")
         ok = ins["index_pages_written"].min() > 0 and (idle["index_pages_written"].max() == 0 if len(idle) else True)
-        return text, "agrees" if ok else "disagrees"
+        return text, verdicts.holds(ok)
     if entry_id == "lost-by-another-path":
         c, n = int(written["changed_replaced"].sum()), int(written["transactions"].sum())
         short = int(written["changed_shorter"].sum())
@@ -124,7 +124,7 @@ def _measure(entry_id: str, t: pd.DataFrame, lost: pd.DataFrame) -> tuple[str, s
         text = (f"pgvector: the plan (recorded after each query) changed in {p} transactions; the set changed in "
                 f"{c}; every recorded plan read the HNSW index" if share else "no plan recorded")
         if not c:
-            return text, "not resolved (no set changed)"
+            return text, verdicts.not_resolved("no set changed")
         return text, verdicts.events(p, c, 1.0, "none")
     if entry_id == "btree-repeats":
         ctl = t[(t["exact"]) | (t["writer"] == "none")]

@@ -36,6 +36,12 @@ def about_pct(pct: float) -> tuple[float, float]:
 REGRESSION_OTHER = "8 clients on 8 cores there, one client per server on one server CPU here"
 
 
+def _gap_remains(x, g0: float) -> str:
+    """The five steps did not close the gap to the source's: what remains, with its interval."""
+    return verdicts.disagrees(f"after the steps a gap of {1 - x.gap:.1%} [{1 - x.gap_high:.1%}, "
+                              f"{1 - x.gap_low:.1%}] remains, the source's {1 - g0:.1%}")
+
+
 def qualified(verdict: str, other: str = OTHER) -> str:
     """An agreement under conditions that are not the source's, said so."""
     return verdicts.under_other_conditions(verdict, other)
@@ -78,7 +84,7 @@ def _row(cite, source: str, cond: str, g: pd.DataFrame, verdict, other: str = OT
 def _direction(expect: str):
     def verdict(x) -> str:
         v = verdicts.interval(x.ci_low, x.ci_high, expect)
-        return "agrees in direction (no figure to test)" if v == "agrees" else v
+        return f"{verdicts.IN_DIRECTION} (no figure to test)" if v == verdicts.AGREES else v
     return verdict
 
 
@@ -255,8 +261,7 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
             measured = f"update-nonindex 8.0 / 5.7 {paired.cell(x.gap, x.gap_low, x.gap_high)} ({config})"
             verdict = verdicts.magnitude(x.gap_low, x.gap_high, g0, g0, point=x.gap, n=int(x.windows))
             if step and (x.gap_high < g0 or x.gap_low > g0):  # the claim is how far the steps close the gap
-                verdict = (f"disagrees (after the steps a gap of {1 - x.gap:.1%} [{1 - x.gap_high:.1%}, "
-                           f"{1 - x.gap_low:.1%}] remains, the source's {1 - g0:.1%})")
+                verdict = _gap_remains(x, g0)
             here_cond = ours
         elif step == 0:  # the main windows: the book's baseline (no binlog), the versions side by side
             g = _pick(r, (5, 7), (8, 0), "QPS", ["update-nonindex"])
@@ -288,8 +293,8 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
             band = abs(np.log(a.moves)) + max(abs(np.log(a.moves_high / a.moves)), abs(np.log(a.moves / a.moves_low)))
             measured += f"; with nothing changed ({a.config}), other windows moved it by {paired.cell(a.moves, a.moves_low, a.moves_high)}"
             if abs(np.log(x.moves)) <= band:
-                verdict = (f"not resolved (with nothing changed, windows of another group moved the gap by "
-                           f"{a.moves:.3f}; this move is no larger)")
+                verdict = verdicts.not_resolved(f"with nothing changed, windows of another group moved the gap by "
+                                                f"{a.moves:.3f}; this move is no larger")
         rows.append(verdicts.ClaimRow(
             KERNELMAKER_REGRESSION.cite(claim),
             f"the gap moves by {c:.3f} ({ledger.gap_points(factor):+.1f} points from its TPS). {src}",
@@ -397,8 +402,7 @@ def _steps_row(res: Results, ab: pd.DataFrame, config: str, g0: float, cite: str
             found[name] = verdicts.not_testable(f"step 1 turns {STEP_1_OPTION} off; {name} has no such option and "
                                                 "always runs its log writer threads")
         elif x.gap_high < g0 or x.gap_low > g0:
-            found[name] = (f"disagrees (after the steps a gap of {1 - x.gap:.1%} [{1 - x.gap_high:.1%}, "
-                           f"{1 - x.gap_low:.1%}] remains, the source's {1 - g0:.1%})")
+            found[name] = _gap_remains(x, g0)
         else:
             found[name] = qualified(verdicts.magnitude(x.gap_low, x.gap_high, g0, g0, point=x.gap, n=int(x.windows)),
                                     REGRESSION_OTHER)
