@@ -9,6 +9,7 @@ from collections.abc import Mapping
 import pandas as pd
 from IPython.display import Markdown, display
 
+from dbexp.book import prose
 from dbexp.experiments import claims_ledger, verdicts
 from dbexp.results import drift, previous
 
@@ -36,6 +37,8 @@ def human(df: pd.DataFrame, columns: Mapping[str, Column]) -> tuple[pd.DataFrame
 
 
 CLAIMS_CLASS = 'class="dataframe dbexp-table dbexp-claims"'  # dbexp.css: each claim a labelled block
+UNTESTED_CLASS = 'class="dataframe dbexp-table dbexp-blocks dbexp-untested"'  # ... each untested claim
+MOVED_CLASS = 'class="dataframe dbexp-table dbexp-blocks dbexp-moved"'  # ... each claim then and now
 
 
 def claims(table: pd.DataFrame) -> None:
@@ -83,6 +86,25 @@ def conditions_once(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     shown = table.copy()
     shown["verdict"] = [shorten(v) for v in shown["verdict"]]
     return shown, notes
+
+
+def with_ci(df: pd.DataFrame, spec: Mapping[str, tuple[str, str, str]]) -> pd.DataFrame:
+    """``df`` with each value and its 95% interval in one text column, so that a table shows one column where
+    it had three: ``spec`` maps a new column to (value, low, high, format), e.g. {"misses": ("misses_per_q",
+    "misses_low", "misses_high", ".3f")} gives "0.134 [0.124, 0.145]" (the value alone where it has no
+    interval; a dash where it has no value)."""
+    out = df.copy()
+    for name, (value, low, high, fmt) in spec.items():
+        cells = []
+        for v, lo, hi in zip(df[value], df[low], df[high]):
+            if pd.isna(v):
+                cells.append("\u2014")
+            elif pd.isna(lo) or pd.isna(hi):
+                cells.append(prose.num(v, fmt))
+            else:
+                cells.append(f"{prose.num(v, fmt)} {prose.ci(lo, hi, fmt)}")
+        out[name] = cells
+    return out
 
 
 def side_by_side(df: pd.DataFrame, index: str, by: str, values) -> pd.DataFrame:
@@ -185,8 +207,8 @@ def untested_claims(chapter: str) -> None:
     rows, sentence = untested(chapter)
     display(Markdown(f"**Claims of the sources not tested here** (from the chapter's ledger, "
                      f"`dbexp/chapters/{chapter}/claims.yaml`, which places every claim at its line in the source)"))
-    if len(rows):
-        display(rows.style.format(escape="html").hide().set_table_attributes(TABLE_CLASS))
+    if len(rows):  # dbexp.css lays each row out as a labelled block (its id first)
+        display(rows.style.format(escape="html").hide().set_table_attributes(UNTESTED_CLASS))
     display(Markdown(sentence))
 
 
@@ -211,7 +233,7 @@ def since_last(chapter: str, res, claims: pd.DataFrame) -> None:
     display(Markdown(f"**What moved since the last publication** (its runs ended {str(prev['published_until'].iloc[0])[:16]} "
                      f"UTC; its claims table was computed from its data just before this publication replaced them; "
                      f"{where}): {n} of {len(table)} verdicts moved."))
-    display(as_moved(table).style.format(escape="html").hide().set_table_attributes(TABLE_CLASS))
+    display(as_moved(table).style.format(escape="html").hide().set_table_attributes(MOVED_CLASS))
 
 
 def as_moved(table: pd.DataFrame) -> pd.DataFrame:

@@ -8,6 +8,7 @@ from dbexp.chapters.versions.regression import FACTORS, NOT_CHANGED
 from dbexp.chapters.versions.analysis import (MODULE_KINDS, ablation, ablation_beside_source, ablation_gaps, control,
                                               controls, headlines, length_check, main_runs, moved, pool_reads,
                                               profile, profile_difference, profile_modules, ratios, relative,
+                                              short_function,
                                               relative_by_flavor, resolution, summary, tests_table, tidy, widest,
                                               widest_cells, windows)
 from dbexp.chapters.versions.chapter import CHAPTER, PARTS, Scale, Versions
@@ -21,5 +22,6 @@ run = CHAPTER.run
 __all__ = ["CHAPTER", "FACTORS", "GROUPS", "MODULE_KINDS", "NOT_CHANGED", "PARTS", "Scale", "TESTS", "Versions",
            "ablation", "ablation_beside_source", "ablation_gaps", "claim_conditions", "claims", "control", "controls", "headlines",
            "length_check", "main_runs", "moved", "pool_reads", "profile", "profile_difference", "profile_modules",
-           "ratios", "regression", "relative", "relative_by_flavor", "resolution", "run", "sentence", "summary",
+           "ratios", "regression", "relative", "relative_by_flavor", "resolution", "run", "sentence", "short_function",
+           "summary",
            "tests_table", "tidy", "widest", "widest_cells", "windows"]

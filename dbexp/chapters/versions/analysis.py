@@ -510,3 +510,21 @@ def controls(res: Results) -> pd.DataFrame:
 def derived(res: Results) -> dict[str, pd.DataFrame]:
     """What publishing writes beside the runs: data/versions/controls.parquet (:func:`controls`)."""
     return {"controls": controls(res)}
+
+
+def short_function(name: str) -> str:
+    """A profiled C++ function's name without its template arguments and parameter list, for a table that
+    must fit the page (``mutex_enter_inline<PolicyMutex<...>>(...)`` -> ``mutex_enter_inline<…>``)."""
+    out, depth = [], 0
+    for ch in str(name):
+        if ch == "<":
+            if depth == 0:
+                out.append("<…>")
+            depth += 1
+        elif ch == ">" and depth:
+            depth -= 1
+        elif ch == "(" and depth == 0:
+            break
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out).strip() or str(name)
