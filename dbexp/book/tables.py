@@ -36,7 +36,7 @@ def human(df: pd.DataFrame, columns: Mapping[str, Column]) -> tuple[pd.DataFrame
     return df[list(headers)].rename(columns=headers), formats
 
 
-CLAIMS_CLASS = 'class="dataframe dbexp-table dbexp-claims"'  # dbexp.css: each claim a labelled block
+CLAIMS_CLASS = 'class="dataframe dbexp-table dbexp-blocks dbexp-claims"'  # dbexp.css: each claim a labelled block
 UNTESTED_CLASS = 'class="dataframe dbexp-table dbexp-blocks dbexp-untested"'  # ... each untested claim
 MOVED_CLASS = 'class="dataframe dbexp-table dbexp-blocks dbexp-moved"'  # ... each claim then and now
 
