@@ -1,9 +1,13 @@
-"""Checking the built book in a real browser: does every chart draw, with no network?
+"""Checking the built book in a real browser: does every chart draw, with no network, and does every
+table fit a 1280 px page without breaking a number?
 
 Each page with Altair charts is loaded from disk by Debian's headless Chromium with
 every host name unresolvable (so nothing can come from a CDN); after the scripts have
 run, the DOM is dumped and the charts expected (Altair's ``altair-viz-*`` containers)
-are compared with the charts drawn (vega's ``class="marks"`` canvas or svg).
+are compared with the charts drawn (vega's ``class="marks"`` canvas or svg). The page is drawn
+1280 px wide, and a script (TABLE_CHECK) reports each table (``dbexp-table``, the labelled
+blocks apart) that is wider than its column, so that it scrolls, or that breaks a number across
+two lines of a cell.
 
 Pages are loaded ``jobs`` at a time. Given a ``known`` file, a page whose charts all drew is
 recorded there by its content key (:func:`page_key`: the page, every file under ``_static`` its
@@ -37,6 +41,39 @@ _DRAWN = re.compile(r"<(?:canvas|svg)\b[^>]*\bclass=\"marks\"")
 _ERROR = re.compile(r"<div class=\"error\"[^>]*>(.*?)</div>", re.S)
 _SCRIPT = re.compile(r"<script\b.*?</script>", re.S | re.I)
 _SKIP_PAGES = {"genindex.html", "search.html"}
+# A table of the chapters (dbexp.book.tables.show): class dbexp-table.
+_TABLE = re.compile(r"<table\b[^>]*\bdbexp-table\b")
+WINDOW = (1280, 900)  # the width the book is read at (its pages' checks, and the screenshots)
+TABLE_CHECK = """<script>(function(){
+function check(){
+  const out=[];
+  document.querySelectorAll('table.dbexp-table:not(.dbexp-blocks)').forEach((t,i)=>{
+    let h=t.closest('section'); h=h?h.querySelector('h1,h2,h3'):null;
+    const heads=[...t.querySelectorAll('thead th')].slice(0,3).map(x=>x.textContent.trim()).join(', ');
+    const where=(h?h.textContent.replace('#','').trim():'table '+(i+1)).slice(0,60)+' (columns '+heads+', ...)';
+    const box=t.parentElement;
+    if(box.scrollWidth>box.clientWidth+1) out.push(where+': '+box.scrollWidth+' px wide in a column of '+box.clientWidth);
+    const broken=[];
+    t.querySelectorAll('td').forEach(td=>{
+      const w=document.createTreeWalker(td,NodeFilter.SHOW_TEXT); let n;
+      while((n=w.nextNode())){
+        for(const m of n.textContent.matchAll(/(?<![\\w.,])(?:[+\\u2212-](?=\\d))?\\d[\\d,.]*%?/g)){
+          const r=document.createRange(); r.setStart(n,m.index); r.setEnd(n,m.index+m[0].length);
+          const tops=new Set([...r.getClientRects()].map(x=>Math.round(x.top)));
+          if(tops.size>1) broken.push(m[0]);
+        }
+      }
+    });
+    if(broken.length) out.push(where+': numbers broken across lines ('+broken.slice(0,3).join(', ')+')');
+  });
+  const pre=document.createElement('pre'); pre.id='dbexp-table-check'; pre.textContent=JSON.stringify(out);
+  document.body.appendChild(pre);
+}
+let done=false; const once=()=>{if(!done){done=true;check();}};
+window.addEventListener('load',()=>(document.fonts?document.fonts.ready:Promise.resolve()).then(()=>setTimeout(once,500)));
+setTimeout(once,8000);  // a page whose load event never comes within the virtual time budget is checked anyway
+})();</script>"""
+_TABLE_RESULT = re.compile(r'<pre id="dbexp-table-check"[^>]*>(.*?)</pre>', re.S)
 
 
 @dataclass
@@ -46,15 +83,18 @@ class PageResult:
     drawn: int  # charts that drew their marks
     errors: list[str] = field(default_factory=list)  # chart error messages shown on the page
     known: bool = False  # not loaded now: the same page drew all its charts in an earlier check
+    tables: list[str] = field(default_factory=list)  # tables that scroll or break a number at WINDOW's width
 
     @property
     def ok(self) -> bool:
-        return self.drawn >= self.expected and not self.errors
+        return self.drawn >= self.expected and not self.errors and not self.tables
 
     def describe(self) -> str:
         text = f"{self.page.name}: {self.drawn} of {self.expected} charts drew"
         if self.errors:
             text += f" (first error: {self.errors[0]})"
+        if self.tables:
+            text += f"; {len(self.tables)} table(s) do not fit {WINDOW[0]} px (first: {self.tables[0]})"
         return text
 
 
@@ -104,10 +144,19 @@ def _chromium(args: list[str], *, timeout_s: float = PAGE_TIMEOUT_S) -> subproce
             raise DbexpError(f"chromium took longer than {timeout_s:g} s: {args[-1]}") from None
 
 
-def dump_dom(page: Path | str, *, budget_ms: int = VIRTUAL_TIME_BUDGET_MS) -> str:
-    """The page's DOM after its scripts ran (``--dump-dom``)."""
+def dump_dom(page: Path | str, *, budget_ms: int = VIRTUAL_TIME_BUDGET_MS, script: str = "") -> str:
+    """The page's DOM after its scripts ran (``--dump-dom``), drawn WINDOW wide; ``script`` (HTML) is added to
+    the end of its body first, in a copy beside it (its styles and scripts load from the same places)."""
     page = Path(page).resolve()
-    proc = _chromium([f"--virtual-time-budget={budget_ms}", "--dump-dom", page.as_uri()])
+    if script:
+        copy = page.with_name(f".{page.stem}.check.html")
+        copy.write_text(page.read_text(encoding="utf-8").replace("</body>", script + "</body>", 1), encoding="utf-8")
+        try:
+            return dump_dom(copy, budget_ms=budget_ms)
+        finally:
+            copy.unlink(missing_ok=True)
+    proc = _chromium([f"--virtual-time-budget={budget_ms}", f"--window-size={WINDOW[0]},{WINDOW[1]}", "--dump-dom",
+                      page.as_uri()])
     if proc.returncode != 0 or "<html" not in proc.stdout:
         raise DbexpError(
             f"chromium could not load {page.name} (exit {proc.returncode}): "
@@ -149,25 +198,34 @@ def expected_charts(page: Path) -> int:
     return len(_EXPECTED.findall(Path(page).read_text(encoding="utf-8", errors="replace")))
 
 
+def has_tables(page: Path) -> bool:
+    return bool(_TABLE.search(Path(page).read_text(encoding="utf-8", errors="replace")))
+
+
 def check_page(page: Path | str) -> PageResult:
     page = Path(page)
     expected = expected_charts(page)
-    if expected == 0:
+    if expected == 0 and not has_tables(page):
         return PageResult(page, 0, 0)
-    dom = _SCRIPT.sub("", dump_dom(page))  # scripts quote the error markup themselves
+    dom = dump_dom(page, script=TABLE_CHECK)
+    found = _TABLE_RESULT.search(dom)
+    if found is None:
+        raise DbexpError(f"the table check did not run on {page.name}: chromium drew the page without it")
+    tables = json.loads(html_lib.unescape(found.group(1)))
+    dom = _SCRIPT.sub("", dom)  # scripts quote the error markup themselves
     errors = [_text(m) for m in _ERROR.findall(dom)]
-    return PageResult(page, expected, len(_DRAWN.findall(dom)), errors)
+    return PageResult(page, expected, len(_DRAWN.findall(dom)), errors, tables=tables)
 
 
 def chart_pages(html_dir: Path | str) -> list[Path]:
-    """HTML pages of the built book that contain Altair charts."""
+    """HTML pages of the built book that contain Altair charts or the chapters' tables."""
     html_dir = Path(html_dir)
     pages = []
     for page in sorted(html_dir.rglob("*.html")):
         rel = page.relative_to(html_dir)
         if rel.parts[0] in ("_static", "_sources", "_images") or page.name in _SKIP_PAGES:
             continue
-        if expected_charts(page):
+        if expected_charts(page) or has_tables(page):
             pages.append(page)
     return pages
 
@@ -212,7 +270,8 @@ def check_charts(html_dir: Path | str, *, raise_on_failure: bool = True, jobs: i
     failed = [r for r in results if not r.ok]
     if failed and raise_on_failure:
         raise DbexpError(
-            "charts did not draw offline: " + "; ".join(r.describe() for r in failed)
+            "pages failed the browser check (charts offline, tables at "
+            f"{WINDOW[0]} px): " + "; ".join(r.describe() for r in failed)
         )
     return results
 
