@@ -208,7 +208,7 @@ def chapters(write_parameters, write_derived):
 @click.option("--only", multiple=True, help="Execute only these chapters (by notebook name).")
 @click.option("--force", is_flag=True, help="Measure again points already recorded (else a rerun resumes); "
               "with --render-only, execute every chapter again, changed or not.")
-@click.option("--check/--no-check", default=True, help="Check in headless Chromium that every chart drew.")
+@click.option("--check/--no-check", default=True, help="Check in headless Chromium that every chart drew and every table fits a 1280 px page.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="Chapters executed at once when rendering only, and pages checked at once "
                    "(default: the CPUs available).")

@@ -26,7 +26,7 @@ of the hot table 1.2 s apart, and each instance starts its servers and loads its
 
 The step-by-step probes (MechanicsPoint) are a part of their own: per InnoDB server the midpoint's steps on a
 server like the eviction runs' and the instances' steps on a server with a 1 GiB pool, per PostgreSQL server
-the shared buffers' steps, 2 runs each on 2 instances: 28 runs on 9 servers took 8.1 minutes (each instance
+the shared buffers' steps, 2 runs each on 2 instances: 28 runs on 9 servers took 7.4 and 8.1 minutes (each instance
 starts two servers and loads the 500,000 rows the midpoint reads), so the chapter takes about 32 minutes in
 all, over its 20."""
 
