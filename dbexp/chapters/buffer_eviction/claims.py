@@ -408,7 +408,8 @@ def _resize_said(r) -> str:
         return (f"shared_buffers changes only at a server start (context postmaster: {_yes(r.shared_buffers_context_postmaster)}); "
                 f"after ALTER SYSTEM and a reload it waited for a restart ({_yes(r.resize_pending_restart)}), still "
                 f"{r.shared_buffers_after_reload_mb:.0f} MiB")
-    chunk = "" if _nan(r.chunk_mb) else f", chunks of {r.chunk_mb:.0f} MiB"
+    chunk = ("" if _nan(r.chunk_mb) else ", chunks the server sizes" if r.chunk_mb == 0 else
+             f", chunks of {r.chunk_mb:.0f} MiB")
     return (f"grew online from {r.pool_mb_before:,.0f} to {r.pool_mb_after:,.0f} MiB{chunk}; the server's uptime "
             f"carried on ({_yes(r.uptime_continued)}) and the table's {r.new_table_pages:,.0f} pages stayed resident "
             f"({r.table_pages_kept:,.0f})")
