@@ -1,6 +1,7 @@
 """Step-by-step probes' results as a page shows them: facts of an engine's code observed one step at a time on
 one server (mvcc_chains' page and undo probes, buffer_eviction's pool probes), each run a row of observations.
 
+- :func:`is_step_run`: which runs of a chapter's results are a probe's.
 - :func:`table`: one row per observation, one column per server; a cell is the value all its runs saw (with
   how many) or each run's value where they differ.
 - :func:`claim_rows`: per claim, what each server's runs showed and a verdict from the runs where the claim
@@ -30,6 +31,13 @@ class StepClaim:
     said: Callable
     holds: Callable
     only: Callable | None = None
+
+
+def is_step_run(w: pd.DataFrame) -> pd.Series:
+    """Which runs of a results' wide table are a probe's (their point has ``mechanics`` true; stored results
+    may hold it as text)."""
+    return (w["mechanics"].map(lambda x: x is True or str(x).lower() == "true") if "mechanics" in w
+            else pd.Series(False, index=w.index))
 
 
 def _runs(n: int) -> str:

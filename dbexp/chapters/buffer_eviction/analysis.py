@@ -26,15 +26,10 @@ CACHE_RECOVERED = 0.99  # the pool recovered: the hot table back to this share o
 PHASES = ("before", "scan", "after")
 
 
-def _is_mechanics(w: pd.DataFrame) -> pd.Series:
-    return (w["mechanics"].map(lambda x: x is True or str(x).lower() == "true") if "mechanics" in w
-            else pd.Series(False, index=w.index))
-
-
 def mechanics(res: Results) -> pd.DataFrame:
     """The step-by-step runs (chapter.MechanicsPoint), one row each with its ``probe`` and observations."""
     w = res.wide
-    return w[_is_mechanics(w)].copy() if len(w) else w
+    return w[steps.is_step_run(w)].copy() if len(w) else w
 
 
 def tidy(res: Results) -> pd.DataFrame:
@@ -42,7 +37,7 @@ def tidy(res: Results) -> pd.DataFrame:
     w = res.wide.copy()
     if w.empty:
         return w
-    w = w[~_is_mechanics(w)]
+    w = w[~steps.is_step_run(w)]
     w["variant"] = pd.Categorical(w["variant"], [v for v in VARIANT_NAMES if v in set(w["variant"])], ordered=True)
     return w
 
@@ -420,9 +415,10 @@ def free_after_scan(res: Results) -> pd.DataFrame:
     if tl.empty or "free_pages" not in tl:
         return pd.DataFrame()
     after = tl[(tl["phase"] == "after") & tl["free_pages"].notna()].sort_values(["run_id", "t"])
+    depths = {v: scan_depths(res, v) for v in after["variant"].astype(str).unique()}  # once per variant
     rows = []
     for (name, variant), g in after.groupby(["series_name", "variant"], observed=True):
-        depth = scan_depths(res, variant).get(name)
+        depth = depths[str(variant)].get(name)
         if depth is None:
             continue
         for rid, r in g.groupby("run_id"):

@@ -24,18 +24,13 @@ def _payer_and_other(store: str) -> tuple[str, str]:
     return payer, READERS[1 - READERS.index(payer)]
 
 
-def _is_mechanics(w: pd.DataFrame) -> pd.Series:
-    return (w["mechanics"].map(lambda x: x is True or str(x).lower() == "true") if "mechanics" in w
-            else pd.Series(False, index=w.index))
-
-
 def mechanics(res: Results) -> pd.DataFrame:
     """The step-by-step runs (engines/page_mechanics.py, engines/undo_mechanics.py), one row each with its
     observations and its engine's ``version_store``."""
     w = res.wide
     if w.empty:
         return w
-    m = w[_is_mechanics(w)].copy()
+    m = w[steps.is_step_run(w)].copy()
     m["version_store"] = [PARTS.part_for_name(f).version_store for f in m["flavor"]]
     return m
 
@@ -92,7 +87,7 @@ def mechanics_rows(res: Results, store: str) -> pd.DataFrame:
 def tidy(res: Results) -> pd.DataFrame:
     """The chain points' runs (the page-mechanics runs apart: mechanics())."""
     w = res.wide.copy()
-    w = w[~_is_mechanics(w)]
+    w = w[~steps.is_step_run(w)]
     w["versions"] = w["versions"].astype(int)
     # a heap fillfactor where the engine has one (results stored before typed parameters say "-")
     ff = w["fillfactor"].where(w["fillfactor"].notna() & (w["fillfactor"].astype(str) != "-"))
