@@ -210,7 +210,7 @@ def chapters(write_parameters, write_derived):
               "with --render-only, execute every chapter again, changed or not.")
 @click.option("--check/--no-check", default=True, help="Check in headless Chromium that every chart drew and every table fits a 1280 px page.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
-              help="Chapters executed at once when rendering only, and pages checked at once "
+              help="Chapters executed at once when rendering only, each worker in one kernel "
                    "(default: the CPUs available).")
 def book(scale, render_only, publish, only, force, check, jobs):
     """Execute the chapters with papermill, then build the HTML book. With --render-only, only the

@@ -23,6 +23,7 @@ from dbexp.book import check as check_mod
 from dbexp.book import freshness
 from dbexp.book import toc as toc_mod
 from dbexp.book.build import run_jupyter_book
+from dbexp.book.kernels import ChapterKernel
 from dbexp.errors import DbexpError
 
 pytestmark = pytest.mark.notebooks
@@ -113,6 +114,34 @@ def test_failing_notebook_leaves_no_output(book: Path):
     assert message.startswith("chapter throughput failed in cell 3 of notebooks/throughput.ipynb")
     assert message.endswith("ValueError: boom: this chapter refuses full scale")
     assert _book_dir_files(book) == ["intro.md"]  # no traceback notebook, no partial file
+
+
+LEAK_CELL = """\
+import os
+print(sorted(name for name in globals() if name in ("alt", "pd", "df", "enable_offline")))
+print(os.getcwd())
+"""
+
+
+def test_chapters_in_one_kernel_start_from_an_empty_namespace(book: Path):
+    """Rendering, chapters share a kernel (dbexp.book.kernels): each sees none of the names an earlier one
+    left, runs in the book's directory although an earlier one moved, and numbers its outputs from 1, as
+    in a kernel of its own; a failure in it is named as usual and the next chapter runs."""
+    nb = _chapter_notebook()
+    nb.cells = [nb.cells[1], nbformat.v4.new_code_cell(LEAK_CELL), nbformat.v4.new_code_cell("os.chdir('/'); 1")]
+    nbformat.write(nb, book / "notebooks" / "leak.ipynb")
+    params = {"scale": "smoke", "run": False, "publish": False, "force": False}
+    with ChapterKernel(book) as kernel:
+        execute_chapter("throughput", params, root=book, kernel=kernel)  # defines alt, pd, df
+        with pytest.raises(DbexpError, match=r"failed in cell 3 of notebooks/throughput.ipynb .*boom"):
+            execute_chapter("throughput", {**params, "scale": "full"}, root=book, kernel=kernel)
+        runs = [nbformat.read(execute_chapter("leak", params, root=book, kernel=kernel), as_version=4)
+                for _ in range(2)]
+        assert kernel.chapters == 4
+    for executed in runs:  # parameters, papermill's injected parameters, the leak cell, the chdir
+        leak, moved = [c for c in executed.cells if c.cell_type == "code"][2:]
+        assert leak.outputs[0]["text"] == f"[]\n{book.resolve()}\n"
+        assert moved.outputs[0]["data"]["text/plain"] == "1" and moved.outputs[0]["execution_count"] == 4
 
 
 def test_missing_page_fails_before_executing(book: Path):

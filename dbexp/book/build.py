@@ -20,7 +20,6 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -82,8 +81,8 @@ def build_book(
       with no network and fail unless each chart drew (see check.check_charts).
     - ``root``: the book's root (default: this repository); ``timeout_s``: per cell.
     - ``log``: called with one line per step (default: print to stderr).
-    - ``jobs``: chapters executed at once when rendering only, and pages checked at
-      once (default: the CPUs this process may use).
+    - ``jobs``: chapters executed at once when rendering only, each worker in a kernel of its own
+      (default: the CPUs this process may use). The browser check loads the pages in one browser.
 
     Raises DbexpError (one line) on any failure.
     """
@@ -138,16 +137,20 @@ def build_book(
         say(f"leaving out of this build (no page yet): {', '.join(left_out)}")
 
     say("building the book with jupyter-book (warnings are errors)")
+    started = time.monotonic()
     out = run_jupyter_book(root, toc_path=toc_path)
+    say(f"jupyter-book built the pages in {time.monotonic() - started:.1f} s")
     index = out / "index.html"
     result = BookBuild(html_dir=out, index=index, executed=todo, left_out=left_out, reused=reused)
     if check:
         from dbexp.book.check import check_charts
 
         say("checking that every chart draws in headless Chromium, offline")
-        result.pages = check_charts(out, jobs=workers, known=root / toc.BOOK_DIR / "_build" / CHECKED_FILE)
+        started = time.monotonic()
+        result.pages = check_charts(out, known=root / toc.BOOK_DIR / "_build" / CHECKED_FILE)
         again = sum(p.known for p in result.pages)
-        say(f"charts drawn: {sum(p.drawn for p in result.pages)} on {len(result.pages)} page(s)"
+        say(f"charts drawn: {sum(p.drawn for p in result.pages)} on {len(result.pages)} page(s) in "
+            f"{time.monotonic() - started:.1f} s"
             + (f" ({again} page(s) unchanged since they last drew, not loaded again)" if again else ""))
     say(f"book built: {index}")
     return result
@@ -182,29 +185,46 @@ def _execute(names: list[str], parameters: dict, root: Path, timeout_s: float, k
              workers: int, say: Callable[[str], None], order: list[str] | None = None) -> None:
     """Execute the chapters ``names`` (in this order), ``workers`` at a time; raise the first
     failure in ``order`` (TOC order) once those started have finished (none is started after a
-    failure)."""
-
-    def one(name: str) -> None:
-        say(f"executing chapter {name} ({_describe(parameters)})")
-        started = time.monotonic()
-        execute_chapter(name, parameters, root=root, timeout_s=timeout_s, render_key=keys.get(name))
-        say(f"executed chapter {name} in {time.monotonic() - started:.1f} s")
-
-    if workers <= 1 or len(names) <= 1:
-        for name in names:
-            one(name)
-        return
+    failure). Rendering only (``run`` False), each worker executes its chapters in one kernel of its
+    own (dbexp.book.kernels); measuring, each chapter gets a fresh kernel."""
+    shared = not parameters.get("run", True)
+    pending = list(names)
     failed: dict[str, BaseException] = {}
-    with ThreadPoolExecutor(max_workers=min(workers, len(names)), thread_name_prefix="chapter") as pool:
-        futures = {pool.submit(one, name): name for name in names}
-        for future in as_completed(futures):
-            if future.cancelled():
-                continue
-            error = future.exception()
-            if error is not None:
-                failed[futures[future]] = error
-                for other in futures:
-                    other.cancel()  # those not started yet
+    lock = threading.Lock()
+
+    def next_name() -> str | None:
+        with lock:
+            return pending.pop(0) if pending and not failed else None
+
+    def worker() -> None:
+        from dbexp.book.kernels import ChapterKernel
+
+        kernel = ChapterKernel(root) if shared else None
+        try:
+            while (name := next_name()) is not None:
+                say(f"executing chapter {name} ({_describe(parameters)})")
+                started = time.monotonic()
+                try:
+                    execute_chapter(name, parameters, root=root, timeout_s=timeout_s,
+                                    render_key=keys.get(name), kernel=kernel)
+                except BaseException as error:  # raised below, once the other workers stopped
+                    with lock:
+                        failed[name] = error
+                    return
+                say(f"executed chapter {name} in {time.monotonic() - started:.1f} s")
+        finally:
+            if kernel is not None:
+                kernel.close()
+
+    threads = [threading.Thread(target=worker, name=f"chapter-{i}", daemon=True)
+               for i in range(min(workers, len(names)))]
+    if len(threads) <= 1:
+        worker()  # in this thread: nbclient then sets its SIGINT/SIGTERM handlers that stop the kernel
+    else:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     if failed:
         order = [n for n in (order or names) if n in failed]
         first = order[0]

@@ -9,7 +9,9 @@ are compared with the charts drawn (vega's ``class="marks"`` canvas or svg). The
 blocks apart) that is wider than its column, so that it scrolls, or that breaks a number across
 two lines of a cell.
 
-Pages are loaded ``jobs`` at a time. Given a ``known`` file, a page whose charts all drew is
+Every page is loaded by one Chromium, in turn, into a 1280 px frame of a small harness page (written
+beside them, removed after): one browser start for the whole book, and the browser compiles the
+scripts every page shares (vega's, the theme's) once. Given a ``known`` file, a page whose charts all drew is
 recorded there by its content key (:func:`page_key`: the page, every file under ``_static`` its
 scripts and styles come from, the browser and this module); a later check does not load a page
 with the same key again, and says so in its result (``PageResult.known``).
@@ -35,19 +37,15 @@ PAGE_TIMEOUT_S = 90
 
 # A chart container in the page source: Altair's output div.
 _EXPECTED = re.compile(r"<div\s+id=\"altair-viz-[0-9a-f]+\"")
-# A drawn chart: vega's canvas or svg element (class "marks") in the rendered DOM.
-_DRAWN = re.compile(r"<(?:canvas|svg)\b[^>]*\bclass=\"marks\"")
-# Altair's loader shows failures as <div class="error" style="color:red;">...</div>.
-_ERROR = re.compile(r"<div class=\"error\"[^>]*>(.*?)</div>", re.S)
-_SCRIPT = re.compile(r"<script\b.*?</script>", re.S | re.I)
 _SKIP_PAGES = {"genindex.html", "search.html"}
 # A table of the chapters (dbexp.book.tables.show): class dbexp-table.
 _TABLE = re.compile(r"<table\b[^>]*\bdbexp-table\b")
 WINDOW = (1280, 900)  # the width the book is read at (its pages' checks, and the screenshots)
-TABLE_CHECK = """<script>(function(){
-function check(){
+# Reads one loaded page (its document): each table (``dbexp-table``, the labelled blocks apart) that is
+# wider than its column, so that it scrolls, or that breaks a number across two lines of a cell.
+TABLE_CHECK = r"""function dbexpTables(doc){
   const out=[];
-  document.querySelectorAll('table.dbexp-table:not(.dbexp-blocks)').forEach((t,i)=>{
+  doc.querySelectorAll('table.dbexp-table:not(.dbexp-blocks)').forEach((t,i)=>{
     let h=t.closest('section'); h=h?h.querySelector('h1,h2,h3'):null;
     const heads=[...t.querySelectorAll('thead th')].slice(0,3).map(x=>x.textContent.trim()).join(', ');
     const where=(h?h.textContent.replace('#','').trim():'table '+(i+1)).slice(0,60)+' (columns '+heads+', ...)';
@@ -55,10 +53,10 @@ function check(){
     if(box.scrollWidth>box.clientWidth+1) out.push(where+': '+box.scrollWidth+' px wide in a column of '+box.clientWidth);
     const broken=[];
     t.querySelectorAll('td').forEach(td=>{
-      const w=document.createTreeWalker(td,NodeFilter.SHOW_TEXT); let n;
+      const w=doc.createTreeWalker(td,NodeFilter.SHOW_TEXT); let n;
       while((n=w.nextNode())){
-        for(const m of n.textContent.matchAll(/(?<![\\w.,])(?:[+\\u2212-](?=\\d))?\\d[\\d,.]*%?/g)){
-          const r=document.createRange(); r.setStart(n,m.index); r.setEnd(n,m.index+m[0].length);
+        for(const m of n.textContent.matchAll(/(?<![\w.,])(?:[+\u2212-](?=\d))?\d[\d,.]*%?/g)){
+          const r=doc.createRange(); r.setStart(n,m.index); r.setEnd(n,m.index+m[0].length);
           const tops=new Set([...r.getClientRects()].map(x=>Math.round(x.top)));
           if(tops.size>1) broken.push(m[0]);
         }
@@ -66,14 +64,42 @@ function check(){
     });
     if(broken.length) out.push(where+': numbers broken across lines ('+broken.slice(0,3).join(', ')+')');
   });
-  const pre=document.createElement('pre'); pre.id='dbexp-table-check'; pre.textContent=JSON.stringify(out);
-  document.body.appendChild(pre);
+  return out;
+}"""
+CHART_WAIT_MS = 8000  # virtual time a page's charts get to draw after its load (and its fonts)
+SETTLE_MS = 500  # then virtual time for the layout to settle, before the tables are read
+# The harness: loads each page into a WINDOW-sized frame in turn, waits for its charts, reads it
+# (vega's drawn marks, Altair's error boxes, the tables), writes what it saw so far into
+# <pre id="dbexp-seen"> after each page and everything into <pre id="dbexp-check"> at the end.
+HARNESS = """<!DOCTYPE html><html><body style="margin:0">
+<iframe id="f" style="width:%(width)dpx;height:%(height)dpx;border:0"></iframe>
+<pre id="dbexp-seen"></pre>
+<script>
+%(tables)s
+const pages=%(pages)s, seen=[], frame=document.getElementById('f');
+const sleep=ms=>new Promise(r=>setTimeout(r,ms));
+const marks=d=>d.querySelectorAll('canvas.marks, svg.marks').length;
+async function read(p){
+  await new Promise(r=>{frame.onload=r; frame.src=p.url;});
+  const d=frame.contentDocument;
+  if(!d) return {page:p.url, drawn:0, errors:['the page could not be read (no document)'], tables:[]};
+  if(d.fonts) await d.fonts.ready;
+  for(let t=0; marks(d)<p.expected && t<%(wait)d; t+=50) await sleep(50);
+  await sleep(%(settle)d);
+  return {page:p.url, drawn:marks(d), tables:dbexpTables(d),
+          errors:[...d.querySelectorAll('div.error')].map(e=>e.textContent.trim())};
 }
-let done=false; const once=()=>{if(!done){done=true;check();}};
-window.addEventListener('load',()=>(document.fonts?document.fonts.ready:Promise.resolve()).then(()=>setTimeout(once,500)));
-setTimeout(once,8000);  // a page whose load event never comes within the virtual time budget is checked anyway
-})();</script>"""
-_TABLE_RESULT = re.compile(r'<pre id="dbexp-table-check"[^>]*>(.*?)</pre>', re.S)
+(async()=>{
+  for(const p of pages){
+    seen.push(await read(p));
+    document.getElementById('dbexp-seen').textContent=JSON.stringify(seen.map(s=>s.page));
+  }
+  const pre=document.createElement('pre'); pre.id='dbexp-check'; pre.textContent=JSON.stringify(seen);
+  document.body.appendChild(pre);
+})();
+</script></body></html>"""
+_RESULT = re.compile(r'<pre id="dbexp-check"[^>]*>(.*?)</pre>', re.S)
+_SEEN = re.compile(r'<pre id="dbexp-seen"[^>]*>(.*?)</pre>', re.S)
 
 
 @dataclass
@@ -144,27 +170,6 @@ def _chromium(args: list[str], *, timeout_s: float = PAGE_TIMEOUT_S) -> subproce
             raise DbexpError(f"chromium took longer than {timeout_s:g} s: {args[-1]}") from None
 
 
-def dump_dom(page: Path | str, *, budget_ms: int = VIRTUAL_TIME_BUDGET_MS, script: str = "") -> str:
-    """The page's DOM after its scripts ran (``--dump-dom``), drawn WINDOW wide; ``script`` (HTML) is added to
-    the end of its body first, in a copy beside it (its styles and scripts load from the same places)."""
-    page = Path(page).resolve()
-    if script:
-        copy = page.with_name(f".{page.stem}.check.html")
-        copy.write_text(page.read_text(encoding="utf-8").replace("</body>", script + "</body>", 1), encoding="utf-8")
-        try:
-            return dump_dom(copy, budget_ms=budget_ms)
-        finally:
-            copy.unlink(missing_ok=True)
-    proc = _chromium([f"--virtual-time-budget={budget_ms}", f"--window-size={WINDOW[0]},{WINDOW[1]}", "--dump-dom",
-                      page.as_uri()])
-    if proc.returncode != 0 or "<html" not in proc.stdout:
-        raise DbexpError(
-            f"chromium could not load {page.name} (exit {proc.returncode}): "
-            f"{_last_line(proc.stderr)}"
-        )
-    return proc.stdout
-
-
 def screenshot(
     page: Path | str,
     png_path: Path | str,
@@ -202,19 +207,38 @@ def has_tables(page: Path) -> bool:
     return bool(_TABLE.search(Path(page).read_text(encoding="utf-8", errors="replace")))
 
 
-def check_page(page: Path | str) -> PageResult:
-    page = Path(page)
-    expected = expected_charts(page)
-    if expected == 0 and not has_tables(page):
-        return PageResult(page, 0, 0)
-    dom = dump_dom(page, script=TABLE_CHECK)
-    found = _TABLE_RESULT.search(dom)
+def check_pages(pages: list[Path]) -> list[PageResult]:
+    """Load the pages in one headless Chromium, in turn, through the harness (see HARNESS); one
+    PageResult per page, in order. A page that never finishes loading stops the check, named."""
+    pages = [Path(p).resolve() for p in pages]
+    if not pages:
+        return []
+    todo = [{"url": p.as_uri(), "expected": expected_charts(p)} for p in pages]
+    harness = pages[0].parent / ".dbexp-check.html"
+    harness.write_text(HARNESS % {"width": WINDOW[0], "height": WINDOW[1], "tables": TABLE_CHECK,
+                                  "pages": json.dumps(todo), "wait": CHART_WAIT_MS, "settle": SETTLE_MS},
+                       encoding="utf-8")
+    try:
+        proc = _chromium(["--allow-file-access-from-files",
+                          f"--virtual-time-budget={(CHART_WAIT_MS + VIRTUAL_TIME_BUDGET_MS) * len(pages)}",
+                          f"--window-size={WINDOW[0]},{WINDOW[1]}", "--dump-dom", harness.as_uri()],
+                         timeout_s=PAGE_TIMEOUT_S * len(pages))
+    finally:
+        harness.unlink(missing_ok=True)
+    found = _RESULT.search(proc.stdout)
     if found is None:
-        raise DbexpError(f"the table check did not run on {page.name}: chromium drew the page without it")
-    tables = json.loads(html_lib.unescape(found.group(1)))
-    dom = _SCRIPT.sub("", dom)  # scripts quote the error markup themselves
-    errors = [_text(m) for m in _ERROR.findall(dom)]
-    return PageResult(page, expected, len(_DRAWN.findall(dom)), errors, tables=tables)
+        seen = _SEEN.search(proc.stdout)
+        done = json.loads(html_lib.unescape(seen.group(1)) or "[]") if seen else []
+        where = (f"it stopped at {pages[len(done)].name}" if seen and len(done) < len(pages)
+                 else f"exit {proc.returncode}: {_last_line(proc.stderr)}")
+        raise DbexpError(f"the browser check did not finish ({where})")
+    return [PageResult(page, item["expected"], got["drawn"], [_text(e) for e in got["errors"]],
+                       tables=got["tables"])
+            for page, item, got in zip(pages, todo, json.loads(html_lib.unescape(found.group(1))))]
+
+
+def check_page(page: Path | str) -> PageResult:
+    return check_pages([Path(page)])[0]
 
 
 def chart_pages(html_dir: Path | str) -> list[Path]:
@@ -230,12 +254,12 @@ def chart_pages(html_dir: Path | str) -> list[Path]:
     return pages
 
 
-def check_charts(html_dir: Path | str, *, raise_on_failure: bool = True, jobs: int = 1,
+def check_charts(html_dir: Path | str, *, raise_on_failure: bool = True,
                  known: Path | str | None = None) -> list[PageResult]:
     """Load every page with charts offline; one PageResult per such page.
 
     Raises DbexpError naming each failing page and its counts unless
-    ``raise_on_failure`` is False. ``jobs``: pages loaded at once. ``known``: a JSON file of the
+    ``raise_on_failure`` is False. ``known``: a JSON file of the
     pages that drew before, by :func:`page_key`; such a page is not loaded again, and the file is
     rewritten with the pages that drew now.
     """
@@ -255,13 +279,7 @@ def check_charts(html_dir: Path | str, *, raise_on_failure: bool = True, jobs: i
         if before is not None:
             by_page[page] = PageResult(page, before["expected"], before["drawn"], known=True)
     todo = [page for page in pages if page not in by_page]
-    if jobs > 1 and len(todo) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=min(jobs, len(todo)), thread_name_prefix="chromium") as pool:
-            by_page.update(zip(todo, pool.map(check_page, todo)))
-    else:
-        by_page.update((page, check_page(page)) for page in todo)
+    by_page.update(zip(todo, check_pages(todo)))
     results = [by_page[page] for page in pages]
     if known is not None:
         _write_known(Path(known), {keys[r.page]: {"page": r.page.relative_to(html_dir).as_posix(),

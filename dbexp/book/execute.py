@@ -77,6 +77,7 @@ def execute_chapter(
     cwd: Path | str | None = None,
     log_output: bool = False,
     render_key: str | None = None,
+    kernel=None,
 ) -> Path:
     """Execute ``notebooks/NAME.ipynb`` into ``book/NAME.ipynb``; return the output path.
 
@@ -89,6 +90,8 @@ def execute_chapter(
     - ``log_output``: also copy the notebook's stdout/stderr to this process's.
     - ``render_key``: recorded in the executed notebook with the files the chapter wrote beside
       it (see dbexp.book.freshness), so a later render can reuse it while nothing it read changed.
+    - ``kernel``: a dbexp.book.kernels.ChapterKernel to execute in (reset first), instead of a
+      kernel of its own; its working directory is the kernel's.
 
     On failure no output is left behind and DbexpError names the chapter and the
     failing cell's error line.
@@ -112,7 +115,7 @@ def execute_chapter(
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"dbexp-{name}-") as tmpdir:
         tmp = Path(tmpdir) / f"{name}.ipynb"
-        kernel_log = Path(tmpdir) / "kernel-stderr.log"
+        kernel_log = kernel.log if kernel is not None else Path(tmpdir) / "kernel-stderr.log"
         token = _KERNEL_STDERR.set(kernel_log)
         try:
             papermill.execute_notebook(
@@ -125,7 +128,12 @@ def execute_chapter(
                 execution_timeout=int(max(1, round(timeout_s))),
                 progress_bar=False,
                 log_output=log_output,
+                # Measuring, the notebook is written as each cell starts and ends (a cell that times
+                # out hours later is named); rendering, only when it ends or fails: each write
+                # serializes every chart so far, about a fifth of a render's time
+                request_save_on_cell_execute=bool(parameters.get("run", True)),
                 kernel_manager_class=_pinned_kernel_manager_class(),
+                **({"km": kernel.prepare()} if kernel is not None else {}),
             )
         except PapermillExecutionError as exc:
             raise DbexpError(

@@ -87,6 +87,8 @@ def memo(res, key: str, compute):
     if key not in cache:
         cache[key] = compute()
     value = cache[key]
+    if isinstance(value, (pd.DataFrame, pd.Series)):
+        return value.copy(deep=False)  # copy-on-write (pandas 3): a change to it copies, the memo stays
     return value.copy() if hasattr(value, "copy") else value
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -15,14 +14,6 @@ from scipy import special
 from scipy import stats as sp
 
 _NAN3 = (float("nan"),) * 3
-
-
-def _quiet(test, *args, **kwargs):
-    """A scipy test without its precision-loss warning on near-constant data (pairs whose ratio
-    never moved): the interval it returns is still right, and a warning would print in the book."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return test(*args, **kwargs)
 
 
 def cv(values) -> float:
@@ -38,18 +29,17 @@ def gmean(values) -> float:
     """Geometric mean of the values that are numbers; NaN where there are none or one is not positive."""
     v = np.asarray(list(values), dtype=float)
     v = v[~np.isnan(v)]
-    return float(sp.gmean(v)) if len(v) and (v > 0).all() else float("nan")
+    return _gmean(v) if len(v) and (v > 0).all() else float("nan")
 
 
 def _mean_ci(d: np.ndarray, level: float) -> tuple[float, float, float]:
-    """Mean of d with its t interval (scipy's one-sample t, n - 1 degrees of freedom); no interval
-    below two values."""
+    """Mean of d with its t interval (scipy's one-sample t, n - 1 degrees of freedom, computed as
+    :func:`_t_ci` does); no interval below two values."""
     if len(d) == 0:
         return _NAN3
     if len(d) < 2:
         return float(d.mean()), float("nan"), float("nan")
-    ci = _quiet(sp.ttest_1samp, d, 0.0).confidence_interval(level)
-    return float(d.mean()), float(ci.low), float(ci.high)
+    return (float(d.mean()), *_t_ci(d, level))
 
 
 def mean_ci(values, level: float = 0.95) -> tuple[float, float, float]:
@@ -72,21 +62,49 @@ def _gmean(v: np.ndarray) -> float:
     return float(np.exp(np.mean(np.log(v), axis=0)))
 
 
-def _paired_t_ci(la: np.ndarray, lb: np.ndarray, level: float) -> tuple[float, float]:
-    """scipy.stats.ttest_rel(la, lb).confidence_interval(level), two-sided, for two pairs or more,
-    computed as scipy computes it (the mean difference; its variance, scipy's second moment times
-    n / (n - 1); the standard error; special.stdtrit's quantiles at the two tails; q * se + mean),
-    without the wrappers that cost about 2 ms a call: the same floats (tests/unit/test_stats.py
-    compares them with scipy's)."""
-    d = la - lb
+# scipy.stats' t tests, computed as scipy computes them but without the array-API and NaN-policy
+# wrappers, which cost about 2 ms a call (the chapters make thousands): the same floats, bit for bit
+# (tests/unit/test_stats.py compares each with scipy's on thousands of samples).
+
+def _var1(d: np.ndarray):
+    """scipy's _var(d, ddof=1): the second central moment times n / (n - 1)."""
     n = len(d)
-    mean = np.mean(d, axis=0)
     var = np.mean((d - np.mean(d, axis=0, keepdims=True)) ** 2, axis=0)
     var *= np.float64(n) / (np.float64(n) - 1)
-    se = np.sqrt(var / n)
+    return var
+
+
+def _t_bounds(dof, se, estimate, level: float) -> tuple[float, float]:
+    """scipy's two-sided t confidence interval: special.stdtrit's quantiles at the two tails, q * se +
+    estimate."""
     tail = (1 - np.float64(level)) / 2
-    q = special.stdtrit(n - 1, np.stack((tail, 1 - tail)))
-    return float(q[0] * se + mean), float(q[1] * se + mean)
+    q = special.stdtrit(dof, np.stack((tail, 1 - tail)))
+    return float(q[0] * se + estimate), float(q[1] * se + estimate)
+
+
+def _t_ci(d: np.ndarray, level: float) -> tuple[float, float]:
+    """scipy.stats.ttest_1samp(d, 0).confidence_interval(level), for two values or more."""
+    return _t_bounds(len(d) - 1, np.sqrt(_var1(d) / len(d)), np.mean(d, axis=0), level)
+
+
+def _paired_t_ci(la: np.ndarray, lb: np.ndarray, level: float) -> tuple[float, float]:
+    """scipy.stats.ttest_rel(la, lb).confidence_interval(level): the one-sample interval of la - lb."""
+    return _t_ci(la - lb, level)
+
+
+def _welch_ci(a: np.ndarray, b: np.ndarray, level: float) -> tuple[float, float]:
+    """scipy.stats.ttest_ind(a, b, equal_var=False).confidence_interval(level), two values or more on
+    each side: Welch-Satterthwaite degrees of freedom (1 where both variances are 0, as scipy)."""
+    vn1, vn2 = _var1(a) / len(a), _var1(b) / len(b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dof = (vn1 + vn2) ** 2 / (vn1 ** 2 / (len(a) - 1) + vn2 ** 2 / (len(b) - 1))
+    return _t_bounds(1.0 if np.isnan(dof) else dof, np.sqrt(vn1 + vn2), np.mean(a) - np.mean(b), level)
+
+
+def _ols_slope(x: np.ndarray, y: np.ndarray) -> float:
+    """scipy.stats.linregress(x, y).slope: the biased covariance over the biased variance of x."""
+    ssxm, ssxym, _, _ = np.cov(x, y, bias=1).flat
+    return float(ssxym / ssxm)
 
 
 def _floats(values) -> np.ndarray:
@@ -165,14 +183,14 @@ def unpaired_ratio_ci(a, b, level: float = 0.95) -> tuple[float, float, float]:
     a, b = _positive([v for v in a if v == v]), _positive([v for v in b if v == v])
     if len(a) == 0 or len(b) == 0:
         return _NAN3
-    point = float(sp.gmean(a) / sp.gmean(b))
+    point = _gmean(a) / _gmean(b)
     if len(a) < 2 or len(b) < 2:
         return point, float("nan"), float("nan")
     la, lb = np.log(a), np.log(b)
     if la.var() == 0 and lb.var() == 0:  # no spread: scipy's degrees of freedom would be 0 / 0
         return (point,) * 3
-    ci = _quiet(sp.ttest_ind, la, lb, equal_var=False).confidence_interval(level)
-    return point, float(np.exp(ci.low)), float(np.exp(ci.high))
+    low, high = _welch_ci(la, lb, level)
+    return point, float(np.exp(low)), float(np.exp(high))
 
 
 def difference_ci(a, b, level: float = 0.95) -> tuple[float, float, float]:
@@ -187,8 +205,7 @@ def difference_ci(a, b, level: float = 0.95) -> tuple[float, float, float]:
         return point, float("nan"), float("nan")
     if a.var() == 0 and b.var() == 0:
         return (point,) * 3
-    ci = _quiet(sp.ttest_ind, a, b, equal_var=False).confidence_interval(level)
-    return point, float(ci.low), float(ci.high)
+    return (point, *_welch_ci(a, b, level))
 
 
 def _log_gap(long, short) -> tuple[float, list[tuple[float, int]] | None]:
@@ -275,7 +292,7 @@ def repeat_slopes(x, y, repeat) -> pd.Series:
     rep = np.asarray(list(repeat))
     ok = ~np.isnan(y)
     x, y, rep = x[ok], y[ok], rep[ok]
-    out = {r: float(sp.linregress(x[rep == r], y[rep == r]).slope) for r in np.unique(rep)
+    out = {r: _ols_slope(x[rep == r], y[rep == r]) for r in np.unique(rep)
            if len(np.unique(x[rep == r])) >= 2}
     return pd.Series(out, dtype=float)
 
@@ -304,6 +321,16 @@ def slope_ci(x, y, repeat=None, level: float = 0.95) -> tuple[float, float, floa
         # one repeat (or none) spans two x: its points share its drift, so no interval over repeats
         return float(sp.linregress(x, y).slope), float("nan"), float("nan")
     return _ols_slope_ci(x, y, level)
+
+
+@functools.lru_cache(maxsize=4096)
+def proportion_ci(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval of the share k / n, n > 0 (scipy's binomtest; cached: the
+    same counts recur across a page's tables and verdicts)."""
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="exact")
+    return float(ci.low), float(ci.high)
 
 
 @functools.lru_cache(maxsize=256)

@@ -74,10 +74,13 @@ def claim_rows(m: pd.DataFrame, claims, source: str, how: Callable[[pd.DataFrame
     servers that saw the same together), and the verdict from the runs where the claim failed. ``how`` says
     how the runs it is given were observed (the 'here' cell)."""
     rows = []
+    # each run as a named tuple once (itertuples costs a column lookup per column, per call)
+    m = m.reset_index(drop=True)
+    tuples = dict(zip(m.index, m.itertuples()))
     for c in claims:
         g_all = m[m[c.needs].notna()] if c.needs in m else m.iloc[0:0]
         if c.only is not None and len(g_all):
-            g_all = g_all[[bool(c.only(r)) for r in g_all.itertuples()]]
+            g_all = g_all[[bool(c.only(tuples[i])) for i in g_all.index]]
         if g_all.empty:
             rows.append(verdicts.ClaimRow(link(c.claim), source, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED,
                                           verdicts.NOT_MEASURED))
@@ -85,8 +88,8 @@ def claim_rows(m: pd.DataFrame, claims, source: str, how: Callable[[pd.DataFrame
         seen: dict[str, list] = {}  # what the runs showed -> [servers, runs that hold, runs]
         failing = 0
         for name, g in g_all.sort_values("series_name").groupby("series_name", sort=False):
-            words = [c.said(r) for r in g.itertuples()]
-            ok = [bool(c.holds(r)) for r in g.itertuples()]
+            words = [c.said(tuples[i]) for i in g.index]
+            ok = [bool(c.holds(tuples[i])) for i in g.index]
             failing += ok.count(False)
             got = seen.setdefault(words[0] if len(set(words)) == 1 else "; ".join(words), [[], 0, 0])
             got[0].append(name)

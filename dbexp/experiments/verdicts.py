@@ -332,14 +332,14 @@ def share_at_least(k: int, n: int, share: float) -> str:
     """"Most": ``k`` of ``n`` events against a share the claim says is reached, by the exact (Clopper-Pearson)
     95% interval of k/n: agrees where its low end reaches the share, disagrees where its high end stays
     under it, else not resolved."""
-    from scipy.stats import binomtest
+    from dbexp.experiments.stats import proportion_ci
 
     if not n:
         return NOT_MEASURED
-    ci = binomtest(k, n).proportion_ci(0.95, method="exact")
-    if ci.low >= share:
+    low, high = proportion_ci(k, n)
+    if low >= share:
         return agrees()
-    if ci.high < share:
+    if high < share:
         return disagrees()
     return not_resolved(f"the interval spans {share:.0%}")
 

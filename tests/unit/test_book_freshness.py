@@ -157,7 +157,7 @@ class FakeExecution:
         self.running = self.most = 0
         self.lock = threading.Lock()
 
-    def __call__(self, name, parameters, *, root, timeout_s, render_key=None):
+    def __call__(self, name, parameters, *, root, timeout_s, render_key=None, kernel=None):
         with self.lock:
             self.calls.append(name)
             self.running += 1
@@ -279,13 +279,13 @@ def test_pages_that_drew_are_not_loaded_again_while_unchanged(tmp_path: Path, mo
     loaded: list[str] = []
     drawn = {"one": 1, "two": 1}
 
-    def fake_check(page):
-        loaded.append(page.stem)
-        return check_mod.PageResult(page, 1, drawn[page.stem])
+    def fake_check(pages):
+        loaded.extend(page.stem for page in pages)
+        return [check_mod.PageResult(page, 1, drawn[page.stem]) for page in pages]
 
-    monkeypatch.setattr(check_mod, "check_page", fake_check)
+    monkeypatch.setattr(check_mod, "check_pages", fake_check)
     known = tmp_path / "drawn.json"
-    first = check_mod.check_charts(html, known=known, jobs=2)
+    first = check_mod.check_charts(html, known=known)
     assert sorted(loaded) == ["one", "two"] and not any(p.known for p in first)
     assert sorted(v["page"] for v in json.loads(known.read_text()).values()) == ["one.html", "two.html"]
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sp
 
 from dbexp.experiments import stats
 
@@ -373,3 +375,49 @@ def test_t_quantile_is_scipys_two_sided_quantile():
     from scipy import stats as sp
     assert stats.t_quantile(0.95, 7) == pytest.approx(sp.t.ppf(0.975, 7))
     assert stats.t_quantile(0.90, 30) == pytest.approx(sp.t.ppf(0.95, 30))
+
+
+def _samples(rng, trials):
+    """Samples as the chapters' intervals see them: 2 to 60 values, spreads from none to wide."""
+    for trial in range(trials):
+        n = int(rng.integers(2, 61))
+        v = rng.normal(rng.normal(0, 3), rng.choice([0.0, 1e-9, 1e-4, 0.01, 0.3, 2.0]), n)
+        yield trial, v, float(rng.choice([0.95, 0.9, 0.99, 0.5]))
+
+
+def test_mean_ci_gives_scipys_one_sample_floats_exactly():
+    rng = np.random.default_rng(32)
+    for _, d, level in _samples(rng, 2000):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            ci = sp.ttest_1samp(d, 0.0).confidence_interval(level)
+        assert stats.mean_ci(d, level) == (float(d.mean()), float(ci.low), float(ci.high)), (len(d), level)
+
+
+def test_welch_intervals_give_scipys_floats_exactly():
+    rng = np.random.default_rng(33)
+    for trial, a, level in _samples(rng, 1500):
+        b = a.copy() if trial % 40 == 0 else rng.normal(rng.normal(0, 3), rng.choice([0.0, 0.01, 1.0]),
+                                                        int(rng.integers(2, 30)))
+        if (a.var() == 0 and b.var() == 0) or (np.log(np.exp(a)).var() == 0 and np.log(np.exp(b)).var() == 0):
+            continue  # no spread: both functions say so without scipy
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            ci = sp.ttest_ind(a, b, equal_var=False).confidence_interval(level)
+            ea, eb = np.exp(a), np.exp(b)
+            logs = sp.ttest_ind(np.log(ea), np.log(eb), equal_var=False).confidence_interval(level)
+        assert stats.difference_ci(a, b, level) == (float(a.mean() - b.mean()), float(ci.low), float(ci.high))
+        assert stats.unpaired_ratio_ci(ea, eb, level) == (
+            float(sp.gmean(ea) / sp.gmean(eb)), float(np.exp(logs.low)), float(np.exp(logs.high)))
+
+
+def test_repeat_slopes_are_scipys_least_squares_slopes_exactly():
+    rng = np.random.default_rng(34)
+    for _ in range(500):
+        n = int(rng.integers(2, 12))
+        x = np.sort(rng.choice([1, 2, 4, 8, 16, 100, 1000, 10000], n, replace=True)).astype(float)
+        if len(np.unique(x)) < 2:
+            continue
+        y = rng.normal(3, 2) * x + rng.normal(0, rng.choice([0.0, 0.1, 50.0]), n)
+        got = stats.repeat_slopes(x, y, [0] * n)
+        assert got.iloc[0] == float(sp.linregress(x, y).slope)

@@ -118,13 +118,16 @@ def ratio(res: Results, version: str, kind: str, pattern: str, pair: tuple[int, 
     the geometric mean over the runs with its 95% interval: (r, lo, hi, runs)."""
     if pair[0] == pair[1]:
         return (1.0, 1.0, 1.0, 0)
-    r = round_ratios(res, f"ns_{pair[1]}", f"ns_{pair[0]}", array)
-    r = r[(r["version"] == version) & (r["kind"] == kind) & (r["pattern"] == pattern)]["ratio"]
-    if r.empty:
-        return (np.nan, np.nan, np.nan, 0)
-    if len(r) < 2:
-        return (float(r.iloc[0]), np.nan, np.nan, 1)
-    return (*geometric_ci(r), len(r))
+
+    def compute():
+        r = round_ratios(res, f"ns_{pair[1]}", f"ns_{pair[0]}", array)
+        r = r[(r["version"] == version) & (r["kind"] == kind) & (r["pattern"] == pattern)]["ratio"]
+        if r.empty:
+            return (np.nan, np.nan, np.nan, 0)
+        if len(r) < 2:
+            return (float(r.iloc[0]), np.nan, np.nan, 1)
+        return (*geometric_ci(r), len(r))
+    return memo(res, f"buffer_pins.ratio {version} {kind} {pattern} {pair} {array}", compute)
 
 
 def shape_table(res: Results) -> pd.DataFrame:

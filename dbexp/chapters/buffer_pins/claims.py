@@ -65,10 +65,8 @@ def _share_claim(res: Results, source: str, keep, what: str) -> tuple[str, str, 
     k, n = pooled_share(res, source, keep)
     if not n:
         return "", verdicts.NOT_MEASURED, np.nan, np.nan
-    from scipy.stats import binomtest
-
-    ci = binomtest(k, n).proportion_ci(0.95, method="exact")
-    return f"{k:,} of {n:,} {what} ({k / n:.1%} [{ci.low:.1%}, {ci.high:.1%}])", "", ci.low, ci.high
+    low, high = stats.proportion_ci(k, n)
+    return f"{k:,} of {n:,} {what} ({k / n:.1%} [{low:.1%}, {high:.1%}])", "", low, high
 
 
 def _per_shape(res: Results, col: str) -> str:

@@ -9,6 +9,7 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from dbexp.chapters.vector_isolation.chapter import PARTS
+from dbexp.experiments import stats
 from dbexp.experiments.chapter import Results, memo
 from dbexp.servers.registry import flavor_class
 
@@ -19,8 +20,7 @@ def rate_ci(count: int, n: int, level: float = LEVEL) -> tuple[float, float, flo
     """count / n with its exact (Clopper-Pearson) interval; NaNs where n is 0."""
     if n <= 0:
         return float("nan"), float("nan"), float("nan")
-    ci = binomtest(int(count), int(n)).proportion_ci(confidence_level=level, method="exact")
-    return count / n, float(ci.low), float(ci.high)
+    return (count / n, *stats.proportion_ci(count, n, level))
 
 
 def difference_ci(c1: int, n1: int, c2: int, n2: int, level: float = LEVEL) -> tuple[float, float, float]:

@@ -6,7 +6,7 @@ from dbexp.book import prose
 from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, ablation, control, headlines, length_check, pool_reads,
                                               profile_modules, resolution, widest, windows)
 from dbexp.chapters.versions.regression import BASELINE, STEPS, source_gap, step_name
-from dbexp.experiments.chapter import Results
+from dbexp.experiments.chapter import Results, memo
 from dbexp.servers.registry import FLAVORS
 
 
@@ -77,7 +77,11 @@ def profile_numbers(res: Results) -> dict:
     return {"unnamed_min": float(mods["unnamed"].min()), "unnamed_max": float(mods["unnamed"].max())}
 
 
-NUMBERS = {"findings": findings_numbers, "resolution": findings_numbers, "profile": profile_numbers}
+def _findings_numbers(res: Results) -> dict:
+    return memo(res, "versions.findings_numbers", lambda: findings_numbers(res))  # the findings and resolution
+
+
+NUMBERS = {"findings": _findings_numbers, "resolution": _findings_numbers, "profile": profile_numbers}
 
 
 def findings(res: Results) -> str:
