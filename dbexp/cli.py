@@ -8,7 +8,7 @@ import sys
 import click
 
 from dbexp.errors import DbexpError
-from dbexp.experiments.chapter import SCALES
+from dbexp.experiments.scales import SCALES
 
 
 class _Group(click.Group):

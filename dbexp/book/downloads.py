@@ -116,7 +116,14 @@ def chart_rows(chart) -> pd.DataFrame | None:
 def chart(chart_obj, res, name: str, rows: pd.DataFrame | None = None, root=None) -> None:
     """Display an Altair chart, then the links to its rows (``rows``, else the chart's own data) and
     to the chapter's published results."""
+    import altair as alt
     from IPython.display import display
 
-    display(chart_obj)
+    # What Altair's own display does (its renderer's MIME bundle of the spec), without checking the spec
+    # against Vega-Lite's JSON schema a second time each render (a third of a chapter's time in charts):
+    # the tests build every page's charts with the check on (tests/published), and the book's browser
+    # check draws each one. A spec that cannot be made fails the chapter here, where Altair's display
+    # would print a traceback and leave the chart out.
+    spec = chart_obj.to_dict(validate=False, context={"pre_transform": False})
+    display({**alt.renderers.get()(spec), "text/plain": repr(chart_obj)}, raw=True)
     links(res, rows if rows is not None else chart_rows(chart_obj), name, root)

@@ -11,8 +11,8 @@ Every chapter notebook declares, in its cell tagged ``parameters``::
 from __future__ import annotations
 
 from dbexp.errors import DbexpError
-from dbexp.experiments.chapter import SCALES  # noqa: F401  (re-exported by dbexp.book)
-from dbexp.experiments.chapter import check_scale as validate_scale
+from dbexp.experiments.scales import SCALES  # noqa: F401  (re-exported by dbexp.book)
+from dbexp.experiments.scales import check_scale as validate_scale
 
 
 def chapter_parameters(scale: str, run: bool, publish: bool, force: bool = False) -> dict:

@@ -37,16 +37,10 @@ from dbexp.results.store import Store, with_measurements
 from dbexp.servers.config import ServerConfig
 from dbexp.servers.registry import flavor_of_spec
 
-SCALES = ("smoke", "default", "full")
+from dbexp.experiments.scales import SCALES, check_scale  # noqa: F401  (the chapters' names for them)
+
 # what every chapter notebook's parameters cell declares besides one override per Scale field
 NOTEBOOK_SWITCHES = ("scale", "run", "publish", "force", "server_cpus", "client_cpus")
-
-
-def check_scale(scale: object) -> str:
-    """Return ``scale`` if it is one of SCALES, else raise a one-line DbexpError."""
-    if scale not in SCALES:
-        raise DbexpError(f"unknown scale {scale!r}; valid scales are {choices(SCALES)}")
-    return scale
 
 
 @dataclass(frozen=True)

@@ -118,33 +118,10 @@ def nested_ratios(w: pd.DataFrame, keys: list[str], comparisons, values: dict[st
     parts = []
     for key, g in w.groupby(keys):
         key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-        instance_of = _instances(g)
-        names, rep = g[by].to_numpy(), g["repeat"].to_numpy()
-        cols = {v: g[v].to_numpy(dtype=float, na_value=np.nan) for v in values if v in g}
-        for a, b, label in comparisons(g):
-            ra, rb = np.flatnonzero(names == a), np.flatnonzero(names == b)
-            ka, kb = rep[ra], rep[rb]
-            aligned = _one_each(ka, kb)
-            for value, name in values.items():
-                if value not in cols:
-                    continue
-                if aligned:  # the same windows on both sides, each once (window_ratios' quick path)
-                    r, windows = cols[value][ra] / cols[value][rb], ka
-                else:
-                    s = window_ratios(g, a, b, value, by=by)
-                    r, windows = s.to_numpy(dtype=float), s.index.to_numpy()
-                keep = r > 0  # NaN too
-                r, windows = r[keep], windows[keep]
-                if not len(r):
-                    continue
-                groups = (np.array([instance_of.get(k, -1) for k in windows.tolist()], dtype=float)
-                          if instance_of is not None else np.zeros(len(r)))
-                parts.append({**key, "comparison": label, "a": a, "b": b, "value": name, "windows": r,
-                              **stats.nested(np.log(r), groups)})
+        parts += _group_parts(key, g, comparisons(g), values, by)
     if not parts:
         return pd.DataFrame()
-    pooled = {k: stats.between_variance(ps[ps["comparison"] == control].to_dict("records"))
-              for k, ps in pd.DataFrame(parts).groupby([*pool_by, "value"])}
+    pooled = _pooled_between(parts, control, [*pool_by, "value"])
     rows = []
     for p in parts:
         between, dof = pooled.get(tuple(p[c] for c in (*pool_by, "value")), (float("nan"), 0))
@@ -159,13 +136,59 @@ def nested_ratios(w: pd.DataFrame, keys: list[str], comparisons, values: dict[st
     return pd.DataFrame(rows)
 
 
+def _group_parts(key: dict, g: pd.DataFrame, comparisons, values: dict[str, str], by: str) -> list[dict]:
+    """One group's parts for :func:`nested_ratios`: per comparison ``(a, b, label)`` and value, the
+    windows' ratios A / B (``windows``) and their nested() summary by instance, with ``key`` and the
+    comparison's names."""
+    instance_of = _instances(g)
+    names, rep = g[by].to_numpy(), g["repeat"].to_numpy()
+    cols = {v: g[v].to_numpy(dtype=float, na_value=np.nan) for v in values if v in g}
+    parts = []
+    for a, b, label in comparisons:
+        ra, rb = np.flatnonzero(names == a), np.flatnonzero(names == b)
+        ka, kb = rep[ra], rep[rb]
+        aligned = _one_each(ka, kb)
+        for value, name in values.items():
+            if value not in cols:
+                continue
+            if aligned:  # the same windows on both sides, each once (window_ratios' quick path)
+                r, windows = cols[value][ra] / cols[value][rb], ka
+            else:
+                s = window_ratios(g, a, b, value, by=by)
+                r, windows = s.to_numpy(dtype=float), s.index.to_numpy()
+            keep = r > 0  # NaN too
+            r, windows = r[keep], windows[keep]
+            if not len(r):
+                continue
+            groups = (np.array([instance_of.get(k, -1) for k in windows.tolist()], dtype=float)
+                      if instance_of is not None else np.zeros(len(r)))
+            parts.append({**key, "comparison": label, "a": a, "b": b, "value": name, "windows": r,
+                          **stats.nested(np.log(r), groups)})
+    return parts
+
+
+def _pooled_between(parts: list[dict], control: str, pool: list[str]) -> dict[tuple, tuple[float, int]]:
+    """Per combination of the ``pool`` entries of ``parts`` (a tuple, in ``pool``'s order): the variance
+    between instances pooled over its parts of the comparison ``control`` (stats.between_variance, the
+    parts in their order), (NaN, 0) where it has none."""
+    controls: dict[tuple, list[dict]] = {}
+    for p in parts:
+        found = controls.setdefault(tuple(p[c] for c in pool), [])
+        if p["comparison"] == control:
+            found.append(p)
+    return {k: stats.between_variance(ps) for k, ps in controls.items()}
+
+
 def _instances(g: pd.DataFrame) -> dict | None:
-    """Each window's (repeat's) instance in the runs ``g``, -1 where it has none; None where no run records one
-    (runs from before instances were recorded)."""
-    if "instance" not in g or not g["instance"].notna().any():
+    """Each window's (repeat's) instance in the runs ``g`` (its first run's), -1 where it has none; None
+    where no run records one (runs from before instances were recorded)."""
+    if "instance" not in g:
         return None
-    first = g.drop_duplicates("repeat")
-    return {k: (-1.0 if v != v else float(v)) for k, v in zip(first["repeat"].tolist(), first["instance"].tolist())}
+    instance = g["instance"].to_numpy(dtype=float, na_value=np.nan)
+    if np.isnan(instance).all():
+        return None
+    repeats, first = np.unique(g["repeat"].to_numpy(), return_index=True)
+    return {k: (-1.0 if v != v else v) for k, v in zip(repeats.tolist(), instance[first].tolist())}
 
 
 def resolution(r: pd.DataFrame, target: float) -> dict:

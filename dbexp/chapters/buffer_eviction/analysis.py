@@ -33,7 +33,11 @@ def mechanics(res: Results) -> pd.DataFrame:
 
 
 def tidy(res: Results) -> pd.DataFrame:
-    """The eviction runs (the step-by-step runs apart: mechanics())."""
+    """The eviction runs (the step-by-step runs apart: mechanics()), computed once per results."""
+    return memo(res, "buffer_eviction.tidy", lambda: _tidy(res))
+
+
+def _tidy(res: Results) -> pd.DataFrame:
     w = res.wide.copy()
     if w.empty:
         return w
@@ -131,10 +135,9 @@ def _timeline(res: Results) -> pd.DataFrame:
 def recovery_s(g: pd.DataFrame, column: str, level: float) -> float:
     """Seconds after the scan stopped until ``column`` first reached ``level`` (1: within the first
     second after it); NaN where it did not within the run."""
-    end = g["before_s"].iloc[0] + g["scan_s"].iloc[0]
-    after = g[g["t"] > end].sort_values("t")
-    hit = after[after[column] >= level]
-    return float(hit["t"].iloc[0] - end) if len(hit) else float("nan")
+    g = g.sort_values("t", kind="stable")
+    end = float(g["before_s"].iloc[0] + g["scan_s"].iloc[0])
+    return _recovered_after(g["t"].to_numpy(dtype=float), g[column].to_numpy(dtype=float), end, level)
 
 
 def per_run(res: Results) -> pd.DataFrame:
@@ -143,38 +146,65 @@ def per_run(res: Results) -> pd.DataFrame:
     return memo(res, "buffer_eviction.per_run", lambda: _per_run(res))
 
 
+_AGGREGATES = (("hot_resident", "min"), ("hot_reads_s", "mean"), ("hit_ratio", "median"), ("device_mb_s", "mean"),
+               ("made_young_s", "mean"), ("alloc_s", "mean"), ("free_pages", "median"), ("old_share", "median"),
+               ("lru_pages", "min"), ("pool_size", "median"), ("query_ms", "median"), ("hot_cpu", "mean"),
+               ("scan_cpu", "mean"), ("server_cpu", "mean"))
+
+
+def _phase_stat(values: np.ndarray, how: str) -> float:
+    """pandas' skipna min, max, mean or median of one phase's seconds, to the last bit (its mean sums the
+    values with each NaN as 0, then divides by the count); NaN where none is a number."""
+    missing = np.isnan(values)
+    count = int((~missing).sum())
+    if not count:
+        return float("nan")
+    if how == "mean":
+        return float(np.where(missing, 0.0, values).sum() / count)
+    v = values[~missing]
+    return float({"min": np.min, "max": np.max, "median": np.median}[how](v))
+
+
+def _recovered_after(t: np.ndarray, values: np.ndarray, end: float, level: float) -> float:
+    """recovery_s on one run's arrays (its seconds in order of t)."""
+    after = (t > end) & (values >= level)
+    return float(t[after][0] - end) if after.any() else float("nan")
+
+
 def _per_run(res: Results) -> pd.DataFrame:
     tl = timeline(res)
     if tl.empty:
         return tl
     rows = []
-    for rid, g in tl.groupby("run_id", observed=True):
-        b, s = g[g["phase"] == "before"], g[g["phase"] == "scan"]
-        before = float(b["qps"].median())
-        row = {c: g[c].iloc[0] for c in ("run_id", "series_name", "variant", "repeat", "flavor")}
-        row.update(qps_before=before, qps_scan=float(s["qps"].median()),
-                   p95_before=float(b["p95_ms"].median()), p95_scan=float(s["p95_ms"].median()),
-                   recovery_s=recovery_s(g, "qps", RECOVERED * before),
+    present = [(col, how) for col, how in _AGGREGATES if col in tl]
+    numeric = ["qps", "p95_ms", "t", *(c for c, _ in present), *(c for c in ("big_resident",) if c in tl)]
+    for rid, g in tl.sort_values("t", kind="stable").groupby("run_id", observed=True, sort=True):
+        x = {c: g[c].to_numpy(dtype=float) for c in dict.fromkeys(numeric)}  # each column's seconds, once
+        phase = g["phase"].to_numpy()
+        b, s = phase == "before", phase == "scan"
+        first = g.iloc[0]
+        before = _phase_stat(x["qps"][b], "median")
+        end = float(first["before_s"] + first["scan_s"])
+        row = {c: first[c] for c in ("run_id", "series_name", "variant", "repeat", "flavor")}
+        row.update(qps_before=before, qps_scan=_phase_stat(x["qps"][s], "median"),
+                   p95_before=_phase_stat(x["p95_ms"][b], "median"), p95_scan=_phase_stat(x["p95_ms"][s], "median"),
+                   recovery_s=_recovered_after(x["t"], x["qps"], end, RECOVERED * before),
                    # the pool's own recovery: the hot table as resident as it was before the scan
-                   cache_recovery_s=recovery_s(g, "hot_resident", CACHE_RECOVERED * float(b["hot_resident"].iloc[-1]))
-                   if "hot_resident" in g else float("nan"))
-        for col, how in (("hot_resident", "min"), ("hot_reads_s", "mean"), ("hit_ratio", "median"),
-                         ("device_mb_s", "mean"), ("made_young_s", "mean"), ("alloc_s", "mean"), ("free_pages", "median"),
-                         ("old_share", "median"), ("lru_pages", "min"), ("pool_size", "median"), ("query_ms", "median"),
-                         ("hot_cpu", "mean"),
-                         ("scan_cpu", "mean"), ("server_cpu", "mean")):
-            if col in g:
-                row[f"{col}_scan"] = float(getattr(s[col], how)())
-                row[f"{col}_before"] = float(getattr(b[col], how)())
+                   cache_recovery_s=_recovered_after(x["t"], x["hot_resident"], end,
+                                                     CACHE_RECOVERED * float(x["hot_resident"][b][-1]))
+                   if "hot_resident" in x else float("nan"))
+        for col, how in present:
+            row[f"{col}_scan"] = _phase_stat(x[col][s], how)
+            row[f"{col}_before"] = _phase_stat(x[col][b], how)
         # per hot query over the phase: the hot table's misses, the hot sessions' CPU (us)
-        for phase, rows_ in (("scan", s), ("before", b)):
-            q = float(rows_["qps"].sum())
-            if "hot_reads_s" in g:
-                row[f"misses_per_q_{phase}"] = float(rows_["hot_reads_s"].sum()) / q if q > 0 else float("nan")
-            if "hot_cpu" in g:
-                row[f"cpu_us_per_q_{phase}"] = 1e6 * float(rows_["hot_cpu"].sum()) / q if q > 0 else float("nan")
-        if "big_resident" in g:  # buffers of the big table the scan took beyond what it held before
-            row["big_taken"] = float(s["big_resident"].max() - b["big_resident"].iloc[-1])
+        for phase_name, mask in (("scan", s), ("before", b)):
+            q = float(np.nansum(x["qps"][mask]))
+            if "hot_reads_s" in x:
+                row[f"misses_per_q_{phase_name}"] = float(np.nansum(x["hot_reads_s"][mask])) / q if q > 0 else float("nan")
+            if "hot_cpu" in x:
+                row[f"cpu_us_per_q_{phase_name}"] = 1e6 * float(np.nansum(x["hot_cpu"][mask])) / q if q > 0 else float("nan")
+        if "big_resident" in x:  # buffers of the big table the scan took beyond what it held before
+            row["big_taken"] = _phase_stat(x["big_resident"][s], "max") - float(x["big_resident"][b][-1])
         rows.append(row)
     out = pd.DataFrame(rows)
     out["variant"] = pd.Categorical(out["variant"], tl["variant"].cat.categories, ordered=True)

@@ -96,13 +96,51 @@ def round_ratios(res: Results, num: str, den: str, array: bool = False) -> pd.Da
     warm_1), each round's two calls a few milliseconds apart on the same machine state (measure_curve).
     Columns run_id, version, kind, pattern, instance, ratio."""
     def compute():
-        runs = curve_runs(res, array)[["run_id", "version", "kind", "pattern", "instance"]].drop_duplicates("run_id")
+        runs = _curve_run_table(res, array)
         wide = _pinbench_rounds(res, array)
         if runs.empty or num not in wide or den not in wide:
             return runs.iloc[0:0].assign(ratio=pd.Series(dtype=float))
-        per = (wide[num] / wide[den]).dropna().groupby("run_id").median().rename("ratio").reset_index()
-        return runs.merge(per, on="run_id")
+        ratios = _run_ratios(res, num, den, array)
+        return runs.assign(ratio=ratios)[~np.isnan(ratios)].reset_index(drop=True)  # the runs with a ratio
     return memo(res, f"buffer_pins.round_ratios {num} {den} {array}", compute)
+
+
+def _curve_run_table(res: Results, array: bool) -> pd.DataFrame:
+    """One row per ok curve run (curve_runs' order): run_id, version, kind, pattern, instance."""
+    return memo(res, f"buffer_pins.curve_run_table {array}", lambda: curve_runs(res, array)[
+        ["run_id", "version", "kind", "pattern", "instance"]].drop_duplicates("run_id"))
+
+
+def _run_ratios(res: Results, num: str, den: str, array: bool) -> np.ndarray:
+    """:func:`round_ratios`' ratio of every run of _curve_run_table, in its order (NaN where no round of the run
+    has both series). Computed once per results and arguments."""
+    def compute():
+        runs = _curve_run_table(res, array)
+        wide = _pinbench_rounds(res, array)
+        if runs.empty or num not in wide or den not in wide:
+            return np.full(len(runs), np.nan)
+        per = (wide[num] / wide[den]).dropna().groupby("run_id").median()
+        return runs["run_id"].map(per).to_numpy(float)
+    return memo(res, f"buffer_pins.run_ratios {num} {den} {array}", compute)
+
+
+def _runs_by(res: Results, keys: tuple[str, ...], array: bool) -> dict:
+    """The positions in _curve_run_table of each group of its runs by ``keys`` (key -> positions, in the
+    runs' order). Computed once per results, keys and array."""
+    return memo(res, f"buffer_pins.runs_by {keys} {array}",
+                lambda: _curve_run_table(res, array).groupby(list(keys), sort=False).indices)
+
+
+def _ratios_by(res: Results, num: str, den: str, keys: tuple[str, ...], array: bool) -> dict:
+    """:func:`round_ratios` of ``num`` over ``den`` per group of runs by ``keys``: key -> one ratio per run (the
+    runs' order), the groups without one left out."""
+    ratios = _run_ratios(res, num, den, array)
+    out = {}
+    for key, at in _runs_by(res, keys, array).items():
+        measured = ratios[at][~np.isnan(ratios[at])]
+        if len(measured):
+            out[key] = measured
+    return out
 
 
 def geometric_ci(values) -> tuple[float, float, float]:
@@ -112,28 +150,42 @@ def geometric_ci(values) -> tuple[float, float, float]:
     return float(np.exp(m)), float(np.exp(lo)), float(np.exp(hi))
 
 
+NO_RATIO = (np.nan, np.nan, np.nan, 0)  # ratio() where no run measured the pair
+
+
 def ratio(res: Results, version: str, kind: str, pattern: str, pair: tuple[int, int],
           array: bool = False) -> tuple[float, float, float, int]:
     """ns(pair[1]) / ns(pair[0]), divided within each round of a run and the median taken over its rounds, then
     the geometric mean over the runs with its 95% interval: (r, lo, hi, runs)."""
     if pair[0] == pair[1]:
         return (1.0, 1.0, 1.0, 0)
+    return pair_ratios(res, pair, array).get((version, kind, pattern), NO_RATIO)
 
+
+def pair_ratios(res: Results, pair: tuple[int, int], array: bool = False) -> dict:
+    """:func:`ratio` of ``pair`` for every version, kind and pattern at once: (version, kind, pattern) ->
+    (r, lo, hi, runs), those with no run left out. Computed once per results, pair and array."""
     def compute():
-        r = round_ratios(res, f"ns_{pair[1]}", f"ns_{pair[0]}", array)
-        r = r[(r["version"] == version) & (r["kind"] == kind) & (r["pattern"] == pattern)]["ratio"]
-        if r.empty:
-            return (np.nan, np.nan, np.nan, 0)
-        if len(r) < 2:
-            return (float(r.iloc[0]), np.nan, np.nan, 1)
-        return (*geometric_ci(r), len(r))
-    return memo(res, f"buffer_pins.ratio {version} {kind} {pattern} {pair} {array}", compute)
+        by = _ratios_by(res, f"ns_{pair[1]}", f"ns_{pair[0]}", ("version", "kind", "pattern"), array)
+        return {key: _over_runs(ratios) for key, ratios in by.items()}
+    return memo(res, f"buffer_pins.pair_ratios {pair} {array}", compute)
+
+
+def _over_runs(ratios: np.ndarray) -> tuple[float, float, float, int]:
+    """One ratio per run as (geometric mean, lo, hi, runs); no interval from one run."""
+    if len(ratios) < 2:
+        return (float(ratios[0]), np.nan, np.nan, 1)
+    return (*geometric_ci(ratios), len(ratios))
 
 
 def shape_table(res: Results) -> pd.DataFrame:
     """Per version, kind and pattern: the step (7 -> 11), the array's own edge (hold: 7 -> 8 held, the op's
     pin the 9th entry; cycle: 8 -> 9 pinned) and the growth (1 -> 10,000), each divided within rounds (ratio); the
-    source's step and growth beside them (the cycle's, its benchmark)."""
+    source's step and growth beside them (the cycle's, its benchmark). Computed once per results."""
+    return memo(res, "buffer_pins.shape_table", lambda: _shape_table(res))
+
+
+def _shape_table(res: Results) -> pd.DataFrame:
     long = curve_runs(res)
     rows = []
     for (version, kind, pattern), _ in long.groupby(["version", "kind", "pattern"], sort=False):
@@ -150,15 +202,19 @@ def shape_table(res: Results) -> pd.DataFrame:
 
 
 def pin_runs(res: Results) -> pd.DataFrame:
-    """The ok pin runs: version, shape, eic, cold and their measurements."""
+    """The ok pin runs: version, shape, eic, cold and their measurements. Computed once per results."""
+    return memo(res, "buffer_pins.pin_runs", lambda: _pin_runs(res))
+
+
+def _pin_runs(res: Results) -> pd.DataFrame:
     w = res.wide
     if w.empty or "shape" not in w:
         return pd.DataFrame()
     w = w[w["shape"].notna() & (w["status"] == "ok")]
     if w.empty:
         return pd.DataFrame()
-    return w.assign(version=_version(w), eic=w["eic"].astype(int),
-                    label=w.apply(lambda r: _shape_label(r["shape"], int(r["eic"]), bool(r["cold"])), axis=1))
+    labels = [_shape_label(shape, int(eic), bool(cold)) for shape, eic, cold in zip(w["shape"], w["eic"], w["cold"])]
+    return w.assign(version=_version(w), eic=w["eic"].astype(int), label=pd.Series(labels, index=w.index))
 
 
 def _in_order(w: pd.DataFrame) -> pd.DataFrame:
@@ -179,7 +235,11 @@ def _shape_label(shape: str, eic: int, cold: bool) -> str:
 def pin_table(res: Results) -> pd.DataFrame:
     """Per version and shape label: pins per execution, the share of new pins with at most two others
     held, the most held at once, and the shares of pins with at least one and at least two content
-    locks (the means over the runs; each run's own numbers in the CSV)."""
+    locks (the means over the runs; each run's own numbers in the CSV). Computed once per results."""
+    return memo(res, "buffer_pins.pin_table", lambda: _pin_table(res))
+
+
+def _pin_table(res: Results) -> pd.DataFrame:
     w = pin_runs(res)
     if w.empty:
         return pd.DataFrame()
@@ -194,7 +254,11 @@ def pin_table(res: Results) -> pd.DataFrame:
 
 def histograms(res: Results, source: str) -> pd.DataFrame:
     """The counters of ``source`` (held_at_pin or locks_per_pin) summed over the runs: version, label,
-    value, pins, share (of that version's and label's pins)."""
+    value, pins, share (of that version's and label's pins). Computed once per results and source."""
+    return memo(res, f"buffer_pins.histograms {source}", lambda: _histograms(res, source))
+
+
+def _histograms(res: Results, source: str) -> pd.DataFrame:
     w = pin_runs(res)
     c = res.counters
     if w.empty or c.empty:
@@ -226,18 +290,22 @@ HELD_BUCKETS = ((1, 1, "1"), (2, 2, "2"), (3, 3, "3"), (4, 8, "4-8"), (9, 16, "9
 
 def _bucketed(res: Results, source: str, buckets, column: str) -> pd.DataFrame:
     """The histogram ``source`` (analysis.histograms) as the share of pins in each bucket (low, high, name),
-    one row per version and shape; ``column`` names a bucket's column ({} is its name)."""
-    h = histograms(res, source)
-    if h.empty:
-        return pd.DataFrame(columns=["version", "shape"])
-    rows = []
-    for (version, label), g in h.groupby(["version", "label"], sort=False):
-        total = g["pins"].sum()
-        row = {"version": version, "shape": label}
-        for lo, hi, name in buckets:
-            row[column.format(name)] = f"{g[(g['value'] >= lo) & (g['value'] <= hi)]['pins'].sum() / total:.1%}"
-        rows.append(row)
-    return pd.DataFrame(rows)
+    one row per version and shape; ``column`` names a bucket's column ({} is its name). Computed once per
+    results and source."""
+    def compute():
+        h = histograms(res, source)
+        if h.empty:
+            return pd.DataFrame(columns=["version", "shape"])
+        rows = []
+        for (version, label), g in h[["version", "label", "value", "pins"]].groupby(["version", "label"], sort=False):
+            v, p = g["value"].to_numpy(), g["pins"].to_numpy()
+            total = p.sum()
+            row = {"version": version, "shape": label}
+            for lo, hi, name in buckets:
+                row[column.format(name)] = f"{p[(v >= lo) & (v <= hi)].sum() / total:.1%}"
+            rows.append(row)
+        return pd.DataFrame(rows)
+    return memo(res, f"buffer_pins.bucketed {source} {column}", compute)
 
 
 def held_buckets(res: Results) -> pd.DataFrame:
@@ -301,7 +369,11 @@ def array_table(res: Results) -> pd.DataFrame:
     the geometric mean over its runs; and the larger array's over the smaller's, an unpaired ratio of the runs'
     values (95%). The machine's level, which moves by up to 2x between runs and drifts within one on this VM,
     cancels in each round's ratio; a ratio of raw times between two builds measured in different runs does
-    not."""
+    not. Computed once per results."""
+    return memo(res, "buffer_pins.array_table", lambda: _array_table(res))
+
+
+def _array_table(res: Results) -> pd.DataFrame:
     long = curve_runs(res, array=True)
     if long.empty:
         return pd.DataFrame()
@@ -310,14 +382,16 @@ def array_table(res: Results) -> pd.DataFrame:
         return pd.DataFrame()
     small, big = builds
     rows = []
+    # the array builds' round_ratios of each N over ARRAY_BASE: (kind, build) -> one ratio per run
+    by_n = {n: _ratios_by(res, f"ns_{n}", f"ns_{ARRAY_BASE}", ("kind", "version"), True)
+            for n in sorted(long["n"].unique())}
+    no_runs = np.array([], dtype=float)
     for kind in [k for k in KIND_LABELS if k in long["kind"].unique()]:
         for n in sorted(long[long["kind"] == kind]["n"].unique()):
-            rr = round_ratios(res, f"ns_{n}", f"ns_{ARRAY_BASE}", array=True)
-            rr = rr[rr["kind"] == kind]
-            a, b = rr[rr["version"] == small]["ratio"], rr[rr["version"] == big]["ratio"]
+            a, b = by_n[n].get((kind, small), no_runs), by_n[n].get((kind, big), no_runs)
             if len(a) < 2 or len(b) < 2:
                 continue
-            r, lo, hi = (1.0, 1.0, 1.0) if n == ARRAY_BASE else stats.unpaired_ratio_ci(b.to_numpy(), a.to_numpy())
+            r, lo, hi = (1.0, 1.0, 1.0) if n == ARRAY_BASE else stats.unpaired_ratio_ci(b, a)
             rows.append({"kind": kind, "kind_label": KIND_LABELS[kind], "n": int(n), "small": small, "big": big,
                          "rel_small": geometric_ci(a)[0], "rel_big": geometric_ci(b)[0],
                          "ratio": r, "lo": lo, "hi": hi, "runs": min(len(a), len(b)),

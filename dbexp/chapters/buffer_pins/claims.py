@@ -86,8 +86,9 @@ def _zero_to_two(res: Results) -> tuple[str, str]:
         return text, verdicts.NOT_MEASURED
     h = histograms(res, "held_at_pin")
     vs, low = [], []
-    for (version, label), g in h.groupby(["version", "label"], sort=False):
-        k, n = int(g[g["value"] <= 3]["pins"].sum()), int(g["pins"].sum())
+    for (version, label), g in h[["version", "label", "value", "pins"]].groupby(["version", "label"], sort=False):
+        value, pins = g["value"].to_numpy(), g["pins"].to_numpy()
+        k, n = int(pins[value <= 3].sum()), int(pins.sum())
         vs.append(verdicts.share_at_least(k, n, MOST))
         if vs[-1] == verdicts.DISAGREES:
             low.append(f"{label} ({version}): {k / n:.0%}")

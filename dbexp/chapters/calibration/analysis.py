@@ -59,11 +59,34 @@ def with_derived(w: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _derived(res: Results) -> pd.DataFrame:
+    """Every run of ``res`` :func:`with_derived`. Computed once per results."""
+    return memo(res, "calibration.derived", lambda: with_derived(res.wide))
+
+
+# what tells the runs apart and pairs them: the columns the comparisons select runs by
+RUN_COLUMNS = ("part", "variant", "flavor", "version", "script", "sessions", "sweep_id", "repeat", "workload",
+               "episode")
+
+
+def _runs(res: Results, *values: str) -> pd.DataFrame:
+    """:func:`_derived` with only RUN_COLUMNS and the columns ``values`` (those the runs have): a frame
+    cheap to select runs from."""
+    w = _derived(res)
+    return w[[c for c in dict.fromkeys(RUN_COLUMNS + values) if c in w]]
+
+
+def _spread(res: Results) -> pd.DataFrame:
+    """The spread part's runs, :func:`with_derived`."""
+    w = _derived(res)
+    return w[w["part"] == "spread"]
+
+
 def spread_runs(res: Results) -> pd.DataFrame:
     """Every spread run: its server, workload and repeat, QPS against its server's median, the share
     of the window its server's CPU and the client's CPU were busy, the steal, and whether it fell in
     an episode of the machine (server CPU busy under EPISODE_BUSY_PCT)."""
-    df = with_derived(res.wide[res.wide["part"] == "spread"])
+    df = _spread(res)
     df["server"] = df["flavor"] + " " + df["version"].str.split("-").str[0]
     df["qps_vs_median"] = df["qps"] / df.groupby(["flavor", "version", "script"])["qps"].transform("median")
     cols = ["server", "flavor", "version", "script", "repeat", "qps", "qps_vs_median", "server_busy_pct",
@@ -75,8 +98,12 @@ def spread_runs(res: Results) -> pd.DataFrame:
 def spread_table(res: Results) -> pd.DataFrame:
     """Per server and workload: repeats, median, min, max and CV of QPS, per-query medians, and the
     spread read the second way: the CV without the runs of machine episodes (``cv_steady``), how
-    many there were and the lowest busy share of the server's CPU."""
-    df = with_derived(res.wide[res.wide["part"] == "spread"])
+    many there were and the lowest busy share of the server's CPU. Computed once per results."""
+    return memo(res, "calibration.spread_table", lambda: _spread_table(res))
+
+
+def _spread_table(res: Results) -> pd.DataFrame:
+    df = _spread(res)
     by = ["flavor", "version", "script"]
     out = stats.spread(df, by, "qps")
     per_op = df.groupby(by)[["cpu_per_op_us", "cs_per_op", "wkb_per_op", "lat_p95_ms"]].median().reset_index()
@@ -95,16 +122,28 @@ def ratio_table(res: Results, value: str = "qps") -> pd.DataFrame:
     return memo(res, f"calibration.ratio_table.{value}", lambda: _ratio_table(res, value))
 
 
+def _pair_labels(w: pd.DataFrame) -> pd.MultiIndex:
+    """Each run's sweep and repeat: what pairs a ratio's A and B (the A and B of one repeat of one sweep; a
+    resumed sweep's runs pair only with each other)."""
+    return pd.MultiIndex.from_frame(w[["sweep_id", "repeat"]])
+
+
+def _by_pair(values: np.ndarray, labels: pd.MultiIndex, at: np.ndarray) -> pd.Series:
+    """The values of the runs at positions ``at``, indexed by their pair labels (as pair_ratio_by takes them)."""
+    return pd.Series(values[at], index=labels[at])
+
+
 def _ratio_table(res: Results, value: str) -> pd.DataFrame:
-    w = with_derived(res.wide)
+    w = _runs(res, value)
+    labels, values = _pair_labels(w), w[value].to_numpy()
     rows = []
     for part, (a, b, meaning) in RATIOS.items():
-        in_a, in_b = _side(w, SIDES[part][0]), _side(w, SIDES[part][1])
+        in_a, in_b = _side(w, SIDES[part][0]).to_numpy(), _side(w, SIDES[part][1]).to_numpy()
         df = w[in_a | in_b]
-        for (flavor, version, n), g in df.groupby([df["flavor"], df["version"], _sessions(df)]):
-            # a pair: the A and B of one repeat of one sweep (a resumed sweep's runs pair only with each other)
-            qa = g[in_a[g.index]].set_index(["sweep_id", "repeat"])[value]
-            qb = g[in_b[g.index]].set_index(["sweep_id", "repeat"])[value]
+        positions = pd.Series(np.flatnonzero(in_a | in_b), index=df.index)  # each run's position in w
+        for (flavor, version, n), at in positions.groupby([df["flavor"], df["version"], _sessions(df)]):
+            at = at.to_numpy()
+            qa, qb = _by_pair(values, labels, at[in_a[at]]), _by_pair(values, labels, at[in_b[at]])
             ratio, lo, hi, pairs = stats.pair_ratio_by(qa, qb)
             rows.append({"ratio": part, "meaning": meaning, "flavor": flavor, "version": version,
                          "sessions": n, "pairs": pairs, "median_a": qa.median(), "median_b": qb.median(),
@@ -118,7 +157,7 @@ def ratio_busy(res: Results) -> dict:
     """How often the ratios' runs fell in an episode of the machine (their server's CPU busy under
     EPISODE_BUSY_PCT): of the reference runs (A of every ratio) and of the B runs, with the lowest
     busy share of each."""
-    w = with_derived(res.wide)
+    w = _derived(res)
     w = w[w["part"] == "ratios"]
     ref, b = w[w["variant"] == "reference"], w[w["variant"] != "reference"]
     return {"reference_episodes": int(ref["episode"].sum()), "reference_runs": len(ref),
@@ -131,10 +170,15 @@ def cpu_table(res: Results) -> pd.DataFrame:
     """CPU per query through the ratios whose two sides both read the server's CPU (container and
     pinning; sysbench by hand reads none): the server's cpu/o of A and B (medians), A / B as the
     geometric mean of the pair ratios with its t interval (the pairs of the QPS ratio), sysbench's
-    cpu/o of A and B, and the server's CPUs in use (its CPU seconds per second of the window)."""
+    cpu/o of A and B, and the server's CPUs in use (its CPU seconds per second of the window). Computed
+    once per results."""
+    return memo(res, "calibration.cpu_table", lambda: _cpu_table(res))
+
+
+def _cpu_table(res: Results) -> pd.DataFrame:
     cpu = ratio_table(res, "cpu_per_op_us")
     cpu = cpu[(cpu["pairs"] > 0) & (cpu["ratio"] != "sessions")]
-    w = with_derived(res.wide)
+    w = _runs(res, "client_cpu_per_op_us", "server_cpus_used")
     rows = []
     for _, r in cpu.iterrows():
         runs = w[(w["flavor"] == r["flavor"]) & (w["version"] == r["version"])]
@@ -154,7 +198,12 @@ def cpu_table(res: Results) -> pd.DataFrame:
 
 def sampler_cost(res: Results) -> pd.DataFrame:
     """Part 3: the harness's cost as the server's process count grows: QPS and sysbench's CPU per
-    query, harness / by hand (pair ratios), with the server's threads and the sampler's own CPU."""
+    query, harness / by hand (pair ratios), with the server's threads and the sampler's own CPU. Computed
+    once per results."""
+    return memo(res, "calibration.sampler_cost", lambda: _sampler_cost(res))
+
+
+def _sampler_cost(res: Results) -> pd.DataFrame:
     df = res.wide[res.wide["part"] == "sessions"]
     if df.empty:
         return pd.DataFrame()
@@ -176,35 +225,40 @@ def sampler_cost(res: Results) -> pd.DataFrame:
 
 
 def _of_series(df: pd.DataFrame, series: str) -> pd.DataFrame:
-    major = df["version"].str.split("-").str[0]
-    return df[(major == series) | major.str.startswith(series + ".")]
+    """The runs of ``df`` whose version (before any '-') is ``series`` or one of its releases (8.0: 8.0.15)."""
+    majors = [v.split("-")[0] if isinstance(v, str) else "" for v in df["version"]]
+    return df[np.array([m == series or m.startswith(series + ".") for m in majors], dtype=bool)]
 
 
 def version_ratio(res: Results, flavor: str, num: str, den: str, script: str = "oltp_point_select",
                   value: str = "qps", steady: bool = False) -> tuple[float, float, float]:
     """Geometric-mean ratio of value, num over den, with a Welch interval on the logs (the versions
     ran one after the other, not in pairs); ``steady``: without the runs of machine episodes."""
-    df = with_derived(res.wide)
-    df = df[(df["part"] == "spread") & (df["flavor"] == flavor) & (df["script"] == script)]
-    if steady:
-        df = df[~df["episode"]]
+    df = _version_runs(res, flavor, script, steady)
     return stats.unpaired_ratio_ci(_of_series(df, num)[value], _of_series(df, den)[value])
 
 
 def version_repeats(res: Results, flavor: str, num: str, den: str, script: str = "oltp_point_select",
                     steady: bool = False) -> int:
     """The fewer repeats of the two versions a version ratio compares."""
-    df = with_derived(res.wide)
-    df = df[(df["part"] == "spread") & (df["flavor"] == flavor) & (df["script"] == script)]
-    if steady:
-        df = df[~df["episode"]]
+    df = _version_runs(res, flavor, script, steady)
     return int(min(len(_of_series(df, num)), len(_of_series(df, den))))
+
+
+def _version_runs(res: Results, flavor: str, script: str, steady: bool) -> pd.DataFrame:
+    """The spread runs of ``flavor`` and ``script`` a version ratio compares (:func:`_derived`; ``steady``:
+    without the runs of machine episodes). Computed once per results and arguments."""
+    def compute():
+        df = _derived(res)
+        df = df[(df["part"] == "spread") & (df["flavor"] == flavor) & (df["script"] == script)]
+        return df[~df["episode"]] if steady else df
+    return memo(res, f"calibration.version_runs.{flavor}.{script}.{steady}", compute)
 
 
 def relative_versions(res: Results, script: str = "oltp_point_select") -> pd.DataFrame:
     """Each version's QPS over its flavor's base (the series its part names: 5.7, 12, 10.11) as a
     ratio of geometric means, with a Welch interval on the logs (versions are not paired)."""
-    df = res.wide[(res.wide["part"] == "spread") & (res.wide["script"] == script)]
+    df = res.wide.loc[(res.wide["part"] == "spread") & (res.wide["script"] == script), ["flavor", "version", "qps"]]
     rows = []
     for flavor, g in df.groupby("flavor"):
         versions = sorted(g["version"].unique(), key=version_key)
@@ -263,51 +317,71 @@ def length_checks(res: Results) -> pd.DataFrame:
 
 
 def _length_checks(res: Results) -> pd.DataFrame:
-    w = with_derived(res.wide)
+    w = _runs(res, "qps", "cpu_per_op_us", "total_cpu_per_op_us")
     long = w[w["part"] == "length"]
     rows = []
     for value in ("qps", "cpu_per_op_us", "total_cpu_per_op_us"):
-        rt = ratio_table(res, value) if value != "total_cpu_per_op_us" else pd.DataFrame(columns=["ratio", "pairs"])
-        for _, r in rt[(rt["ratio"] != "sessions") & (rt["pairs"] > 0)].iterrows():
-            a, b = LONG_SIDES[r["ratio"]]
-            mine = long[(long["flavor"] == r["flavor"]) & (long["version"] == r["version"])]
-            lb = mine[mine["variant"] == b]
-            # A's long run of B's length (a server both compared and checked for a version claim may
-            # have a reference of the spread's length too)
-            la = mine[(mine["variant"] == a) & (_durations(mine) == _seconds(lb))]
-            ratio_long = float(la[value].iloc[-1] / lb[value].iloc[-1]) if len(la) and len(lb) else float("nan")
-            runs = w[(w["flavor"] == r["flavor"]) & (w["version"] == r["version"]) & (_sessions(w) == r["sessions"])]
-            short = runs[_side(runs, SIDES[r["ratio"]][0])]
-            qa = short.set_index(["sweep_id", "repeat"])[value]
-            qb = runs[_side(runs, SIDES[r["ratio"]][1])].set_index(["sweep_id", "repeat"])[value]
-            pairs = pd.concat([qa.rename("a"), qb.rename("b")], axis=1, join="inner").dropna()
-            rows.append({"comparison": r["ratio"], "label": f"{r['flavor']} {r['version']}: {RATIOS[r['ratio']][0]} / "
-                                                            f"{RATIOS[r['ratio']][1]}",
-                         "value": value, "ratio": r["ratio_qps"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
-                         "n": r["pairs"], "short_s": _seconds(short), "long": ratio_long, "long_s": _seconds(lb),
-                         **_over(ratio_long, pairs["a"] / pairs["b"])})
-        for flavor, part in PARTS.parts.items():
-            for c in part.claims:
-                if value not in (c.value, c.also[0] if c.also else None):
-                    continue
-                r, lo, hi = version_ratio(res, flavor, c.num, c.den, value=value)
-                if r != r:
-                    continue
-                ref = long[(long["flavor"] == flavor) & (long["variant"] == "reference")]
-                ref = ref[_durations(ref) == _durations(ref).max()] if len(ref) else ref  # the spread's long runs
-                la, lb = _of_series(ref, c.num)[value], _of_series(ref, c.den)[value]
-                ratio_long = float(la.iloc[-1] / lb.iloc[-1]) if len(la) and len(lb) else float("nan")
-                spread = w[(w["part"] == "spread") & (w["flavor"] == flavor)]
-                ps = spread[spread["script"] == "oltp_point_select"]  # the runs version_ratio compares
-                num = _of_series(spread, c.num)["version"].iloc[0].split("-")[0]
-                den = _of_series(spread, c.den)["version"].iloc[0].split("-")[0]
-                rows.append({"comparison": "versions", "label": f"{flavor} {num} / {den}", "value": value,
-                             "ratio": r, "ci_low": lo, "ci_high": hi,
-                             "n": version_repeats(res, flavor, c.num, c.den), "short_s": _seconds(spread),
-                             "long": ratio_long, "long_s": _seconds(_of_series(ref, c.num)),
-                             **(_over(la.iloc[-1], _of_series(ps, c.num)[value], _of_series(ps, c.den)[value],
-                                      lb.iloc[-1]) if ratio_long == ratio_long else _over(ratio_long, []))})
+        if value != "total_cpu_per_op_us":
+            rows += _ratio_checks(res, w, long, value)
+        rows += _version_checks(res, w, long, value)
     return pd.DataFrame(rows)
+
+
+def _ratio_checks(res: Results, w: pd.DataFrame, long: pd.DataFrame, value: str) -> list[dict]:
+    """length_checks' rows of the ratios (ratio_table's of ``value``, its sessions part apart), from the runs
+    ``w`` and their long runs ``long``."""
+    rt = ratio_table(res, value)
+    labels, values = _pair_labels(w), w[value].to_numpy()
+    server = {"flavor": w["flavor"].to_numpy(), "version": w["version"].to_numpy(), "sessions": _sessions(w).to_numpy()}
+    sides = {part: (_side(w, a).to_numpy(), _side(w, b).to_numpy()) for part, (a, b) in SIDES.items()}
+    rows = []
+    for r in rt[(rt["ratio"] != "sessions") & (rt["pairs"] > 0)].to_dict("records"):
+        a, b = LONG_SIDES[r["ratio"]]
+        mine = long[(long["flavor"] == r["flavor"]) & (long["version"] == r["version"])]
+        lb = mine[mine["variant"] == b]
+        # A's long run of B's length (a server both compared and checked for a version claim may
+        # have a reference of the spread's length too)
+        la = mine[(mine["variant"] == a) & (_durations(mine) == _seconds(lb))]
+        ratio_long = float(la[value].iloc[-1] / lb[value].iloc[-1]) if len(la) and len(lb) else float("nan")
+        at = np.flatnonzero(np.logical_and.reduce([server[k] == r[k] for k in server]))  # the server's runs
+        in_a, in_b = sides[r["ratio"]]
+        short = at[in_a[at]]
+        qa, qb = _by_pair(values, labels, short), _by_pair(values, labels, at[in_b[at]])
+        pairs = pd.concat([qa.rename("a"), qb.rename("b")], axis=1, join="inner").dropna()
+        rows.append({"comparison": r["ratio"], "label": f"{r['flavor']} {r['version']}: {RATIOS[r['ratio']][0]} / "
+                                                        f"{RATIOS[r['ratio']][1]}",
+                     "value": value, "ratio": r["ratio_qps"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+                     "n": r["pairs"], "short_s": _seconds(w.iloc[short]), "long": ratio_long, "long_s": _seconds(lb),
+                     **_over(ratio_long, pairs["a"] / pairs["b"])})
+    return rows
+
+
+def _version_checks(res: Results, w: pd.DataFrame, long: pd.DataFrame, value: str) -> list[dict]:
+    """length_checks' rows of the version claims that read ``value``, from the runs ``w`` and their long
+    runs ``long``."""
+    rows = []
+    for flavor, part in PARTS.parts.items():
+        for c in part.claims:
+            if value not in (c.value, c.also[0] if c.also else None):
+                continue
+            r, lo, hi = version_ratio(res, flavor, c.num, c.den, value=value)
+            if r != r:
+                continue
+            ref = long[(long["flavor"] == flavor) & (long["variant"] == "reference")]
+            ref = ref[_durations(ref) == _durations(ref).max()] if len(ref) else ref  # the spread's long runs
+            la, lb = _of_series(ref, c.num)[value], _of_series(ref, c.den)[value]
+            ratio_long = float(la.iloc[-1] / lb.iloc[-1]) if len(la) and len(lb) else float("nan")
+            spread = w[(w["part"] == "spread") & (w["flavor"] == flavor)]
+            ps = spread[spread["script"] == "oltp_point_select"]  # the runs version_ratio compares
+            num = _of_series(spread, c.num)["version"].iloc[0].split("-")[0]
+            den = _of_series(spread, c.den)["version"].iloc[0].split("-")[0]
+            rows.append({"comparison": "versions", "label": f"{flavor} {num} / {den}", "value": value,
+                         "ratio": r, "ci_low": lo, "ci_high": hi,
+                         "n": version_repeats(res, flavor, c.num, c.den), "short_s": _seconds(spread),
+                         "long": ratio_long, "long_s": _seconds(_of_series(ref, c.num)),
+                         **(_over(la.iloc[-1], _of_series(ps, c.num)[value], _of_series(ps, c.den)[value],
+                                  lb.iloc[-1]) if ratio_long == ratio_long else _over(ratio_long, []))})
+    return rows
 
 
 def server_label(r) -> str:
@@ -400,11 +474,16 @@ def cotenancy_table(res: Results) -> pd.DataFrame:
     """Co-tenancy: per server measured with active neighbours and per neighbour count N, its QPS and
     CPU per statement between the window's marks (geometric means over the windows), and each over the
     same server alone (N = 0) in the same repeat (the windows walk N in ABBA order, so a repeat's windows
-    are neighbours in time), with a t interval on the logs of those pair ratios."""
+    are neighbours in time), with a t interval on the logs of those pair ratios. Computed once per results."""
+    return memo(res, "calibration.cotenancy_table", lambda: _cotenancy_table(res))
+
+
+def _cotenancy_table(res: Results) -> pd.DataFrame:
     w = res.wide
     if "part" not in w or not (w["part"] == "cotenancy").any():
         return pd.DataFrame()
-    w = w[(w["part"] == "cotenancy") & (w["variant"] == "subject")].copy()
+    w = w.loc[(w["part"] == "cotenancy") & (w["variant"] == "subject"),
+              ["flavor", "version", "neighbours", "sweep_id", "repeat", "qps_common", "cpu_per_op_common_us"]]
     w["neighbours"] = w["neighbours"].fillna(0).astype(int)
     rows = []
     for (flavor, version), g in w.groupby(["flavor", "version"], sort=False):
@@ -428,7 +507,12 @@ def variance_components(res: Results, script: str = "oltp_point_select") -> pd.D
     part between runs on one instance: per server, a one-way random-effects analysis of variance of log
     QPS over its instances (the runs nested in them; Kalibera and Jones' two levels), then per flavor the
     mean of its servers' components. Standard deviations on the log scale, as percentages; a between-instance
-    component the runs cannot tell from 0 is 0 (the estimate is truncated there)."""
+    component the runs cannot tell from 0 is 0 (the estimate is truncated there). Computed once per results
+    and script."""
+    return memo(res, f"calibration.variance_components.{script}", lambda: _variance_components(res, script))
+
+
+def _variance_components(res: Results, script: str) -> pd.DataFrame:
     w = res.wide
     w = w[(w["part"] == "spread") & (w["script"] == script)] if len(w) else w
     if w.empty or "instance" not in w or w["instance"].nunique() < 2:

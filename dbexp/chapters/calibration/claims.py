@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dbexp.chapters.calibration.analysis import (EPISODE_BUSY_PCT, LENGTH_FACTOR, _of_series, length_checks,
-                                                 spread_table, version_ratio, version_repeats, with_derived)
+from dbexp.chapters.calibration.analysis import (EPISODE_BUSY_PCT, LENGTH_FACTOR, _derived, _of_series, length_checks,
+                                                 spread_table, version_ratio, version_repeats)
 from dbexp.chapters.calibration.chapter import PARTS
 from dbexp.chapters.calibration.engines import VersionClaim
 from dbexp.book.prose import plural
@@ -81,7 +81,7 @@ def _long(res: Results, flavor: str, value: str) -> pd.Series | None:
 
 
 def version_row(res: Results, flavor: str, c: VersionClaim) -> verdicts.ClaimRow:
-    w = with_derived(res.wide)
+    w = _derived(res)
     spread = w[(w["part"] == "spread") & (w["flavor"] == flavor) & (w["script"] == "oltp_point_select")]
     num, den = _of_series(spread, c.num), _of_series(spread, c.den)
     source = f"{c.number}; {c.conditions}"

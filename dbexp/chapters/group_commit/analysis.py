@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dbexp.experiments import stats
-from dbexp.experiments.chapter import Results
+from dbexp.experiments.chapter import Results, memo
 
 from .chapter import PARTS, part_of_rows
 
@@ -74,6 +74,11 @@ def probe_sites() -> list[str]:
 
 
 def tidy(res: Results) -> pd.DataFrame:
+    """One row per run with the commit path's derived columns (computed once per results)."""
+    return memo(res, "group_commit.tidy", lambda: _tidy(res))
+
+
+def _tidy(res: Results) -> pd.DataFrame:
     w = res.wide.copy()
     if w.empty:
         return w

@@ -35,7 +35,12 @@ CHANGES = {"binlog off": "the binlog off", "binlog, P_S off": "performance_schem
 
 def tidy(res: Results) -> pd.DataFrame:
     """The runs, one row each, with ``length``: the run's length as a multiple of the scale's
-    (1; the run-length check's windows are longer; results stored before the check have none)."""
+    (1; the run-length check's windows are longer; results stored before the check have none); computed
+    once per results."""
+    return memo(res, "gtid.tidy", lambda: _tidy(res))
+
+
+def _tidy(res: Results) -> pd.DataFrame:
     w = res.wide.copy()
     if len(w):
         w["config"] = pd.Categorical(w["config"], list(CONFIGS), ordered=True)

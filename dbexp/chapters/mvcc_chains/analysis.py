@@ -12,7 +12,7 @@ import pandas as pd
 
 from dbexp.chapters.mvcc_chains.chapter import PARTS
 from dbexp.experiments import stats, steps
-from dbexp.experiments.chapter import Results
+from dbexp.experiments.chapter import Results, memo
 from dbexp.servers.registry import flavor_class
 
 READERS = ("fresh", "old")  # the order of the readers in every legend (the first drawn solid, the old dashed)
@@ -85,7 +85,17 @@ def mechanics_rows(res: Results, store: str) -> pd.DataFrame:
 
 
 def tidy(res: Results) -> pd.DataFrame:
-    """The chain points' runs (the page-mechanics runs apart: mechanics())."""
+    """The chain points' runs (the page-mechanics runs apart: mechanics()). Computed once per results."""
+    return memo(res, "mvcc_chains.tidy", lambda: _tidy(res))
+
+
+def _version_stores(flavors: pd.Series) -> list[str]:
+    """Each run's kind of version store, from its flavor (looked up once per flavor)."""
+    store = {f: PARTS.part_for_name(f).version_store for f in flavors.unique()}
+    return [store[f] for f in flavors]
+
+
+def _tidy(res: Results) -> pd.DataFrame:
     w = res.wide.copy()
     w = w[~steps.is_step_run(w)]
     w["versions"] = w["versions"].astype(int)
@@ -94,7 +104,7 @@ def tidy(res: Results) -> pd.DataFrame:
     w["variant"] = "col " + w["column"] + np.where(ff.notna(), ", ff " + ff.astype(str).str.replace(
         r"\.0$", "", regex=True), "")
     w["ff"] = pd.to_numeric(ff, errors="coerce")  # the fillfactor as a number (NaN: the engine has none)
-    w["version_store"] = [PARTS.part_for_name(f).version_store for f in w["flavor"]]
+    w["version_store"] = _version_stores(w["flavor"])
     snap = w["snapshot"] if "snapshot" in w else pd.Series(True, index=w.index)
     w["snapshot"] = [_snapshot_on(x) for x in snap]
     return w
@@ -110,32 +120,79 @@ def _snapshot_on(x) -> bool:
 
 
 def readers(res: Results) -> pd.DataFrame:
-    """The runs with an old snapshot and both readers timed (the controls have neither)."""
-    w = tidy(res)
-    return w[w["snapshot"]]
+    """The runs with an old snapshot and both readers timed (the controls have neither). Computed once
+    per results."""
+    def compute():
+        w = tidy(res)
+        return w[w["snapshot"]]
+    return memo(res, "mvcc_chains.readers", compute)
 
 
 def per_version(res: Results, value: str = "server_us") -> pd.DataFrame:
     """Each reader's cost per version at the server: the slope of its time per read (ns) on V, each
     repeat fitted on its own and a t interval over the repeats; and the same for the payer's
-    excess over the other reader, paired within each run (both read the same rows, interleaved)."""
+    excess over the other reader, paired within each run (both read the same rows, interleaved). Computed
+    once per results and value."""
+    return memo(res, f"mvcc_chains.per_version.{value}", lambda: _per_version(res, value))
+
+
+def _by_variant(w: pd.DataFrame, value: str):
+    """The runs of ``w`` per server, variant and kind of version store (sorted), each group with only the
+    columns the per-version estimates read: ``versions``, ``repeat`` and each reader's ``value`` (and
+    ``cold_`` value, where the runs have one)."""
+    keys = ["series_name", "variant", "version_store"]
+    cols = [c for r in READERS for c in (f"{r}_{value}", f"{r}_cold_{value}") if c in w]
+    return w[keys + ["versions", "repeat"] + cols].groupby(keys)
+
+
+def _has_cold(g: pd.DataFrame, payer: str, value: str) -> bool:
+    """Whether every run of ``g`` timed the payer on the hot rows' cold neighbours too."""
+    return f"{payer}_cold_{value}" in g and bool(g[f"{payer}_cold_{value}"].notna().all())
+
+
+def _excess_over_cold(g: pd.DataFrame, payer: str, other: str, value: str) -> np.ndarray:
+    """Per run (ns): the payer's time on the hot rows less its time on their cold neighbours, less the
+    same difference for the other reader."""
+    def col(c: str) -> np.ndarray:
+        return g[c].to_numpy(float)
+    return ((col(f"{payer}_{value}") - col(f"{payer}_cold_{value}"))
+            - (col(f"{other}_{value}") - col(f"{other}_cold_{value}"))) * 1000
+
+
+def _payer_excess(g: pd.DataFrame, payer: str, other: str, value: str) -> np.ndarray:
+    """Per run (ns): the payer's time less the other reader's."""
+    return (g[f"{payer}_{value}"].to_numpy(float) - g[f"{other}_{value}"].to_numpy(float)) * 1000
+
+
+def _mean_per_repeat(values: np.ndarray, g: pd.DataFrame, v: int) -> pd.Series:
+    """The mean of ``values`` (one per run of ``g``) over the runs at V = v, per repeat (sorted)."""
+    at = g["versions"].to_numpy() == v
+    return pd.Series(values[at]).groupby(g["repeat"].to_numpy()[at]).mean()
+
+
+def _per_version(res: Results, value: str) -> pd.DataFrame:
     w = readers(res)
     rows = []
-    for (name, variant, store), g in w.groupby(["series_name", "variant", "version_store"]):
+    for (name, variant, store), g in _by_variant(w, value):
         payer, other = _payer_and_other(store)
-        series = {r: g[f"{r}_{value}"] * 1000 for r in READERS}
-        series[f"{payer} - {other}"] = (g[f"{payer}_{value}"] - g[f"{other}_{value}"]) * 1000
+        versions, repeat = g["versions"].to_numpy(), g["repeat"].to_numpy()
+        series = {r: g[f"{r}_{value}"].to_numpy() * 1000 for r in READERS}
+        series[f"{payer} - {other}"] = _payer_excess(g, payer, other, value)
         for what, y in series.items():
-            slope, lo, hi = stats.slope_ci(g["versions"], y, g["repeat"])
+            slope, lo, hi = stats.slope_ci(versions, y, repeat)
             rows.append({"series_name": name, "variant": variant, "store": store, "reader": what,
                          "ns_per_version": slope, "ci_low": lo, "ci_high": hi, "repeats": g["repeat"].nunique(),
-                         "vmax": int(g["versions"].max())})
+                         "vmax": int(versions.max())})
     return pd.DataFrame(rows)
 
 
 def excess_at(res: Results, v: int, value: str = "server_us") -> pd.DataFrame:
     """What a chain of v versions costs the reader the sources say pays, per version, one value per
-    repeat with a t interval over the repeats (excess_repeats)."""
+    repeat with a t interval over the repeats (excess_repeats). Computed once per results, v and value."""
+    return memo(res, f"mvcc_chains.excess_at.{v}.{value}", lambda: _excess_at(res, v, value))
+
+
+def _excess_at(res: Results, v: int, value: str) -> pd.DataFrame:
     rows = []
     for (name, variant, store, payer), g in excess_repeats(res, v, value).groupby(
             ["series_name", "variant", "store", "payer"]):
@@ -151,21 +208,20 @@ def excess_repeats(res: Results, v: int, value: str = "server_us") -> pd.DataFra
     (same page, no versions), less the same difference for the other reader (a difference in
     differences: what the rows, the run and a reader's own statement share drops out). Runs measured
     before the cold rows: the payer's excess over the other reader at V = v less that at V = 0, across
-    runs."""
+    runs. Computed once per results, v and value."""
+    return memo(res, f"mvcc_chains.excess_repeats.{v}.{value}", lambda: _excess_repeats(res, v, value))
+
+
+def _excess_repeats(res: Results, v: int, value: str) -> pd.DataFrame:
     w = readers(res)
     rows = []
-    for (name, variant, store), g in w.groupby(["series_name", "variant", "version_store"]):
+    for (name, variant, store), g in _by_variant(w, value):
         payer, other = _payer_and_other(store)
-        cold = f"{payer}_cold_{value}" in g and g[f"{payer}_cold_{value}"].notna().all()
-        if cold:
-            ex = ((g[f"{payer}_{value}"] - g[f"{payer}_cold_{value}"])
-                  - (g[f"{other}_{value}"] - g[f"{other}_cold_{value}"])) * 1000
-            d = ex[g["versions"] == v].groupby(g["repeat"]).mean().dropna()
+        if _has_cold(g, payer, value):
+            d = _mean_per_repeat(_excess_over_cold(g, payer, other, value), g, v).dropna()
         else:
-            ex = (g[f"{payer}_{value}"] - g[f"{other}_{value}"]) * 1000
-            at = ex[g["versions"] == v].groupby(g["repeat"]).mean()
-            base = ex[g["versions"] == 0].groupby(g["repeat"]).mean()
-            d = (at - base).dropna()
+            ex = _payer_excess(g, payer, other, value)
+            d = (_mean_per_repeat(ex, g, v) - _mean_per_repeat(ex, g, 0)).dropna()
         if d.empty or not v:
             continue
         rows += [{"series_name": name, "variant": variant, "store": store, "payer": payer, "versions": v,
@@ -207,7 +263,12 @@ def column_against_column(res: Results, value: str = "server_us") -> pd.DataFram
     version), for every pair of a k and a v variant of one server: the mean of k's per-repeat slopes
     less v's with a Welch interval (the two are different points, each repeat walking them in its own
     order, so nothing pairs them). ``same_fillfactor``: only the column differs, the comparison of a
-    HOT against a non-HOT update; otherwise the fillfactor differs too and the difference mixes both."""
+    HOT against a non-HOT update; otherwise the fillfactor differs too and the difference mixes both.
+    Computed once per results and value."""
+    return memo(res, f"mvcc_chains.column_against_column.{value}", lambda: _column_against_column(res, value))
+
+
+def _column_against_column(res: Results, value: str) -> pd.DataFrame:
     w = readers(res)
     heap = w[w["version_store"] == "heap"]
     rows = []
@@ -235,16 +296,13 @@ def first_versions(res: Results, v: int = 10) -> pd.DataFrame:
     short chain costs more per version than the fit over every V says."""
     w = readers(res)
     rows = []
-    for (name, variant, store), g in w.groupby(["series_name", "variant", "version_store"]):
+    for (name, variant, store), g in _by_variant(w, "server_us"):
         payer, other = _payer_and_other(store)
-        cold = f"{payer}_cold_server_us" in g and g[f"{payer}_cold_server_us"].notna().all()
-        if not cold or not (g["versions"] == v).any():
+        if not _has_cold(g, payer, "server_us") or not (g["versions"] == v).any():
             continue
-        ex = ((g[f"{payer}_server_us"] - g[f"{payer}_cold_server_us"])
-              - (g[f"{other}_server_us"] - g[f"{other}_cold_server_us"])) * 1000
-        at = (ex[g["versions"] == v].groupby(g["repeat"]).mean() / v).dropna()
-        fit = stats.repeat_slopes(g["versions"], (g[f"{payer}_server_us"] - g[f"{other}_server_us"]) * 1000,
-                                   g["repeat"])
+        at = (_mean_per_repeat(_excess_over_cold(g, payer, other, "server_us"), g, v) / v).dropna()
+        fit = stats.repeat_slopes(g["versions"].to_numpy(), _payer_excess(g, payer, other, "server_us"),
+                                  g["repeat"].to_numpy())
         d, lo, hi = stats.difference_ci(at, fit)
         rows.append({"series_name": name, "variant": variant, "store": store, "payer": payer,
                      "at_v": float(at.mean()), "fitted": float(fit.mean()), "ns_per_version": d,
@@ -266,7 +324,23 @@ def at_v(res: Results, vmax: int) -> pd.DataFrame:
     """At V = vmax beside V = 0: each reader's time per read at the server (median over repeats of
     each run's trimmed mean) and at the client (median), the pages a read touched (PostgreSQL), the
     writer's time per update; and at the largest V what the collector could not remove with the
-    snapshot open and in the control without one, and how long the reclaim took."""
+    snapshot open and in the control without one, and how long the reclaim took. Computed once per
+    results and vmax."""
+    return memo(res, f"mvcc_chains.at_v.{vmax}", lambda: _at_v(res, vmax))
+
+
+def _held_values(held: pd.DataFrame) -> pd.Series:
+    """What each run's collector could not remove with the snapshot open, in its store's measurement
+    (HELD; NaN where the store has none, or the runs lack its column)."""
+    out = pd.Series(float("nan"), index=held.index)
+    for store, (column, _) in HELD.items():
+        if column in held:
+            mine = held["version_store"] == store
+            out[mine] = held.loc[mine, column]
+    return out
+
+
+def _at_v(res: Results, vmax: int) -> pd.DataFrame:
     w = tidy(res)
     r = w[w["snapshot"]]
     g = r[r["versions"] == vmax]
@@ -282,8 +356,7 @@ def at_v(res: Results, vmax: int) -> pd.DataFrame:
                    on=["series_name", "variant"])
     out["old / fresh"] = out["old_server_us"] / out["fresh_server_us"]
     held = w[w["versions"] == vmax].copy()
-    held["held"] = [row.get(HELD[s][0], float("nan")) if s in HELD else float("nan")
-                    for s, (_, row) in zip(held["version_store"], held.iterrows())]
+    held["held"] = _held_values(held)
     for snap, label in ((True, "held_snapshot"), (False, "held_control")):
         h = held[held["snapshot"] == snap].groupby(["series_name", "variant"])["held"].median().rename(label)
         out = out.join(h, on=["series_name", "variant"])
@@ -307,31 +380,50 @@ def collector_passes(res: Results) -> pd.DataFrame:
     collector's pass had not begun, or had barely), ``pass_s`` (between the two: the collector's own
     work lies within it, an upper bound that cannot be finer than ``poll_s``, the polls' spacing) and
     ``removed_per_s`` (the garbage removed over ``pass_s``: a lower bound of the pass's rate).
-    ``waited_s`` is the collector's cadence (when it next ran), not its work."""
+    ``waited_s`` is the collector's cadence (when it next ran), not its work. Computed once per results."""
+    return memo(res, "mvcc_chains.collector_passes", lambda: _collector_passes(res))
+
+
+def _polls_by_run(gs: pd.DataFrame) -> dict:
+    """The garbage polled after the old snapshot ended, per run and measure: (run_id, name) -> the polls'
+    times and values, in the order of their times."""
+    g = gs[gs["snapshot"]]
+    t, value = g["t"].to_numpy(float), g["value"].to_numpy(float)
+    out = {}
+    for key, at in g.groupby(["run_id", "name"]).indices.items():
+        order = at[np.argsort(t[at], kind="quicksort")]  # as sort_values("t") orders them
+        out[key] = (t[order], value[order])
+    return out
+
+
+def _collector_passes(res: Results) -> pd.DataFrame:
     gs = garbage_series(res)
     cols = ["series_name", "variant", "store", "repeat", "run_id", "measure", "garbage", "poll_s", "waited_s",
             "reclaim_s", "pass_s", "one_poll", "removed_per_s"]
     if gs.empty:
         return pd.DataFrame(columns=cols)
-    w = tidy(res).set_index("run_id")
+    w = tidy(res)
+    runs = w.set_index("run_id")[["series_name", "variant", "version_store", "repeat"]
+                                 + (["reclaim_s"] if "reclaim_s" in w else [])].to_dict("index")
+    polls = _polls_by_run(gs)
     rows = []
-    for run_id, g in gs[gs["snapshot"]].groupby("run_id"):
-        store = w.loc[run_id, "version_store"]
+    for run_id in sorted(gs.loc[gs["snapshot"], "run_id"].unique()):
+        run = runs[run_id]
+        store = run["version_store"]
         measure = RECLAIM_MEASURE.get(store)
-        s = g[g["name"] == measure].sort_values("t") if measure else g.iloc[:0]
-        reclaim = w.loc[run_id, "reclaim_s"] if "reclaim_s" in w else float("nan")
-        if s.empty or reclaim != reclaim:
+        reclaim = run.get("reclaim_s", float("nan"))
+        if (run_id, measure) not in polls or reclaim != reclaim:
             continue
-        t, val = s["t"].to_numpy(float), s["value"].to_numpy(float)
-        if len(s) == 1:  # reclaimed by the first poll: the pass lies between the snapshot's end and that poll
+        t, val = polls[(run_id, measure)]
+        if len(t) == 1:  # reclaimed by the first poll: the pass lies between the snapshot's end and that poll
             t, val = np.array([0.0, t[0]]), np.array([float("nan"), val[0]])
         poll = float(np.median(np.diff(t)))
         left = np.flatnonzero(val >= PASS_LEFT * val[0])
         waited = float(t[left[-1]]) if len(left) else 0.0
         end = float(t[-1])
         pass_s = max(end - waited, min(poll, end))
-        rows.append({"series_name": w.loc[run_id, "series_name"], "variant": w.loc[run_id, "variant"],
-                     "store": store, "repeat": int(w.loc[run_id, "repeat"]), "run_id": run_id, "measure": measure,
+        rows.append({"series_name": run["series_name"], "variant": run["variant"],
+                     "store": store, "repeat": int(run["repeat"]), "run_id": run_id, "measure": measure,
                      "garbage": float(np.nanmax(val)), "poll_s": poll, "waited_s": waited, "reclaim_s": float(reclaim),
                      "pass_s": pass_s, "one_poll": end - waited <= 1.5 * poll,
                      # unknown where the first poll found it reclaimed already (no garbage seen before)
@@ -340,6 +432,12 @@ def collector_passes(res: Results) -> pd.DataFrame:
 
 
 def garbage_series(res: Results) -> pd.DataFrame:
+    """The garbage polled after each run's snapshot ended, with the run's server, variant, repeat and
+    whether it held the old snapshot. Computed once per results."""
+    return memo(res, "mvcc_chains.garbage_series", lambda: _garbage_series(res))
+
+
+def _garbage_series(res: Results) -> pd.DataFrame:
     s = res.series
     g = s[s["source"] == "garbage"] if len(s) else s
     if g.empty:
@@ -418,14 +516,16 @@ def reader_latency(res: Results, value: str = "server_us") -> pd.DataFrame:
     rows = []
     stores = list(dict.fromkeys(part.version_store for part in PARTS.parts.values()))  # undo first, as the text
     w = w.assign(_store=w["version_store"].map(lambda s: stores.index(s) if s in stores else len(stores)))
-    for (_, store, name, panel, v), g in w.groupby(["_store", "version_store", "series_name", "panel", "versions"]):
-        for reader in READERS:
-            col = f"{reader}_{value}"
-            if col not in g or g[col].isna().all():
+    engines = {store: _engine_label(store, g["flavor"]) for store, g in w.groupby("version_store")}
+    cols = {reader: f"{reader}_{value}" for reader in READERS if f"{reader}_{value}" in w}
+    groups = w.groupby(["_store", "version_store", "series_name", "panel", "versions"])
+    medians, sizes = groups[list(cols.values())].median(), groups.size()
+    for (_, store, name, panel, v), m, n in zip(medians.index, medians.to_dict("records"), sizes.to_numpy()):
+        for reader, col in cols.items():
+            if m[col] != m[col]:  # no value of this reader in the group
                 continue
-            rows.append({"store": store, "engine": _engine_label(store, w[w["version_store"] == store]["flavor"]),
-                         "server": name, "panel": panel, "versions": int(v), "reader": reader,
-                         "value": g[col].median(), "repeats": len(g)})
+            rows.append({"store": store, "engine": engines[store], "server": name, "panel": panel,
+                         "versions": int(v), "reader": reader, "value": m[col], "repeats": int(n)})
     return pd.DataFrame(rows, columns=["store", "engine", "server", "panel", "versions", "reader", "value", "repeats"])
 
 
@@ -487,14 +587,16 @@ def per_version_rows(res: Results) -> pd.DataFrame:
     out = pv.pivot_table(index=["series_name", "variant", "store", "repeats", "vmax"], columns="reader",
                          values="ns_per_version", aggfunc="first").reset_index()[["series_name", "variant", "store",
                                                                                   "repeats", "vmax"]]
-    for _, r in pv.iterrows():
-        key = (out["series_name"] == r["series_name"]) & (out["variant"] == r["variant"])
+    cells: dict[str, dict] = {}  # column -> (series_name, variant) -> text, the columns in the order first met
+    for r in pv.to_dict("records"):
         col = "excess" if " - " in r["reader"] else r["reader"]
-        out.loc[key, col] = interval(r)
+        cells.setdefault(col, {})[(r["series_name"], r["variant"])] = interval(r)
         if col == "excess":
-            out.loc[key, "payer"] = r["reader"].split(" - ")[0]
+            cells.setdefault("payer", {})[(r["series_name"], r["variant"])] = r["reader"].split(" - ")[0]
     ex = excess_at(res, 10)
-    for _, r in ex.iterrows():
-        key = (out["series_name"] == r["series_name"]) & (out["variant"] == r["variant"])
-        out.loc[key, "excess_v10"] = interval(r)
+    for r in ex.to_dict("records"):
+        cells.setdefault("excess_v10", {})[(r["series_name"], r["variant"])] = interval(r)
+    keys = list(zip(out["series_name"], out["variant"]))
+    for col, texts in cells.items():
+        out[col] = pd.Series([texts.get(k, float("nan")) for k in keys], index=out.index, dtype="str")
     return ordered(out)

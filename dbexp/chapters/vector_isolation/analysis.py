@@ -81,7 +81,11 @@ def runs(res: Results) -> pd.DataFrame:
 def changed_rates(res: Results) -> pd.DataFrame:
     """One row per engine, setting and writer (reader points): transactions, how many saw a different set
     the second time (rate and interval over all instances), order-only changes, short answers, plan changes,
-    rows leaked, the writer's achieved rate, recall, and each instance's own rate."""
+    rows leaked, the writer's achieved rate, recall, and each instance's own rate (computed once per results)."""
+    return memo(res, "vector_isolation.changed_rates", lambda: _changed_rates(res))
+
+
+def _changed_rates(res: Results) -> pd.DataFrame:
     w = runs(res)
     if w.empty:
         return pd.DataFrame()

@@ -13,6 +13,7 @@ ablation's versions, one group each) use Welch intervals on the logs.
 
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -67,8 +68,15 @@ def _paired_runs(res: Results) -> pd.DataFrame:
     return memo(res, "versions.paired_runs", compute)
 
 
+@functools.lru_cache(maxsize=None)
+def _version_key(name: str) -> tuple[int, ...]:
+    """version_key, cached: the same few server names are ordered in every flavor-test."""
+    return version_key(name)
+
+
 def ordered(names) -> list[str]:
-    return sorted(set(names), key=version_key)
+    """The distinct ``names`` (servers), oldest version first."""
+    return sorted(set(names), key=_version_key)
 
 
 CONTROL = "A/A control"
@@ -79,17 +87,18 @@ def comparisons(g: pd.DataFrame) -> list[tuple[str, str, str]]:
     flavor's base (the oldest version's baseline server) and over the version before it, each server at
     its own defaults over the same version at the baseline (and over the base), and the twin over the
     base (the A/A control)."""
-    names = ordered(g.loc[g["role"] == "baseline", "series_name"].unique())
+    role, series = g["role"].to_numpy(), g["series_name"].to_numpy()
+    names = ordered(series[role == "baseline"])
     if not names:
         return []
     base, out = names[0], []
     for i, name in enumerate(names[1:], start=1):
         out += [(name, base, "base"), (name, names[i - 1], "previous")]
-    for name in ordered(g.loc[g["role"] == "own defaults", "series_name"]):
+    for name in ordered(series[role == "own defaults"]):
         out.append((f"{name} (own defaults)", name, "own defaults"))
         if name != base:
             out.append((f"{name} (own defaults)", base, "base"))
-    if (g["role"] == "twin").any():
+    if (role == "twin").any():
         out.append((f"{base} (twin)", base, CONTROL))
     return out
 
@@ -216,27 +225,33 @@ def _widest(res: Results, n: int) -> pd.DataFrame:
     if r.empty or r["half_width"].isna().all():
         return pd.DataFrame()
     r = r.drop_duplicates(["flavor", "test", "server", "against"])
+    # the widest half-width of every flavor-test, sorted as the table is: only the top n are described
+    top = (r.groupby(["flavor", "test"])["half_width"].max().rename("widest").reset_index()
+           .sort_values("widest", ascending=False).head(n))
     w = _paired_runs(res)
-    rows = []
-    for (flavor, test), g in r.groupby(["flavor", "test"]):
-        x = w[(w["flavor"] == flavor) & (w["test"] == test)]
-        statements = x["qps_common"] * x["common_s"]
-        share = x["qps_common"] * x["cpu_per_op_common_us"] * 1e-6
-        names = ordered(x.loc[x["role"] == "baseline", "series_name"].unique())
-        cost = pd.concat([_window_ratios(x, s, names[0], "cpu_per_op_common_us") for s in names[1:]]) \
-            if len(names) > 1 else pd.Series(dtype=float)
-        twin = _window_ratios(x, f"{names[0]} (twin)", names[0], "cpu_per_op_common_us") if names else cost[:0]
-        rows.append({"flavor": flavor, "test": test, "widest": float(g["half_width"].max()),
-                     "missed": int((~(g["half_width"] <= TARGET_HALF_WIDTH)).sum()), "ratios": len(g),
-                     "at_once": int(x["servers_at_once"].max()) if "servers_at_once" in x else 1,
-                     "windows": int(x.groupby("server").size().median()),
-                     "statements_min": float(statements.min()), "statements_median": float(statements.median()),
-                     "statements_max": float(statements.max()), "share_min": float(share.min()),
-                     "share_max": float(share.max()), "cost_min": float(cost.min()) if len(cost) else np.nan,
-                     "cost_max": float(cost.max()) if len(cost) else np.nan,
-                     "twin_min": float(twin.min()) if len(twin) else np.nan,
-                     "twin_max": float(twin.max()) if len(twin) else np.nan})
-    return pd.DataFrame(rows).sort_values("widest", ascending=False).head(n).reset_index(drop=True)
+    return pd.DataFrame([_widest_row(flavor, test, r[(r["flavor"] == flavor) & (r["test"] == test)],
+                                     w[(w["flavor"] == flavor) & (w["test"] == test)])
+                         for flavor, test in zip(top["flavor"], top["test"])])
+
+
+def _widest_row(flavor: str, test: str, g: pd.DataFrame, x: pd.DataFrame) -> dict:
+    """One flavor-test's row of :func:`widest`: ``g`` its relative QPS, ``x`` its runs."""
+    statements = x["qps_common"] * x["common_s"]
+    share = x["qps_common"] * x["cpu_per_op_common_us"] * 1e-6
+    names = ordered(x.loc[x["role"] == "baseline", "series_name"].unique())
+    cost = pd.concat([_window_ratios(x, s, names[0], "cpu_per_op_common_us") for s in names[1:]]) \
+        if len(names) > 1 else pd.Series(dtype=float)
+    twin = _window_ratios(x, f"{names[0]} (twin)", names[0], "cpu_per_op_common_us") if names else cost[:0]
+    return {"flavor": flavor, "test": test, "widest": float(g["half_width"].max()),
+            "missed": int((~(g["half_width"] <= TARGET_HALF_WIDTH)).sum()), "ratios": len(g),
+            "at_once": int(x["servers_at_once"].max()) if "servers_at_once" in x else 1,
+            "windows": int(x.groupby("server").size().median()),
+            "statements_min": float(statements.min()), "statements_median": float(statements.median()),
+            "statements_max": float(statements.max()), "share_min": float(share.min()),
+            "share_max": float(share.max()), "cost_min": float(cost.min()) if len(cost) else np.nan,
+            "cost_max": float(cost.max()) if len(cost) else np.nan,
+            "twin_min": float(twin.min()) if len(twin) else np.nan,
+            "twin_max": float(twin.max()) if len(twin) else np.nan}
 
 
 def control(res: Results) -> dict:
@@ -283,15 +298,22 @@ def pool_reads(res: Results) -> pd.DataFrame:
 def length_check(res: Results) -> pd.DataFrame:
     """Per flavor and version: relative QPS against the base in the scale's windows and in the
     check's longer ones (same test), and the longer over the shorter with a Welch interval over the
-    windows' ratios: an interval that holds 1 finds no dependence on the run's length."""
+    windows' ratios: an interval that holds 1 finds no dependence on the run's length (computed once
+    per results)."""
+    return memo(res, "versions.length_check", lambda: _length_check(res))
+
+
+def _length_check(res: Results) -> pd.DataFrame:
     w = tidy(res)
     if w.empty or (w["length"] == 1).all():
         return pd.DataFrame()
     rows = []
+    w = w[["flavor", "test", "length", "role", "series_name", "server", "repeat", "qps_common", "duration_s"]]
     long = w[(w["length"] > 1) & (w["role"] == "baseline")]
+    main = main_runs(w)
     for (flavor, test, length), g in long.groupby(["flavor", "test", "length"]):
-        main = main_runs(w)
         short = main[(main["flavor"] == flavor) & (main["test"] == test)]
+        short_s, long_s = float(short["duration_s"].median()), float(g["duration_s"].median())
         names = ordered(g["series_name"].unique())
         for name in names[1:]:
             rl, rs = _window_ratios(g, name, names[0]), _window_ratios(short, name, names[0])
@@ -299,7 +321,7 @@ def length_check(res: Results) -> pd.DataFrame:
                 continue
             found = paired.length_ratio(rl, rs)
             rows.append({"flavor": flavor, "test": test, "server": name, "against": names[0], "length": int(length),
-                         "short_s": float(short["duration_s"].median()), "long_s": float(g["duration_s"].median()),
+                         "short_s": short_s, "long_s": long_s,
                          **{k: found[k] for k in ("short", "windows_short", "long", "windows_long", "ratio", "ci_low",
                                                   "ci_high")}})
     return pd.DataFrame(rows)
@@ -339,6 +361,21 @@ def ablation_gaps(ab: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def ablation(res: Results) -> pd.DataFrame:
+    """The regression ablation (computed once per results: the page, its findings and its claims read it)."""
+    return memo(res, "versions.ablation", lambda: _ablation(res))
+
+
+def _asked(a: pd.DataFrame) -> dict[tuple[str, str], tuple[str, str]]:
+    """Per server and configuration of the ablation's runs ``a``: what the server was started with and
+    its client sent (its first run's), as JSON texts."""
+    first = a.drop_duplicates(["series_name", "config"])
+    return {(name, config): (json.dumps(requested, sort_keys=True),
+                             json.dumps((workload or {}).get("options", {}), sort_keys=True))
+            for name, config, requested, workload in zip(first["series_name"], first["config"],
+                                                          first["config_requested"], first["workload"])}
+
+
+def _ablation(res: Results) -> pd.DataFrame:
     """The regression ablation: per configuration (regression.configurations(), in its order) and newer
     version, each version's QPS (geometric mean over its windows), the gap (newer over the oldest,
     paired by window: a configuration's versions share its windows) and how the configuration moves the
@@ -354,12 +391,8 @@ def ablation(res: Results) -> pd.DataFrame:
     names = ordered(a["series_name"].unique())
     old = names[0]
     known = configurations()
-
-    def asked(name: str, config: str) -> tuple:
-        """What a server of the configuration was started with and its client sent (one of its runs)."""
-        x = a[(a["series_name"] == name) & (a["config"] == config)].iloc[0]
-        return (json.dumps(x["config_requested"], sort_keys=True),
-                json.dumps((x["workload"] or {}).get("options", {}), sort_keys=True))
+    asked = _asked(a)  # what each server of each configuration was started with and its client sent
+    qps = {k: stats.gmean(g["qps_common"]) for k, g in a.groupby(["series_name", "config"])}
 
     # the gap per configuration, its windows nested in the instances; the variance between instances
     # pooled over the configurations (the same servers, started afresh for each)
@@ -372,18 +405,15 @@ def ablation(res: Results) -> pd.DataFrame:
     for new in names[1:]:
         mine = gaps[gaps["a"] == new].set_index("config") if len(gaps) else gaps
         for config in [c for c in cfgs if c in mine.index]:
-            g = a[a["config"] == config]
-            qn = g[g["series_name"] == new]["qps_common"]
-            qo = g[g["series_name"] == old]["qps_common"]
             x = mine.loc[config]
             factors = known[config]
             kind = ("baseline" if not factors else f"step {len(factors)}" if factors == STEPS[:len(factors)] else "alone")
-            row = {"config": config, "kind": kind, "old": old, "new": new, "qps_old": stats.gmean(qo),
-                   "qps_new": stats.gmean(qn), "gap": x["ratio"], "gap_low": x["ci_low"], "gap_high": x["ci_high"],
+            row = {"config": config, "kind": kind, "old": old, "new": new, "qps_old": qps[(old, config)],
+                   "qps_new": qps[(new, config)], "gap": x["ratio"], "gap_low": x["ci_low"], "gap_high": x["ci_high"],
                    "windows": int(x["pairs"]), "instances": int(x["instances"]), "dof": int(x["dof"])}
             # a configuration that changes nothing on either version (an option it lacks): an A/A
             # control of comparing windows of different groups, with servers started afresh
-            row["unchanged"] = config != BASELINE and all(asked(n, config) == asked(n, BASELINE) for n in (old, new))
+            row["unchanged"] = config != BASELINE and all(asked[n, config] == asked[n, BASELINE] for n in (old, new))
             if config != BASELINE and BASELINE in mine.index:
                 b = mine.loc[BASELINE]
                 m, mlo, mhi = stats.ratio_of_ratios((x["ratio"], x["ci_low"], x["ci_high"], x["dof"]),
@@ -397,7 +427,11 @@ def profile(res: Results) -> pd.DataFrame:
     """The profiled windows (role 'profile'): per test, server and symbol, the server CPU per statement
     it took (samples / perf's rate / the statements sysbench completed, summed over the windows, in
     us), and the server's total of it beside the CPU the sampler measured per statement (a check: the
-    samples should account for about all of it)."""
+    samples should account for about all of it). Computed once per results."""
+    return memo(res, "versions.profile", lambda: _profile(res))
+
+
+def _profile(res: Results) -> pd.DataFrame:
     w = tidy(res)
     p = w[w["role"] == "profile"] if len(w) else w
     c = res.counters
@@ -439,7 +473,11 @@ def module_kind(module: str) -> str:
 def profile_modules(res: Results) -> pd.DataFrame:
     """Per profiled test and server, the CPU per statement in each kind of binary (module_kind), in
     us, and the share of the server binary's samples perf could not name (a stripped binary keeps only
-    the functions it exports)."""
+    the functions it exports). Computed once per results."""
+    return memo(res, "versions.profile_modules", lambda: _profile_modules(res))
+
+
+def _profile_modules(res: Results) -> pd.DataFrame:
     pr = profile(res)
     if pr.empty:
         return pr
@@ -481,16 +519,22 @@ def profile_difference(res: Results, n: int = 8) -> pd.DataFrame:
 
 
 def windows(res: Results) -> dict:
+    """The windows' numbers the page quotes (computed once per results)."""
+    return memo(res, "versions.windows", lambda: _windows(res))
+
+
+def _windows(res: Results) -> dict:
     w = main_runs(tidy(res))
     if w.empty:
         return {"n": 0}
+    ran = set(w["test"])
     return {**paired.window_numbers(w, ["server", "test"]),
             "at_once": int(w["servers_at_once"].max()) if "servers_at_once" in w else 1,
             "active": int(w["active_servers"].max()) if "active_servers" in w and w["active_servers"].notna().any()
             else int(w["servers_at_once"].max()) if "servers_at_once" in w else 1,
             "instances": int(w["instance"].nunique()) if "instance" in w and w["instance"].notna().any() else 1,
             "slice_s": float(w["slice_s"].max()) if "slice_s" in w and w["slice_s"].notna().any() else 0.0,
-            "tests": [t for t in TESTS if t in set(w["test"])]}
+            "tests": [t for t in TESTS if t in ran]}
 
 
 def controls(res: Results) -> pd.DataFrame:

@@ -64,11 +64,12 @@ def _pick(r: pd.DataFrame, old: tuple, new: tuple, value: str, tests, view: str 
     """Rows of ``r`` for a newer family over an older one (version tuples' first numbers)."""
     if r.empty:
         return r
-    g = r[(r["value"] == value) & (r["test"].isin(tests)) & (r["view"].isin([view, "previous"]))]
-    g = g[~g["server"].str.contains(r"\(", regex=True) & ~g["against"].str.contains(r"\(", regex=True)]
-    keep = [version_key(s)[:len(new)] == new and version_key(a)[:len(old)] == old
-            for s, a in zip(g["server"], g["against"])]
-    return g[keep].drop_duplicates(["server", "against", "test", "value"])
+    rows = np.flatnonzero(r["value"].eq(value) & r["test"].isin(tests) & r["view"].isin([view, "previous"]))
+    # of those, the plain servers (no twin, no own defaults: no parenthesis) of the two families
+    plain = np.array([not ("(" in s or "(" in a) and version_key(s)[:len(new)] == new
+                      and version_key(a)[:len(old)] == old
+                      for s, a in zip(r["server"].to_numpy()[rows], r["against"].to_numpy()[rows])], dtype=bool)
+    return r.iloc[rows[plain]].drop_duplicates(["server", "against", "test", "value"])
 
 
 def _cells(g: pd.DataFrame) -> str:
