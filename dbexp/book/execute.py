@@ -133,7 +133,7 @@ def execute_chapter(
                 # serializes every chart so far, about a fifth of a render's time
                 request_save_on_cell_execute=bool(parameters.get("run", True)),
                 kernel_manager_class=_pinned_kernel_manager_class(),
-                **({"km": kernel.prepare()} if kernel is not None else {}),
+                **(kernel.prepare() if kernel is not None else {}),
             )
         except PapermillExecutionError as exc:
             raise DbexpError(

@@ -36,19 +36,23 @@ del _os, _warnings
 
 class ChapterKernel:
     """A kernel (this interpreter's ipykernel, see execute._pinned_kernel_manager_class) started on
-    first use in ``cwd``, reset before each chapter after the first, shut down by ``close``.
+    first use in ``cwd``, reset before each chapter after the first, shut down by ``close``. One client
+    stays connected to it for all its chapters (a new client waits at least 0.2 s for the kernel's
+    messages to reach it, twice per chapter); papermill uses it through the ENGINE registered below.
 
-    Use it from one thread: its manager's coroutines run on that thread's event loop."""
+    Use it from one thread: its manager's and client's coroutines run on that thread's event loop."""
 
     def __init__(self, cwd: Path | str):
         self.cwd = str(Path(cwd).resolve())
         self._dir = tempfile.TemporaryDirectory(prefix="dbexp-kernel-")
         self.log = Path(self._dir.name) / "kernel-stderr.log"  # the kernel process's own stderr
         self.manager = None
+        self.client = None
         self.chapters = 0  # executed in it so far
 
-    def prepare(self):
-        """The started kernel manager, reset if a chapter ran in it before; for papermill's ``km``."""
+    def prepare(self) -> dict:
+        """Start the kernel (first use) or reset it (a chapter ran in it before); papermill's engine
+        arguments that execute the next chapter in it."""
         from jupyter_core.utils import run_sync
 
         from dbexp.book import execute
@@ -61,22 +65,19 @@ class ChapterKernel:
             finally:
                 execute._KERNEL_STDERR.reset(token)
             self.manager = manager
+            self.client = manager.client()
+            self.client.start_channels()
+            run_sync(self.client.wait_for_ready)(timeout=START_TIMEOUT_S)
         elif self.chapters:
             self._run(RESET.format(cwd=self.cwd))
         self.chapters += 1
-        return self.manager
+        return {"engine_name": ENGINE, "kernel": self}
 
     def _run(self, code: str) -> None:
         from jupyter_core.utils import run_sync
 
-        client = self.manager.client()
-        client.start_channels()
-        try:
-            run_sync(client.wait_for_ready)(timeout=START_TIMEOUT_S)
-            reply = run_sync(client.execute_interactive)(code, silent=True, store_history=False,
-                                                        timeout=START_TIMEOUT_S, output_hook=lambda msg: None)
-        finally:
-            client.stop_channels()
+        reply = run_sync(self.client.execute_interactive)(code, silent=True, store_history=False,
+                                                           timeout=START_TIMEOUT_S, output_hook=lambda msg: None)
         if reply["content"].get("status") != "ok":
             content = reply["content"]
             raise DbexpError(f"could not reset the chapters' kernel: {content.get('ename')}: {content.get('evalue')}")
@@ -85,10 +86,12 @@ class ChapterKernel:
         from jupyter_core.utils import run_sync
 
         try:
+            if self.client is not None:
+                self.client.stop_channels()
             if self.manager is not None and self.manager.has_kernel:
                 run_sync(self.manager.shutdown_kernel)(now=True)
         finally:
-            self.manager = None
+            self.manager = self.client = None
             self._dir.cleanup()
 
     def __enter__(self) -> "ChapterKernel":
@@ -96,3 +99,33 @@ class ChapterKernel:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+ENGINE = "dbexp-chapter-kernel"
+
+
+def _engine():
+    """papermill's nbclient engine, executing in a ChapterKernel with its connected client: nbclient
+    starts neither a kernel (its manager has one) nor a client (it has one), and leaves both running."""
+    from papermill.clientwrap import PapermillNotebookClient
+    from papermill.engines import NBClientEngine, papermill_engines
+    from papermill.log import logger
+
+    class ChapterKernelEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, log_output=False, stdout_file=None,
+                                     stderr_file=None, start_timeout=60, execution_timeout=None, **kwargs):
+            kernel = kwargs.pop("kernel")
+            for unused in ("input_path", "timeout", "startup_timeout"):  # as NBClientEngine drops them
+                kwargs.pop(unused, None)
+            client = PapermillNotebookClient(nb_man, km=kernel.manager, timeout=execution_timeout,
+                                             startup_timeout=start_timeout, kernel_name=kernel_name, log=logger,
+                                             log_output=log_output, stdout_file=stdout_file,
+                                             stderr_file=stderr_file, **kwargs)
+            client.kc = kernel.client
+            return client.execute()
+
+    papermill_engines.register(ENGINE, ChapterKernelEngine)
+
+
+_engine()
