@@ -10,8 +10,8 @@ blocks apart) that is wider than its column, so that it scrolls, or that breaks 
 two lines of a cell.
 
 Every page is loaded by one Chromium, in turn, into a 1280 px frame of a small harness page (written
-beside them, removed after): one browser start for the whole book, and the browser compiles the
-scripts every page shares (vega's, the theme's) once. Given a ``known`` file, a page whose charts all drew is
+beside them, removed after): one browser start for the whole book instead of one per page. Given a
+``known`` file, a page whose charts all drew is
 recorded there by its content key (:func:`page_key`: the page, every file under ``_static`` its
 scripts and styles come from, the browser and this module); a later check does not load a page
 with the same key again, and says so in its result (``PageResult.known``).

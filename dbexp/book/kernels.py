@@ -20,7 +20,6 @@ from pathlib import Path
 
 from dbexp.errors import DbexpError
 
-KERNEL_NAME = "python3"
 START_TIMEOUT_S = 60
 
 # Run in the kernel before each chapter but the first (silently: nothing is added to the notebook).
@@ -58,7 +57,7 @@ class ChapterKernel:
         from dbexp.book import execute
 
         if self.manager is None:
-            manager = execute._pinned_kernel_manager_class()(kernel_name=KERNEL_NAME)
+            manager = execute._pinned_kernel_manager_class()(kernel_name=execute.KERNEL_NAME)
             token = execute._KERNEL_STDERR.set(self.log)
             try:
                 run_sync(manager.start_kernel)(cwd=self.cwd)

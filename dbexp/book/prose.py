@@ -29,7 +29,7 @@ def _no_negative_zero(text: str) -> str:
 
 
 def pct(x: float, digits: int = 1) -> str:
-    return _no_negative_zero(f"{x:.{digits}%}")
+    return f"{x:z.{digits}%}"
 
 
 def signed_pct(x: float, digits: int = 1) -> str:

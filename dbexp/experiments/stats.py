@@ -319,7 +319,7 @@ def slope_ci(x, y, repeat=None, level: float = 0.95) -> tuple[float, float, floa
         if len(per_repeat) >= 2:
             return _mean_ci(per_repeat, level)
         # one repeat (or none) spans two x: its points share its drift, so no interval over repeats
-        return float(sp.linregress(x, y).slope), float("nan"), float("nan")
+        return _ols_slope(x, y), float("nan"), float("nan")
     return _ols_slope_ci(x, y, level)
 
 
