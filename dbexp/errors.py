@@ -5,12 +5,17 @@ class DbexpError(Exception):
     """An error the CLI prints as one line (``error: ...``) without a traceback."""
 
 
-def choices(values) -> str:
-    """Format valid values for an error message: 'a, b or c'."""
+def choices(values, last: str = "or") -> str:
+    """Format valid values for an error message: 'a, b or c' (``last``: the word before the last)."""
     values = [str(v) for v in values]
     if len(values) <= 1:
         return "".join(values)
-    return ", ".join(values[:-1]) + " or " + values[-1]
+    return ", ".join(values[:-1]) + f" {last} " + values[-1]
+
+
+def listed(values) -> str:
+    """Values as a sentence lists them: 'a, b and c'."""
+    return choices(values, "and")
 
 
 class RetryableError(DbexpError):

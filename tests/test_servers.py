@@ -183,6 +183,28 @@ def test_set_global_reaches_new_postgres_sessions_over_the_command_line(pg):
         fresh.close()
 
 
+def test_set_global_on_mysql_takes_integers_on_off_and_default_and_refuses_other_words(my):
+    """The versions ablation switches innodb_flush_log_at_trx_commit (a number) and the adaptive hash
+    index (ON / OFF) on a running server; anything else is refused in one line before the server sees it."""
+    from dbexp.servers.sql import query
+
+    setter = my.flavor.capability("set_global")
+    conn = my.connect()
+    try:
+        setter.set(conn, "innodb_adaptive_hash_index", "ON")
+        assert str(query(conn, "SELECT @@GLOBAL.innodb_adaptive_hash_index")[0][0]) == "1"
+        setter.set(conn, "innodb_adaptive_hash_index", "off")
+        assert str(query(conn, "SELECT @@GLOBAL.innodb_adaptive_hash_index")[0][0]) == "0"
+        setter.set(conn, "innodb_flush_log_at_trx_commit", "0")
+        assert str(query(conn, "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit")[0][0]) == "0"
+        with pytest.raises(DbexpError, match="bad value 'fast' for SET GLOBAL innodb_flush_log_at_trx_commit"):
+            setter.set(conn, "innodb_flush_log_at_trx_commit", "fast")
+    finally:
+        setter.set(conn, "innodb_flush_log_at_trx_commit", "DEFAULT")
+        setter.set(conn, "innodb_adaptive_hash_index", "DEFAULT")
+        conn.close()
+
+
 @pytest.mark.parametrize("fixture", ["pg", "my"])
 def test_cleanup_catches_up_with_old_versions_and_says_so(fixture, request):
     """The "cleanup" capability before a run that must not inherit earlier writes: after updates, PostgreSQL's

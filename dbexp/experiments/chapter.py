@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from dbexp.catalog import OFFICIAL_ONLY
-from dbexp.errors import DbexpError, choices
+from dbexp.errors import DbexpError, choices, listed
 from dbexp.experiments.sweep import Experiment, Point, Sweep
 from dbexp.metrics.noise import EPISODE_BUSY_PCT, STEAL_LIMIT_PCT
 from dbexp.results.export import data_dir
@@ -350,6 +350,17 @@ def missing_official(res: Results) -> str:
         return ""
     return (f"{' and '.join(absent)} are missing from these results: no package registry ships them, and "
             "their official images could not be pulled where these results were measured.")
+
+
+def left_out_note(left_out: dict[str, str], res: Results) -> str:
+    """Which servers a scale leaves out (``left_out``: spec -> why) these results lack, as sentences, or ''."""
+    ran = set(res.wide["spec"]) if len(res.wide) and "spec" in res.wide else set()
+    gone: dict[str, list[str]] = {}  # why -> the specs left out for it
+    for spec, why in left_out.items():
+        if spec not in ran:
+            gone.setdefault(why, []).append(spec.split("@")[0])
+    return " ".join(f"{listed(specs)} {'is' if len(specs) == 1 else 'are'} not measured at default scale: "
+                    f"{why}." for why, specs in gone.items())
 
 
 def measuring_time(wide: pd.DataFrame) -> tuple[float, int]:

@@ -45,7 +45,7 @@ from typing import Any
 
 from tqdm import tqdm  # plain text: widgets would pull require.js from a CDN into the book
 
-from dbexp.errors import DbexpError, RetryableError
+from dbexp.errors import DbexpError, RetryableError, listed
 from dbexp.experiments.measure import Measured, measure, measure_together
 from dbexp.metrics.noise import STEAL_LIMIT_PCT, episode, noisy
 from dbexp.metrics.procfs import cpus_allowed
@@ -61,6 +61,7 @@ UNCLEAN = ("errors", "reconnects")  # measurements that make a run failed unless
 # Part of every point's key: raise it when how a run is measured changes, so that a resumed
 # sweep measures again instead of mixing old and new methods.
 METHOD_VERSION = 6  # 6: declared starting state checked, repeats spread over instances (5: perf counts the server CPUs' switches)
+_MISSING = object()  # a (point, repeat) without an ok run, in pending()'s sweeps per unit
 RETRIES = 2  # more tries a point (or a together window) gets after a retryable failure or a noisy run
 
 
@@ -74,6 +75,7 @@ class Point:
     sample: bool = True  # False: sysbench alone, as typed by hand
     block: str = ""  # order "shuffled": points of one block stay together, blocks in a random order per repeat
     together: str = ""  # points of a group with the same label are measured at once (one window)
+    repeats: int = 0  # fewer repeats than the sweep's: only its first ``repeats`` (0: every repeat)
 
     def __post_init__(self):
         if self.server_mode not in RUN_MODES:
@@ -207,7 +209,7 @@ class Sweep:
         return self.experiment.name
 
     def pending(self) -> list[tuple[Point, int]]:
-        done = set() if self.force else self.store.done_keys(self.name)
+        done = {} if self.force else self.store.done_sweeps(self.name)
         if self.order == "grouped":
             pairs = [(p, r) for p in self.points for r in range(self.repeats)]
         elif self.order == "abba":  # forward and backward in turn on each instance (repeat r runs on r % instances)
@@ -217,14 +219,22 @@ class Sweep:
             pairs = [(p, r) for r in range(self.repeats) for p in shuffled(self.points, self.name, r)]
         else:
             pairs = [(p, r) for r in range(self.repeats) for p in self.points]
-        todo = [(p, r) for p, r in pairs if (p.key(self.name), r) not in done]
+        pairs = [(p, r) for p, r in pairs if not p.repeats or r < p.repeats]
         if self.order == "grouped":
-            return todo
-        # a repeat of a group is one unit: if any of its runs is missing, all of it is measured again,
-        # so that the runs compared with each other are always neighbours in time (a resumed half of a
-        # pair would otherwise be paired with a partner measured hours before, on another server start)
-        missing = {(p.group_name, r) for p, r in todo}
-        return [(p, r) for p, r in pairs if (p.group_name, r) in missing]
+            return [(p, r) for p, r in pairs if (p.key(self.name), r) not in done]
+        # a repeat of a group is one unit, and with several instances an instance of a group (its servers
+        # and every repeat measured on them, the level the analysis nests runs in): if any of its runs is
+        # missing, or its runs come from more than one sweep (an earlier design's, a resumed one's), all of
+        # it is measured again, so that the runs compared with each other are always neighbours in time on
+        # one server start (a resumed half of a pair would otherwise be paired with a partner measured hours
+        # before, on another server start, and an instance would hold several starts)
+        unit = ((lambda p, r: (p.group_name, r % self.instances)) if self.instances > 1  # noqa: E731
+                else (lambda p, r: (p.group_name, r)))
+        sweeps: dict[tuple, set] = {}
+        for p, r in pairs:
+            sweeps.setdefault(unit(p, r), set()).add(done.get((p.key(self.name), r), _MISSING))
+        again = {u for u, seen in sweeps.items() if _MISSING in seen or len(seen) > 1}
+        return [(p, r) for p, r in pairs if unit(p, r) in again]
 
     def run(self, progress: bool = True) -> list[str]:
         """Run every pending (point, repeat); returns the ok run ids of all points (old and new)."""
@@ -477,14 +487,10 @@ def never_ok(tries: list[dict], limit_pct: float | None = STEAL_LIMIT_PCT) -> st
     """One line on a point none of whose tries was ok: the steal each noisy try saw, or the last cause."""
     seen = [f"{t['steal_server_pct']:.1f}%" for t in tries if "steal_server_pct" in t]
     if tries and seen and all(t["status"] == "noisy" for t in tries):
-        return (f"no quiet run in {len(tries)} tries: the server's CPUs lost {_and(seen)} of their time to "
+        return (f"no quiet run in {len(tries)} tries: the server's CPUs lost {listed(seen)} of their time to "
                 f"steal (the limit is {limit_pct:g}%)")
     last = tries[-1]["why"] if tries else "?"
     return f"{len(tries)} tries, none ok (a run is measured again at most {RETRIES} times); last: {last}"
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def batches(items: list[tuple[Point, int]]) -> list[list[tuple[Point, int]]]:

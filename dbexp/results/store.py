@@ -189,9 +189,13 @@ class Store:
 
     # --- reading -------------------------------------------------------------------------
     def done_keys(self, experiment: str) -> set[tuple[str, int]]:
-        rows = self.db.execute("SELECT point_key, repeat FROM runs WHERE experiment = ? AND status = 'ok'",
-                               [experiment]).fetchall()
-        return {(k, r) for k, r in rows}
+        return set(self.done_sweeps(experiment))
+
+    def done_sweeps(self, experiment: str) -> dict[tuple[str, int], str]:
+        """Per (point key, repeat) with an ok run: the sweep of its newest ok run (the one a sweep reads)."""
+        rows = self.db.execute("SELECT point_key, repeat, sweep_id FROM runs WHERE experiment = ? AND status = 'ok' "
+                               "ORDER BY ended_at", [experiment]).fetchall()
+        return {(k, r): sweep for k, r, sweep in rows}
 
     def runs(self, experiment: str | None = None, status: str | None = "ok",
              sweep_id: str | None = None) -> pd.DataFrame:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pymysql
 
 from dbexp.catalog.versions import version_key
+from dbexp.errors import DbexpError
 from dbexp.servers import capabilities, sql
 from dbexp.servers.flavor import CONNECT_TIMEOUT_S, Flavor
 from dbexp.servers.sql import query
@@ -76,8 +77,15 @@ class RelaxedCommit(capabilities.RelaxedCommit):
 
 class SetGlobal(capabilities.SetGlobal):
     def set(self, conn, name: str, value: str) -> None:
-        """An integer, or DEFAULT for the server's own default."""
-        query(conn, f"SET GLOBAL {name} = {'DEFAULT' if value == 'DEFAULT' else int(value)}")
+        """An integer, ON or OFF, or DEFAULT for the server's own default."""
+        word = str(value).strip().upper()
+        if word not in ("DEFAULT", "ON", "OFF"):
+            try:
+                word = str(int(value))
+            except ValueError:
+                raise DbexpError(f"bad value {value!r} for SET GLOBAL {name}: expected an integer, ON, OFF or "
+                                 "DEFAULT") from None
+        query(conn, f"SET GLOBAL {name} = {word}")
 
 
 class Sessions(capabilities.Sessions):

@@ -35,6 +35,14 @@ def test_abba_with_more_points_is_a_serpentine():
     assert order(sweep) == ["x0", "y0", "z0", "z1", "y1", "x1"]
 
 
+def test_a_point_with_fewer_repeats_runs_only_in_the_first_ones_and_keeps_its_key():
+    a, b = points("A", "B")
+    fewer = Point(ServerConfig("postgres:16@offline", "1"), P("B"), group="g", repeats=2)
+    sweep = Sweep(Experiment("t"), [a, fewer], repeats=4, force=True, instances=2)
+    assert order(sweep) == ["A0", "B0", "A1", "B1", "A2", "A3"]  # instance 0 runs A0 B0 A2, instance 1 A1 B1 A3
+    assert fewer.key("t") == b.key("t")  # how many repeats a point gets is not what it measures
+
+
 def test_other_orders():
     assert order(Sweep(Experiment("t"), points("A", "B"), 2, force=True, order="alternate")) == [
         "A0", "B0", "A1", "B1"]
@@ -94,6 +102,23 @@ def test_a_resumed_repeat_is_measured_again_whole(tmp_path):
                 run_id = store.begin_run("t", p.key("t"), p.describe(), r)
                 store.db.execute("UPDATE runs SET status = 'ok' WHERE run_id = ?", [run_id])
         assert order(sweep) == ["B1", "A1"]  # A of repeat 1 again too, in the repeat's own order
+    finally:
+        store.close()
+
+
+def test_an_instance_whose_runs_come_from_two_sweeps_is_measured_again_whole(tmp_path):
+    """An instance holds one server start: if its runs come from more than one sweep (an earlier
+    publication's run of the same point, a resumed sweep's), all its repeats are measured again; an
+    instance measured whole in one sweep is kept."""
+    from dbexp.results.store import Store
+
+    store = Store(tmp_path / "r.duckdb")
+    try:
+        sweep = Sweep(Experiment("t"), points("A", "B"), repeats=4, store=store, instances=2)
+        for p, r in sweep.pending():  # repeat 2's B (instance 0) from an older sweep, everything else from this one
+            run_id = store.begin_run("t", p.key("t"), p.describe(), r, "old" if (p.params.name, r) == ("B", 2) else "new")
+            store.db.execute("UPDATE runs SET status = 'ok' WHERE run_id = ?", [run_id])
+        assert order(sweep) == ["A0", "B0", "B2", "A2"]  # instance 0 again, in its own order; instance 1 kept
     finally:
         store.close()
 
