@@ -85,7 +85,8 @@ def test_the_main_curve_and_the_probe_runs_are_repeated_and_the_check_runs_ten_t
     assert sorted(p.server.spec for p in checks) == ["mariadb:11.8@offline", "mysql:9.7@offline",
                                                      "postgres:18@offline"]
     assert {(p.workload.threads, p.workload.duration_s) for p in checks} == {(128, 10 * sc.duration_s)}
-    assert sc.duration_s >= 3 and not any(p.params.check for p in main.points)
+    # 2 s runs at default (the time budget): the check's runs, 10 times as long, say whether that is enough
+    assert sc.duration_s >= 2 and not any(p.params.check for p in main.points)
     every = gc.CHAPTER.design(gc.CHAPTER.scale("default", check_every_server=True), Cpus("1", "0"))[1].points
     assert len([p for p in every if p.params.check]) == len(sc.servers)
     # a probe thread count the main curve lacks gets a control run of its own right before the probe run
@@ -118,12 +119,12 @@ def test_a_chapter_that_cannot_probe_leaves_its_probe_points_out_and_says_why(mo
     sc = gc.CHAPTER.scale("default")
     points = [p for part in gc.CHAPTER.design(sc, Cpus()) for p in part.points]
     assert points and [p for p in points if p.params.probe] == []
-    assert gc.CHAPTER.notes(None) == ["The probe runs were skipped where these results were measured, since "
+    assert gc.CHAPTER.notes(_ran(gc.ALL_SERVERS)) == ["The probe runs were skipped where these results were measured, since "
                                       "probes cannot work there: probes need root: run as root or with "
                                       "password-less sudo."]
     monkeypatch.setattr(tracing, "unavailable", lambda: None)
     points = [p for part in gc.CHAPTER.design(sc, Cpus()) for p in part.points]
-    assert any(p.params.probe for p in points) and gc.CHAPTER.notes(None) == []
+    assert any(p.params.probe for p in points) and gc.CHAPTER.notes(_ran(gc.ALL_SERVERS)) == []
 
 
 def test_each_engine_sets_its_own_commit_path():
@@ -338,3 +339,18 @@ def test_the_bound_is_no_bound_where_more_sessions_waited_than_it_counts_followe
     assert bound["verdict"].startswith("disagrees (not a bound: more sessions waited than C - G in 3 of 3 MySQL probe")
     assert "outnumber C - G in 3 of 3 MySQL runs" in bound["measured here"]
     assert "It is no upper bound on the first reading" in gc.findings(_res(rows))
+
+
+def _ran(specs) -> Results:
+    """Results whose runs ran on ``specs`` (only what a chapter's notes read)."""
+    empty = pd.DataFrame()
+    return Results("group_commit", pd.DataFrame({"spec": list(specs)}), empty, empty, empty, "test")
+
+
+def test_default_scale_leaves_out_two_postgresql_and_the_page_says_why():
+    sc = gc.CHAPTER.scale("default")
+    assert set(gc.LEFT_OUT) <= set(gc.ALL_SERVERS) and not set(gc.LEFT_OUT) & set(sc.servers)
+    assert gc.CHAPTER.scale("full").servers == gc.ALL_SERVERS
+    notes = " ".join(gc.CHAPTER.notes(_ran(sc.servers)))
+    assert "postgres:14 and postgres:16 are not measured at default scale: PostgreSQL 12 and 18 bracket" in notes
+    assert "not measured at default scale" not in " ".join(gc.CHAPTER.notes(_ran(gc.ALL_SERVERS)))
