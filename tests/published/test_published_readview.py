@@ -43,16 +43,18 @@ def test_the_published_copy_times_are_measured_without_the_call(published):
 def test_innodb_views_grow_without_a_resolved_bend_in_the_published_runs(published):
     """Every InnoDB view's slope over H is resolved above 0, and its upper segment (1,000 to 10,000)
     minus its lower one (1 to 1,000) has an interval that spans 0: no bend resolved (straight where the
-    interval is narrow beside the slope, else not resolved), and the page says so."""
+    interval is narrow beside the slope, else not resolved). PostgreSQL 12's walk bends (concave: each
+    holder costs less once there are many, in the republication of 3 repeats), and the page says so."""
     seg = readview.segments(published).set_index("server")
     assert {"mysql 5.7.22", "mysql 8.0.15", "mysql 9.7.4", "postgres 12.22", "postgres 14.23"} == set(seg.index)
-    assert seg["shape"].str.startswith(("straight", "not resolved")).all()
-    assert ((seg["diff_low"] < 0) & (seg["diff_high"] > 0)).all()
+    innodb = seg.loc[["mysql 5.7.22", "mysql 8.0.15", "mysql 9.7.4"]]
+    assert innodb["shape"].str.startswith(("straight", "not resolved")).all()
+    assert ((innodb["diff_low"] < 0) & (innodb["diff_high"] > 0)).all()
+    assert seg.loc["postgres 12.22", "shape"] == "concave" and seg.loc["postgres 12.22", "diff_high"] < 0
     # the upper segment is the better measured one (more holders per step)
-    assert ((seg["high_high"] - seg["high_low"]) < (seg["low_high"] - seg["low_low"])).all()
+    assert ((innodb["high_high"] - innodb["high_low"]) < (innodb["low_high"] - innodb["low_low"])).all()
     assert seg.loc["postgres 14.23", "calls"] == "rebuilds only"
-    assert "No server's curve bends" in readview.segments_sentence(published)
-    assert "not in a straight line" not in readview.findings(published)
+    assert "A concave curve is not the straight line" in readview.segments_sentence(published)
 
 
 def test_idle_sessions_are_compared_by_the_interval_of_their_difference(published):
@@ -66,13 +68,13 @@ def test_idle_sessions_are_compared_by_the_interval_of_their_difference(publishe
     assert d[1] < 0 < d[2] and d[1] < d[0] < d[2]  # rebuild against rebuild: no difference resolved
     by = {s["server"]: s for s in idle["servers"]}
     assert by["postgres 14.23"]["idle"]["calls"] == "rebuilds only" and by["postgres 14.23"]["idle"]["low"] > 0
-    # before 14, idle minus prepared: -1.53 ns [-3.24, +0.19] in the republication (the first publication
-    # resolved it below 0; on this slower machine the interval reaches 0)
+    # before 14, idle minus prepared: -1.29 ns [-1.52, -1.06] (resolved below 0, as in the first publication;
+    # the republication of 4 repeats on 2 instances reached 0)
     assert by["postgres 12.22"]["difference"][1] < by["postgres 12.22"]["difference"][0] < 0
     t = readview.claims(published)
     # per call, reuses included (what a reader pays), 12.22 minus 14.23 resolves above 0 (issue 30)
     assert t["verdict"][4].startswith("agrees, under other conditions (")
-    assert "per call, reuses included: +1.74 ns [+0.46, +3.03]" in t["measured here"][4]
+    assert "per call, reuses included: +1.10 ns [+0.16, +2.04]" in t["measured here"][4]
     assert t["verdict"][4].endswith("; many CPUs: not testable here (one server CPU)")
     assert "no difference resolved" in readview.findings(published)
 
@@ -93,7 +95,7 @@ def test_postgres_14_rebuilds_are_bounded_from_the_stored_quantiles(published):
     b = readview.rebuild_bounds(old).set_index("server")
     r = b.loc["postgres 14.23"]
     assert r["p50"] < 2 * r["p50 at 0"] and r["p90"] > 3 * r["p90 at 0"]  # the rebuilds sit in the tail
-    assert (r["share at most"], r["share at least"]) == (1.0, 0.1)
+    assert (r["share at most"], r["share at least"]) == (0.5, 0.1)
     assert r["rebuild at least"] < rebuilt < r["rebuild at most"]
     assert "These runs timed every call together" in readview.reuse_sentence(old)
 
@@ -104,7 +106,7 @@ def test_the_mariadb_loop_shows_its_repeats_in_run_order(published):
     for name, g in lr.groupby("server"):
         g = g.set_index("holders").sort_index()
         top = g.loc[g.index.max()]
-        assert len(top["us_per_read"]) == top["repeats"] == 4
+        assert len(top["us_per_read"]) == top["repeats"] == 3
         assert top["reads_high"] < 1 or top["reads_low"] < 1 < top["reads_high"]
         assert top["loop_low"] > top["us_spread"]  # the growth is resolved beyond the repeats' spread
         assert g["loop_ratio"].is_monotonic_increasing or g["loop_ratio"].iloc[1:].is_monotonic_increasing
@@ -127,7 +129,8 @@ def test_published_claims_have_the_books_columns_and_the_corrected_verdicts(publ
     # the double latch: every run held its holders (issue 32's precondition), and 9.7.4 agrees with 5.7
     # and 8.0 (issue 30): about one more acquisition per read in transactions of 10 on all three
     assert "not resolved" not in v[5] and "left out" not in t["measured here"][5]
-    assert t["measured here"][5].count("transactions minus autocommit +1.") == 3
+    assert t["measured here"][5].count("transactions minus autocommit +1.") == 2  # 5.7.22 and 9.7.4
+    assert "transactions minus autocommit +0.97" in t["measured here"][5]  # 8.0.15
     # a view per READ COMMITTED statement: about two more acquisitions per read than REPEATABLE READ's
     # same transactions (a view opened and one closed per statement) on all three MySQL versions
     assert v[6].startswith("agrees, under other conditions (mysql 5.7.22, mysql 8.0.15, mysql 9.7.4 here")
@@ -148,7 +151,7 @@ def test_published_page_sentences(published):
     assert "**mariadb 11.8.9:" in loop and "in that order" in loop
     sessions = readview.sessions_sentence(published)
     # what was measured first; from 14 on a rebuild still walks every session's xid slot (issue 30)
-    assert sessions.startswith("Measured, postgres 14.23's rebuilt snapshots still pay +4.41 ns")
+    assert sessions.startswith("Measured, postgres 14.23's rebuilt snapshots still pay +2.77 ns")
     assert "resolved above 0: from 14 on GetSnapshotData still walks every session's xid slot" in sessions
     assert "Per snapshot, postgres 12.22:" in sessions and "postgres 14.23:" in sessions
     assert "no difference resolved: this run does not show the older paying more" in sessions

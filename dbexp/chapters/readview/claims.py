@@ -152,7 +152,13 @@ def _more(verdict: str) -> str:
 def _on_servers(top) -> str:
     """Where an H's repeats ran: one server back to back, or several started for it."""
     n, k = int(top.get("servers", 1) or 1), int(top["repeats"])
-    return "back to back on one server" if n == 1 else f"{k // n if k % n == 0 else 'about ' + str(k // n)} back to back on each of {n} servers"
+    if n == 1:
+        return "back to back on one server"
+    if k == n:
+        return f"one on each of {n} servers"
+    if k % n:  # the repeats spread r % n: the first servers take one more
+        return f"{-(-k // n)} or {k // n} back to back on each of {n} servers"
+    return f"{k // n} back to back on each of {n} servers"
 
 
 def mariadb_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
