@@ -97,10 +97,11 @@ def assert_catalog_version(version: str, build) -> None:
 
 def labelled_containers(mine: bool = True) -> list:
     """The lab's experiment containers: those this process started (``mine``: label dbexp.owner, so that
-    a test on another pytest-xdist worker does not count here), or every one."""
+    a test on another pytest-xdist worker does not count here), or every one. Sparse: the list call alone,
+    not an inspect per container, which fails when another worker removes one in between."""
     from dbexp.engine import LABEL, client
     labels = [LABEL, "dbexp.role=experiment"] + ([f"dbexp.owner={os.getpid()}"] if mine else [])
-    return client().containers.list(all=True, filters={"label": labels})
+    return client().containers.list(all=True, filters={"label": labels}, sparse=True)
 
 
 @pytest.fixture(scope="session")
