@@ -23,10 +23,12 @@ pytestmark = pytest.mark.unit
 
 def test_default_design_puts_a_flavors_versions_in_one_window():
     sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
-    main, longer, ablation, profile = CHAPTER.design(sc, Cpus())
+    main, ablation, profile = CHAPTER.design(sc, Cpus())
+    longer = [p for p in main.points if p.params.length > 1]
     windows = {}
     for p in main.points:
-        windows.setdefault(p.together, []).append(p)
+        if p.params.length == 1:
+            windows.setdefault(p.together, []).append(p)
     mysql = windows["MySQL point-query"]
     assert [(p.server.spec, p.params.role) for p in mysql] == [
         ("mysql:5.7@offline", "baseline"), ("mysql:5.7@offline", "twin"), ("mysql:8.0@offline", "baseline"),
@@ -40,39 +42,55 @@ def test_default_design_puts_a_flavors_versions_in_one_window():
     assert settings[("mysql:9.7@offline", "baseline")]["innodb_log_writer_threads"] == "ON"
     assert "innodb_log_writer_threads" not in settings[("mysql:8.0@offline", "baseline")]  # always on in 8.0.15
     assert "innodb_adaptive_hash_index" not in settings[("mysql:8.0@offline", "own defaults")]
-    assert {p.params.length for p in longer.points} == {5} and longer.repeats == 2 and longer.instances == 2
+    # the check's windows: in the main groups, on the main windows' own servers, in the first 2 repeats only
+    assert {p.params.length for p in longer} == {4} and {p.repeats for p in longer} == {2}
+    assert {p.repeats for p in main.points if p.params.length == 1} == {0}
     checked = {}
-    for p in longer.points:  # the check's windows hold the main windows' servers
-        checked.setdefault(p.together, []).append((p.server.spec, p.params.role))
-    assert checked["MySQL update-nonindex x5, every server"] == [(p.server.spec, p.params.role) for p in mysql]
+    for p in longer:
+        checked.setdefault(p.together, []).append(p)
+    check = checked["MySQL update-nonindex x4, every server"]
+    assert [(p.server.key(), p.group) for p in check] == [(p.server.key(), p.group) for p in mysql]
     assert len(checked) == 6  # 3 flavors x update-nonindex and point-query
     assert {p.params.test for p in main.points} == set(versions.TESTS)
-    groups = {}
+    windows = {}
     for p in ablation.points:  # one window per configuration, the three MySQL versions in it
-        groups.setdefault(p.together, []).append(p.server.spec)
-    assert len(groups) == len(configurations()) == 1 + len(STEPS) + len(versions.FACTORS) - 1
-    assert all(sorted(v) == sorted(MYSQL) for v in groups.values()) and ablation.instances == 2
+        windows.setdefault(p.together, []).append(p.server.spec)
+    assert len(windows) == len(configurations()) == 1 + len(STEPS) + len(versions.FACTORS) - 1
+    assert all(sorted(v) == sorted(MYSQL) for v in windows.values()) and ablation.instances == 2
+    # configurations that differ only in what a running server takes share their servers
+    groups = {}
+    for p in ablation.points:
+        groups.setdefault(p.group, set()).add(p.params.config)
+    assert len(groups) == 7
+    assert groups["versions ablation source baseline"] == {"source baseline", "writer threads off", "prepared statements",
+                                                           "flush_log_at_trx_commit=0"}
+    assert groups["versions ablation steps 1-3"] == {"steps 1-3", "steps 1-4", "steps 1-5"}
+    assert {"AHI on"} in groups.values()  # switched on at run time the hash index would start empty
+    for p in ablation.points:  # one server per version in a group, whichever configuration's window
+        assert {q.server.key() for q in ablation.points if q.group == p.group and q.server.spec == p.server.spec} == {
+            p.server.key()}
     assert {p.together for p in profile.points} == {"profile MySQL point-query", "profile MySQL update-nonindex"}
     assert {p.params.role for p in profile.points} == {"profile"} and profile.repeats == 3
 
 
 def _ablation_point(config: str, spec: str):
     sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
-    return next(p for p in CHAPTER.design(sc, Cpus())[2].points if p.params.config == config and p.server.spec == spec)
+    return next(p for p in CHAPTER.design(sc, Cpus())[1].points if p.params.config == config and p.server.spec == spec)
 
 
 def test_the_ablation_starts_from_the_sources_baseline_and_takes_its_steps_in_its_order():
     base = _ablation_point("source baseline", "mysql:9.7@offline")
     assert base.server.settings["log_bin"] and "skip_log_bin" not in base.server.settings
-    assert base.server.settings["innodb_log_writer_threads"] == "ON"
+    assert dict(base.params.switched) == {"innodb_log_writer_threads": "ON", "innodb_flush_log_at_trx_commit": "2"}
+    assert "innodb_log_writer_threads" not in base.server.settings  # switched before each window instead
     assert base.server.settings["innodb_adaptive_hash_index"] == "OFF"
     assert dict(base.workload.options)["db-ps-mode"] == "disable"  # the source's text protocol
-    assert "innodb_log_writer_threads" not in _ablation_point("source baseline", "mysql:8.0@offline").server.settings
+    assert dict(_ablation_point("source baseline", "mysql:8.0@offline").params.switched) == {
+        "innodb_flush_log_at_trx_commit": "2"}  # 8.0.15 has no such option: it always runs them
     last = _ablation_point("steps 1-5", "mysql:9.7@offline")
     assert last.server.settings["skip_log_bin"] == "ON" and "log_bin" not in last.server.settings
     assert last.server.settings["performance_schema"] == "OFF"
-    assert last.server.settings["innodb_log_writer_threads"] == "OFF"
-    assert last.server.settings["innodb_flush_log_at_trx_commit"] == "0"
+    assert dict(last.params.switched) == {"innodb_log_writer_threads": "OFF", "innodb_flush_log_at_trx_commit": "0"}
     assert dict(last.workload.options)["db-ps-mode"] == "auto"
     alone = _ablation_point("latin1", "mysql:8.0@offline")
     assert alone.server.settings["log_bin"] and alone.server.settings["character_set_server"] == "latin1"
@@ -82,32 +100,54 @@ def test_the_ablation_starts_from_the_sources_baseline_and_takes_its_steps_in_it
 def test_the_ablations_gap_is_paired_by_window_and_its_moves_against_the_baseline():
     rng = np.random.default_rng(2)
     rows = []
-    for config, gap in (("source baseline", 0.7), ("steps 1-2", 0.8), ("doublewrite off", 0.7)):
+    for config, gap in (("source baseline", 0.7), ("steps 1-2", 0.8), ("doublewrite off", 0.7),
+                        ("flush_log_at_trx_commit=0", 0.75)):
         drift = 1 + 0.2 * rng.standard_normal(5)
         for name, q in (("mysql 5.7.22", 1000.0), ("mysql 8.0.15", 1000 * gap)):
             for repeat, d in enumerate(drift):
-                asked = {} if config == "doublewrite off" else {"changed": config}  # doublewrite: changes nothing
+                # doublewrite: changes nothing; the flush: the baseline's servers, switched before each window
+                asked = {} if config in ("doublewrite off", "flush_log_at_trx_commit=0") else {"changed": config}
+                flush = "0" if config == "flush_log_at_trx_commit=0" else "2"
                 rows.append({"series_name": name, "flavor": "mysql", "test": "update-nonindex", "role": "ablation",
                              "length": 1, "config": config, "repeat": repeat, "qps_common": q * d,
                              "config_requested": {} if config == "source baseline" else asked,
+                             "switched": [["innodb_flush_log_at_trx_commit", flush]],
                              "workload": {"duration_s": 4, "options": {}}})
     res = Results("versions", pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), "this run")
     ab = versions.ablation(res).set_index("config")
-    assert list(ab.index) == ["source baseline", "steps 1-2", "doublewrite off"]
+    assert list(ab.index) == ["source baseline", "steps 1-2", "flush_log_at_trx_commit=0", "doublewrite off"]
     assert ab.loc["source baseline", "gap"] == pytest.approx(0.7)
     assert ab.loc["source baseline", "gap_high"] - ab.loc["source baseline", "gap_low"] == pytest.approx(0, abs=1e-9)
     assert ab.loc["steps 1-2", "kind"] == "step 2" and ab.loc["doublewrite off", "kind"] == "alone"
     assert ab.loc["steps 1-2", "moves"] == pytest.approx(0.8 / 0.7)
     assert ab.loc["steps 1-2", "points"] == pytest.approx(10.0)
-    assert list(ab["unchanged"]) == [False, False, True]  # the between-group A/A control
+    assert list(ab["unchanged"]) == [False, False, False, True]  # the A/A control; the switched flush is a change
+    assert list(ab["shared"]) == [False, False, True, True]  # started as the baseline's servers were
+    # where the runs name their server starts, those tell: doublewrite's own servers, the flush on the baseline's
+    starts = {"source baseline": "aaaaaaaaaaaa", "flush_log_at_trx_commit=0": "aaaaaaaaaaaa", "steps 1-2": "bbbbbbbbbbbb",
+              "doublewrite off": "cccccccccccc"}
+    w = pd.DataFrame(rows).assign(server_instance=lambda d: d["config"].map(starts) + d["series_name"].str[-2:])
+    res = Results("versions", w, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), "this run")
+    assert list(versions.ablation(res)["shared"]) == [False, False, True, False]
 
 
 def test_bad_input_is_refused_in_one_line():
+    with pytest.raises(DbexpError, match="bad check_repeats 3: the run-length check runs in the main windows' "
+                                         r"repeats, expected 0 to the repeats \(2\)"):
+        CHAPTER.adjust(CHAPTER.scale("smoke", check_servers=["mysql:5.7@offline", "mysql:8.0@offline"],
+                                     check_repeats=3), "smoke", Cpus(), {})
     with pytest.raises(DbexpError, match="unknown test 'point-queries'; valid are"):
         CHAPTER.adjust(CHAPTER.scale("smoke", tests=["point-queries"]), "smoke", Cpus(), {})
     with pytest.raises(DbexpError, match="bad ablation server 'postgres:18@offline'"):
         CHAPTER.adjust(CHAPTER.scale("smoke", servers=["postgres:18@offline"], ablation_servers=["postgres:18@offline"],
                                      ablation_repeats=2), "smoke", Cpus(), {})
+
+
+def test_a_switched_setting_reads_back_as_set_in_the_servers_words():
+    from dbexp.chapters.versions.chapter import _same_setting
+
+    assert _same_setting("1", "ON") and _same_setting("0", "OFF") and _same_setting("2", "2")
+    assert not _same_setting("1", "OFF") and not _same_setting("2", "0")
 
 
 def test_every_query_of_the_lua_script_is_declared_and_used():

@@ -23,7 +23,7 @@ from dbexp.catalog.versions import version_key
 from dbexp.chapters.versions.regression import BASELINE, STEPS, configurations, source_gap
 from dbexp.chapters.versions.tests import GROUPS, TESTS
 from dbexp.experiments import paired, stats
-from dbexp.experiments.chapter import Results, memo
+from dbexp.experiments.chapter import Results, memo, server_starts
 from dbexp.metrics.profile import OTHER, split_name
 
 TARGET_HALF_WIDTH = 0.03  # the issue's resolution: a 95% half-width of at most 3%
@@ -365,25 +365,37 @@ def ablation(res: Results) -> pd.DataFrame:
     return memo(res, "versions.ablation", lambda: _ablation(res))
 
 
-def _asked(a: pd.DataFrame) -> dict[tuple[str, str], tuple[str, str]]:
-    """Per server and configuration of the ablation's runs ``a``: what the server was started with and
-    its client sent (its first run's), as JSON texts."""
+def _switched(value) -> dict:
+    """A run's ``switched`` parameter (pairs of name and value, stored as lists) as a dict ({}: none)."""
+    if value is None or isinstance(value, float):  # absent in runs measured before it existed
+        return {}
+    return {str(k): str(v) for k, v in value}
+
+
+def _asked(a: pd.DataFrame) -> dict[tuple[str, str], tuple[str, str, str]]:
+    """Per server and configuration of the ablation's runs ``a``: what the server ran with (started with,
+    and the settings each window switched on the running server), what its client sent, and what it was
+    started with alone (its first run's), as JSON texts."""
     first = a.drop_duplicates(["series_name", "config"])
-    return {(name, config): (json.dumps(requested, sort_keys=True),
-                             json.dumps((workload or {}).get("options", {}), sort_keys=True))
-            for name, config, requested, workload in zip(first["series_name"], first["config"],
-                                                          first["config_requested"], first["workload"])}
+    switched = first["switched"] if "switched" in first else [None] * len(first)
+    return {(name, config): (json.dumps({**requested, **_switched(sw)}, sort_keys=True),
+                             json.dumps((workload or {}).get("options", {}), sort_keys=True),
+                             json.dumps(requested, sort_keys=True))
+            for name, config, requested, workload, sw in zip(first["series_name"], first["config"],
+                                                              first["config_requested"], first["workload"], switched)}
 
 
 def _ablation(res: Results) -> pd.DataFrame:
     """The regression ablation: per configuration (regression.configurations(), in its order) and newer
     version, each version's QPS (geometric mean over its windows), the gap (newer over the oldest,
-    paired by window: a configuration's versions share its windows) and how the configuration moves the
-    gap from the source's baseline. The gap's windows are nested in the instances they ran on and its
-    interval is at the instance level (paired.nested_ratios, the variance between instances pooled over
-    the configurations); how a configuration moves the gap is the ratio of its gap to the baseline's, the
-    two measured apart (stats.ratio_of_ratios), and in percentage points (the gaps' difference, as the
-    source states it)."""
+    paired by window: a configuration's versions share its windows), how the configuration moves the
+    gap from the source's baseline, whether it changes nothing on either version (``unchanged``) and
+    whether it ran on the baseline's own servers (``shared``). The gap's windows are nested in the
+    instances they ran on and its interval is at the instance level (paired.nested_ratios, the variance
+    between instances pooled over the configurations); how a configuration moves the gap is the ratio of
+    its gap to the baseline's, their errors taken as independent (stats.ratio_of_ratios: on shared
+    servers the two share their instances' offsets, so the interval is if anything too wide), and in
+    percentage points (the gaps' difference, as the source states it)."""
     w = tidy(res)
     a = w[w["role"] == "ablation"] if len(w) else w
     if a.empty:
@@ -391,11 +403,13 @@ def _ablation(res: Results) -> pd.DataFrame:
     names = ordered(a["series_name"].unique())
     old = names[0]
     known = configurations()
-    asked = _asked(a)  # what each server of each configuration was started with and its client sent
+    asked = _asked(a)  # what each server of each configuration ran with, its client sent, and it was started with
     qps = {k: stats.gmean(g["qps_common"]) for k, g in a.groupby(["series_name", "config"])}
+    named = "server_instance" in a and a["server_instance"].notna().all()
+    starts = {c: set(server_starts(g)) for c, g in a.groupby("config")} if named else {}
 
     # the gap per configuration, its windows nested in the instances; the variance between instances
-    # pooled over the configurations (the same servers, started afresh for each)
+    # pooled over the configurations (the same versions, started afresh for each group of servers)
     cfgs = [c for c in known if c in set(a["config"])]
     gaps = paired.nested_ratios(a[["config", "series_name", "repeat", "instance", "qps_common"]
                                   if "instance" in a else ["config", "series_name", "repeat", "qps_common"]],
@@ -413,7 +427,14 @@ def _ablation(res: Results) -> pd.DataFrame:
                    "windows": int(x["pairs"]), "instances": int(x["instances"]), "dof": int(x["dof"])}
             # a configuration that changes nothing on either version (an option it lacks): an A/A
             # control of comparing windows of different groups, with servers started afresh
-            row["unchanged"] = config != BASELINE and all(asked[n, config] == asked[n, BASELINE] for n in (old, new))
+            row["unchanged"] = config != BASELINE and all(asked[n, config][:2] == asked[n, BASELINE][:2]
+                                                          for n in (old, new))
+            # whether its windows ran on the baseline's own servers (what differs, if anything, is switched
+            # before each window or sent by the client): the same server starts where the runs name them,
+            # else the same startup settings
+            row["shared"] = config != BASELINE and (
+                starts[config] == starts[BASELINE] if starts else
+                all(asked[n, config][2] == asked[n, BASELINE][2] for n in (old, new)))
             if config != BASELINE and BASELINE in mine.index:
                 b = mine.loc[BASELINE]
                 m, mlo, mhi = stats.ratio_of_ratios((x["ratio"], x["ci_low"], x["ci_high"], x["dof"]),

@@ -17,19 +17,25 @@ measure_together takes between its marks, each run records the pages its server 
 in the window (InnoDB's Innodb_buffer_pool_reads, PostgreSQL's blks_read): the database is meant to be
 cached, and the page shows that it was.
 
-Two more parts: the run-length check (the flavors of ``check_servers``, the tests of ``check_tests``,
-windows ``check_factor`` times as long, with the same servers as the main windows) and the regression
-ablation (the MySQL versions in ``ablation_servers`` on update-nonindex, one group per configuration of
-regression.configurations(): the regression source's baseline, its steps taken one on top of the other,
-and each factor alone; a configuration's versions share its windows, so the gap between them is paired).
+The run-length check (the flavors of ``check_servers``, the tests of ``check_tests``, windows
+``check_factor`` times as long) runs in the main groups, on the main windows' own servers: its windows are
+measured in the first ``check_repeats`` repeats only (Point.repeats), so the long window and the short ones
+it is compared with share their server starts. The regression ablation (the MySQL versions in
+``ablation_servers`` on update-nonindex, every configuration of regression.configurations(): the regression
+source's baseline, its steps taken one on top of the other, and each factor alone) starts one group of
+servers per set of startup settings: configurations that differ only in settings a running server takes
+(SWITCHED: the log writer threads, innodb_flush_log_at_trx_commit) or in the client's options share their
+servers, each window setting its switched settings first (reset, read back by precondition). A
+configuration's versions share its windows, so the gap between them is paired.
 
 Time at default scale (windows of 4 s, about 5 s from one to the next with the resets; servers started one
 after another, 10 to 15 s each with a table of 100,000 rows): three groups (MySQL 5.7, its twin, 8.0, 9.7
 and 8.0 and 9.7 at their own defaults; MariaDB 10.11, its twin, 11.8 and 11.8 at its own defaults;
 PostgreSQL 12 to 18 and 12's twin) of 30 tests x 4 windows: 360 windows, about 1,800 s, plus 2 instances x
-18 servers to start, about 450 s; the check (3 groups, 2 tests x 2 windows of 20 s) about 500 s with its
-starts; the ablation, 13 configurations x (2 instances x 3 servers to start + 4 windows) about 1,000 s;
-the profiles about 100 s: about 65 minutes."""
+18 servers to start, about 450 s; the check (2 tests x 2 windows of 16 s in 3 groups, on the same servers)
+about 200 s; the ablation, 7 groups of servers x 2 instances x 3 servers to start and 13 configurations x 4
+windows, about 770 s; the profiles about 45 s: about 55 minutes (the publication of 2026-11-27, with a
+group of servers per ablation configuration and the check on servers of its own, took 67.8)."""
 
 from __future__ import annotations
 
@@ -58,6 +64,11 @@ PARTS: Engines[VersionsEngine] = Engines("versions", {"mysql": innodb.InnoDBVers
 ROLES = ("baseline", "twin", "own defaults")
 ABLATION_TEST = "update-nonindex"
 PROFILE_SYMBOLS = 200  # the symbols kept per server and window (the rest summed as one)
+# the ablation's settings a running server takes (SET GLOBAL, in effect for the next commit): configurations
+# that differ only in these share their servers, each window setting them first. The adaptive hash index
+# is not among them: switched on at run time it starts empty, where a server started with it has built it
+# during the warm-up.
+SWITCHED = ("innodb_log_writer_threads", "innodb_flush_log_at_trx_commit")
 
 # every series the catalog builds offline, per flavor, oldest first
 MYSQL, MARIADB, POSTGRES = (offline_series(flavors=(f,)) for f in ("mysql", "mariadb", "postgres"))
@@ -96,6 +107,15 @@ class VersionsPoint:
     length: int = 1  # the window's length as a multiple of the scale's (the run-length check's are longer)
     config: str = ""  # the ablation's configuration ('' elsewhere)
     slice_s: float = 0.0  # each client's turn alone (0: the servers at once)
+    # the ablation's settings made on the running server before each window (name, value), SWITCHED ones
+    switched: tuple[tuple[str, str], ...] = ()
+
+
+def _same_setting(seen: str, value: str) -> bool:
+    """Whether a server's reading of a setting (1/0, ON/OFF) is the value it was set to."""
+    words = {"ON": "1", "OFF": "0", "TRUE": "1", "FALSE": "0"}
+    norm = lambda v: words.get(str(v).strip().upper(), str(v).strip())  # noqa: E731
+    return norm(seen) == norm(value)
 
 
 def _flavor_key(spec: str) -> str:
@@ -116,10 +136,10 @@ class Versions(Chapter):
     scales = {
         "smoke": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), ("point-query", "update-nonindex"), 2, 2,
                        10_000, warmup_s=1.0, twin=False, slice_s=0.1),
-        "default": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 4, 4,
+        "default": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 4, 4, warmup_s=2.0,
                          own_defaults=("mysql:8.0@offline", "mysql:9.7@offline", "mariadb:11.8@offline"),
                          check_servers=MYSQL + MARIADB + ("postgres:12@offline", "postgres:18@offline"), check_repeats=2,
-                         check_tests=("update-nonindex", "point-query"), check_factor=5,
+                         check_tests=("update-nonindex", "point-query"), check_factor=4,
                          ablation_servers=MYSQL, ablation_repeats=4,
                          profile_tests=PROFILED, profile_servers=MYSQL, profile_repeats=3, instances=2, slice_s=0.1),
         "full": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 10, 10, 100_000, warmup_s=10.0,
@@ -167,6 +187,9 @@ class Versions(Chapter):
                 raise DbexpError(f"bad ablation server {spec!r}: the regression ablation changes InnoDB and MySQL "
                                  "settings; valid are MySQL servers")
         check_whole(sc.instances, "instances")
+        if sc.check_repeats > sc.repeats:
+            raise DbexpError(f"bad check_repeats {sc.check_repeats!r}: the run-length check runs in the main "
+                             f"windows' repeats, expected 0 to the repeats ({sc.repeats})")
         if sc.slice_s < 0:
             raise DbexpError(f"bad slice_s {sc.slice_s!r}: expected seconds, 0 (the servers at once) or more")
         keep = lambda given: tuple(s for s in given if s in sc.servers)  # noqa: E731
@@ -197,7 +220,7 @@ class Versions(Chapter):
         return out
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
-        main, longer, ablation, profile = [], [], [], []
+        main, ablation, profile = [], [], []
         for flavor, specs in by_flavor(sc.servers).items():
             members = self.roles(sc, specs)
             configs = {(s, r): self.server(s, cpus.server, r) for s, r in members}
@@ -206,25 +229,18 @@ class Versions(Chapter):
                 for spec, role in members:
                     main.append(Point(configs[(spec, role)], VersionsPoint(test, role, slice_s=sc.slice_s), wl, group=f"versions {flavor}",
                                       together=f"{flavor} {test}"))
-            # the check's windows hold the same servers as the main ones: only their length differs (the
-            # CPU per statement also depends on how many servers share the CPU's caches)
+            # the check's windows run in the main group, on the same servers as the main ones, in the first
+            # check_repeats repeats: only their length differs (the CPU per statement also depends on the
+            # server start and on how many servers share the CPU's caches)
             if len([s for s, r in members if s in sc.check_servers and r == "baseline"]) > 1:
                 for test in sc.check_tests:
                     wl = self.workload(sc, test, cpus, sc.check_factor)
                     for spec, role in members:
-                        longer.append(Point(configs[(spec, role)], VersionsPoint(test, role, sc.check_factor, slice_s=sc.slice_s),
-                                            wl, group=f"versions {flavor} length check",
-                                            together=f"{flavor} {test} x{sc.check_factor}, every server"))
-        if sc.ablation_servers:  # one group per configuration: the versions' gap paired in each window
-            wl = self.workload(sc, ABLATION_TEST, cpus)
-            per_server = {spec: PARTS.of(flavor_of_spec(spec)).ablation_settings() for spec in sc.ablation_servers}
-            for config in configurations():
-                for spec in sc.ablation_servers:
-                    settings, client = per_server[spec][config]
-                    ablation.append(Point(Chapter.server_config(spec, cpus.server, settings, comparable=False),
-                                          VersionsPoint(ABLATION_TEST, "ablation", 1, config, sc.slice_s),
-                                          dataclasses.replace(wl, options=wl.options + client),
-                                          group=f"versions ablation {config}", together=f"ablation {config}"))
+                        main.append(Point(configs[(spec, role)], VersionsPoint(test, role, sc.check_factor, slice_s=sc.slice_s),
+                                          wl, group=f"versions {flavor}", together=f"{flavor} {test} x{sc.check_factor}, every server",
+                                          repeats=sc.check_repeats))
+        if sc.ablation_servers:
+            ablation = self.ablation_points(sc, cpus)
         for flavor, specs in by_flavor(sc.profile_servers).items():
             for test in sc.profile_tests if len(specs) > 1 else ():
                 wl = self.workload(sc, test, cpus)
@@ -232,9 +248,30 @@ class Versions(Chapter):
                     profile.append(Point(self.server(spec, cpus.server, "baseline"), VersionsPoint(test, "profile", slice_s=sc.slice_s), wl,
                                          group=f"versions profile {flavor}", together=f"profile {flavor} {test}"))
         spread = lambda repeats: min(sc.instances, max(repeats, 1))  # noqa: E731 (a part's instances)
-        return [Part(main, sc.repeats, spread(sc.repeats)), Part(longer, sc.check_repeats, spread(sc.check_repeats)),
-                Part(ablation, sc.ablation_repeats, spread(sc.ablation_repeats)),
+        return [Part(main, sc.repeats, spread(sc.repeats)), Part(ablation, sc.ablation_repeats, spread(sc.ablation_repeats)),
                 Part(profile, sc.profile_repeats)]
+
+    def ablation_points(self, sc: Scale, cpus: Cpus) -> list[Point]:
+        """Every configuration's window of the ablation's versions. A group of servers per set of startup
+        settings (the configuration's settings less SWITCHED ones, on every version): the configurations
+        that share it run on its servers, each window's SWITCHED settings made first (reset)."""
+        wl = self.workload(sc, ABLATION_TEST, cpus)
+        per_server = {spec: PARTS.of(flavor_of_spec(spec)).ablation_settings() for spec in sc.ablation_servers}
+        startup: dict[str, str] = {}  # configuration -> its group's name (the first configuration started so)
+        out = []
+        for config in configurations():
+            started = tuple(tuple(sorted((k, v) for k, v in per_server[spec][config][0].items() if k not in SWITCHED))
+                            for spec in sc.ablation_servers)
+            group = startup.setdefault(started, config)
+            for spec in sc.ablation_servers:
+                settings, client = per_server[spec][config]
+                fixed = {k: v for k, v in settings.items() if k not in SWITCHED}
+                switched = tuple((k, v) for k, v in settings.items() if k in SWITCHED)
+                out.append(Point(Chapter.server_config(spec, cpus.server, fixed, comparable=False),
+                                 VersionsPoint(ABLATION_TEST, "ablation", 1, config, sc.slice_s, switched),
+                                 dataclasses.replace(wl, options=wl.options + client),
+                                 group=f"versions ablation {group}", together=f"ablation {config}"))
+        return out
 
     def reset(self, server, point: Point, state) -> None:
         """The table as prepared before every window: the rows an insert window added deleted again, the rows
@@ -242,14 +279,20 @@ class Versions(Chapter):
         earlier windows' writes (the flavor's "cleanup" capability: InnoDB's purge; PostgreSQL's VACUUM, which
         also sets the visibility map that index-only scans read)."""
         with closing(server.connect(point.workload.database)) as conn:
+            for name, value in point.params.switched:
+                server.flavor.capability("set_global").set(conn, name, value)
             restore_rows(conn, point.workload.table_size)
             server.flavor.capability("cleanup").catch_up(conn, "sbtest1")
 
     def precondition(self, server, point: Point, state) -> dict:
-        """The table holds exactly the rows it was prepared with, and the cleanup has caught up."""
+        """The table holds exactly the rows it was prepared with, the cleanup has caught up, and the window's
+        switched settings read back as set."""
         with closing(server.connect(point.workload.database)) as conn:
             rows = int(query(conn, "SELECT count(*) FROM sbtest1")[0][0])
             out = {f"sbtest1 holds {point.workload.table_size:,} rows": (rows == point.workload.table_size, rows)}
+            for name, value in point.params.switched:
+                seen = str(query(conn, f"SELECT @@GLOBAL.{name}")[0][0])
+                out[f"{name} = {value}"] = (_same_setting(seen, value), seen)
             return {**out, **server.flavor.capability("cleanup").state(conn, "sbtest1")}
 
     def session(self, server):

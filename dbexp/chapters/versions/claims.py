@@ -292,9 +292,10 @@ def regression_rows(res: Results, r: pd.DataFrame, cond: str) -> list[verdicts.C
         if x is not None and len(aa):  # what windows of another group do to the gap with nothing changed
             a = aa.iloc[0]
             band = abs(np.log(a.moves)) + max(abs(np.log(a.moves_high / a.moves)), abs(np.log(a.moves / a.moves_low)))
-            measured += f"; with nothing changed ({a.config}), other windows moved it by {paired.cell(a.moves, a.moves_low, a.moves_high)}"
+            where = "other windows on the baseline's servers" if a.get("shared", False) else "windows of another group"
+            measured += f"; with nothing changed ({a.config}), {where} moved it by {paired.cell(a.moves, a.moves_low, a.moves_high)}"
             if abs(np.log(x.moves)) <= band:
-                verdict = verdicts.not_resolved(f"with nothing changed, windows of another group moved the gap by "
+                verdict = verdicts.not_resolved(f"with nothing changed, {where} moved the gap by "
                                                 f"{a.moves:.3f}; this move is no larger")
         rows.append(verdicts.ClaimRow(
             KERNELMAKER_REGRESSION.cite(claim),

@@ -33,7 +33,8 @@ def ablation_numbers(res: Results) -> list[dict]:
         pick = lambda c: {"gap": g.loc[c, "gap"], "low": g.loc[c, "gap_low"], "high": g.loc[c, "gap_high"],  # noqa: E731
                           "source": source_gap(c) if is80 else None}
         same = g[g["unchanged"].astype(bool)] if "unchanged" in g else g.iloc[:0]
-        out.append({"same": [{"config": c, "moves": x["moves"], "low": x["moves_low"], "high": x["moves_high"]}
+        out.append({"same": [{"config": c, "moves": x["moves"], "low": x["moves_low"], "high": x["moves_high"],
+                              "shared": bool(x.get("shared", False)), "holds": x["moves_low"] <= 1 <= x["moves_high"]}
                              for c, x in same.iterrows()],
                     "new": new.split(" ", 1)[1], "old": g["old"].iloc[0].split(" ", 1)[1], "base": pick(BASELINE),
                     "last": pick(last), "top": None if top is None else
