@@ -89,7 +89,7 @@ def test_default_scale_checks_the_claims_servers_and_fits_its_budget():
     assert ("mysql:8.0.15@offline", "reference") not in checked  # measured once, with the ratio server's runs
     assert {p.workload.duration_s for p in length.points} == {sc.length_factor * sc.duration_s} == {
         sc.length_factor * sc.ratio_duration_s}
-    # at most 25 minutes (co-tenancy and a second instance per spread server added 9 to the last publication's 15)
+    # at most 25 minutes by the estimate (which runs high: the publication of 2026-11-26 took 20.2 where it said 23.5)
     assert cal.estimated_s(sc) <= 25 * 60
 
 
@@ -98,8 +98,11 @@ def test_cotenancy_windows_hold_the_server_and_n_neighbours_of_one_build():
     parts = cal.CHAPTER.design(sc, Cpus("1", "0"))
     co = _part(parts, "cotenancy")
     assert co.repeats == sc.cotenancy_repeats
+    assert {p.group for p in co.points} == {"cotenancy"}  # the neighbours started once for every server
+    assert len({p.server_key() for p in co.points}) == len(sc.cotenancy_servers) + max(sc.neighbours)
     for spec in sc.cotenancy_servers:
-        mine = [p for p in co.points if p.group == f"cotenancy {spec}"]
+        mine = [p for p in co.points if p.params.variant == "subject" and p.server.spec == spec]
+        mine = [p for p in co.points if p.together in {q.together for q in mine}]
         for n in sc.neighbours:
             window = [p for p in mine if p.params.neighbours == n]
             assert [p.params.variant for p in window] == ["subject"] + [f"neighbour {i + 1}" for i in range(n)]
