@@ -144,10 +144,10 @@ def test_bad_input_is_refused_in_one_line():
 
 
 def test_a_switched_setting_reads_back_as_set_in_the_servers_words():
-    from dbexp.chapters.versions.chapter import _same_setting
+    from dbexp.servers.options import same_setting  # what the precondition compares with
 
-    assert _same_setting("1", "ON") and _same_setting("0", "OFF") and _same_setting("2", "2")
-    assert not _same_setting("1", "OFF") and not _same_setting("2", "0")
+    assert same_setting("1", "ON") and same_setting("0", "OFF") and same_setting("2", "2")
+    assert not same_setting("1", "OFF") and not same_setting("2", "0")
 
 
 def test_every_query_of_the_lua_script_is_declared_and_used():

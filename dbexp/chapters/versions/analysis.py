@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -372,15 +373,21 @@ def _switched(value) -> dict:
     return {str(k): str(v) for k, v in value}
 
 
-def _asked(a: pd.DataFrame) -> dict[tuple[str, str], tuple[str, str, str]]:
-    """Per server and configuration of the ablation's runs ``a``: what the server ran with (started with,
-    and the settings each window switched on the running server), what its client sent, and what it was
-    started with alone (its first run's), as JSON texts."""
+class Asked(NamedTuple):
+    """What one server of one ablation configuration ran with, as JSON texts."""
+
+    ran: str  # its settings: started with, and switched before each window
+    client: str  # its client's options
+    started: str  # the settings it was started with alone
+
+
+def _asked(a: pd.DataFrame) -> dict[tuple[str, str], Asked]:
+    """Per server and configuration of the ablation's runs ``a``: what it ran with (its first run's)."""
     first = a.drop_duplicates(["series_name", "config"])
     switched = first["switched"] if "switched" in first else [None] * len(first)
-    return {(name, config): (json.dumps({**requested, **_switched(sw)}, sort_keys=True),
-                             json.dumps((workload or {}).get("options", {}), sort_keys=True),
-                             json.dumps(requested, sort_keys=True))
+    return {(name, config): Asked(json.dumps({**requested, **_switched(sw)}, sort_keys=True),
+                                  json.dumps((workload or {}).get("options", {}), sort_keys=True),
+                                  json.dumps(requested, sort_keys=True))
             for name, config, requested, workload, sw in zip(first["series_name"], first["config"],
                                                               first["config_requested"], first["workload"], switched)}
 
@@ -426,15 +433,16 @@ def _ablation(res: Results) -> pd.DataFrame:
                    "qps_new": qps[(new, config)], "gap": x["ratio"], "gap_low": x["ci_low"], "gap_high": x["ci_high"],
                    "windows": int(x["pairs"]), "instances": int(x["instances"]), "dof": int(x["dof"])}
             # a configuration that changes nothing on either version (an option it lacks): an A/A
-            # control of comparing windows of different groups, with servers started afresh
-            row["unchanged"] = config != BASELINE and all(asked[n, config][:2] == asked[n, BASELINE][:2]
-                                                          for n in (old, new))
+            # control of comparing its windows with the baseline's (on the baseline's servers where shared)
+            row["unchanged"] = config != BASELINE and all(
+                (asked[n, config].ran, asked[n, config].client) == (asked[n, BASELINE].ran, asked[n, BASELINE].client)
+                for n in (old, new))
             # whether its windows ran on the baseline's own servers (what differs, if anything, is switched
             # before each window or sent by the client): the same server starts where the runs name them,
             # else the same startup settings
             row["shared"] = config != BASELINE and (
                 starts[config] == starts[BASELINE] if starts else
-                all(asked[n, config][2] == asked[n, BASELINE][2] for n in (old, new)))
+                all(asked[n, config].started == asked[n, BASELINE].started for n in (old, new)))
             if config != BASELINE and BASELINE in mine.index:
                 b = mine.loc[BASELINE]
                 m, mlo, mhi = stats.ratio_of_ratios((x["ratio"], x["ci_low"], x["ci_high"], x["dof"]),

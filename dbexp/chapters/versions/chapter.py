@@ -57,6 +57,7 @@ from dbexp.experiments.sweep import Point
 from dbexp.metrics.profile import CpuProfile, server_pids, top
 from dbexp.servers.config import ServerConfig
 from dbexp.servers.engines import Engines
+from dbexp.servers.options import same_setting
 from dbexp.servers.registry import flavor_of_spec
 from dbexp.servers.sql import query
 from dbexp.workloads.sysbench import Workload
@@ -111,13 +112,6 @@ class VersionsPoint:
     slice_s: float = 0.0  # each client's turn alone (0: the servers at once)
     # the ablation's settings made on the running server before each window (name, value), SWITCHED ones
     switched: tuple[tuple[str, str], ...] = ()
-
-
-def _same_setting(seen: str, value: str) -> bool:
-    """Whether a server's reading of a setting (1/0, ON/OFF) is the value it was set to."""
-    words = {"ON": "1", "OFF": "0", "TRUE": "1", "FALSE": "0"}
-    norm = lambda v: words.get(str(v).strip().upper(), str(v).strip())  # noqa: E731
-    return norm(seen) == norm(value)
 
 
 def _flavor_key(spec: str) -> str:
@@ -294,7 +288,7 @@ class Versions(Chapter):
             out = {f"sbtest1 holds {point.workload.table_size:,} rows": (rows == point.workload.table_size, rows)}
             for name, value in point.params.switched:
                 seen = str(query(conn, f"SELECT @@GLOBAL.{name}")[0][0])
-                out[f"{name} = {value}"] = (_same_setting(seen, value), seen)
+                out[f"{name} = {value}"] = (same_setting(seen, value), seen)
             return {**out, **server.flavor.capability("cleanup").state(conn, "sbtest1")}
 
     def session(self, server):
