@@ -11,6 +11,7 @@ from IPython.display import Markdown, display
 
 from dbexp.book import prose
 from dbexp.experiments import claims_ledger, verdicts
+from dbexp.experiments import moved
 from dbexp.results import drift, previous
 
 TABLE_CLASS = 'class="dataframe dbexp-table"'  # book/_static/dbexp.css sizes these to fit the page
@@ -213,31 +214,44 @@ def untested_claims(chapter: str) -> None:
 
 
 def since_last(chapter: str, res, claims: pd.DataFrame) -> None:
-    """Display, where the chapter was measured again, each claim's measurement and verdict at the last
-    publication beside the published ones now (dbexp.results.previous.moved), and how many verdicts moved;
-    nothing for a chapter published once, or for results of a run of one's own (``res.source``)."""
+    """Display, where the chapter was measured again, how many claims moved from one verdict category to another
+    since the last publication (dbexp.experiments.moved), the machine of each, the claims that moved (then and
+    now), and the findings whose headline number moved further than either interval allows between two
+    machines; nothing for a chapter published once, or for results of a run of one's own (``res.source``)."""
     if res.source != "published data/":
         return
-    table = previous.moved(chapter, claims)
+    table = moved.moved(chapter, claims)
     if table is None:
         return
     from dbexp.experiments.chapter import cpu_models
 
     prev = previous.previous(chapter)
-    n = int((table["moved"] == "yes").sum())
-    then_host = str(prev["host"].iloc[0]) if "host" in prev and str(prev["host"].iloc[0]) else "a machine not recorded"
+    then_host = str(prev["host"].iloc[0]) if "host" in prev and str(prev["host"].iloc[0]) else ""
     now_host = cpu_models(res.runs)
     where = (f"both on {now_host}" if then_host == now_host else
-             f"then on {then_host}, now on {now_host}: absolute times move with the machine, so compare "
-             f"verdicts, ratios and signs more than nanoseconds")
-    display(Markdown(f"**What moved since the last publication** (its runs ended {str(prev['published_until'].iloc[0])[:16]} "
-                     f"UTC; its claims table was computed from its data just before this publication replaced them; "
-                     f"{where}): {n} of {len(table)} verdicts moved."))
-    display(as_moved(table).style.format(escape="html").hide().set_table_attributes(MOVED_CLASS))
+             f"then on {then_host or 'a machine not recorded'}, now on {now_host}")
+    by_move = moved.counts(table)
+    n = int((table["moved"] != "no").sum())
+    summary = "; ".join(f"{k}: {v}" for k, v in by_move.items()) if n else "none"
+    display(Markdown(f"**What moved since the last publication** (its runs ended "
+                     f"{str(prev['published_until'].iloc[0])[:16]} UTC; {where}; its claims recomputed from its own "
+                     f"data with the rules of this one): {n} of {len(table)} claims changed verdict category "
+                     f"({summary})."))
+    if n:
+        display(as_moved(table).style.format(escape="html").hide().set_table_attributes(MOVED_CLASS))
+    machine = moved.machine_moves(table, then_host, now_host)
+    if len(machine):
+        display(Markdown(f"**Findings that moved with the machine** ({then_host} then, {now_host} now): the headline "
+                         "number of each claim below moved further than either publication's 95% interval allows, "
+                         "so it depends on the machine (or on what else changed between the two designs)."))
+        display(machine.assign(claim=machine["claim"].str.replace(r"<[^>]+>", "", regex=True))
+                .style.format(escape="html").hide().set_table_attributes(MOVED_CLASS))
 
 
 def as_moved(table: pd.DataFrame) -> pd.DataFrame:
-    """previous.moved's table as the page shows it: each claim's words without its source's link (the claims
-    carry it as HTML, Source.cite, and the table is escaped), the claims whose verdict moved first."""
+    """moved.moved's table as the page shows it: the claims that moved only, each claim's words without its
+    source's link (the claims carry it as HTML, Source.cite, and the table is escaped)."""
+    table = table[table["moved"] != "no"]
     table = table.assign(claim=table["claim"].str.replace(r"<[^>]+>", "", regex=True))
-    return table.sort_values("moved", key=lambda m: m != "yes", kind="stable").reset_index(drop=True)
+    cols = ["claim", "measured here then", "verdict then", "measured here now", "verdict now", "moved"]
+    return table[[c for c in cols if c in table]].reset_index(drop=True)

@@ -26,6 +26,7 @@ import pandas as pd
 
 from dbexp.catalog import OFFICIAL_ONLY
 from dbexp.errors import DbexpError, choices, listed
+from dbexp.experiments import verdicts
 from dbexp.experiments.sweep import Experiment, Point, Sweep
 from dbexp.metrics.noise import EPISODE_BUSY_PCT, STEAL_LIMIT_PCT
 from dbexp.results.export import data_dir
@@ -38,6 +39,8 @@ from dbexp.servers.config import ServerConfig
 from dbexp.servers.registry import flavor_of_spec
 
 from dbexp.experiments.scales import SCALES, check_scale  # noqa: F401  (the chapters' names for them)
+
+CLAIMS_FILE = "claims"  # data/<chapter>/claims.parquet: the claims table by ledger id, written with the runs
 
 # what every chapter notebook's parameters cell declares besides one override per Scale field
 NOTEBOOK_SWITCHES = ("scale", "run", "publish", "force", "server_cpus", "client_cpus")
@@ -229,13 +232,15 @@ class Chapter(Experiment):
         return {} if own is None else own(res)
 
     def write_derived(self, root=None) -> list:
-        """Write derived() of the published runs beside them (data/<chapter>/<table>.parquet); the paths written
-        (none where the chapter derives nothing or is not published)."""
+        """Write derived() of the published runs beside them (data/<chapter>/<table>.parquet), and their claims
+        table, one row per ledger id (CLAIMS_FILE: id, claim, measured, witness, witness_ok, verdict); the paths
+        written (none where the chapter is not published)."""
         if not is_published(self.name, root):
             return []
         res = published(self.name, root)
         out = []
-        for table, frame in self.derived(res).items():
+        tables = {CLAIMS_FILE: verdicts.by_id(self.claims(res)), **self.derived(res)}
+        for table, frame in tables.items():
             path = data_dir(root) / self.name / f"{table}.parquet"
             frame.to_parquet(path, index=False)
             out.append(path)

@@ -12,13 +12,21 @@ meet)", or "not measured at this scale" where the run lacks the servers or point
 
 A claims table has one row per claim (:class:`ClaimRow`, :func:`table`): the claim as the source
 states it (with its link), the source's number and conditions (version, clients, cores, run length,
-workload), this lab's conditions, what was measured here and the verdict.
+workload), this lab's conditions, what was measured here, its witness and the verdict, and the ids of
+the ledger entries (claims.yaml) it tests.
+
+A verdict needs a witness (:class:`Witness`): an observation stored with the runs it judges that shows
+the mechanism the claim is about happened in them (the plan of an index probe, the LRU position of the
+hot set, the pins a benchmark touched, why an answer changed). "agrees" and "disagrees" stand only where
+the witness held; anywhere else :func:`witnessed` (which :func:`table` applies to every row) makes the
+verdict "not measured here (witness failed: ...)", or "(no witness: ...)" where none was observed.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import astuple, dataclass
+import re
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -27,6 +35,25 @@ PAYS_RATIO = 1.5  # "alike" readers: neither one's time over the other's above 1
 NOT_MEASURED = "not measured at this scale"
 AGREES, DISAGREES, NOT_RESOLVED = "agrees", "disagrees", "not resolved"  # the words; a why follows in brackets
 IN_DIRECTION = "agrees in direction"  # the effect is there, its size outside the source's: ", smaller" / ", larger"
+
+
+# the kinds of verdict, as "what moved" counts them: a verdict's category is its words outside parentheses
+CATEGORIES = ("agrees", "agrees in direction", "disagrees", "not resolved", "not testable here", "not measured")
+_CATEGORY = re.compile(r"not testable here|not measured|not resolved|disagrees|agrees in direction|agrees")
+
+
+def category(verdict: str) -> str:
+    """The kind of ``verdict`` (CATEGORIES) from its words outside parentheses: "agrees, under other
+    conditions (...)" is "agrees", "not measured here (witness failed: ...)" is "not measured"; a verdict
+    combined over servers (:func:`combine`) gives each kind once, in its order ("agrees / not resolved")."""
+    depth, outside = 0, []
+    for ch in str(verdict):
+        depth += ch == "("
+        if depth == 0:
+            outside.append(ch)
+        depth -= ch == ")" and depth > 0
+    found = dict.fromkeys(_CATEGORY.findall("".join(outside)))
+    return " / ".join(found) or "?"
 
 
 def _nan(*values) -> bool:
@@ -157,22 +184,95 @@ def events(count: int, n: int, high: float, expect: str) -> str:
 
 
 @dataclass(frozen=True)
+class Witness:
+    """The observation, stored with the runs a verdict judges, that shows the claim's mechanism happened in
+    them: ``what`` says what was observed (with its numbers: "3.0 buffers per lookup, an index probe, in 40
+    of 40 runs"), ``ok`` whether it showed the mechanism (False: the runs did something else, and ``what``
+    says what)."""
+
+    what: str
+    ok: bool
+
+
+def witness(ok: bool, what: str) -> Witness:
+    """A :class:`Witness` (``ok`` coerced to a plain bool: numpy's are not JSON)."""
+    return Witness(str(what), bool(ok))
+
+
+def witnesses(parts: dict[str, Witness] | list[Witness], sep: str = "; ") -> Witness | None:
+    """Several servers' (or readings') witnesses as one row's: each one's words (named where given as a
+    dict), held where any held. A row's verdict is judged per server with :func:`witnessed` first, so a
+    server whose witness failed is "not measured here" in the row already; None where there are none."""
+    items = list(parts.items()) if isinstance(parts, dict) else [(None, w) for w in parts]
+    items = [(k, w) for k, w in items if w is not None]
+    if not items:
+        return None
+    words = list(dict.fromkeys(f"{k}: {w.what}" if k else w.what for k, w in items))
+    return Witness(sep.join(words), any(w.ok for _, w in items))
+
+
+WITNESS_FAILED = "not measured here"  # the verdict where the witness did not show the mechanism
+
+
+def judged(verdict: str) -> bool:
+    """Whether ``verdict`` judges the claim (agrees, in any form, or disagrees), as only a witnessed one may."""
+    return str(verdict).startswith((AGREES, DISAGREES))
+
+
+def witnessed(verdict: str, w: Witness | None) -> str:
+    """``verdict`` where the witness ``w`` held, or where it judges nothing (not resolved, not testable, not
+    measured); else "not measured here (witness failed: WHAT)", or "(no witness: ...)" where none was
+    stored: a verdict about a mechanism the runs did not show is not a verdict."""
+    if not judged(verdict):
+        return verdict
+    if w is None:
+        return (f"{WITNESS_FAILED} (no witness: no observation stored with these runs shows the claim's "
+                f"mechanism happened in them)")
+    if not w.ok:
+        return f"{WITNESS_FAILED} (witness failed: {w.what})"
+    return verdict
+
+
+@dataclass(frozen=True)
 class ClaimRow:
-    """One row of a claims table."""
+    """One row of a claims table: the claim, the source's number and conditions, this lab's, what was
+    measured, the verdict, the ledger entries it tests (``ids``: claims.yaml ids) and its witness."""
 
     claim: str  # as the source states it, with its link (Source.cite)
     source: str  # the source's number and its conditions: version, clients, cores, run length, workload
     here: str  # this lab's conditions for the same claim
     measured: str  # what was measured here, with intervals
     verdict: str
+    ids: tuple[str, ...] = ()  # the ledger entries (dbexp/chapters/<name>/claims.yaml ids) this row tests
+    witness: Witness | None = None
 
 
-COLUMNS = ("claim", "source: number, conditions", "here: conditions", "measured here", "verdict")
+# the columns a page shows, and those a claims table carries besides for claims.parquet and the golden files
+COLUMNS = ("claim", "source: number, conditions", "here: conditions", "measured here", "witness", "verdict")
+KEYS = ("id", "witness_ok")
 
 
 def table(rows: list[ClaimRow]) -> pd.DataFrame:
-    """A claims table in the book's shape (COLUMNS), one row per claim."""
-    return pd.DataFrame([astuple(r) for r in rows], columns=list(COLUMNS))
+    """A claims table in the book's shape (COLUMNS, then KEYS: the row's ledger ids joined by ", " and
+    whether its witness held), one row per claim, each verdict passed through :func:`witnessed`."""
+    out = []
+    for r in rows:
+        if isinstance(r.ids, str) or not all(isinstance(i, str) and i for i in r.ids):
+            raise ValueError(f"a claims row's ids must be a tuple of ledger ids, not {r.ids!r}")
+        w = r.witness
+        out.append((r.claim, r.source, r.here, r.measured, w.what if w else "", witnessed(r.verdict, w),
+                    ", ".join(r.ids), None if w is None else w.ok))
+    return pd.DataFrame(out, columns=list(COLUMNS + KEYS))
+
+
+def by_id(claims: pd.DataFrame) -> pd.DataFrame:
+    """A claims table (:func:`table`) as one row per ledger id it tests (id, claim, measured, witness,
+    witness_ok, verdict): what data/<chapter>/claims.parquet holds. A row that tests no ledger entry is
+    kept with an empty id."""
+    ids = claims["id"].fillna("").map(lambda s: [i.strip() for i in str(s).split(",") if i.strip()] or [""])
+    df = claims.assign(id=ids).explode("id")
+    df = df.rename(columns={"measured here": "measured"})
+    return df[["id", "claim", "measured", "witness", "witness_ok", "verdict"]].reset_index(drop=True)
 
 
 DIRECTION_ONLY = "agrees (direction only: the source gives no number)"

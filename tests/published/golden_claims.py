@@ -1,8 +1,10 @@
 """A claims table as a golden record of outcomes, not of prose: per claim id, the verdict words and the
 intervals of what was measured, and the readable differences between two such records.
 
-- The claim id is the chapter's claim text as a slug (HTML tags and the "(source)" link dropped, cut to
-  ``ID_WIDTH`` characters at a word); a later row with the same slug gets "-2", "-3" in table order.
+- A claim is keyed by the ledger ids its row tests (claims.yaml's ids, joined by ", "; issue 46), or, for a
+  row that tests none, by its text as a slug (HTML tags and the "(source)" link dropped, cut to
+  ``ID_WIDTH`` characters at a word); a later row with the same key gets "-2", "-3" in table order.
+- Whether the row's witness held is pinned with its verdict.
 - The verdict words are those of dbexp/experiments/verdicts.py, in the cell's order: "agrees",
   "agrees in direction" (with ", smaller" / ", larger" / ", higher efficiency" / ", lower efficiency"
   where the cell says it), "disagrees", "not resolved", "not testable here", "not measured", each with
@@ -60,12 +62,15 @@ def slug(claim: str | None, width: int = ID_WIDTH) -> str:
     return words[:width].rsplit("-", 1)[0]
 
 
-def claim_ids(claims) -> list[str]:
-    """A stable id per row: the claim's slug, "-2", "-3" added to repeats in table order."""
+def claim_ids(claims, ledger_ids=None) -> list[str]:
+    """A stable id per row: its ledger ids where it has them, else the claim's slug, "-2", "-3" added to
+    repeats in table order."""
+    claims = list(claims)
+    ledger_ids = [""] * len(claims) if ledger_ids is None else list(ledger_ids)
     seen: dict[str, int] = {}
     out = []
-    for claim in claims:
-        base = slug(claim)
+    for claim, given in zip(claims, ledger_ids, strict=True):
+        base = str(given) if isinstance(given, str) and given else slug(claim)
         seen[base] = seen.get(base, 0) + 1
         out.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
     return out
@@ -105,12 +110,18 @@ def intervals(cell: str | None) -> list[list[str | None]]:
 def record(chapter: str, table) -> dict:
     """A claims table (verdicts.COLUMNS) as its golden record."""
     rows = table.to_dict("records")
-    ids = claim_ids(r["claim"] for r in rows)
+    ids = claim_ids([r["claim"] for r in rows], [r.get("id", "") for r in rows])
     return {"chapter": chapter,
             "computed_by": f'claims(run("default", run=False)) on data/{chapter}/',
             "tolerance": TOLERANCE,
-            "claims": {i: {"verdict": verdict_words(r["verdict"]), "intervals": intervals(r["measured here"])}
+            "claims": {i: {"verdict": verdict_words(r["verdict"]), "witness_ok": _ok(r.get("witness_ok")),
+                           "intervals": intervals(r["measured here"])}
                        for i, r in zip(ids, rows, strict=True)}}
+
+
+def _ok(value) -> bool | None:
+    """A row's witness_ok as JSON has it (None where the row has no witness)."""
+    return None if value is None or value != value else bool(value)
 
 
 def _value(text: str) -> float:
@@ -147,6 +158,8 @@ def differences(chapter: str, before: dict, after: dict) -> list[str]:
         now = new[cid]
         if was["verdict"] != now["verdict"]:
             out.append(f"{chapter}: claim '{cid}': verdict {was['verdict']} -> {now['verdict']}")
+        if was.get("witness_ok") != now.get("witness_ok"):
+            out.append(f"{chapter}: claim '{cid}': witness held {was.get('witness_ok')} -> {now.get('witness_ok')}")
         a, b = was["intervals"], now["intervals"]
         if len(a) != len(b):
             out.append(f"{chapter}: claim '{cid}': {len(a)} intervals -> {len(b)}: "

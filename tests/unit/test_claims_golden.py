@@ -57,7 +57,8 @@ def test_the_record_and_its_differences_name_chapter_claim_and_what_changed():
                              {"claim": "B is slow", "verdict": "agrees", "measured here": "2.0 [1.0, 3.0]"}])
 
     before = record("ch", table("agrees (because)", "1.000 [0.950, 1.050]"))
-    assert before["claims"]["a-is-fast"] == {"verdict": ["agrees"], "intervals": [["1.000", "0.950", "1.050"]]}
+    assert before["claims"]["a-is-fast"] == {"verdict": ["agrees"], "witness_ok": None,
+                                             "intervals": [["1.000", "0.950", "1.050"]]}
     # reworded prose, the same numbers printed to fewer digits: nothing changed
     assert differences("ch", before, record("ch", table("agrees (for another reason)", "now 1.00 [0.95, 1.05]"))) == []
     after = record("ch", table("disagrees", "0.900 [0.850, 0.950]"))
@@ -74,3 +75,8 @@ def test_verdict_words_cover_the_verdict_helpers():
     words = book_verdicts(REPO)
     assert {"agrees", "disagrees", "not resolved", "not measured"} <= set(words)
     assert verdicts.NOT_MEASURED.startswith(words)
+
+
+def test_a_row_with_ledger_ids_is_keyed_by_them():
+    assert claim_ids(["one claim", "another", "another"], ["ledger-a, ledger-b", "", ""]) == [
+        "ledger-a, ledger-b", "another", "another-2"]

@@ -52,8 +52,40 @@ def test_not_resolved_says_what_would_resolve_it():
 
 
 def test_claims_table_shape():
-    t = verdicts.table([verdicts.ClaimRow("c", "s", "h", "m", "agrees")])
-    assert list(t.columns) == list(verdicts.COLUMNS) and t.iloc[0]["verdict"] == "agrees"
+    held = verdicts.witness(True, "3.0 buffers per lookup: an index probe")
+    t = verdicts.table([verdicts.ClaimRow("c", "s", "h", "m", "agrees", ("an-id", "another"), held)])
+    assert list(t.columns) == list(verdicts.COLUMNS + verdicts.KEYS) and t.iloc[0]["verdict"] == "agrees"
+    assert t.iloc[0]["id"] == "an-id, another" and t.iloc[0]["witness"] == held.what and t.iloc[0]["witness_ok"]
+    rows = verdicts.by_id(t)
+    assert list(rows["id"]) == ["an-id", "another"] and list(rows.columns) == [
+        "id", "claim", "measured", "witness", "witness_ok", "verdict"]
+    with pytest.raises(ValueError, match="tuple of ledger ids"):
+        verdicts.table([verdicts.ClaimRow("c", "s", "h", "m", "agrees", "an-id", held)])
+
+
+def test_a_verdict_stands_only_where_its_witness_held():
+    failed = verdicts.witness(False, "1.00 buffers per lookup: one read of the whole table, no index probe")
+    t = verdicts.table([verdicts.ClaimRow("c", "s", "h", "m", "agrees", ("a",), failed),
+                        verdicts.ClaimRow("c", "s", "h", "m", "disagrees (why)", ("b",), None),
+                        verdicts.ClaimRow("c", "s", "h", "m", "not resolved (spans 1)", ("c",), failed),
+                        verdicts.ClaimRow("c", "s", "h", "m", "agrees in direction, smaller", ("d",),
+                                          verdicts.witness(True, "seen"))])
+    assert t["verdict"][0] == f"not measured here (witness failed: {failed.what})"
+    assert t["verdict"][1].startswith("not measured here (no witness")
+    assert t["verdict"][2] == "not resolved (spans 1)" and t["verdict"][3] == "agrees in direction, smaller"
+    assert [verdicts.category(v) for v in t["verdict"]] == [
+        "not measured", "not measured", "not resolved", "agrees in direction"]
+    both = verdicts.witnesses({"pg 17": verdicts.witness(True, "probe"), "pg 18": failed})
+    assert both.ok and both.what == f"pg 17: probe; pg 18: {failed.what}"
+    assert verdicts.witnesses([]) is None and not verdicts.witnesses([failed]).ok
+
+
+def test_a_verdicts_category_is_its_words_outside_parentheses():
+    assert verdicts.category("agrees, under other conditions (one CPU (of 2))") == "agrees"
+    assert verdicts.category("not measured here (witness failed: agrees)") == "not measured"
+    assert verdicts.category("agrees in 2 of 3 / not resolved (spans 1) in 1 of 3") == "agrees / not resolved"
+    assert verdicts.category("disagrees (smaller than claimed)") == "disagrees"
+    assert verdicts.category("not testable here (ARM)") == "not testable here"
 
 
 def test_an_interval_that_spans_1_but_excludes_the_sources_number_disagrees():
