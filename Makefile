@@ -6,7 +6,7 @@ SCALE  ?= smoke
 # e.g. BOOKFLAGS="--render-only" or BOOKFLAGS="--publish"
 BOOKFLAGS ?=
 
-.PHONY: setup host engine images book test unit published clean lint-ci
+.PHONY: setup host engine images book test unit published imports clean lint-ci
 
 # Host tools first: on a bare Debian even python3-venv may be missing.
 host:
@@ -30,18 +30,23 @@ images: engine
 book: engine
 	$(BIN)/dbexp book --scale $(SCALE) $(BOOKFLAGS)
 
+# The import contracts of pyproject.toml's [tool.importlinter] (layers, chapters independent, no cycles), checked by
+# import-linter; what a linter cannot see is tests/unit/test_architecture.py's.
+imports: $(BIN)/dbexp
+	$(BIN)/lint-imports --no-cache
+
 # Three pytest-xdist workers on 2 CPUs (TEST_WORKERS), so that one test's server start, load or fixed-length
 # run overlaps another's
 # (servers stay pinned: at smoke scale two may share the server CPU, and the noise rule is off there);
 # then, on one worker, the tests that look at or remove every lab container (tests/conftest.py ALONE).
 TEST_WORKERS ?= 3
-test: engine
+test: engine imports
 	$(BIN)/python -m pytest -ra -n $(TEST_WORKERS) --dist loadgroup -m "not alone" $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -ra -m alone $(PYTEST_ARGS)
 
 # The tests that need no server, no engine and no network (statistics, verdicts, parsers, layout): seconds,
 # on every CPU (pytest-xdist); `make test` stays serial, since its servers are pinned to CPUs.
-unit: $(BIN)/dbexp
+unit: $(BIN)/dbexp imports
 	$(BIN)/python -m pytest -ra -m unit -n auto $(PYTEST_ARGS) tests/unit
 
 # What the committed data/ show (tests/published/): verdict words and intervals per claim, the pages'
