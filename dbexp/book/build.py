@@ -20,6 +20,8 @@ import subprocess
 import sys
 import threading
 import time
+import tempfile
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -181,6 +183,53 @@ def _serialized(say: Callable[[str], None]) -> Callable[[str], None]:
     return locked
 
 
+PROGRESS_POLL_S = 2.0  # how often the command line reads the sweep's progress line
+PROGRESS_QUIET_S = 60.0  # the longest the command line stays silent while a sweep's line changes
+# tqdm's line: "versions:  45%|####5     | 123/270 [10:00<12:00,  0.20run/s, mysql:8.0 ... #3]": runs done, postfix
+PROGRESS_LINE = re.compile(r"(\d+/\d+) \[[^,\]]*,[^,\]]*(?:, (.*))?\]\s*$")
+
+
+@contextmanager
+def progress_shown(say: Callable[[str], None]):
+    """While a chapter measures in its kernel (whose stderr the command line does not show), print its sweeps'
+    progress (points done of all, the current point, time left: the sweep's own bar, dbexp.experiments.sweep
+    .Progress, which writes each line to the file named by PROGRESS_FILE in the kernel's environment): a line
+    each time a run ends or the point changes, and at least every PROGRESS_QUIET_S otherwise."""
+    from dbexp.experiments.sweep import PROGRESS_FILE
+
+    with tempfile.TemporaryDirectory(prefix="dbexp-progress-") as tmp:
+        path = Path(tmp) / "progress"
+        before = os.environ.get(PROGRESS_FILE)
+        os.environ[PROGRESS_FILE] = str(path)  # the kernel started next inherits it
+        stop = threading.Event()
+
+        def watch() -> None:
+            last, last_key, last_said = "", None, 0.0
+            while not stop.wait(PROGRESS_POLL_S):
+                line = path.read_text().strip() if path.exists() else ""
+                if not line or line == last:
+                    continue
+                # the runs done and the current point, without the clock that changes every redraw
+                found = PROGRESS_LINE.search(line)
+                key = (found[1], found[2]) if found else line
+                if key != last_key or time.monotonic() - last_said >= PROGRESS_QUIET_S:
+                    say(f"  {line}")
+                    last_key, last_said = key, time.monotonic()
+                last = line
+
+        watcher = threading.Thread(target=watch, name="progress", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            watcher.join()
+            if before is None:
+                os.environ.pop(PROGRESS_FILE, None)
+            else:
+                os.environ[PROGRESS_FILE] = before
+
+
 def _execute(names: list[str], parameters: dict, root: Path, timeout_s: float, keys: dict,
              workers: int, say: Callable[[str], None], order: list[str] | None = None) -> None:
     """Execute the chapters ``names`` (in this order), ``workers`` at a time; raise the first
@@ -205,8 +254,9 @@ def _execute(names: list[str], parameters: dict, root: Path, timeout_s: float, k
                 say(f"executing chapter {name} ({_describe(parameters)})")
                 started = time.monotonic()
                 try:
-                    execute_chapter(name, parameters, root=root, timeout_s=timeout_s,
-                                    render_key=keys.get(name), kernel=kernel)
+                    with (nullcontext() if shared else progress_shown(say)):
+                        execute_chapter(name, parameters, root=root, timeout_s=timeout_s,
+                                        render_key=keys.get(name), kernel=kernel)
                 except BaseException as error:  # raised below, once the other workers stopped
                     with lock:
                         failed[name] = error

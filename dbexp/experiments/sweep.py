@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -44,6 +45,24 @@ from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from typing import Any
 
 from tqdm import tqdm  # plain text: widgets would pull require.js from a CDN into the book
+
+PROGRESS_FILE = "DBEXP_PROGRESS"  # env: a file each sweep's progress line is written to (dbexp book reads it)
+
+
+class Progress(tqdm):
+    """The sweep's progress bar, on stderr; where PROGRESS_FILE names a file (``dbexp book`` sets it for the
+    kernel that executes a chapter, whose stderr it does not show), each line drawn is written there too,
+    replacing the last, so that the command line can show it."""
+
+    def display(self, msg=None, pos=None):
+        shown = super().display(msg, pos)
+        path = os.environ.get(PROGRESS_FILE)
+        if path and not self.disable:
+            tmp = f"{path}.tmp"
+            with open(tmp, "w") as f:
+                f.write(self.__str__() + "\n")
+            os.replace(tmp, path)  # whole lines only, for a reader polling it
+        return shown
 
 from dbexp.errors import DbexpError, RetryableError, listed
 from dbexp.experiments.measure import Measured, measure, measure_together
@@ -251,8 +270,8 @@ class Sweep:
         groups: dict[tuple[str, int], list[tuple[Point, int]]] = {}
         for p, r in todo:
             groups.setdefault((p.group_name, r % self.instances), []).append((p, r))
-        bar = tqdm(total=len(todo), desc=self.name, unit="run", disable=not progress or not todo,
-                   file=sys.stderr)
+        bar = Progress(total=len(todo), desc=self.name, unit="run", disable=not progress or not todo,
+                       file=sys.stderr)
         try:
             for name, items in groups.items():
                 self._run_group(name, items, bar)
