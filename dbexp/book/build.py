@@ -30,6 +30,7 @@ from dbexp.errors import DbexpError
 from dbexp.book import toc
 from dbexp.book.execute import DEFAULT_CELL_TIMEOUT_S, SKIP_IRI_GRAMMARS, execute_chapter
 from dbexp.book.params import chapter_parameters
+from dbexp import process
 
 BUILD_TIMEOUT_S = 1800
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -309,7 +310,7 @@ def run_jupyter_book(root: Path, *, toc_path: Path | None = None) -> Path:
     if toc_path is not None and Path(toc_path) != root / toc.TOC_FILE:
         cmd += ["--toc", str(toc_path)]
     try:
-        proc = subprocess.run(
+        proc = process.run(
             cmd,
             cwd=root,
             stdin=subprocess.DEVNULL,

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbexp.errors import DbexpError
+from dbexp import process
 
 CHROMIUM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 VIRTUAL_TIME_BUDGET_MS = 10000
@@ -163,7 +164,7 @@ def _chromium(args: list[str], *, timeout_s: float = PAGE_TIMEOUT_S) -> subproce
             *args,
         ]
         try:
-            return subprocess.run(
+            return process.run(
                 cmd, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
             )
         except subprocess.TimeoutExpired:

