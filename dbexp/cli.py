@@ -180,7 +180,11 @@ def bench(spec, script, threads, duration, repeats, tables, table_size, server_c
 @click.option("--write-derived", is_flag=True,
               help="Recompute the tables each published chapter derives from its runs (data/<chapter>/controls.parquet, "
                    "...) from data/, as publishing writes them.")
-def chapters(write_parameters, write_derived):
+@click.option("--previous-from-history", is_flag=True,
+              help="Recompute each published chapter's data/<chapter>/previous_claims.parquet from the publication "
+                   "before the current one, as git keeps it, with this code's claims rules (what moved then "
+                   "compares like with like).")
+def chapters(write_parameters, write_derived, previous_from_history):
     """The chapters the registry finds (dbexp/chapters/<name>/): their knobs and the servers they skip."""
     import dataclasses
 
@@ -199,6 +203,10 @@ def chapters(write_parameters, write_derived):
         if write_derived:
             for path in chapter.write_derived():
                 click.echo(f"{'':16} wrote {path.relative_to(project_root())}")
+        if previous_from_history:
+            path = chapter.recompute_previous()
+            click.echo(f"{'':16} " + (f"wrote {path.relative_to(project_root())}" if path
+                                      else "no earlier publication in git"))
 
 
 @main.command()

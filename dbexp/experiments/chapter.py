@@ -20,7 +20,9 @@ import dataclasses
 import importlib
 import importlib.util
 import json
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -245,6 +247,33 @@ class Chapter(Experiment):
             frame.to_parquet(path, index=False)
             out.append(path)
         return out
+
+    def recompute_previous(self, root=None) -> Path | None:
+        """Rewrite data/<chapter>/previous_claims.parquet from the publication before the current one, as git
+        keeps it (data/<chapter>/ at the parent of the last commit that replaced its runs), with this code's
+        claims rules: what moved then compares like with like, by ledger id, where a rule or a claim's words
+        changed since. The path written, or None where git has no earlier publication."""
+        from dbexp import process
+        from dbexp.paths import project_root
+        from dbexp.results.export import TABLES
+
+        repo = Path(root) if root is not None else project_root()
+        folder = f"data/{self.name}"
+        last = process.run(["git", "-C", str(repo), "log", "-1", "--format=%H", "--", f"{folder}/runs.parquet"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+        if not last:
+            return None
+        with tempfile.TemporaryDirectory(prefix="dbexp-previous-") as tmp:
+            (Path(tmp) / folder).mkdir(parents=True)
+            for table in TABLES:
+                shown = process.run(["git", "-C", str(repo), "show", f"{last}^:{folder}/{table}.parquet"],
+                                    capture_output=True)
+                if shown.returncode != 0:  # no publication before that commit
+                    return None
+                (Path(tmp) / folder / f"{table}.parquet").write_bytes(shown.stdout)
+            before = published(self.name, tmp)
+            return keep_previous(self.name, self.claims(before), before.runs["ended_at"].max(),
+                                 cpu_models(before.runs), root)
 
     def findings(self, res: Results) -> str:
         """The page's summary: three to five findings with their numbers (Markdown), from the analysis:

@@ -65,3 +65,30 @@ def test_a_finding_that_moved_beyond_both_intervals_between_two_machines_is_name
     assert list(mm["claim"]) == ["w"] and list(mm.columns) == ["claim", "then (Intel Xeon)", "now (AMD EPYC)"]
     assert moved.machine_moves(moved.moved("t", now2, tmp_path), "AMD EPYC", "AMD EPYC").empty
     assert moved.first_interval("ratio 0.715 [0.617, 0.837] on writes") == (0.715, 0.617, 0.837)
+
+
+def test_the_previous_publication_is_recomputed_from_git_with_the_rules_of_now(tmp_path):
+    """dbexp chapters --previous-from-history: the data before the last commit that replaced a chapter's runs, read
+    from git, its claims computed by this code (in a clone: the checkout's data/ stay as they are)."""
+    import subprocess
+
+    from dbexp import chapters
+    from dbexp.paths import project_root
+
+    repo = project_root()
+    if not (repo / ".git").exists():
+        pytest.skip("not a git checkout")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(repo), str(clone)], check=True)
+    chapter = chapters.get("calibration")
+    path = chapter.recompute_previous(clone)
+    shallow = subprocess.run(["git", "-C", str(repo), "rev-parse", "--is-shallow-repository"], capture_output=True,
+                             text=True).stdout.strip() == "true"
+    if path is None and shallow:
+        pytest.skip("a shallow clone keeps no earlier publication")
+    assert path == clone / "data" / "calibration" / "previous_claims.parquet"
+    kept = pd.read_parquet(path)
+    assert {"id", "claim", "verdict", "published_until", "host"} <= set(kept.columns) and len(kept)
+    last = subprocess.run(["git", "-C", str(clone), "log", "-1", "--format=%cI", "--", "data/calibration/runs.parquet"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert pd.Timestamp(kept["published_until"].iloc[0]) < pd.Timestamp(last)  # the publication before the current
