@@ -27,3 +27,10 @@ def major(text) -> int:
     if not key:
         raise ValueError(f"no version number in {text!r}")
     return key[0]
+
+
+def short(version) -> str:
+    """A server's version as series names and tables show it: what it reports up to a packaging suffix or a
+    parenthesis, '8.0.15-log' -> '8.0.15', '10.11.19-MariaDB-0+deb12u1' -> '10.11.19', '19rc1 (Debian 19~rc1-1)'
+    -> '19rc1' (cut at the first '-' alone, that one would read '19rc1 (Debian 19~rc1')."""
+    return str(version).split(" (")[0].split("-")[0].strip()

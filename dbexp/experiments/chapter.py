@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from dbexp.catalog import OFFICIAL_ONLY
+from dbexp.catalog.versions import short as short_version
 from dbexp.errors import DbexpError, choices, listed
 from dbexp.experiments import verdicts
 from dbexp.experiments.sweep import Experiment, Point, Sweep
@@ -43,6 +44,7 @@ from dbexp.servers.registry import flavor_of_spec
 from dbexp.experiments.scales import SCALES, check_scale  # noqa: F401  (the chapters' names for them)
 
 CLAIMS_FILE = "claims"  # data/<chapter>/claims.parquet: the claims table by ledger id, written with the runs
+SUMMARY_FILE = "summary"  # data/<chapter>/summary.parquet: the chapter's answer, verdict counts, machine, runs, minutes
 
 # what every chapter notebook's parameters cell declares besides one override per Scale field
 NOTEBOOK_SWITCHES = ("scale", "run", "publish", "force", "server_cpus", "client_cpus")
@@ -112,7 +114,7 @@ def tidy(runs: pd.DataFrame, measurements: pd.DataFrame) -> pd.DataFrame:
     runs = pd.concat([runs.drop(columns=[c for c in params if c in runs]), params], axis=1)
     runs["script"] = [(w or {}).get("script") for w in runs["workload"]]
     runs["threads"] = [(w or {}).get("threads") for w in runs["workload"]]
-    runs["series_name"] = runs["flavor"] + " " + runs["version"].str.split("-").str[0]
+    runs["series_name"] = runs["flavor"] + " " + runs["version"].map(short_version)
     return with_measurements(runs, measurements)
 
 
@@ -235,13 +237,14 @@ class Chapter(Experiment):
 
     def write_derived(self, root=None) -> list:
         """Write derived() of the published runs beside them (data/<chapter>/<table>.parquet), and their claims
-        table, one row per ledger id (CLAIMS_FILE: id, claim, measured, witness, witness_ok, verdict); the paths
-        written (none where the chapter is not published)."""
+        table, one row per ledger id (CLAIMS_FILE: id, claim, measured, witness, witness_ok, verdict), and its summary
+        (SUMMARY_FILE: the answer, verdict counts, machine, runs and minutes); the paths written (none where the
+        chapter is not published)."""
         if not is_published(self.name, root):
             return []
         res = published(self.name, root)
         out = []
-        tables = {CLAIMS_FILE: verdicts.by_id(self.claims(res)), **self.derived(res)}
+        tables = {CLAIMS_FILE: verdicts.by_id(self.claims(res)), SUMMARY_FILE: self.summary(res), **self.derived(res)}
         for table, frame in tables.items():
             path = data_dir(root) / self.name / f"{table}.parquet"
             frame.to_parquet(path, index=False)
@@ -274,6 +277,26 @@ class Chapter(Experiment):
             before = published(self.name, tmp)
             return keep_previous(self.name, self.claims(before), before.runs["ended_at"].max(),
                                  cpu_models(before.runs), root)
+
+    def headline(self, res: Results) -> str:
+        """The chapter's answer in one or two sentences with its headline numbers and their 95% intervals (Markdown),
+        from its analysis: the chapter folder's findings.headline(res) ('' where it has none)."""
+        own = self._own("findings", "headline")
+        return "" if own is None else own(res)
+
+    def summary(self, res: Results) -> pd.DataFrame:
+        """One row: what the page's answer, the front page and the README say of these results, from one place:
+        the headline, the verdicts counted by category, the machine, when, the runs and the minutes measuring."""
+        from dbexp.results.provenance import hardware_label
+
+        w = res.wide
+        minutes, sweeps = measuring_time(w)
+        return pd.DataFrame([{
+            "chapter": self.name, "headline": self.headline(res), "verdicts": verdicts.counts(self.claims(res)),
+            "hardware": " and ".join(dict.fromkeys(hardware_label(_json(h)) for h in w["host"] if _json(h)))
+            if len(w) else "", "cpu": cpu_models(res.runs) if len(res.runs) else "",
+            "measured_until": str(pd.to_datetime(w["ended_at"]).max())[:16] if len(w) else "",
+            "runs": len(w), "minutes": round(minutes, 1), "sweeps": sweeps}])
 
     def findings(self, res: Results) -> str:
         """The page's summary: three to five findings with their numbers (Markdown), from the analysis:

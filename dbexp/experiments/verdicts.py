@@ -56,6 +56,21 @@ def category(verdict: str) -> str:
     return " / ".join(found) or "?"
 
 
+COUNTED = {"agrees": "agree", "agrees in direction": "agree in direction", "disagrees": "disagree",
+           "not resolved": "not resolved", "not testable here": "not testable here", "not measured": "not measured"}
+
+
+def counts(claims: pd.DataFrame) -> str:
+    """A claims table's verdicts counted by category, in CATEGORIES' order, for a page's answer and the front
+    page: "14 claims: 6 agree, 2 agree in direction, 1 disagree, 3 not resolved, 2 not measured" (a row whose
+    servers differ counts as "mixed")."""
+    found = [category(v) for v in claims["verdict"]] if len(claims) else []
+    parts = [f"{found.count(c)} {COUNTED[c]}" for c in CATEGORIES if found.count(c)]
+    mixed = sum(" / " in c for c in found)
+    parts += [f"{mixed} mixed"] if mixed else []
+    return f"{len(found)} claim{'s' if len(found) != 1 else ''}" + (f": {', '.join(parts)}" if parts else "")
+
+
 def _nan(*values) -> bool:
     return any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values)
 

@@ -68,6 +68,7 @@ def published_summary(root: str | Path | None = None) -> pd.DataFrame:
     """One row per published experiment: how many runs, which servers, when and on what host."""
     import json
 
+    from dbexp.catalog.versions import short as short_version
     from dbexp.results.provenance import hardware_label
 
     rows = []
@@ -77,7 +78,7 @@ def published_summary(root: str | Path | None = None) -> pd.DataFrame:
         if runs.empty:
             continue
         hosts = {hardware_label(json.loads(h) if isinstance(h, str) else h) for h in runs["host"]}
-        versions = sorted({f"{f} {v.split('-')[0]}" for f, v in zip(runs["flavor"], runs["version"])})
+        versions = sorted({f"{f} {short_version(v)}" for f, v in zip(runs["flavor"], runs["version"])})
         rows.append({"experiment": runs_file.parent.name, "runs": len(runs),
                      "servers": ", ".join(versions), "hardware": "; ".join(sorted(hosts)),
                      "measured": f"{pd.to_datetime(runs['started_at']).min():%Y-%m-%d}",

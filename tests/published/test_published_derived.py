@@ -11,7 +11,7 @@ import pytest
 
 from dbexp import chapters as registry
 from dbexp.experiments import claims_ledger, verdicts
-from dbexp.experiments.chapter import CLAIMS_FILE, is_published, published
+from dbexp.experiments.chapter import CLAIMS_FILE, SUMMARY_FILE, is_published, published
 from dbexp.results.export import data_dir
 
 DERIVING = list(registry.names())  # every chapter writes its claims.parquet; some derive more
@@ -23,7 +23,8 @@ def test_derived_tables_are_what_the_code_computes_from_the_published_runs(name)
     if not is_published(name):
         pytest.skip(f"{name} is not published")
     res = published(name)
-    tables = {CLAIMS_FILE: verdicts.by_id(chapter.claims(res)), **chapter.derived(res)}
+    tables = {CLAIMS_FILE: verdicts.by_id(chapter.claims(res)), SUMMARY_FILE: chapter.summary(res),
+              **chapter.derived(res)}
     for table, frame in tables.items():
         path = data_dir() / name / f"{table}.parquet"
         assert path.exists(), f"the data changed: {path} is missing (dbexp chapters --write-derived)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from dbexp.experiments import verdicts
@@ -151,3 +152,11 @@ def test_more_than_compares_two_intervals():
     assert verdicts.more_than((1.042, 1.075), (1.015, 1.036)) == "agrees"
     assert verdicts.more_than((1.0, 1.05), (1.04, 1.1)) == "not resolved (the two intervals overlap)"
     assert verdicts.more_than((float("nan"), 1), (1, 2)) == verdicts.NOT_MEASURED
+
+
+def test_verdicts_are_counted_by_category_for_the_answer_and_the_front_page():
+    claims = pd.DataFrame({"verdict": ["agrees", "agrees (x)", "not resolved (y)", "agrees in 1 of 2 / disagrees in 1 of 2",
+                                       "not measured here (witness failed: z)", "agrees in direction, smaller"]})
+    assert verdicts.counts(claims) == ("6 claims: 2 agree, 1 agree in direction, 1 not resolved, 1 not measured, "
+                                       "1 mixed")
+    assert verdicts.counts(claims.iloc[:0]) == "0 claims"
