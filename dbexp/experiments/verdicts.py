@@ -358,6 +358,39 @@ def linear(slope: tuple[float, float, float], bend: tuple[float, float, float], 
             f"of the slope)")
 
 
+def grows_linearly(slope: tuple[float, float, float], bend: tuple[float, float, float], n: int | None = None,
+                   band: float = LINE_BAND) -> str:
+    """"Grows linearly" as one claim of two parts, both to be shown for an agreement: ``slope`` (point, low,
+    high) is the growth over every H, ``bend`` (point, low, high) the upper segment's slope minus the lower
+    one's, paired within each repeat where the segments share a point. Growth is judged by
+    :func:`above_zero` (its verdict stands where it does not agree); then the line: a bend resolved away
+    from 0 disagrees (concave or convex); a bend whose interval lies within +-``band`` of the slope agrees
+    (a line); a wider bend leaves the claim not resolved, whatever the growth: growth alone does not agree
+    with "linearly" (unlike :func:`linear`, which calls that an agreement)."""
+    grows = above_zero(*slope, n)
+    if grows != AGREES:
+        return grows
+    s, (b, blo, bhi) = slope[0], bend
+    if _nan(blo, bhi):
+        return not_resolved("it grows, resolved above 0; the line is not: one repeat, no interval on the bend")
+    if bhi < 0:
+        return disagrees("it grows, but concave: each holder past the middle H adds less")
+    if blo > 0:
+        return disagrees("it grows, but convex: each holder past the middle H adds more")
+    room = band * s - abs(b)
+    if -band * s <= blo and bhi <= band * s:
+        return agrees(f"it grows, and the bend's interval lies within +-{band:.0%} of the slope: a line")
+    if room > 0 and n:
+        factor = ((bhi - blo) / 2 / room) ** 2
+        times = f"{factor:.1f}" if factor < 10 else f"{factor:.0f}"
+        more = (f"about {times}x the repeats ({math.ceil(factor * n)} instead of {n}) would narrow it within the "
+                f"band, if the bend is the one measured")
+    else:
+        more = f"the bend measured is itself beyond +-{band:.0%} of the slope"
+    return not_resolved(f"it grows, resolved above 0, but the line is not: the bend's interval reaches beyond "
+                        f"+-{band:.0%} of the slope; {more}")
+
+
 def reproduced(lo: float, hi: float, low: float, high: float | None = None) -> str:
     """A source's number (or range [low, high]) against the interval [lo, hi] of the same quantity
     measured here: agrees where the interval reaches it, disagrees where it excludes it (the

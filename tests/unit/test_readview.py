@@ -149,3 +149,93 @@ def test_holding_sessions_leaves_a_subclass_s_other_holdings_alone(monkeypatch):
     assert closed == [] and pool.held.n == 5
     pool.close()
     assert closed == ["everything"] and pool.held is None
+
+
+def _probe_results(view_ns: dict[int, list[float]], observed: dict[int, list[float]] | None = None):
+    """Results of made-up probe runs of one InnoDB server (MySQL 8.0.15): at each H, one run per repeat with
+    the given mean time per view call; ``observed``: the prepared transactions the server listed after each
+    run (H by default)."""
+    import pandas as pd
+
+    from dbexp.experiments.chapter import Results
+
+    rows = []
+    for h, times in view_ns.items():
+        for rep, t in enumerate(times):
+            seen = (observed or {}).get(h, [h] * len(times))[rep]
+            rows.append({"run_id": f"r{h}-{rep}", "repeat": rep, "flavor": "mysql", "version": "8.0.15",
+                         "series_name": "mysql 8.0.15", "holders": h, "mode": "prepared" if h else "none",
+                         "readers": 2, "trx_stmts": 0, "probe": True, "workload": {"duration_s": 2, "options": {}},
+                         "server_cpu_s": 1.0, "reads": 1000.0, "total_time_s": 2.0, "view_calls": 1000.0,
+                         "view_ns_mean": t, "observed_prepared": float(seen), "observed_sessions": 1.0,
+                         "copy_slope_ns_per_byte": 0.05, "copy_call_ns": 300.0, "instance": rep % 2,
+                         "server_cpus": "1"})
+    wide = pd.DataFrame(rows)
+    return Results("readview", wide, pd.DataFrame(), pd.DataFrame(), wide[["run_id"]], "this run")
+
+
+def test_the_bend_is_paired_within_each_repeat():
+    """Both segments go through a repeat's run at the middle H: their difference is taken per repeat (a t
+    interval over the repeats' differences), not as two independent samples. A drift of the middle run
+    that moves both segments' slopes in opposite directions cancels in the pairs."""
+    from dbexp.experiments import stats
+
+    mid = [1000 * 0.5 + d for d in (-120.0, 0.0, 150.0)]  # the middle H's runs drift apart
+    res = _probe_results({0: [100.0] * 3, 1: [100.5] * 3, 1000: [100 + m for m in mid],
+                          10000: [100 + 5000 + 0.5 * 9000 / 10 + d for d in (1.0, -2.0, 0.5)]})
+    seg = readview.segments(res).iloc[0]
+    piv = readview.tidy(res).pivot_table(index="repeat", columns="holders", values="view_ns_mean")
+    low = (piv[1000] - piv[1]) / 999
+    high = (piv[10000] - piv[1000]) / 9000
+    assert (seg["difference"], seg["diff_low"], seg["diff_high"]) == stats.mean_ci(high - low)
+    welch = stats.difference_ci(high, low)
+    assert (seg["diff_high"] - seg["diff_low"]) != (welch[2] - welch[1])
+
+
+def test_grows_linearly_needs_the_line_not_the_growth_alone():
+    from dbexp.experiments import verdicts
+
+    # a narrow bend: a line
+    assert verdicts.grows_linearly((1.0, 0.8, 1.2), (0.1, -0.2, 0.3), 3).startswith("agrees (it grows, and the bend")
+    # it grows, the bend's interval many times the slope: not resolved, never "agrees"
+    v = verdicts.grows_linearly((0.63, 0.46, 0.79), (-0.09, -1.06, 0.88), 3)
+    assert v.startswith("not resolved (it grows, resolved above 0, but the line is not") and "56 instead of 3" in v
+    v = verdicts.grows_linearly((0.55, 0.40, 0.71), (0.33, -0.22, 0.89), 3)
+    assert v.startswith("not resolved") and "the bend measured is itself beyond" in v
+    # one repeat: no interval on the bend
+    assert verdicts.grows_linearly((1.0, 0.8, 1.2), (0.1, float("nan"), float("nan"))).startswith("not resolved")
+    # a resolved bend: concave or convex
+    assert verdicts.grows_linearly((1.0, 0.8, 1.2), (-0.5, -0.7, -0.3)).startswith("disagrees (it grows, but concave")
+    assert verdicts.grows_linearly((1.0, 0.8, 1.2), (0.5, 0.3, 0.7)).startswith("disagrees (it grows, but convex")
+    # no growth resolved: the growth's verdict
+    assert verdicts.grows_linearly((0.1, -0.1, 0.3), (0.0, -0.1, 0.1)).startswith("not resolved")
+
+
+def test_a_view_s_witness_fails_where_the_server_did_not_list_its_holders():
+    """The linear and copy rows judge only where every probe run counted calls of the view function and the
+    server listed the H prepared transactions after it; a run that lost its holders fails the witness, and
+    the verdict says so instead of agreeing."""
+    from dbexp.chapters.readview.claims import copy_row, linear_row
+    from dbexp.experiments import verdicts
+
+    times = {0: [7000.0] * 3, 1: [7000.5] * 3, 1000: [7500.0, 7510.0, 7490.0], 10000: [12500.0, 12520.0, 12480.0]}
+    good = _probe_results(times)
+    row = linear_row(good, readview.tidy(good))
+    assert row.ids == ("view-cost-linear",) and row.witness.ok
+    assert "MVCC::view_open called 1.00 times per read in 12 of 12 probe runs" in row.witness.what
+    assert verdicts.judged(verdicts.witnessed(row.verdict, row.witness))
+    lost = _probe_results(times, {10000: [10000, 0, 10000]})
+    for make in (linear_row, copy_row):
+        row = make(lost, readview.tidy(lost))
+        assert not row.witness.ok and "listing the H prepared transactions after 11 of 12" in row.witness.what
+        assert row.verdict.startswith("not measured here (witness failed: "), row.verdict
+        assert not verdicts.table([row])["witness_ok"].iloc[0]
+
+
+def test_the_mariadb_repeats_name_the_instances_they_ran_on():
+    from dbexp.chapters.readview.claims import _on_servers
+
+    assert _on_servers({"repeats": 3, "instances": [0, 0, 1]}) == (
+        "on instances 0, 0 and 1 in run order, 2 servers (a server of its own per instance and H)")
+    assert _on_servers({"repeats": 2, "instances": [1, 1]}).startswith("on instance 1 alone, back to back")
+    assert _on_servers({"repeats": 3, "instances": [], "servers": 1}) == "back to back on one server"

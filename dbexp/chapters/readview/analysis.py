@@ -237,10 +237,12 @@ def segments(res: Results) -> pd.DataFrame:
     """Whether a view's cost per holder is the same at every H (a straight line): per server, the
     slope of two segments in each repeat, from the smallest H above 0 to the second largest and from
     there to the largest, their means with t intervals over the repeats, and the difference of the
-    upper one minus the lower one (a Welch interval over the repeats). ``shape``: concave where that
-    interval lies below 0 (each holder adds less at larger H), convex above; straight where it lies within
-    +-verdicts.LINE_BAND of the segments' mean slope, else not resolved (as verdicts.linear judges the line).
-    H = 0 is left out: InnoDB reuses an autocommit reader's view only while it lists nothing."""
+    upper one minus the lower one, paired within each repeat (the two segments share the middle H's run,
+    so they are not independent: the repeats' differences, a t interval over them). ``shape``: concave
+    where that interval lies below 0 (each holder adds less at larger H), convex above; straight where it
+    lies within +-verdicts.LINE_BAND of the segments' mean slope, else not resolved (as
+    verdicts.grows_linearly judges the line). H = 0 is left out: InnoDB reuses an autocommit reader's view
+    only while it lists nothing."""
     w = tidy(res)
     w = w[w["probe"] & (w["trx_stmts"] == 0) & (w["mode"] == "prepared")]
     vs = building(view_slopes(res))
@@ -255,7 +257,8 @@ def segments(res: Results) -> pd.DataFrame:
         piv = g.pivot_table(index="repeat", columns="holders", values=col)
         low = ((piv[h1] - piv[h0]) / (h1 - h0)).dropna()
         high = ((piv[h2] - piv[h1]) / (h2 - h1)).dropna()
-        d, dlo, dhi = stats.difference_ci(high, low)
+        # paired within each repeat: both segments' slopes go through the middle H's run of that repeat
+        d, dlo, dhi = stats.mean_ci((high - low).dropna())
         ref = (low.mean() + high.mean()) / 2  # the slope the bend is set against (verdicts.linear's band)
         shape = ("concave" if dhi < 0 else "convex" if dlo > 0 else "one repeat: no interval" if dlo != dlo else
                  f"straight (the bend's interval within +-{verdicts.LINE_BAND:.0%} of the slope)"
@@ -446,8 +449,9 @@ def views_per_statement(res: Results) -> pd.DataFrame:
 def idle_sessions(res: Results) -> dict:
     """PostgreSQL's snapshots per idle session, from the probe runs: each server's slope per idle
     session beside its slope per prepared transaction (a rebuild's where timed apart), with the
-    difference idle minus prepared; and each server before 14 against each from 14 on, the difference
-    of their slopes per idle session (a Welch interval over the repeats' slopes of both)."""
+    difference idle minus prepared (paired within each repeat: both lines go through its runs at H = 0, a
+    t interval over the repeats' differences); and each server before 14 against each from 14 on, the
+    difference of their slopes per idle session (a Welch interval over the repeats' slopes of both)."""
     vs = building(view_slopes(res))
     if vs.empty or not (vs["holding"] == "idle").any():
         return {"servers": [], "pairs": []}
@@ -458,7 +462,8 @@ def idle_sessions(res: Results) -> dict:
             continue
         row = {"server": name, "family": by["idle"]["family"], "idle": by["idle"], "prepared": by.get("prepared")}
         if row["prepared"] is not None:
-            row["difference"] = stats.difference_ci(by["idle"]["per_repeat"], row["prepared"]["per_repeat"])
+            # paired within each repeat: both slopes are fitted through that repeat's runs at H = 0
+            row["difference"] = stats.mean_ci((by["idle"]["per_repeat"] - row["prepared"]["per_repeat"]).dropna())
         servers.append(row)
     old = [s for s in servers if s["family"] == postgres.Snapshots.BEFORE_14]
     new = [s for s in servers if s["family"] == postgres.Snapshots.FROM_14]
@@ -473,7 +478,8 @@ def loop_runs(res: Results) -> pd.DataFrame:
     readers' reads per second at each H, each repeat in the order it ran (servers of its own run an
     H's repeats back to back, so a drift of a server shows as a trend along them; ``servers``: how many
     were started for it), and each as a
-    ratio to H = 0 (ratios of geometric means over the repeats, Welch intervals); ``us_spread`` and
+    ratio to H = 0 (ratios of geometric means over the repeats, Welch intervals); ``instances``: the
+    instance each repeat ran on, in run order (empty for runs stored before instances); ``us_spread`` and
     ``reads_spread`` are the largest repeat over the smallest, of the loop's and the readers'."""
     w = tidy(res)
     if "loop_ns_per_read" not in w:
@@ -491,6 +497,8 @@ def loop_runs(res: Results) -> pd.DataFrame:
             ratio = stats.unpaired_ratio_ci(gh["loop_ns_per_read"], base) if h else (1.0, 1.0, 1.0)
             reads = stats.unpaired_ratio_ci(th["reads_per_s"], base_reads) if h else (1.0, 1.0, 1.0)
             rows.append({"server": name, "holders": int(h), "us_per_read": (gh["loop_ns_per_read"] / 1000).tolist(),
+                         "instances": ([int(i) for i in gh["instance"]] if "instance" in gh and gh["instance"].notna().all()
+                                       else []),
                          "us_median": gh["loop_ns_per_read"].median() / 1000,
                          "us_min": gh["loop_ns_per_read"].min() / 1000, "us_max": gh["loop_ns_per_read"].max() / 1000,
                          "loop_ratio": ratio[0], "loop_low": ratio[1], "loop_high": ratio[2],
@@ -539,3 +547,99 @@ def relative_at_top(res: Results) -> pd.DataFrame:
         return rel
     top = rel[(rel["holding"] == "prepared") & (rel["holders"] == rel["holders"].max())]
     return top.sort_values("relative")
+
+
+# What the runs stored that shows the mechanism a claim is about happened in them (the claims' witnesses):
+# the calls of the view-building function the probe counted, the open transactions (or idle sessions) the
+# server listed after each run, the server-side loop's reads, the trx-sys mutex acquisitions and the
+# transactions' statements the server counted.
+
+
+def held(w: pd.DataFrame) -> pd.Series:
+    """Whether each run's server listed, after its window, what the run was to hold: H prepared transactions
+    (none at H = 0 and with idle sessions), and at least H connected sessions where it held idle ones."""
+    h = pd.to_numeric(w["holders"], errors="coerce")
+    prepared = pd.to_numeric(w["observed_prepared"], errors="coerce") if "observed_prepared" in w else np.nan
+    sessions = pd.to_numeric(w["observed_sessions"], errors="coerce") if "observed_sessions" in w else np.nan
+    idle = w["mode"] == "idle"
+    want = h.where(~idle, 0)
+    return pd.Series(np.where(idle, (prepared == 0) & (sessions >= h), prepared == want), index=w.index, dtype=bool)
+
+
+def probe_witness(res: Results, modes: tuple[str, ...] = ("none", "prepared")) -> pd.DataFrame:
+    """Per server, its probe runs of autocommit readers holding ``modes`` (H = 0 is "none"), timed at a view
+    function: ``runs``; ``called``, the runs in which the probe counted calls of it (``view_calls`` > 0),
+    and their calls per read (``per_read_min``, ``per_read_max``); ``held``, the runs whose server listed
+    what they held (:func:`held`); where rebuilds were timed apart (PostgreSQL 14+), ``rebuilt``, the runs
+    at H > 0 whose probe counted rebuilds, of ``at_h`` such runs; ``holders``, the H values."""
+    w = tidy(res)
+    if "view_calls" not in w:
+        return pd.DataFrame()
+    w = w[w["probe"] & (w["trx_stmts"] == 0) & w["mode"].isin(modes) & w["view_ns_mean"].notna()]
+    rows = []
+    for name, g in w.groupby("series_name", sort=False):
+        calls = pd.to_numeric(g["view_calls"], errors="coerce")
+        per_read = calls / g["reads"]
+        split = "view_rebuilt_calls" in g and g["view_rebuilt_calls"].notna().any()
+        top = g[g["holders"] > 0]
+        rows.append({"server": name, "family": g["family"].iloc[0],
+                     "function": of_run(g["flavor"].iloc[0], g["version"].iloc[0]).function,
+                     "runs": len(g), "called": int((calls > 0).sum()),
+                     "per_read_min": float(per_read.min()), "per_read_max": float(per_read.max()),
+                     "held": int(held(g).sum()), "holders": sorted(int(h) for h in g["holders"].unique()),
+                     "rebuilt": int((pd.to_numeric(top["view_rebuilt_calls"], errors="coerce") > 0).sum())
+                     if split else None, "at_h": len(top)})
+    return pd.DataFrame(rows)
+
+
+def loop_witness(res: Results) -> pd.DataFrame:
+    """Per server timed by the server-side loop (no function to probe): ``runs``, those whose loop read
+    (``looped``: loop_reads > 0; ``reads_min``, the fewest reads of a run), and those whose server listed the
+    H prepared transactions it held (``held``), with the H values."""
+    w = tidy(res)
+    if "loop_ns_per_read" not in w:
+        return pd.DataFrame()
+    w = w[w["probe"] & w["loop_ns_per_read"].notna()]
+    rows = []
+    for name, g in w.groupby("series_name", sort=False):
+        reads = pd.to_numeric(g["loop_reads"], errors="coerce")
+        rows.append({"server": name, "runs": len(g), "looped": int((reads > 0).sum()), "reads_min": float(reads.min()),
+                     "held": int(held(g).sum()), "holders": sorted(int(h) for h in g["holders"].unique())})
+    return pd.DataFrame(rows)
+
+
+def _status(res: Results, runs, names: tuple[str, ...]) -> pd.DataFrame:
+    """The server's own counts ``names`` (SHOW GLOBAL STATUS deltas over the window) of ``runs``, one row per
+    run (NaN where a run stored none: a count that did not move is not stored)."""
+    c = res.counters
+    if c.empty:
+        return pd.DataFrame(index=pd.Index(list(runs), name="run_id"), columns=list(names), dtype=float)
+    c = c[(c["source"] == "status") & c["name"].isin(names) & c["run_id"].isin(set(runs))]
+    return c.pivot_table(index="run_id", columns="name", values="delta", aggfunc="sum").reindex(
+        index=list(runs), columns=list(names))
+
+
+def latch_witness(res: Results, isolations: tuple[str, ...] = ("rc",)) -> pd.DataFrame:
+    """Per server and H where the double latch ran, its runs of autocommit readers and of transactions of
+    LATCH_STMTS selects in ``isolations``: ``runs``; ``counted``, the runs in which performance_schema counted
+    acquisitions of the mutex a view is opened under (_acquisitions); in the transactions' runs the server's
+    selects per COMMIT (Com_select over Com_commit: ``per_commit_min``, ``per_commit_max``) and ``begun``,
+    the autocommit runs that counted no BEGIN; ``held``, the runs whose server listed the H it held."""
+    w = _acquisitions(res)
+    if w.empty:
+        return pd.DataFrame()
+    w = w[(w["trx_stmts"] == 0) & (w["isolation"] == "rc") | (w["trx_stmts"] > 0) & w["isolation"].isin(isolations)]
+    rows = []
+    for (name, h), g in w.groupby(["series_name", "holders"], sort=False):
+        multi = g[g["trx_stmts"] > 0]
+        if multi.empty:
+            continue
+        st = _status(res, g.index, ("Com_select", "Com_commit", "Com_begin"))
+        per_commit = st.loc[multi.index, "Com_select"] / st.loc[multi.index, "Com_commit"]
+        auto = g.index[g["trx_stmts"] == 0]
+        rows.append({"server": name, "family": g["family"].iloc[0], "holders": int(h), "runs": len(g),
+                     "counted": int((g["acq"] > 0).sum()), "per_commit_min": float(per_commit.min()),
+                     "per_commit_max": float(per_commit.max()), "transactions": len(multi), "autocommit": len(auto),
+                     "begun": int(st.loc[auto, "Com_begin"].fillna(0).gt(0).sum()),
+                     "held": int(held(g.reset_index()).sum()), "latch": of_run(g["flavor"].iloc[0], g["version"].iloc[0]).view_latch})
+    return pd.DataFrame(rows)

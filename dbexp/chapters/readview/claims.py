@@ -75,31 +75,72 @@ def _hs(w: pd.DataFrame, names, mode: str = "prepared") -> str:
 _above_zero = verdicts.above_zero
 
 
+def _listed(n: int, runs: int, what: str = "the H prepared transactions") -> str:
+    return f"the server listing {what} after {n} of {runs}"
+
+
+def _range(lo: float, hi: float, fmt: str = ".2f") -> str:
+    """Two bounds as one number where they print alike."""
+    a, b = format(lo, fmt), format(hi, fmt)
+    return a if a == b else f"{a} to {b}"
+
+
+def _named(found: dict[str, verdicts.Witness | None]) -> verdicts.Witness | None:
+    """Several servers' witnesses as a row's (verdicts.witnesses), the servers whose witnesses read alike
+    and held alike named together."""
+    groups: dict[tuple[str, bool], list[str]] = {}
+    for name, w in found.items():
+        if w is not None:
+            groups.setdefault((w.what, w.ok), []).append(name)
+    return verdicts.witnesses({", ".join(names): verdicts.witness(ok, what) for (what, ok), names in groups.items()})
+
+
+def _view_witnesses(res: Results, modes: tuple[str, ...] = ("none", "prepared")) -> dict[str, verdicts.Witness]:
+    """Per server timed at a view function, what its probe runs stored that shows views were built with the
+    H open transactions (or idle sessions) there: the function's calls the probe counted per read, the
+    holders the server listed after each run and, where rebuilds were timed apart (PostgreSQL 14+), the runs
+    at H > 0 whose probe counted rebuilds. It holds where every run shows all of it."""
+    pw = analysis.probe_witness(res, modes)
+    out = {}
+    for r in pw.to_dict("records") if len(pw) else []:
+        hs = ", ".join(f"{h:,}" for h in r["holders"])
+        what = "idle sessions (and no prepared transaction)" if modes == ("idle",) else "the H prepared transactions"
+        text = (f"{r['function']} called {_range(r['per_read_min'], r['per_read_max'])} times per read in "
+                f"{r['called']} of {r['runs']} probe runs at H = {hs}, {_listed(r['held'], r['runs'], what)}")
+        ok = r["runs"] > 0 and r["called"] == r["runs"] and r["held"] == r["runs"]
+        if r["rebuilt"] is not None and r["rebuilt"] == r["rebuilt"]:
+            text += f"; rebuilds counted apart in {int(r['rebuilt'])} of {r['at_h']} runs at H > 0"
+            ok = ok and r["rebuilt"] == r["at_h"]
+        out[r["server"]] = verdicts.witness(ok, text)
+    return out
+
+
 def linear_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
     seg = analysis.segments(res)
     seg = seg[seg["family"] == innodb.Views.family] if len(seg) else seg
     names = sorted(set(w.loc[w["family"] == innodb.Views.family, "series_name"]))
     vs = analysis.view_slopes(res)
     whole = vs[vs["holding"] == "prepared"].set_index("server") if len(vs) else vs
-    measured, verdict = [], []
+    seen = _view_witnesses(res)
+    measured, verdict, found = [], [], {}
     for _, r in seg.iterrows():
         measured.append(
             f"{r['server']}: {_slope(r['low_slope'], r['low_low'], r['low_high'])} per holder from H = {r['lower']} "
             f"(repeats {_f(r['low_min'], False)} to {_f(r['low_max'], False)}), "
             f"{_slope(r['high_slope'], r['high_low'], r['high_high'])} from {r['upper']} "
-            f"(repeats {_f(r['high_min'], False)} to {_f(r['high_max'], False)}); upper minus lower "
-            f"{_slope(r['difference'], r['diff_low'], r['diff_high'])}: {r['shape']}"
+            f"(repeats {_f(r['high_min'], False)} to {_f(r['high_max'], False)}); upper minus lower, paired within "
+            f"each repeat, {_slope(r['difference'], r['diff_low'], r['diff_high'])}: {r['shape']}"
             + (f", its half-width {(r['diff_high'] - r['diff_low']) / 2 / whole.loc[r['server'], 'slope']:.1f} times "
                f"the slope over every H ({_f(whole.loc[r['server'], 'slope'])} ns)"
                if r["server"] in whole.index and whole.loc[r["server"], "slope"] > 0 else ""))
-        if r["shape"] in ("concave", "convex") or r["shape"].startswith(("straight", "not resolved")):
-            # "increases linearly": the slope over every H resolved above 0, and the bend (upper segment
-            # minus lower) narrow enough beside that slope to call it a line (verdicts.linear)
-            v = verdicts.linear(tuple(whole.loc[r["server"], ["slope", "low", "high"]]),
-                                (r["difference"], r["diff_low"], r["diff_high"]), int(r["repeats"]))
-            verdict.append(_qualified(v, _binwang_other(w, [r["server"]], named=False)))
-        else:
-            verdict.append(verdicts.not_resolved("one repeat: no interval"))
+        # "increases linearly": the slope over every H resolved above 0, and the bend (upper segment minus
+        # lower, paired within repeat) narrow enough beside that slope to call it a line: growth alone with
+        # a bend not resolved does not agree with "linearly" (verdicts.grows_linearly)
+        v = verdicts.grows_linearly(tuple(whole.loc[r["server"], ["slope", "low", "high"]]),
+                                    (r["difference"], r["diff_low"], r["diff_high"]), int(r["repeats"]))
+        found[r["server"]] = seen.get(r["server"])
+        verdict.append(_qualified(verdicts.witnessed(v, found[r["server"]]),
+                                  _binwang_other(w, [r["server"]], named=False)))
     return verdicts.ClaimRow(
         claim=BINWANG.cite("The cost of acquiring a snapshot (building a ReadView) increases linearly with the "
                            "number of concurrent transactions (MySQL; book chapter 8.2.1)"),
@@ -108,7 +149,8 @@ def linear_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
               f"{_lab(w, names)}" if names else verdicts.NOT_MEASURED),
         measured="; ".join(measured) + " (ns per view and open transaction)" if measured else
         verdicts.not_measured("needs three H above 0"),
-        verdict=verdicts.combine(verdict) if verdict else verdicts.NOT_MEASURED)
+        verdict=verdicts.combine(verdict) if verdict else verdicts.NOT_MEASURED,
+        ids=("view-cost-linear",), witness=_named(found))
 
 
 def copy_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
@@ -127,8 +169,12 @@ def copy_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         f"{r['predicted']:.3f}" + (f" [{r['predicted low']:.3f}, {r['predicted high']:.3f}]"
                                    if r["predicted low"] == r["predicted low"] else "")
         for _, r in g.iterrows())
+    seen = _view_witnesses(res)
+    timed = _copy_timed(res)
+    found = {r["server"]: _with_copy(seen.get(r["server"]), timed.get(r["server"])) for _, r in g.iterrows()}
     verdict = verdicts.combine(
-        _qualified(_more(_above_zero(r["excess"], r["excess low"], r["excess high"], int(r["repeats"]))),
+        _qualified(verdicts.witnessed(_more(_above_zero(r["excess"], r["excess low"], r["excess high"],
+                                                        int(r["repeats"]))), found[r["server"]]),
                    _binwang_other(w, [r["server"]], named=False)) for _, r in g.iterrows())
     return verdicts.ClaimRow(
         claim=BINWANG.cite("With 1,000 active transactions, native MySQL copies at least 8,000 bytes into each "
@@ -137,7 +183,27 @@ def copy_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         here=(f"8 bytes times this host's copy time, {per_byte} ({how}), on the harness's CPU; "
               f"{_lab(w, g['server'])}" if len(g) else verdicts.NOT_MEASURED),
         measured=measured or verdicts.NOT_MEASURED,
-        verdict=verdict if len(g) else verdicts.NOT_MEASURED)
+        verdict=verdict if len(g) else verdicts.NOT_MEASURED,
+        ids=("view-copies-8-bytes-per-transaction",), witness=_named(found))
+
+
+def _copy_timed(res: Results) -> dict[str, tuple[int, int]]:
+    """Per server, (probe runs that timed this host's copy beside them, probe runs)."""
+    w = analysis.tidy(res)
+    w = w[w["probe"] & (w["trx_stmts"] == 0)]
+    col = "copy_slope_ns_per_byte" if "copy_slope_ns_per_byte" in w else "copy_ns_per_byte"
+    if col not in w:
+        return {}
+    return {name: (int(g[col].notna().sum()), len(g)) for name, g in w.groupby("series_name")}
+
+
+def _with_copy(seen: verdicts.Witness | None, timed: tuple[int, int] | None) -> verdicts.Witness | None:
+    """A view's witness with the copy it is set against: timed on the harness's CPU beside every probe run."""
+    if seen is None:
+        return None
+    n, runs = timed or (0, 0)
+    return verdicts.witness(seen.ok and runs > 0 and n == runs,
+                            f"{seen.what}; this host's copy of 8-byte ids timed beside {n} of {runs} of them")
 
 
 def _more(verdict: str) -> str:
@@ -150,22 +216,26 @@ def _more(verdict: str) -> str:
 
 
 def _on_servers(top) -> str:
-    """Where an H's repeats ran: one server back to back, or several started for it."""
-    n, k = int(top.get("servers", 1) or 1), int(top["repeats"])
+    """Where an H's repeats ran, from the instance each ran on (in run order): the instances, how many
+    servers that is, and which repeats ran back to back on one."""
+    inst = [int(i) for i in (top.get("instances") or [])]
+    k = int(top["repeats"])
+    if not inst:  # runs stored before instances: the count of server starts alone
+        n = int(top.get("servers", 1) or 1)
+        return "back to back on one server" if n == 1 else f"{k} repeats on {n} servers"
+    n = len(set(inst))
+    order = ", ".join(str(i) for i in inst[:-1]) + f" and {inst[-1]}" if len(inst) > 1 else str(inst[0])
     if n == 1:
-        return "back to back on one server"
-    if k == n:
-        return f"one on each of {n} servers"
-    if k % n:  # the repeats spread r % n: the first servers take one more
-        return f"{-(-k // n)} or {k // n} back to back on each of {n} servers"
-    return f"{k // n} back to back on each of {n} servers"
+        return f"on instance {inst[0]} alone, back to back on one server"
+    return f"on instances {order} in run order, {n} servers (a server of its own per instance and H)"
 
 
 def mariadb_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
     lr = analysis.loop_runs(res)
     names = sorted(set(w.loc[w["family"] == mariadb.MariaDBViews.family, "series_name"]))
     lr = lr[lr["server"].isin(names)] if len(lr) else lr
-    measured, verdict = [], []
+    seen = _loop_witnesses(res)
+    measured, verdict, found = [], [], {}
     for name, g in lr.groupby("server") if len(lr) else []:
         g = g.sort_values("holders")
         top = g.iloc[-1]
@@ -180,13 +250,14 @@ def mariadb_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         measured.append(
             f"{name}: the readers manage {top['reads_ratio']:.2f} [{top['reads_low']:.3f}, {top['reads_high']:.2f}] "
             f"of their H = 0 reads per second at H = {top['holders']:,}; the loop's time per read: {steps}; "
-            f"its {top['repeats']} repeats at H = {top['holders']:,}, {_on_servers(top)}, in run order: "
+            f"its {top['repeats']} repeats at H = {top['holders']:,} ran {_on_servers(top)}: "
             f"{order} µs, the readers' {reads} reads/s: each H ran on servers of its own (the hash keeps its "
-            f"peak size), so a drift between servers is not averaged out and no cost per open transaction is given")
+            f"peak size), so a difference between servers is not averaged out and no cost per open transaction is "
+            f"given")
         v = verdicts.interval(top["loop_low"], top["loop_high"], "above", reference=1.0)
-        verdict.append(f"{v} (it grows; no cost per transaction: each H ran on servers of its own)" if v == "agrees" else v)
-        if base.empty:
-            verdict[-1] = verdicts.NOT_MEASURED
+        v = verdicts.agrees("it grows; no cost per transaction: each H ran on servers of its own") if v == verdicts.AGREES else v
+        found[name] = seen.get(name)
+        verdict.append(verdicts.NOT_MEASURED if base.empty else verdicts.witnessed(v, found[name]))
     return verdicts.ClaimRow(
         claim="Our extension of that claim to MariaDB, whose ReadView gathers the same ids by walking its "
               "lock-free hash of read-write transactions: its cost should grow with their number too",
@@ -195,7 +266,19 @@ def mariadb_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
               f"H, H = {_hs(w, names)}; {_lab(w, names)}" if names
               else verdicts.NOT_MEASURED),
         measured="; ".join(measured) or verdicts.NOT_MEASURED,
-        verdict=verdicts.combine(verdict) if verdict else verdicts.NOT_MEASURED)
+        verdict=verdicts.combine(verdict) if verdict else verdicts.NOT_MEASURED,
+        ids=("mariadb-view-cost-grows",), witness=_named(found))
+
+
+def _loop_witnesses(res: Results) -> dict[str, verdicts.Witness]:
+    """Per server timed by the server-side loop: its reads in every run, with the H prepared transactions
+    its rw_trx_hash held (listed by the server after each run)."""
+    lw = analysis.loop_witness(res)
+    return {r["server"]: verdicts.witness(
+        r["runs"] > 0 and r["looped"] == r["runs"] and r["held"] == r["runs"],
+        f"the loop's READ COMMITTED reads (each a view opened and closed) ran in {r['looped']} of {r['runs']} runs, "
+        f"{r['reads_min']:,.0f} or more each, at H = {', '.join(f'{h:,}' for h in r['holders'])}, "
+        f"{_listed(r['held'], r['runs'])}") for r in (lw.to_dict("records") if len(lw) else [])}
 
 
 def postgres_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
@@ -203,7 +286,8 @@ def postgres_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
     g = vs[(vs["holding"] == "prepared") & vs["family"].isin(postgres.Snapshots.FAMILIES)] if len(vs) else vs
     bounds = analysis.rebuild_bounds(res)
     bounds = bounds.set_index("server") if len(bounds) else bounds
-    measured, verdict = [], []
+    seen = _view_witnesses(res)
+    measured, verdict, found = [], [], {}
     for _, r in g.iterrows():
         text = f"{r['server']}: {_slope(r['slope'], r['low'], r['high'])} ({r['calls']})"
         if r["calls"] == analysis.MIXED and r["server"] in bounds.index:
@@ -216,7 +300,9 @@ def postgres_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
                      f"median call is {b['p50'] / 1000:.2f} µs, {b['p50 at 0'] / 1000:.2f} at H = 0; the 90th "
                      f"percentile {b['p90'] / 1000:.1f} µs" + (f": {', '.join(share)})" if share else ")"))
         measured.append(text)
-        verdict.append(_qualified(_above_zero(r["slope"], r["low"], r["high"], int(r["repeats"])),
+        found[r["server"]] = seen.get(r["server"])
+        verdict.append(_qualified(verdicts.witnessed(_above_zero(r["slope"], r["low"], r["high"], int(r["repeats"])),
+                                                     found[r["server"]]),
                                   f"{_here_short(w, [r['server']], named=False)}; a comparison of the structures there, "
                                   f"with no version or load"))
     names = list(g["server"]) if len(g) else []
@@ -230,7 +316,8 @@ def postgres_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
               else verdicts.NOT_MEASURED),
         measured="; ".join(measured) + " per snapshot and prepared transaction" if measured
         else verdicts.NOT_MEASURED,
-        verdict=verdicts.combine(verdict) if verdict else verdicts.NOT_MEASURED)
+        verdict=verdicts.combine(verdict) if verdict else verdicts.NOT_MEASURED,
+        ids=("snapshot-like-readview",), witness=_named(found))
 
 
 def _per_call_pairs(res: Results) -> list[dict]:
@@ -247,6 +334,14 @@ def _per_call_pairs(res: Results) -> list[dict]:
              "difference": stats.difference_ci(o["per_repeat"], n["per_repeat"]),
              "repeats": (len(o["per_repeat"]), len(n["per_repeat"]))}
             for _, o in old.iterrows() for _, n in new.iterrows()]
+
+
+def _both(parts: dict[str, verdicts.Witness | None]) -> verdicts.Witness | None:
+    """Two servers' witnesses for a verdict on their difference: it holds only where both held (None where
+    either has none)."""
+    if any(w is None for w in parts.values()):
+        return None
+    return verdicts.witness(all(w.ok for w in parts.values()), verdicts.witnesses(parts).what)
 
 
 def sessions_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
@@ -267,13 +362,17 @@ def sessions_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         hs_idle = sorted(set(w.loc[w["series_name"].isin(list(servers)) & (w["mode"] == "idle"), "holders"]))
         # the claim is what a snapshot costs a reader: per call, reuses included, where it was timed so
         judged = [calls.get((p["old"], p["new"]), p) for p in idle["pairs"]]
+        seen = _view_witnesses(res, ("idle",))
+        found = {n: seen.get(n) for p in idle["pairs"] for n in (p["old"], p["new"])}
+        both = {(p["old"], p["new"]): _both({n: found[n] for n in (p["old"], p["new"])}) for p in idle["pairs"]}
         verdict = verdicts.combine(
-            _qualified(_above_zero(*p["difference"], min(p["repeats"])),
+            _qualified(verdicts.witnessed(_above_zero(*p["difference"], min(p["repeats"])), both[(p["old"], p["new"])]),
                        f"{_here_short(w, [p['old'], p['new']], named=False)}, up to {max(hs_idle):,} idle sessions; many CPUs "
                        f"and high session counts there") for p in judged)
         verdict += "; many CPUs: not testable here (one server CPU)"
     else:
         verdict, measured = verdicts.NOT_MEASURED, verdicts.not_measured("needs PostgreSQL 12 or 13 and 14+")
+        found = {}
     names = list(servers)
     hs = sorted(set(w.loc[w["series_name"].isin(names) & (w["mode"] == "idle"), "holders"]))
     return verdicts.ClaimRow(
@@ -282,13 +381,33 @@ def sessions_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         source="no figure; many CPUs and high session counts",
         here=(f"idle sessions at H = {', '.join(f'{h:,}' for h in hs)} (a process each) against none, "
               f"GetSnapshotData timed; {_lab(w, names)}" if names else verdicts.NOT_MEASURED),
-        measured=measured, verdict=verdict)
+        measured=measured, verdict=verdict, ids=("pg14-idle-sessions-cheaper",), witness=_named(found))
 
 
-def _latch_verdict(rows: pd.DataFrame) -> str:
-    """"Takes it more often": the whole paired interval above the book's threshold for "pays more"."""
-    return verdicts.combine(verdicts.interval(r["low"], r["high"], "above", reference=verdicts.PAYS_RATIO)
+def _latch_verdict(rows: pd.DataFrame, seen: dict[str, verdicts.Witness]) -> str:
+    """"Takes it more often": the whole paired interval above the book's threshold for "pays more", each
+    server's where its witness held."""
+    return verdicts.combine(verdicts.witnessed(verdicts.interval(r["low"], r["high"], "above",
+                                                                 reference=verdicts.PAYS_RATIO), seen.get(r["server"]))
                             for _, r in rows.iterrows())
+
+
+def _latch_witnesses(res: Results, isolations: tuple[str, ...]) -> dict[str, verdicts.Witness]:
+    """Per server where the double latch ran: performance_schema's count of the view's mutex in every run,
+    the readers' transactions of LATCH_STMTS selects as the server counted them (its selects per COMMIT; no
+    BEGIN in the autocommit runs) and the H prepared transactions listed after every run. The isolation level
+    is the readers' session setting (the workload's), not read back."""
+    lw = analysis.latch_witness(res, isolations)
+    out = {}
+    for r in lw.to_dict("records") if len(lw) else []:
+        stmts = (abs(r["per_commit_min"] - LATCH_STMTS) < 0.5 and abs(r["per_commit_max"] - LATCH_STMTS) < 0.5)
+        out[r["server"]] = verdicts.witness(
+            r["runs"] > 0 and r["counted"] == r["runs"] and r["held"] == r["runs"] and stmts and r["begun"] == 0,
+            f"performance_schema counted {r['latch']} in {r['counted']} of {r['runs']} runs at H = {r['holders']:,}; "
+            f"the transactions' {r['transactions']} runs {_range(r['per_commit_min'], r['per_commit_max'])} "
+            f"selects per COMMIT (the server's Com_select over Com_commit), a BEGIN in {r['begun']} of the "
+            f"{r['autocommit']} autocommit runs; {_listed(r['held'], r['runs'])}")
+    return out
 
 
 def _held(res: Results, names) -> tuple[Results, pd.DataFrame]:
@@ -344,7 +463,9 @@ def latch_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         # the servers whose transaction system is split into more mutexes (9.7: its other trx-sys mutexes
         # were counted), like the source's later 8.0, apart from those with the one global mutex
         split, one = my[my["other names"] != ""], my[my["other names"] == ""]
-        found = [f"{_qualified(_latch_verdict(g), _binwang_other(w, g['server'], named=False))} on {_servers(g['server'])} "
+        seen = _latch_witnesses(res, ("rc",))
+        judged_by = {n: seen.get(n) for n in my["server"]}
+        found = [f"{_qualified(_latch_verdict(g, seen), _binwang_other(w, g['server'], named=False))} on {_servers(g['server'])} "
                  f"({what})" for g, what in (
             (split, "its trx-sys split into more mutexes, the view still opened and closed under the global one"),
             (one, "one trx-sys mutex, before the split")) if len(g)]
@@ -356,7 +477,7 @@ def latch_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
                 f"writer's included; the other trx-sys mutexes a server has counted apart; "
                 f"{_lab(w, sorted(set(lt['server'])))}")
     else:
-        measured, verdict, here = verdicts.NOT_MEASURED, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED
+        measured, verdict, here, judged_by = verdicts.NOT_MEASURED, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED, {}
     return verdicts.ClaimRow(
         claim=BINWANG.cite("In READ COMMITTED, a statement of a multi-statement transaction closes its view "
                            "under the global trx-sys mutex and the next statement takes it again to open "
@@ -365,7 +486,7 @@ def latch_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         source=f"two acquisitions per statement where autocommit takes one; throughput falls past 500 "
                f"connections; {BINWANG_WHERE} (later than this lab's 8.0.15; 9.7 has the same view close "
                f"under the global mutex, with the rest of its trx-sys split into shards)",
-        here=here, measured=measured, verdict=verdict)
+        here=here, measured=measured, verdict=verdict, ids=("double-latch",), witness=_named(judged_by))
 
 
 def views_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
@@ -375,6 +496,8 @@ def views_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
     vs = analysis.views_per_statement(res)
     vs = vs[vs["family"] == innodb.Views.family] if len(vs) else vs
     at = analysis.VIEWS_MORE_PER_READ
+    seen = _latch_witnesses(res, ("rc", "rr"))
+    found = {n: seen.get(n) for n in vs["server"]} if len(vs) else {}
     if len(vs):
         measured = "; ".join(
             f"{r['server']} at H = {r['holders']:,}: {r['latch']} {r['read committed']:.2f} per read in READ COMMITTED, "
@@ -382,7 +505,8 @@ def views_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
             + (f" [{r['low']:+.2f}, {r['high']:+.2f}] ({int(r['pairs'])} repeats)" if r["low"] == r["low"]
                else " (one repeat: no interval)") for _, r in vs.iterrows())
         verdict = _qualified(
-            verdicts.combine(verdicts.interval(r["low"], r["high"], "above", reference=at) for _, r in vs.iterrows()),
+            verdicts.combine(verdicts.witnessed(verdicts.interval(r["low"], r["high"], "above", reference=at),
+                                                found[r["server"]]) for _, r in vs.iterrows()),
             f"{_servers(vs['server'])} here, MySQL 8.0.27 there")
         here = (f"readers in transactions of {LATCH_STMTS} selects, READ COMMITTED against REPEATABLE READ in one "
                 f"block of each repeat; performance_schema's count of {innodb.VIEW_LATCH} per read, the writer's "
@@ -394,7 +518,8 @@ def views_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         claim=BINWANG.cite("Under READ COMMITTED, InnoDB takes a ReadView when a statement reads, so each statement "
                            "of a transaction builds a view of its own"),
         source="no figure; argued from MySQL 8.0.27's code (REPEATABLE READ keeps one view for the transaction)",
-        here=here, measured=measured, verdict=verdict)
+        here=here, measured=measured, verdict=verdict, ids=("read-committed-view-per-read",),
+        witness=_named(found))
 
 
 def claims(res: Results) -> pd.DataFrame:

@@ -15,6 +15,7 @@ class ViewPart(abc.ABC):
     family: str  # the analysis' label for this engine's rows (what the claims pick)
     panel: str  # the charts' panel
     symbol: str | None  # the function a probe run times (None where none is exported: the server-side loop)
+    function: str | None  # that function as the page names it (demangled)
     # False where the structure a view walks keeps its peak size after transactions end, so that a
     # view's cost depends on the most transactions held since the server started, not only now
     registry_shrinks: bool

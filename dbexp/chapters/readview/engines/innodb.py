@@ -34,6 +34,7 @@ class Views(ViewPart):
     # MVCC::view_open(ReadView*&, trx_t*): opens (or reopens) a statement's or transaction's view,
     # copying the ids of the active read-write transactions (the same mangled name in 5.7 and 8.0)
     symbol: str | None = "_ZN4MVCC9view_openERP8ReadViewP5trx_t"
+    function: str | None = "MVCC::view_open"
     # False where the structure a view walks keeps its peak size after transactions end, so that a
     # view's cost depends on the most transactions held since the server started, not only now
     registry_shrinks = True

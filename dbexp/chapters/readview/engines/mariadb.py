@@ -13,6 +13,7 @@ class MariaDBViews(Views):
     # Debian's mariadbd exports no ReadView function (ReadView::open is internal): a probe run times a
     # server-side loop of READ COMMITTED reads instead (server_loop)
     symbol = None
+    function = None
     # Its read-write transactions live in a lock-free hash (rw_trx_hash) whose buckets stay once grown,
     # and a ReadView iterates all of it: reads stayed 3.7x slower after 10,000 prepared transactions had
     # come and gone (a side test of this chapter). A point of H must not follow a larger H.

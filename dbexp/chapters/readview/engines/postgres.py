@@ -15,6 +15,7 @@ class Snapshots(ViewPart):
     FAMILIES = (BEFORE_14, FROM_14)
     panel = "PostgreSQL"
     symbol: str | None = "GetSnapshotData"  # every snapshot a backend takes (or, 14+, reuses)
+    function: str | None = "GetSnapshotData"
     registry_shrinks = True
     idle_sessions = True  # before 14 every snapshot walks every backend, an idle one too
     double_latch = False  # no trx-sys mutex: nothing to count
