@@ -58,8 +58,18 @@ def test_relative_versions_start_at_each_flavors_base(res):
 
 def test_claims_table_has_the_books_shape_and_both_readings(res):
     table = cal.claims(res)
-    assert list(table.columns) == list(verdicts.COLUMNS) and len(table) == 4
+    assert list(table.columns) == list(verdicts.COLUMNS + verdicts.KEYS) and len(table) == 4
     single, qps, cpu, pg = table.to_dict("records")
+    # each row tests its ledger entry and names what its runs stored of the configuration they ran (issue 43)
+    assert [r["id"] for r in (single, qps, cpu, pg)] == ["relative-qps-below-one", "point-5-7-to-8-0",
+                                                         "point-loss-is-cpu", "pg-point-similar"]
+    assert single["witness_ok"] and qps["witness_ok"] and cpu["witness_ok"]
+    assert "the server's CPUs read back as asked (1) in 48 of 48" in single["witness"]
+    assert "(5.7.22; 8.0.15) in 8; per query the server counted 1.00 selects, 1.00 rows read" in qps["witness"]
+    assert "the server's CPU read from its container's cgroup in 8 of 8" in cpu["witness"]
+    # the PostgreSQL claim is on IO-bound reads: the runs read from their buffers, so its witness fails, and
+    # the verdict stays "not testable here"
+    assert not pg["witness_ok"] and pg["witness"].endswith("the reads were cached, where the source's were IO-bound")
     seconds = _spread_seconds(res)
     sp = cal.spread_table(res)
     ps = sp[sp["script"] == "oltp_point_select"]

@@ -34,6 +34,12 @@ def test_the_sources_numbers_are_recomputed_from_their_text():
         assert all(s in c.conditions for s in ("5.7.44", "8.0.44", "16 clients", "12 cores", "600 s"))
     pg, = PARTS.part_for_name("postgres").claims
     assert pg.figure is None and "IO-bound" in pg.untestable and "40 clients" in pg.conditions
+    # each names the ledger entry its row tests (claims.yaml, tested there or not testable)
+    from dbexp.experiments import claims_ledger
+
+    ledger = {e["id"]: e["status"] for e in claims_ledger.ledger("calibration")}
+    assert [c.ids for c in (qps, cpu, pg)] == [("point-5-7-to-8-0",), ("point-loss-is-cpu",), ("pg-point-similar",)]
+    assert [ledger[c.ids[0]] for c in (qps, cpu, pg)] == ["tested", "tested", "not testable here"]
 
 
 def test_against_tells_the_sources_number_apart_from_no_effect():
@@ -143,3 +149,30 @@ def test_cotenancy_table_pairs_each_neighbour_count_with_the_server_alone_in_its
     two = t[t["neighbours"] == 2].iloc[0]
     assert two["cpu_ratio"] == pytest.approx(1.3) and two["pairs"] == 3
     assert two["qps_ratio"] == pytest.approx(1 / 3)
+
+
+def test_a_version_claims_witness_holds_only_where_its_runs_ran_as_the_page_says():
+    """The witness of a version claim reads back what its runs stored: the server's CPUs, its container, the
+    servers under load beside it, its checked table, its reported version, per query what the server counted and,
+    for a claim on CPU per query, where each CPU was read from. One run of another configuration fails it."""
+    import pandas as pd
+
+    from dbexp.chapters.calibration.claims import _version_witness
+    from dbexp.experiments.chapter import Results
+
+    qps, cpu = PARTS.part_for_name("mysql").claims
+    runs = pd.DataFrame([{"run_id": f"r{i}", "flavor": "mysql", "version": v, "version_full": v, "server_cpus": "1",
+                          "server_cpus_observed": "1", "client_cpus": "0", "server_kind": "container",
+                          "active_servers": 1, "precondition_ok": True, "cpu_from_cgroup": 1.0,
+                          "client_cpu_per_op_us": 20.0, "queries": 1000.0}
+                         for i, v in enumerate(("5.7.22", "5.7.22", "8.0.15", "8.0.15"))])
+    counters = pd.DataFrame([{"run_id": f"r{i}", "source": "status", "name": n, "delta": 1000.0}
+                             for i in range(4) for n in ("Com_select", "Innodb_rows_read")])
+    res = Results("calibration", runs, pd.DataFrame(), counters, runs[["run_id"]], "test")
+    w = _version_witness(res, runs, cpu)
+    assert w.ok and "per query the server counted 1.00 selects, 1.00 rows read" in w.what
+    assert "the server's CPU read from its container's cgroup in 4 of 4" in w.what
+    moved = runs.assign(server_cpus_observed=["1", "1", "0-1", "1"])  # one run's server not on its CPU
+    assert not _version_witness(res, moved, qps).ok
+    bare = runs.assign(cpu_from_cgroup=[1.0, 1.0, 1.0, 0.0])  # one server's CPU not read from its cgroup
+    assert _version_witness(res, bare, qps).ok and not _version_witness(res, bare, cpu).ok

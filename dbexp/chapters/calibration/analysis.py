@@ -551,3 +551,57 @@ def neighbour_server(res: Results) -> str:
     if n.empty:
         return "no neighbour"
     return ", ".join(sorted({f"{f} {v.split('-')[0]}" for f, v in zip(n["flavor"], n["version"])}))
+
+
+# What the runs stored that shows they ran the configuration a claim's comparison names (the claims'
+# witnesses): the server's CPUs and kind read back, the servers under load beside it, its table checked, its
+# version as the server reports it, where its CPU was read from, and what the server counted per query.
+
+
+def _counted(res: Results, runs, names: tuple[str, ...]) -> pd.DataFrame:
+    """The servers' own counts ``names`` (deltas over each run's window, any source) of ``runs``, one row per
+    run (NaN where a run stored none: a count that did not move is not stored)."""
+    c = res.counters
+    if c.empty:
+        return pd.DataFrame(index=pd.Index(list(runs)), columns=list(names), dtype=float)
+    c = c[c["name"].isin(names) & c["run_id"].isin(set(runs))]
+    return c.pivot_table(index="run_id", columns="name", values="delta", aggfunc="sum").reindex(
+        index=list(runs), columns=list(names))
+
+
+PER_QUERY = ("Com_select", "Innodb_rows_read", "blks_hit", "blks_read", "tup_fetched")
+
+
+def configuration(res: Results, w: pd.DataFrame) -> dict:
+    """What runs ``w`` (rows of the results' runs) stored of the configuration they ran: ``runs``; ``pinned``, the
+    runs whose server CPUs read back as asked (server_cpus_observed == server_cpus) and ``cpus``, those CPUs;
+    ``client``, sysbench's CPUs; ``container``, the runs whose server ran in its container; ``alone``, the runs
+    that were the only server under load (active_servers 1); ``checked``, those whose starting state held
+    (precondition_ok); ``versions``, the versions the servers reported (version_full) and ``reported``, the
+    runs that stored one; ``cgroup``, the runs whose server CPU was read from its container's cgroup;
+    ``client_cpu``, the runs that read sysbench's CPU; and per query (the server's counts over its queries,
+    medians over the runs; NaN where its flavor keeps no such count): selects, rows read, buffer hits and blocks
+    read from outside its buffers."""
+    if w.empty:
+        return {"runs": 0}
+    text = lambda c: w[c].astype(str) if c in w else pd.Series("", index=w.index)
+    num = lambda c: pd.to_numeric(w[c], errors="coerce") if c in w else pd.Series(np.nan, index=w.index)
+    counts = _counted(res, w["run_id"], PER_QUERY)
+    # published runs leave out counts that did not move: 0 where the flavor keeps the count (another run of it has it)
+    flavor = w["flavor"].to_numpy()
+    for f in set(flavor):
+        mine = flavor == f
+        kept = counts.loc[mine].notna().any()
+        counts.loc[mine, kept[kept].index] = counts.loc[mine, kept[kept].index].fillna(0.0)
+    per = counts.div(num("queries").to_numpy(), axis=0)
+    reported = w["version_full"].notna() & (text("version_full").str.strip() != "") if "version_full" in w else \
+        pd.Series(False, index=w.index)
+    return {"runs": len(w), "pinned": int((text("server_cpus_observed") == text("server_cpus")).sum()),
+            "cpus": sorted(set(text("server_cpus"))), "client": sorted(set(text("client_cpus"))),
+            "container": int((text("server_kind") == "container").sum()),
+            "alone": int((num("active_servers") == 1).sum()),
+            "checked": int(w["precondition_ok"].fillna(False).astype(bool).sum()) if "precondition_ok" in w else 0,
+            "reported": int(reported.sum()),
+            "versions": sorted({str(v).split(" on ")[0] for v in w.loc[reported, "version_full"]}),
+            "cgroup": int((num("cpu_from_cgroup") == 1).sum()), "client_cpu": int(num("client_cpu_per_op_us").notna().sum()),
+            **{f"per_query_{k}": float(per[k].median()) for k in PER_QUERY}}

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dbexp.chapters.calibration.analysis import (EPISODE_BUSY_PCT, LENGTH_FACTOR, _derived, _of_series, length_checks,
-                                                 spread_table, version_ratio, version_repeats)
+from dbexp.chapters.calibration.analysis import (EPISODE_BUSY_PCT, LENGTH_FACTOR, _derived, _of_series, configuration,
+                                                 length_checks, spread_table, version_ratio, version_repeats)
 from dbexp.chapters.calibration.chapter import PARTS
 from dbexp.chapters.calibration.engines import VersionClaim
 from dbexp.book.prose import plural
@@ -36,15 +36,35 @@ def _spread_here(res: Results, n: int, versions: str = "") -> str:
             f"pinned to one CPU and sysbench to another, 1 table x {rows:,} rows cached")
 
 
+def _as_run(c: dict) -> tuple[bool, str]:
+    """Whether runs ran the configuration the page names (configuration()), and what they stored of it."""
+    n = c["runs"]
+    ok = n > 0 and c["pinned"] == c["container"] == c["alone"] == c["checked"] == c["reported"] == n
+    return ok, (f"{n} runs: the server's CPUs read back as asked ({', '.join(c['cpus'])}) in {c['pinned']} of {n}, "
+                f"sysbench on CPU {', '.join(c['client'])}, the server in its container in {c['container']}, the only "
+                f"server under load in {c['alone']}, its table checked before {c['checked']}, its version as the "
+                f"server reports it ({'; '.join(c['versions'])}) in {c['reported']}")
+
+
+def _per_query(c: dict) -> str:
+    """What the server counted per query, as words (its flavor's counts only)."""
+    parts = [(k, words) for k, words in (("Com_select", "selects"), ("Innodb_rows_read", "rows read"),
+                                         ("tup_fetched", "tuples fetched"), ("blks_hit", "buffer hits"),
+                                         ("blks_read", "blocks read from outside shared buffers"))
+             if c.get(f"per_query_{k}") == c.get(f"per_query_{k}")]
+    return ", ".join(f"{c[f'per_query_{k}']:.{4 if k == 'blks_read' else 2}f} {words}" for k, words in parts)
+
+
 def single_runs_row(res: Results) -> verdicts.ClaimRow:
     sp = spread_table(res)
     ps = sp[sp["script"] == "oltp_point_select"]
     n = int(sp["n"].max()) if len(sp) else 0
     claim = CALLAGHAN_24.cite("Versions are compared as relative QPS against a named base; below 1 there "
                               "might be a regression")
+    ids = ("relative-qps-below-one",)
     if ps.empty:
         return verdicts.ClaimRow(claim, SOURCE_PRACTICE, "no point-select spread in these runs",
-                                 verdicts.NOT_MEASURED, verdicts.NOT_MEASURED)
+                                 verdicts.NOT_MEASURED, verdicts.NOT_MEASURED, ids=ids)
     worst = ps.loc[ps["cv"].idxmax()]
     episodes = int(ps["episodes"].sum())
     seconds = _seconds(res.wide[res.wide["part"] == "spread"])
@@ -63,7 +83,30 @@ def single_runs_row(res: Results) -> verdicts.ClaimRow:
     verdict = verdicts.not_testable(f"the source's runs were {SOURCE_RUN_S} s (reads) or {SOURCE_WRITE_S} s (writes) "
                                     f"on 24 cores; these are {seconds:g} s on one server CPU, whose spread says "
                                     "nothing of the source's")
-    return verdicts.ClaimRow(claim, SOURCE_PRACTICE, _spread_here(res, n), measured, verdict)
+    spread = res.wide[(res.wide["part"] == "spread") & (res.wide["script"] == "oltp_point_select")]
+    ok, what = _as_run(configuration(res, spread))
+    return verdicts.ClaimRow(claim, SOURCE_PRACTICE, _spread_here(res, n), measured, verdict, ids=ids,
+                             witness=verdicts.witness(ok, f"the spread's point selects, {what}"))
+
+
+def _version_witness(res: Results, runs: pd.DataFrame, c: VersionClaim) -> verdicts.Witness:
+    """What the two versions' runs stored of the comparison they are: the configuration they ran (_as_run), what
+    the server counted per query (point selects, one row each), and for a claim on CPU per query where each CPU
+    was read from. For a claim this lab cannot test for want of the source's IO-bound reads, whether the runs
+    read from storage: they held only where they did."""
+    conf = configuration(res, runs)
+    ok, what = _as_run(conf)
+    what = f"{what}; per query the server counted {_per_query(conf)}"
+    if c.value != "qps" or c.also:
+        ok = ok and conf["cgroup"] == conf["client_cpu"] == conf["runs"]
+        what += (f"; the server's CPU read from its container's cgroup in {conf['cgroup']} of {conf['runs']}, "
+                 f"sysbench's from its own process in {conf['client_cpu']}")
+    if c.untestable:
+        read = conf.get("per_query_blks_read", float("nan"))
+        io_bound = read == read and read >= 1
+        return verdicts.witness(ok and io_bound, what + ("" if io_bound else
+                                                         ": the reads were cached, where the source's were IO-bound"))
+    return verdicts.witness(ok, what)
 
 
 def _long(res: Results, flavor: str, value: str) -> pd.Series | None:
@@ -89,7 +132,8 @@ def version_row(res: Results, flavor: str, c: VersionClaim) -> verdicts.ClaimRow
     untestable = verdicts.not_testable(c.untestable) if c.untestable else None
     if num.empty or den.empty:
         return verdicts.ClaimRow(claim, source, f"needs {c.needs}", f"{verdicts.NOT_MEASURED} (needs {c.needs})",
-                                 untestable or verdicts.NOT_MEASURED)
+                                 untestable or verdicts.NOT_MEASURED, ids=c.ids)
+    seen = _version_witness(res, pd.concat([num, den]), c)
     seconds = _seconds(spread)
     n = version_repeats(res, flavor, c.num, c.den)
     episodes = int(num["episode"].sum() + den["episode"].sum())
@@ -102,7 +146,8 @@ def version_row(res: Results, flavor: str, c: VersionClaim) -> verdicts.ClaimRow
             cells.append(f"{r:.3f} [{lo:.3f}, {hi:.3f}] {which}")
             if c.figure is not None:
                 k = version_repeats(res, flavor, c.num, c.den, steady=steady)
-                verdict_cells.append(f"{qualified(verdicts.magnitude(lo, hi, c.figure, c.figure, point=r, n=k))} {which.split(' (')[0]}")
+                found = verdicts.witnessed(verdicts.magnitude(lo, hi, c.figure, c.figure, point=r, n=k), seen)
+                verdict_cells.append(f"{qualified(found)} {which.split(' (')[0]}")
         lc = _long(res, flavor, value)
         over = "" if lc is None else (f"{lc['over']:.3f} [{lc['over_low']:.3f}, {lc['over_high']:.3f}] times the "
                                       f"{seconds:g} s runs' ratio")
@@ -123,7 +168,7 @@ def version_row(res: Results, flavor: str, c: VersionClaim) -> verdicts.ClaimRow
         verdict = judged[0][1][0].rsplit(" over all", 1)[0]
     else:
         verdict = "; ".join(f"{words}: " + ", ".join(cells) for words, cells in judged)
-    return verdicts.ClaimRow(claim, source, here, "; ".join(measured), verdict)
+    return verdicts.ClaimRow(claim, source, here, "; ".join(measured), verdict, ids=c.ids, witness=seen)
 
 
 def claims(res: Results) -> pd.DataFrame:

@@ -29,6 +29,7 @@ class VersionClaim:
     # a second reading of the same figure, where the source's definition can be read two ways:
     # (column, words), e.g. the server's CPU and sysbench's together, as vmstat counts the host's
     also: tuple[str, str] | None = None
+    ids: tuple[str, ...] = ()  # the ledger entries (dbexp/chapters/calibration/claims.yaml) the claim's row tests
 
 
 class Series(ABC):

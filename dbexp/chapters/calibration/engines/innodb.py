@@ -24,12 +24,13 @@ class MySQLSeries(Series):
                      number=(f"'big regressions for all' point tests, no QPS figure in the text; its hot-points "
                              f"cpu/o +{HOT_POINTS_CPU - 1:.0%} gives QPS x 1/{HOT_POINTS_CPU:g} = "
                              f"{1 / HOT_POINTS_CPU:.2f} where throughput is bound by CPU"),
-                     conditions=SOURCE_RUNS, figure=1 / HOT_POINTS_CPU),
+                     conditions=SOURCE_RUNS, figure=1 / HOT_POINTS_CPU, ids=("point-5-7-to-8-0",)),
         VersionClaim(CALLAGHAN_24, "The 8.0 point-query loss is CPU per query",
                      "8.0", "5.7", "point-select cpu/o, the server's CPU", NEEDS,
                      number=(f"hot-points cpu/o +{HOT_POINTS_CPU - 1:.0%} (x{HOT_POINTS_CPU:g}): vmstat's CPU, the "
                              "whole host's with sysbench's, per query"),
                      conditions=SOURCE_RUNS + "; hot-points reads the same few rows every query",
                      figure=HOT_POINTS_CPU, value="cpu_per_op_us",
-                     also=("total_cpu_per_op_us", "the server's and sysbench's CPU together, as vmstat counts")),
+                     also=("total_cpu_per_op_us", "the server's and sysbench's CPU together, as vmstat counts"),
+                     ids=("point-loss-is-cpu",)),
     )

@@ -20,5 +20,5 @@ class PostgresSeries(Series):
                      conditions=("12.22 and 18.1, 40 clients, 48 cores (EPYC 9454P), 8 tables x 250M rows "
                                  "read from NVMe (IO-bound), one run of 600 s per version and test"),
                      untestable=("the source's point queries are IO-bound, 8 tables of 250M rows; these are "
-                                 "cached, on one server CPU")),
+                                 "cached, on one server CPU"), ids=("pg-point-similar",)),
     )
