@@ -10,6 +10,7 @@ import pytest
 from dbexp.chapters.mvcc_chains import PARTS, statement_clock
 from dbexp.chapters.mvcc_chains import workload as vc
 from dbexp.errors import DbexpError
+from dbexp.servers.sql import query
 from dbexp.workloads.sessions import HeldSessions, observe
 
 pytestmark = pytest.mark.docker
@@ -116,3 +117,44 @@ def test_the_server_clock_sees_a_chain_and_the_collector_is_held(server):
         assert held[name][0] >= 50, held
     if store == "heap":
         assert vc.held_versions(server, part)["held_dead_tuples"][0] == 0  # nothing holds them any more
+
+
+def test_postgres_lookups_are_checked_index_probes_at_every_v(pg):
+    """Every looped lookup is a probe of the primary key at every V (issue 43: the looped statement once ran as a
+    hash join over one read of the whole table): three buffers per lookup for a cold neighbour, and for the hot
+    row while its HOT chain stays on its page; the server counts the updates HOT; a plan that reads the table any
+    other way fails the run."""
+    from dbexp.chapters.mvcc_chains.engines.postgres import PlanError
+
+    pg.ensure_database("sbtest")
+    spec = vc.ChainSpec(rows=1000, hot=1, column="v", fillfactor=70)  # room on the page for about 15 versions
+    part = PARTS.of(pg.flavor)
+    for versions in (0, 10, 100):
+        vc.reset_table(pg, part, spec)
+        with vc.old_snapshot(pg, part) as old:
+            vc.update_hot_rows(pg, spec, versions)
+            kinds = vc.update_kinds(pg, part, versions)
+            hot = kinds["hot_updates"][0]
+            assert kinds["updates"] == (float(versions), "count")
+            assert hot == versions if versions <= 10 else 0 < hot < versions  # HOT until the page is full
+            fresh = vc.fresh_reader(pg, part)
+            try:
+                for conn in (old, fresh):
+                    with statement_clock(pg, part, conn, loop=25) as clock:
+                        reads = vc.timed_reads(conn, spec, 8, clock, cold=True)
+                    assert (reads.probes == 1).all()  # every statement's plan: 25 probes, one row each
+                    assert (reads.part(hot=False).buffers == 3).all()  # the btree's root and leaf, the heap page
+                    if versions <= 10:  # the chain on its page: no buffer more, whoever walks it
+                        assert (reads.part(hot=True).buffers == 3).all()
+                    else:  # past its page: one heap tuple per index entry of the key
+                        assert (reads.part(hot=True).buffers > 3).all()
+            finally:
+                fresh.close()
+    no_index = vc.fresh_reader(pg, part)
+    try:
+        query(no_index, "SET enable_indexscan = off")  # the planner must read the table some other way
+        with statement_clock(pg, part, no_index, loop=25) as clock, \
+                pytest.raises(PlanError, match="not by probes of its primary key chains_pkey"):
+            vc.timed_reads(no_index, spec, 2, clock)
+    finally:
+        no_index.close()

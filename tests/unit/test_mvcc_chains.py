@@ -144,17 +144,60 @@ def _heap_runs(name: str, per_version: dict, jitter: float = 2.0) -> list[dict]:
     return rows
 
 
+def _probed(rows: list[dict], buffers: float = 3.0, cold_buffers: float = 3.0, checked: bool = True,
+            hot_updates=None) -> list[dict]:
+    """Heap runs as the redesigned clock stores them: 25 lookups per statement, every statement's plan checked
+    (index probes per lookup 1 for both readers, hot rows and cold neighbours; NaN: runs from before the check),
+    ``buffers`` per lookup on the hot rows and ``cold_buffers`` on their cold neighbours, a 30-page table, and the
+    server's count of updates and HOT updates (``hot_updates(column, commits)``; None: not counted)."""
+    out = []
+    for r in rows:
+        r = dict(r, lookups_per_statement=25.0, relation_bytes=30 * 8192.0, commits=2.0 * r["versions"])
+        for reader in mv.READERS:
+            r[f"{reader}_buffers"], r[f"{reader}_cold_buffers"] = buffers, cold_buffers
+            for cold in ("", "_cold"):
+                r[f"{reader}{cold}_index_probes"] = 1.0 if checked else float("nan")
+        if hot_updates is not None:
+            r["updates"], r["hot_updates"] = r["commits"], float(hot_updates(r["column"], r["commits"]))
+        out.append(r)
+    return out
+
+
+def _hot_if_v(column: str, commits: float) -> float:
+    return commits if column == "v" else 0.0
+
+
 def test_a_hot_against_a_non_hot_update_changes_the_column_alone():
     # k and v at fillfactor 70: only the column differs, 80 against 30 ns per version
-    res = _results(_heap_runs("PostgreSQL 16.14", {("k", 70): 80.0, ("v", 70): 30.0, ("k", 100): 90.0}))
+    res = _results(_probed(_heap_runs("PostgreSQL 16.14", {("k", 70): 80.0, ("v", 70): 30.0, ("k", 100): 90.0}),
+                           hot_updates=_hot_if_v))
     cmp = mv.column_against_column(res).set_index(["reader", "ff_k"])
     assert set(cmp["same_fillfactor"]) == {True, False}
     clean = cmp.loc[("fresh", 70)]
     assert clean["same_fillfactor"] and clean["ns_per_version"] == pytest.approx(50.0)
     assert clean["ci_low"] < 50 < clean["ci_high"] and clean["ci_low"] > 0
-    row = claims._indexed_column(mv.tidy(res), mv.column_against_column(res), lambda text: text)
-    assert row.verdict == claims.DIRECTION_ONLY
+    row = claims._indexed_column(mv.tidy(res), mv.column_against_column(res), lambda text: text, mv.lookups(res))
+    assert row.verdict == claims.DIRECTION_ONLY and row.ids == ("indexed-column-not-hot",)
+    assert row.witness.ok and "HOT updates by the server's count (n_tup_hot_upd): k 0 of 660, v 660 of 660" in \
+        row.witness.what  # 3 repeats of V = 10 and 100, two hot rows
     assert "k at fillfactor 70 less v at 70 +50 ns" in row.measured and "fillfactor 100" not in row.measured
+
+
+def test_a_non_hot_verdict_needs_its_witness():
+    runs = _heap_runs("PostgreSQL 16.14", {("k", 70): 80.0, ("v", 70): 30.0})
+    cmp = lambda res: mv.column_against_column(res)  # noqa: E731
+    # k's updates HOT too (the column not what the runs changed): the witness fails, and so does the verdict
+    res = _results(_probed(runs, hot_updates=lambda column, commits: commits))
+    row = claims._indexed_column(mv.tidy(res), cmp(res), lambda text: text, mv.lookups(res))
+    assert not row.witness.ok
+    assert verdicts.table([row])["verdict"].iloc[0].startswith("not measured here (witness failed: every lookup")
+    # runs from before the plan check and the HOT count: not measured here, however the interval reads
+    res = _results(_probed(runs, buffers=1.36, cold_buffers=1.36, checked=False))
+    row = claims._indexed_column(mv.tidy(res), cmp(res), lambda text: text, mv.lookups(res))
+    assert row.verdict == ("not measured here (witness failed: no plan or HOT count stored with these runs (they "
+                           "predate both); see the witness)")
+    assert "18 of 18 runs touched at least the table's heap pages in a statement" in row.witness.what  # 34 >= 30
+    assert "k's lookups touched 1.36 buffers each, v's 1.36" in row.witness.what
 
 
 def test_a_pair_that_changes_the_fillfactor_too_is_not_measured():
@@ -214,20 +257,72 @@ def test_findings_say_when_there_is_too_little():
         "Too few points in these results for findings (a smoke run has one repeat)."
 
 
-def test_the_heap_clock_loops_a_point_select_at_the_server_and_reports_per_lookup():
+def _explain(plan: dict, ms: float = 0.050) -> list[tuple]:
+    """A result row of EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON), as the server sends it."""
+    import json
+
+    return [(json.dumps([{"Plan": plan, "Planning Time": 0.03, "Execution Time": ms}]),)]
+
+
+def _probe(loops: int, hit: int, **more) -> dict:
+    return {"Node Type": "Index Scan", "Relation Name": "chains", "Index Name": "chains_pkey",
+            "Index Cond": "(id = (42 + (0 * g.i)))", "Actual Loops": loops, "Actual Rows": 1.0,
+            "Shared Hit Blocks": hit, "Shared Read Blocks": 0, **more}
+
+
+def _nested_loop(inner: dict, hit: int) -> dict:
+    """The looped statement's plan as PostgreSQL 12 to 18 ran it: an Aggregate over a Nested Loop of the
+    Function Scan and the ``inner`` node."""
+    return {"Node Type": "Aggregate", "Actual Loops": 1, "Shared Hit Blocks": hit, "Plans": [
+        {"Node Type": "Nested Loop", "Actual Loops": 1, "Shared Hit Blocks": hit, "Plans": [
+            {"Node Type": "Function Scan", "Actual Loops": 1, "Shared Hit Blocks": 0}, inner]}]}
+
+
+def test_the_heap_clock_loops_index_probes_at_the_server_and_reports_per_lookup():
     from dbexp.chapters.mvcc_chains.engines.postgres import ExplainClock
     from dbexp.chapters.mvcc_chains.workload import SELECT
 
     one = ExplainClock()
     assert one.wrap(f"{SELECT}42") == ExplainClock.PREFIX + f"{SELECT}42"
+    one.begin()
+    one.after(_explain(_probe(1, 3), ms=0.012))
+    assert {k: list(v) for k, v in one.end(1).items()} == {"server_us": [12.0], "buffers": [3.0], "probes": [1.0]}
     looped = ExplainClock(loop=25)
     sql = looped.wrap(f"{SELECT}42")
-    assert "generate_series(1, 25) AS g(i)" in sql and "WHERE id = 42 + 0 * g.i" in sql
+    # a subquery of its own (OFFSET 0): no hash of it, no stop at a key's first entry
+    assert "generate_series(1, 25) AS g(i)" in sql and "WHERE id = 42 + 0 * g.i OFFSET 0) AS x" in sql
     assert sql.startswith(ExplainClock.PREFIX + "SELECT count(x.v) FROM")
     looped.begin()
-    looped.after([('[{"Plan": {"Shared Hit Blocks": 50}, "Execution Time": 0.050}]',)])
+    looped.after(_explain(_nested_loop(_probe(25, 75), 75), ms=0.050))
     got = looped.end(1)
-    assert got["server_us"][0] == pytest.approx(2.0) and got["buffers"][0] == pytest.approx(2.0)
+    assert got["server_us"][0] == pytest.approx(2.0) and got["buffers"][0] == pytest.approx(3.0)
+    assert list(got["probes"]) == [1.0]
+
+
+def test_a_timed_lookup_that_is_not_an_index_probe_fails_the_run():
+    from dbexp.chapters.mvcc_chains.engines.postgres import ExplainClock, PlanError
+    from dbexp.chapters.mvcc_chains.workload import SELECT
+    from dbexp.errors import RetryableError
+
+    # the published runs' plan at V <= 100: one index scan with no condition, the whole table, under a hash join
+    whole = _nested_loop(_probe(1, 34, **{"Index Cond": None, "Actual Rows": 1000.0}), 34)
+    whole["Plans"][0]["Node Type"] = "Hash Join"
+    clock = ExplainClock(loop=25)
+    clock.wrap(f"{SELECT}42")
+    clock.begin()
+    with pytest.raises(PlanError, match=r"a timed lookup read chains by Index Scan using chains_pkey without a "
+                                        r"condition, not by probes of its primary key chains_pkey: Aggregate "
+                                        r"\[Hash Join \[Function Scan, Index Scan using chains_pkey on chains\]\]"):
+        clock.after(_explain(whole))
+    # a cached probe (Memoize, 14+): one index scan for 25 lookups
+    with pytest.raises(PlanError, match="ran 1 probes of chains_pkey returning 1 rows, not 25 of one row each"):
+        clock.after(_explain(_nested_loop({"Node Type": "Memoize", "Actual Loops": 25, "Plans": [_probe(1, 3)]}, 3)))
+    seq = {"Node Type": "Seq Scan", "Relation Name": "chains", "Actual Loops": 1, "Actual Rows": 1.0}
+    with pytest.raises(PlanError, match="read chains by Seq Scan without a condition"):
+        single = ExplainClock()
+        single.wrap(f"{SELECT}42")
+        single.after(_explain(seq))
+    assert not issubclass(PlanError, RetryableError)  # measuring again would plan it the same way
 
 
 def test_a_loop_below_one_is_refused_in_one_line():
@@ -238,3 +333,106 @@ def test_a_loop_below_one_is_refused_in_one_line():
         ExplainClock(loop=0)
     with pytest.raises(DbexpError, match="bad heap_loop 0"):
         mv.CHAPTER.adjust(mv.CHAPTER.scale("default", heap_loop=0), "default", Cpus(), {})
+
+
+def _chain_series(run_ids, versions: int = 10, pages: int = 1) -> pd.DataFrame:
+    """pageinspect's reading of each run's hot row: ``versions + 1`` tuples from the oldest, all but the first
+    heap-only, on ``pages`` pages."""
+    rows = []
+    for run_id in run_ids:
+        for pos in range(versions + 1):
+            for name, value in (("lp", pos + 1), ("heap_only", float(pos > 0)), ("block", float(pos % pages))):
+                rows.append({"run_id": run_id, "source": "pageinspect", "t": float(pos), "name": name, "value": value})
+    return pd.DataFrame(rows)
+
+
+def _hot_results(checked: bool = True, buffers: float = 3.0, pages: int = 1):
+    """PostgreSQL runs of the HOT variant and the indexed column at fillfactor 70 whose fresh reader pays 40 ns
+    per version on the hot rows (0 on their cold neighbours), each repeat moved by a few ns, with their lookups as
+    the redesigned clock stores them and the hot row's chain read with pageinspect at V = 10."""
+    rows = _probed(_heap_runs("postgres 18.4", {("v", 70): 40.0, ("k", 70): 40.0}), buffers=buffers, checked=checked)
+    for r in rows:
+        r.update(reclaim_s=1.0, held_dead_tuples=2.0 * r["versions"], instance=0)
+        for reader in mv.READERS:
+            r[f"{reader}_cold_server_us"] = 12 + r["repeat"]
+        r["old_server_us"] = 12 + r["repeat"]
+        r["fresh_server_us"] = 12 + r["repeat"] + (0.040 + 0.002 * r["repeat"]) * r["versions"] * (r["column"] == "v")
+    series = _chain_series([r["run_id"] for r in rows if r["column"] == "v" and r["versions"] == 10], pages=pages)
+    return SimpleNamespace(wide=pd.DataFrame(rows), series=series)
+
+
+def test_the_hot_claim_is_judged_only_where_its_lookups_walked_the_chain_as_index_probes():
+    res = _hot_results()
+    hw = claims.hot_witnesses(res)
+    assert set(hw) == {"postgres 18.4"} and hw["postgres 18.4"].ok
+    assert hw["postgres 18.4"].what == (
+        "every statement's plan 25 index probes of the primary key, one row each (checked in 6 of 6 runs); the fresh "
+        "reader's lookups touched 3.00 buffers each on the hot rows of column v, 3.00 on their cold neighbours; "
+        "pageinspect: the chain of 11 versions on one page, 10 of them heap-only, in 3 of 3 runs")
+    row = claims.claims(res).set_index("id").loc["heap-fresh-reader-pays"]
+    assert row["witness_ok"] and row["verdict"] == (f"{claims.DIRECTION_ONLY}; at V = 10 (one page) and at V = 10 "
+                                                    "beyond col k, ff 70 (no HOT chain) alike")
+
+    # the published runs: no plan stored, 1.36 buffers per lookup (34 per statement, the table's 30 pages)
+    old = _hot_results(checked=False, buffers=1.36)
+    w = claims.hot_witnesses(old)["postgres 18.4"]
+    assert not w.ok and w.what == (
+        "no plan stored with these runs (they predate the plan check): their lookups touched 1.36 buffers each on the "
+        "hot rows and 3.00 on their cold neighbours, 34 per statement of 25 lookups, at least the table's 30 heap "
+        "pages: one read of the whole table per statement, not 25 index probes")
+    row = claims.claims(old).set_index("id").loc["heap-fresh-reader-pays"]
+    assert not row["witness_ok"]
+    assert row["verdict"] == ("not measured here (witness failed: no plan stored with these runs (they predate the "
+                              "plan check); see the witness); at V = 10 (one page) and at V = 10 beyond col k, ff 70 "
+                              "(no HOT chain) alike")
+    # a chain that left its page is no HOT chain on one page; nor are more buffers than one probe's
+    assert not claims.hot_witnesses(_hot_results(pages=2))["postgres 18.4"].ok
+    assert not claims.hot_witnesses(_hot_results(buffers=7.0))["postgres 18.4"].ok
+
+
+def test_a_failed_witness_leaves_no_verdict_standing_not_even_not_resolved():
+    failed, held = verdicts.witness(False, "no plan stored: 1.36 buffers"), verdicts.witness(True, "probes")
+    unresolved = verdicts.not_resolved("the interval spans 0")
+    assert claims.gate(unresolved, failed) == "not measured here (witness failed: no plan stored; see the witness)"
+    assert claims.gate(unresolved, held) == unresolved and claims.gate("agrees", held) == "agrees"
+    assert claims.gate("agrees", None).startswith("not measured here (no witness")
+
+
+def test_the_old_reader_s_witness_is_the_undo_kept_while_it_read():
+    runs = pd.DataFrame({"versions": [0, 10, 100], "commits": [0.0, 20.0, 200.0],
+                         "garbage_purge_lag_trx": [1.0, 39.0, 399.0]})
+    w = claims.undo_witness(runs)
+    assert w.ok and w.what.startswith("purge's lag after the reads at least the point's commits in 2 of 2 runs")
+    assert not claims.undo_witness(runs.assign(garbage_purge_lag_trx=[1.0, 39.0, 3.0])).ok  # purge passed some
+    assert not claims.undo_witness(runs.drop(columns="garbage_purge_lag_trx")).ok
+
+
+def test_a_step_claim_s_witness_is_each_run_s_own_observation():
+    m = pd.DataFrame({"version_store": ["heap", "heap", "undo"], "series_name": ["postgres 18.4"] * 2 + ["mysql 8.0.15"],
+                      "key_index_pointers": [2.0, 2.0, float("nan")], "lag_older_writer": [float("nan")] * 2 + [0.0]})
+    w = claims.steps_witness(m, "key_index_pointers", "the key's heap pointers")
+    assert w.ok and w.what == "the key's heap pointers, stored with each run: 2 of 2 runs on 1 servers"
+    assert not claims.steps_witness(m.assign(key_index_pointers=[2.0, float("nan"), float("nan")]),
+                                    "key_index_pointers", "x").ok
+    assert claims.steps_witness(m, "vm_scanned_pages", "x") is None  # no run observed it: no witness
+    assert set(claims.STEP_OBSERVATIONS) == {c[0] for c in claims.PAGE_CLAIMS}
+
+
+def test_every_claims_row_names_ledger_entries_and_every_tested_entry_has_a_row():
+    from dbexp.experiments import claims_ledger
+
+    ledger = {e["id"]: e["status"] for e in claims_ledger.ledger("mvcc_chains")}
+    named = {"undo-old-reader-pays", "heap-fresh-reader-pays", "indexed-column-not-hot", "versions-held-for-snapshots",
+             "vacuum-scans-cost", "purge-list-commit-order"} | {c[0] for c in claims.PAGE_CLAIMS}
+    ids = set(claims.claims(_hot_results())["id"].str.split(", ").explode())
+    assert ids <= set(ledger) and ids <= named
+    assert {i for i, status in ledger.items() if status == claims_ledger.TESTED} <= named
+
+
+def test_the_page_s_lookup_table_says_whether_the_plan_was_checked():
+    t = mv.lookup_rows(_hot_results()).set_index(["variant", "versions"])
+    row = t.loc[("col v, ff 70", 10)]
+    assert row["plan"] == "25 index probes, checked" and row["fresh_buffers"] == 3.0
+    assert row["statement_buffers"] == 75.0 and row["heap_pages"] == 30.0 and row["hot_updates"] == "not counted"
+    assert list(t.reset_index()["short"].unique()) == ["v, ff 70", "k, ff 70"]  # the HOT variant first
+    assert (mv.lookup_rows(_hot_results(checked=False))["plan"] == "not stored").all()

@@ -1,13 +1,13 @@
 """The mvcc_chains chapter: who pays to read rows with many versions (notebooks/mvcc_chains.ipynb).
 
 ``CHAPTER`` and what the page draws: each reader's time per read, the costs per version, the rows at
-the largest V, the garbage after the snapshot ended (and when each collector ran), one hot row's chain on
-its page, and each engine's versions step by step (engines/page_mechanics.py, engines/undo_mechanics.py)."""
+the largest V, the garbage after the snapshot ended (and when each collector ran), what a PostgreSQL lookup touched
+(its checked plan and buffers), one hot row's chain on its page, and each engine's versions step by step (engines/page_mechanics.py, engines/undo_mechanics.py)."""
 
 from dbexp.chapters.mvcc_chains.analysis import (GARBAGE_MEASURES, READERS, at_largest_v, at_v, clock_loop,
                                                  collector_passes, column_against_column, excess_at, first_versions, garbage_long,
-                                                 garbage_series, largest_v_rows, mechanics, mechanics_rows,
-                                                 pageinspect_table, per_version,
+                                                 garbage_series, largest_v_rows, lookup_rows, lookups, mechanics,
+                                                 mechanics_rows, pageinspect_table, per_version,
                                                  per_version_rows, reader_latency, readers, tidy, variant_order)
 from dbexp.chapters.mvcc_chains.claims import lab
 from dbexp.chapters.mvcc_chains.chapter import CHAPTER, DEFAULT_SERVERS, PARTS, Scale, settings_for
@@ -19,5 +19,5 @@ run = CHAPTER.run
 __all__ = ["CHAPTER", "ChainPoint", "DEFAULT_SERVERS", "GARBAGE_MEASURES", "HOLD_S", "PARTS", "READERS",
            "RECLAIM_POLL_S", "Scale", "WARMUP_SHARE", "at_largest_v", "at_v", "clock_loop", "collector_passes",
            "column_against_column", "excess_at", "first_versions", "garbage_long",
-           "garbage_series", "lab", "largest_v_rows", "mechanics", "mechanics_rows", "pageinspect_table", "per_version", "per_version_rows", "readers",
+           "garbage_series", "lab", "largest_v_rows", "lookup_rows", "lookups", "mechanics", "mechanics_rows", "pageinspect_table", "per_version", "per_version_rows", "readers",
            "reader_latency", "run", "settings_for", "statement_clock", "tidy", "trimmed_mean", "variant_order"]

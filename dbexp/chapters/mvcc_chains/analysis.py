@@ -258,6 +258,88 @@ def clock_loop(res: Results) -> int:
     return int(heap.min()) if len(heap) else 1
 
 
+PAGE_BYTES = 8192  # PostgreSQL's block size: the relation's heap pages are its bytes over it
+# each reader's lookups, hot rows and their cold neighbours: (column prefix, reader, rows)
+LOOKUPS = tuple((f"{r}{c}", r, "cold" if c else "hot") for r in READERS for c in ("", "_cold"))
+
+
+def lookups(res: Results) -> pd.DataFrame:
+    """The heap engines' runs with readers, one row each: server, variant, V, repeat; each reader's buffers per
+    lookup on the hot rows and on their cold neighbours (``fresh_buffers``, ``fresh_cold_buffers``, ...); the
+    primary-key index scans per lookup that every statement's checked plan ran (``..._index_probes``, 1: an
+    index probe; NaN where the runs predate the plan check); the lookups per statement, the table's heap pages
+    after the updates, the updates and how many of them were HOT (NaN where not counted). Computed once per
+    results."""
+    return memo(res, "mvcc_chains.lookups", lambda: _lookups(res))
+
+
+def _lookups(res: Results) -> pd.DataFrame:
+    w = readers(res)
+    w = w[w["version_store"] == "heap"]
+    cols = ["run_id", "series_name", "variant", "column", "ff", "versions", "repeat", "commits"]
+    values = ([f"{p}_buffers" for p, _, _ in LOOKUPS] + [f"{p}_index_probes" for p, _, _ in LOOKUPS]
+              + ["lookups_per_statement", "relation_bytes", "updates", "hot_updates"])
+    out = w[[c for c in cols if c in w]].copy()
+    for c in values + ["commits"]:
+        out[c] = pd.to_numeric(w[c], errors="coerce") if c in w else float("nan")
+    out["heap_pages"] = out["relation_bytes"] / PAGE_BYTES
+    return out.drop(columns=["relation_bytes"]).sort_values(["series_name", "variant", "versions", "repeat"],
+                                                            kind="stable").reset_index(drop=True)
+
+
+def plan_checked(g: pd.DataFrame) -> bool:
+    """Whether every run of ``g`` (rows of :func:`lookups`) stored its plan check for both readers, hot rows
+    and cold neighbours, each an index probe per lookup (the check fails a run that is not, so a stored value
+    is 1)."""
+    cols = [f"{p}_index_probes" for p, _, _ in LOOKUPS]
+    return bool(len(g)) and bool(g[cols].notna().all().all()) and bool((g[cols] == 1).all().all())
+
+
+def chains_on_page(res: Results) -> pd.DataFrame:
+    """Per run whose hot row's chain was read with pageinspect (the non-indexed column at V = 10): the
+    versions on the chain from the one the old snapshot sees (``versions``), how many are heap-only (reached
+    only along the chain, ``heap_only``) and the pages they lie on (``pages``)."""
+    s = res.series
+    p = s[s["source"] == "pageinspect"] if len(s) else s
+    if p.empty:
+        return pd.DataFrame(columns=["run_id", "versions", "heap_only", "pages"])
+    wide = p.pivot_table(index=["run_id", "t"], columns="name", values="value").reset_index()
+    return wide.groupby("run_id").agg(versions=("t", "count"), heap_only=("heap_only", "sum"),
+                                      pages=("block", "nunique")).reset_index()
+
+
+def lookup_rows(res: Results) -> pd.DataFrame:
+    """What a PostgreSQL lookup touched, per server, variant and V, for the page's table: whether every
+    statement's plan was checked to be index probes of the primary key (``plan``), each reader's buffers per
+    lookup on the hot rows and their cold neighbours (medians over repeats), the buffers a statement touched
+    against the table's heap pages, and the updates that were HOT."""
+    t = lookups(res)
+    if t.empty:
+        return t
+    rows = []
+    for (name, variant, v), g in t.groupby(["series_name", "variant", "versions"], sort=False):
+        loop = g["lookups_per_statement"].max()
+        checked = plan_checked(g)
+        plan = f"{loop:.0f} index probes, checked" if checked else "not stored"
+        row = {"series_name": name, "variant": variant, "versions": int(v), "repeats": len(g), "plan": plan,
+               **{f"{p}_buffers": g[f"{p}_buffers"].median() for p, _, _ in LOOKUPS},
+               "statement_buffers": g["fresh_buffers"].median() * loop, "heap_pages": g["heap_pages"].median()}
+        upd, hot = g["updates"].median(), g["hot_updates"].median()
+        row["hot_updates"] = (f"{hot:,.0f} of {upd:,.0f}" if upd == upd and hot == hot else
+                              "not counted" if v else "none")
+        rows.append(row)
+    return _in_order(pd.DataFrame(rows))
+
+
+def _in_order(t: pd.DataFrame) -> pd.DataFrame:
+    """Rows per server, its variants in the chapter's order, V rising."""
+    t = t.copy()
+    t["short"] = t["variant"].str.removeprefix("col ")
+    order = {label: i for i, label in enumerate(variant_order(t["short"]))}
+    return (t.assign(_o=t["short"].map(order)).sort_values(["series_name", "_o", "versions"], kind="stable")
+            .drop(columns="_o").reset_index(drop=True))
+
+
 def column_against_column(res: Results, value: str = "server_us") -> pd.DataFrame:
     """PostgreSQL: each reader's cost per version of the indexed column k less that of v (ns per
     version), for every pair of a k and a v variant of one server: the mean of k's per-repeat slopes

@@ -6,15 +6,23 @@ The source reads both engines' code: it gives mechanisms and directions, no numb
 benchmark. So a verdict here tests a direction, never a size, and says so ("agrees (direction only:
 ...)"); two variants are compared by the interval of their difference; where a claim can be read two
 ways (a reader's own slope or its excess over the other reader; a chain on one page or the fit over
-every V) both readings are measured and both verdicts given."""
+every V) both readings are measured and both verdicts given.
+
+Every row names its ledger entries (claims.yaml ids) and a witness, an observation stored with the very
+runs it judges that shows the mechanism happened in them (:func:`lookup_witness`, :func:`non_hot_witness`,
+:func:`undo_witness`, ...); a server whose witness failed has its verdict "not measured here (witness
+failed: ...)" before the servers' verdicts are combined."""
 
 from __future__ import annotations
 
 import pandas as pd
 
+import dataclasses
+
 from dbexp.chapters.mvcc_chains.analysis import mechanics
-from dbexp.chapters.mvcc_chains.analysis import (at_largest_v, beyond_variant, clock_loop, collector_passes,
-                                                 column_against_column, excess_at, per_version, tidy)
+from dbexp.chapters.mvcc_chains.analysis import (at_largest_v, beyond_variant, chains_on_page, clock_loop,
+                                                 collector_passes, column_against_column, excess_at, lookups,
+                                                 per_version, plan_checked, tidy)
 from dbexp.chapters.mvcc_chains.measure import HOLD_S
 from dbexp.experiments import steps, verdicts
 from dbexp.experiments.chapter import Results
@@ -80,10 +88,136 @@ def claims(res: Results) -> pd.DataFrame:
     cp = collector_passes(res)
     rows = [_undo_old_reader(w, slopes, link),
             _heap_fresh_reader(w, slopes, excess_at(res, HOT_V), link, beyond_variant(res, HOT_V, HOT_VARIANT,
-                                                                                       COLD_VARIANT), clock_loop(res)),
-            _indexed_column(w, column_against_column(res), link), _held(w, at_largest_v(res), cp, link),
+                                                                                       COLD_VARIANT), clock_loop(res),
+                               hot_witnesses(res)),
+            _indexed_column(w, column_against_column(res), link, lookups(res)), _held(w, at_largest_v(res), cp, link),
             _collector_work(w, cp, link)] + _page_rows(mechanics(res), link)
     return verdicts.table(rows)
+
+
+# --- witnesses: what the stored observations of the judged runs show ---------------------------------------
+
+def gate(verdict: str, w: verdicts.Witness | None) -> str:
+    """One server's verdict on a claim about a mechanism, by its witness ``w``: as verdicts.witnessed gives it
+    where the witness held (or none was given); where it failed, not measured here whatever the interval says
+    (an interval of runs that did not exercise the mechanism says nothing about it, not even that it is too
+    small to resolve), with the witness's reason: its words up to the first colon (the row's witness has the
+    rest)."""
+    if w is None or w.ok:
+        return verdicts.witnessed(verdict, w)
+    return verdicts.witnessed(verdicts.agrees(), verdicts.witness(False, w.what.split(":")[0] + "; see the witness"))
+
+
+def joined(wit: dict[str, verdicts.Witness | None]) -> verdicts.Witness | None:
+    """Per-server witnesses as one row's (verdicts.witnesses), servers whose witnesses read alike named together."""
+    alike: dict[tuple, list[str]] = {}
+    for name in sorted(wit):
+        if wit[name] is not None:
+            alike.setdefault((wit[name].what, wit[name].ok), []).append(name)
+    return verdicts.witnesses({", ".join(names): verdicts.witness(ok, what) for (what, ok), names in alike.items()})
+
+
+PROBE_MAX_BUFFERS = 4  # an index probe of the 1,000-row table: the btree's root and leaf, and the heap page (3)
+
+
+def _buffers(g: pd.DataFrame, prefix: str) -> float:
+    return float(g[f"{prefix}_buffers"].median())
+
+
+def hot_witnesses(res: Results) -> dict[str, verdicts.Witness]:
+    """Per PostgreSQL server, :func:`lookup_witness` of its runs at V = HOT_V of the HOT variant and of the indexed
+    column at the same fillfactor (the runs the HOT claim judges)."""
+    looks = lookups(res)
+    at = looks[(looks["versions"] == HOT_V) & looks["variant"].isin([HOT_VARIANT, COLD_VARIANT])]
+    chains = chains_on_page(res)
+    return {name: lookup_witness(g, chains) for name, g in at.groupby("series_name")}
+
+
+def non_hot_witnesses(looks: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, verdicts.Witness | None]:
+    """Per server of ``pairs`` (column_against_column's rows at one fillfactor), :func:`non_hot_witness` of its runs
+    of both columns at that fillfactor (``looks``: analysis.lookups); None where it has none."""
+    out = {}
+    for name, g in pairs.groupby("series_name"):
+        runs = looks[(looks["series_name"] == name) & looks["ff"].isin(set(g["ff_k"]))] if len(looks) else looks
+        out[name] = non_hot_witness(runs) if len(runs) else None
+    return out
+
+
+def lookup_witness(g: pd.DataFrame, chains: pd.DataFrame | None = None) -> verdicts.Witness:
+    """Whether the lookups of the runs ``g`` (rows of :func:`analysis.lookups`, one server) walked the hot
+    rows' HOT chains as index probes: every statement's plan checked (the index probes per lookup stored with
+    each run, for both readers, hot rows and cold neighbours), the fresh reader's buffers per lookup in the runs
+    of the non-indexed column v those of one probe whose chain stayed on its page (on the hot rows no more than on
+    their cold neighbours, at most PROBE_MAX_BUFFERS), and, where the runs read the chain with pageinspect (``chains``: chains_on_page), V + 1
+    versions on one page, all but the first heap-only. Runs stored before the plan check fail it, saying what
+    their buffers show."""
+    loop = float(g["lookups_per_statement"].max())
+    hot, cold = _buffers(g, "fresh"), _buffers(g, "fresh_cold")
+    per_statement = f"{hot * loop:,.0f} per statement of {loop:.0f} lookups" if loop > 1 else "one lookup per statement"
+    if not plan_checked(g):
+        pages = float(g["heap_pages"].median())
+        whole = (f", at least the table's {pages:,.0f} heap pages: one read of the whole table per statement, not "
+                 f"{loop:.0f} index probes" if loop > 1 and hot * loop >= pages else "")
+        return verdicts.witness(False, f"no plan stored with these runs (they predate the plan check): their lookups "
+                                       f"touched {hot:.2f} buffers each on the hot rows and {cold:.2f} on their cold "
+                                       f"neighbours, {per_statement}{whole}")
+    chain = g[g["column"] == "v"] if (g["column"] == "v").any() else g  # the HOT chain's runs (v: no index)
+    fresh, fresh_cold = chain["fresh_buffers"], chain["fresh_cold_buffers"]
+    hot, cold = _buffers(chain, "fresh"), _buffers(chain, "fresh_cold")
+    on_page = bool((fresh <= fresh_cold + 0.01).all() and (fresh <= PROBE_MAX_BUFFERS).all())
+    what = (f"every statement's plan {loop:.0f} index probes of the primary key, one row each (checked in "
+            f"{len(g)} of {len(g)} runs); the fresh reader's lookups touched {hot:.2f} buffers each on the hot rows"
+            f"{' of column v' if len(chain) < len(g) else ''}, {cold:.2f} on their cold neighbours")
+    ok = on_page
+    if not on_page:
+        what += f": more than one probe of a chain on its page needs (at most {PROBE_MAX_BUFFERS}, as the cold rows')"
+    if chains is not None and len(chains):
+        c = chains.rename(columns={"versions": "on_chain"}).merge(g[["run_id", "versions"]], on="run_id")
+        if len(c):
+            one = (c["on_chain"] == c["versions"] + 1) & (c["pages"] == 1) & (c["heap_only"] == c["versions"])
+            ok = ok and bool(one.all())
+            what += (f"; pageinspect: the chain of {c['on_chain'].median():.0f} versions on one page, "
+                     f"{c['heap_only'].median():.0f} of them heap-only, in {int(one.sum())} of {len(c)} runs")
+    return verdicts.witness(ok, what)
+
+
+def non_hot_witness(g: pd.DataFrame) -> verdicts.Witness:
+    """Whether the runs ``g`` (rows of :func:`analysis.lookups`, one server, the indexed column k and the
+    non-indexed v at one fillfactor) show k's updates made new index entries and v's did not: every lookup an
+    index probe (the plan checked), and by the server's own counters none of k's updates HOT and v's HOT."""
+    k, v = g[(g["column"] == "k") & (g["versions"] > 0)], g[(g["column"] == "v") & (g["versions"] > 0)]
+    if not plan_checked(g) or g[["updates", "hot_updates"]].isna().any().any():
+        loop = float(g["lookups_per_statement"].max())
+        whole = int((g["fresh_buffers"] * loop >= g["heap_pages"]).sum())
+        return verdicts.witness(False, f"no plan or HOT count stored with these runs (they predate both): k's lookups "
+                                       f"touched {_buffers(k, 'fresh'):.2f} buffers each, v's {_buffers(v, 'fresh'):.2f} "
+                                       f"(medians over the runs, {loop:.0f} lookups a statement); {whole} of {len(g)} "
+                                       "runs touched at least the table's heap pages in a statement: a read of the "
+                                       "whole table, not index probes")
+    vmax = int(g["versions"].max())
+    top = g[g["versions"] == vmax]
+
+    def share(t: pd.DataFrame) -> str:
+        return f"{t['hot_updates'].sum():,.0f} of {t['updates'].sum():,.0f}"
+
+    ok = bool((k["hot_updates"] == 0).all() and (v["hot_updates"] > 0).all() and (g["updates"] >= g["commits"]).all())
+    return verdicts.witness(ok, f"every lookup an index probe of the primary key (checked in every statement of {len(g)} "
+                                f"runs); HOT updates by the server's count (n_tup_hot_upd): k {share(k)}, v {share(v)}; "
+                                f"at V = {vmax:,} the fresh reader's lookups touched {_buffers(top[top['column'] == 'k'], 'fresh'):.1f} "
+                                f"buffers each on k, {_buffers(top[top['column'] == 'v'], 'fresh'):.1f} on v")
+
+
+def undo_witness(g: pd.DataFrame) -> verdicts.Witness:
+    """Whether the old reader had the versions to walk in the runs ``g`` (one undo server's, with the old
+    snapshot): purge's lag behind the transaction counter, read after the readers with the snapshot still
+    open, at least the point's commits in every run with V > 0, so the undo of every update was kept."""
+    t = g[g["versions"] > 0]
+    if t.empty or "garbage_purge_lag_trx" not in t or t["garbage_purge_lag_trx"].isna().any():
+        return verdicts.witness(False, "no purge lag stored with these runs")
+    kept = t["garbage_purge_lag_trx"] >= t["commits"]
+    return verdicts.witness(bool(kept.all()), f"purge's lag after the reads at least the point's commits in "
+                                              f"{int(kept.sum())} of {len(t)} runs with V > 0: the undo of every "
+                                              "update kept while the old snapshot read")
 
 
 # each page-mechanics claim: the id in the ledger, the claim as the source states it, what is observed in
@@ -160,22 +294,64 @@ def _how(g: pd.DataFrame) -> str:
     return f"one table, watched step by step with {how}"
 
 
+# what each step-by-step claim's runs observed, in words (the witness of its row)
+STEP_OBSERVATIONS = {
+    "heap-full-tuples": "the old and the new tuple's lengths on the page (pageinspect)",
+    "hot-needs-room-on-page": "the page's free space before each update and the page each new version landed on "
+                              "(pageinspect)",
+    "broken-chain-new-index-entry": "the primary key's heap pointers for the key (bt_page_items)",
+    "hot-pruning": "the full page's line pointers before and after a read (pageinspect)",
+    "lp-redirect": "the chain's first line pointer after VACUUM pruned the page, the key's index entries and a lookup "
+                   "through them (pageinspect, bt_page_items)",
+    "xid-without-snapshot": "the holder's transaction id and snapshot (pg_stat_activity) and what VACUUM VERBOSE "
+                            "could not remove",
+    "visibility-map-skips": "the pages VACUUM VERBOSE scanned after one row changed",
+    "readers-do-not-block": "the value and time of a read under a writer's lock, and of an update under a reader's "
+                            "snapshot",
+    "undo-changed-columns-only": "the rollback segments' growth per row (INNODB_METRICS trx_rseg_current_size)",
+    "purge-by-commit-not-creation": "purge's lag polled after the commits (SHOW ENGINE INNODB STATUS)",
+}
+
+
 def _page_rows(m: pd.DataFrame, link) -> list[verdicts.ClaimRow]:
-    """The step-by-step claims (steps.claim_rows)."""
-    return steps.claim_rows(m, [steps.StepClaim(*c) for c in PAGE_CLAIMS], SOURCE, _how, link)
+    """The step-by-step claims (steps.claim_rows), each with its ledger id and, as its witness, the observation
+    each run stored (steps_witness)."""
+    cs = [steps.StepClaim(*c) for c in PAGE_CLAIMS]
+    return [dataclasses.replace(r, ids=(c.id,), witness=steps_witness(m, c.needs, STEP_OBSERVATIONS[c.id]))
+            for c, r in zip(cs, steps.claim_rows(m, cs, SOURCE, _how, link))]
+
+
+def steps_witness(m: pd.DataFrame, needs: str, words: str) -> verdicts.Witness | None:
+    """The step-by-step runs' own observation of a claim's mechanism (``needs``, read in each run; ``words``:
+    what it is): held where every run of ``m`` that ran the step stored it; None where no run did."""
+    if m.empty or needs not in m:
+        return None
+    seen = m[needs].notna()
+    if not seen.any():
+        return None
+    stores = set(m.loc[seen, "version_store"])  # the runs of the engines whose probe has the step
+    ran = m[m["version_store"].isin(stores)]
+    n, k = int(ran[needs].notna().sum()), len(ran)
+    return verdicts.witness(n == k, f"{words}, stored with each run: {n} of {k} runs on "
+                                    f"{ran['series_name'].nunique()} servers")
 
 
 def _undo_old_reader(w, slopes, link) -> verdicts.ClaimRow:
     """InnoDB: the old reader pays per newer version. Two readings: its own slope, and its excess
-    over the fresh reader (paired within each run)."""
+    over the fresh reader (paired within each run). Each server's witness: the undo of every update kept
+    while the old snapshot read (:func:`undo_witness`)."""
     undo = slopes[slopes["store"] == "undo"] if len(slopes) else slopes
+    runs = w[w["snapshot"] & (w["version_store"] == "undo")]
+    wit = {name: undo_witness(g) for name, g in runs.groupby("series_name")}
     parts, own, excess = [], [], []
     for (name, variant), g in undo.groupby(["series_name", "variant"]) if len(undo) else []:
         old = g[g["reader"] == "old"].iloc[0]
         ex = g[g["reader"] == "old - fresh"].iloc[0]
         parts.append(f"{name} ({variant}): old reader {_ns(old)}, over the fresh reader {_ns(ex)} per version")
-        own.append(direction(old["ci_low"], old["ci_high"], old["ns_per_version"], int(old["repeats"])))
-        excess.append(direction(ex["ci_low"], ex["ci_high"], ex["ns_per_version"], int(ex["repeats"])))
+        own.append(gate(direction(old["ci_low"], old["ci_high"], old["ns_per_version"], int(old["repeats"])),
+                        wit.get(name)))
+        excess.append(gate(direction(ex["ci_low"], ex["ci_high"], ex["ns_per_version"], int(ex["repeats"])),
+                           wit.get(name)))
     verdict = (_readings({"its own slope": verdicts.combine(own), "its excess over the fresh reader":
                           verdicts.combine(excess)}) if parts else verdicts.NOT_MEASURED)
     return verdicts.ClaimRow(
@@ -183,7 +359,8 @@ def _undo_old_reader(w, slopes, link) -> verdicts.ClaimRow:
              "so a reader with an old snapshot pays for every newer version"),
         SOURCE,
         _here(w, "undo", "time per read at the server (performance_schema), slope over V in each repeat"),
-        "; ".join(parts) or verdicts.NOT_MEASURED, verdict)
+        "; ".join(parts) or verdicts.NOT_MEASURED, verdict, ids=("undo-old-reader-pays",),
+        witness=joined(wit))
 
 
 HOT_CHECK_NS = 15  # the least a visibility check per HOT tuple is expected to cost (the page's expectation)
@@ -199,22 +376,31 @@ def _bounded(r) -> str:
     return direction(lo, hi, r["ns_per_version"], int(r["repeats"]))
 
 
-def _heap_fresh_reader(w, slopes, ex10, link, beyond=None, loop: int = 25) -> verdicts.ClaimRow:
+def _heap_fresh_reader(w, slopes, ex10, link, beyond=None, loop: int = 25,
+                       witnesses: dict[str, verdicts.Witness] | None = None) -> verdicts.ClaimRow:
     """PostgreSQL: a fresh reader steps over the older versions of a HOT chain. Three readings: at V = 10
     within each run (the chain on one page) and the same beyond the indexed column's excess at the same
     fillfactor (no HOT chain: what both share, the clock's rounding included, drops out). The fitted excess
     over every V is shown, not judged: past its page the chain breaks and both readers go through index
     entries, which is not the HOT chain the claim is about.
     With one lookup per timed statement (``loop`` 1: EXPLAIN's clock counts whole microseconds, coarser
-    than the 0.15 to 0.7 us a chain of 10 adds), the readings at V = 10 cannot resolve it: not resolved."""
+    than the 0.15 to 0.7 us a chain of 10 adds), the readings at V = 10 cannot resolve it: not resolved.
+    ``witnesses``: per server, whether its runs at V = 10 walked the chain as index probes
+    (:func:`lookup_witness`); a server whose witness failed is not measured here, in every reading."""
+    witnesses = witnesses or {}
     at10 = ex10[(ex10["store"] == "heap") & (ex10["variant"] == HOT_VARIANT)] if len(ex10) else ex10
     fit = slopes[(slopes["store"] == "heap") & (slopes["variant"] == HOT_VARIANT)
                  & (slopes["reader"] == "fresh - old")] if len(slopes) else slopes
+    coarse = loop <= 1  # the clock cannot see a chain of 10: whatever the intervals at V = 10 say, not resolved
+
+    def judged(r) -> str:
+        return gate(CLOCK_TOO_COARSE if coarse else _bounded(r), witnesses.get(r["series_name"]))
+
     parts, v10 = [], []
     for _, r in at10.iterrows():
         f = fit[fit["series_name"] == r["series_name"]]
         text = f"{r['series_name']}: fresh over old at V = {HOT_V} {_ns(r)} per version"
-        v10.append(_bounded(r))
+        v10.append(judged(r))
         if len(f):
             f = f.iloc[0]
             text += (f", fitted over V up to {int(f['vmax']):,} {_ns(f)} (past its page the chain breaks: shown, "
@@ -224,32 +410,35 @@ def _heap_fresh_reader(w, slopes, ex10, link, beyond=None, loop: int = 25) -> ve
     for _, b in (beyond.iterrows() if beyond is not None and len(beyond) else []):
         parts.append(f"{b['series_name']}: beyond {COLD_VARIANT}'s excess at V = {HOT_V} {_ns(b)} per version")
         readings.setdefault(f"at V = {HOT_V} beyond {COLD_VARIANT} (no HOT chain)", [])
-        readings[f"at V = {HOT_V} beyond {COLD_VARIANT} (no HOT chain)"].append(_bounded(b))
+        readings[f"at V = {HOT_V} beyond {COLD_VARIANT} (no HOT chain)"].append(judged(b))
     readings = {k: (verdicts.combine(v) if isinstance(v, list) else v) for k, v in readings.items()}
-    if loop <= 1:  # the clock cannot see a chain of 10: whatever the intervals at V = 10 say, not resolved
-        readings = {k: (CLOCK_TOO_COARSE if k.startswith(f"at V = {HOT_V}") else v) for k, v in readings.items()}
     return verdicts.ClaimRow(
         link("PostgreSQL reaches versions from the oldest along the HOT chain (old to new), so a fresh reader "
              "pays for the older versions it must step over"),
         SOURCE,
         _here(w, "heap", "column v (no index) at fillfactor 70; time per read at the server (EXPLAIN ANALYZE"
-                         + (f" over {loop} lookups per statement, looped at the server" if loop > 1 else
+                         + (f" over {loop} index probes per statement, a nested loop at the server, every "
+                            "statement's plan checked" if loop > 1 else
                             ", one lookup per statement: whole microseconds") + "); "
                          f"at V = {HOT_V}: hot rows less their cold neighbours, fresh reader less old"),
         "; ".join(parts) or verdicts.NOT_MEASURED,
-        _readings(readings) if parts else verdicts.NOT_MEASURED)
+        _readings(readings) if parts else verdicts.NOT_MEASURED, ids=("heap-fresh-reader-pays",),
+        witness=joined(witnesses))
 
 
-def _indexed_column(w, cmp, link) -> verdicts.ClaimRow:
+def _indexed_column(w, cmp, link, looks: pd.DataFrame | None = None) -> verdicts.ClaimRow:
     """PostgreSQL: a version of the indexed column k against one of v, at the same fillfactor (the
     column the only change). Where the results have no such pair, the pair they have is shown, with what
-    else it changes, and the verdict is 'not measured at this scale'."""
+    else it changes, and the verdict is 'not measured at this scale'. Each server's witness: its runs of
+    both columns at that fillfactor (``looks``: analysis.lookups) read by index probes, and k's updates not
+    HOT, v's HOT (:func:`non_hot_witness`)."""
     same = cmp[cmp["same_fillfactor"]] if len(cmp) else cmp
     claim = (link("An update of an indexed column is not HOT: the new version gets its own index entries, so the "
                   "chain is no longer walked within one page") + "; so, we infer, each such version costs a read "
              "more than a HOT one")
     here = _here(w, "heap", "column k (indexed) against v (no index) at the same fillfactor, each reader's "
                             "slope over V in each repeat, k less v by a Welch interval")
+    ids = ("indexed-column-not-hot",)
 
     def pairs(t) -> str:
         return "; ".join(f"{r['series_name']} ({r['reader']} reader): k at fillfactor {r['ff_k']} less v at "
@@ -257,15 +446,17 @@ def _indexed_column(w, cmp, link) -> verdicts.ClaimRow:
                          for _, r in t.iterrows())
 
     if len(same):
-        verdict = verdicts.combine(direction(r["ci_low"], r["ci_high"], r["ns_per_version"], int(r["repeats"]))
-                                   for _, r in same.iterrows())
-        return verdicts.ClaimRow(claim, SOURCE, here, pairs(same), verdict)
+        wit = non_hot_witnesses(looks if looks is not None else pd.DataFrame(), same)
+        verdict = verdicts.combine(gate(direction(r["ci_low"], r["ci_high"], r["ns_per_version"], int(r["repeats"])),
+                                        wit.get(r["series_name"])) for _, r in same.iterrows())
+        return verdicts.ClaimRow(claim, SOURCE, here, pairs(same), verdict, ids=ids,
+                                 witness=joined(wit))
     measured = verdicts.NOT_MEASURED
     if len(cmp):
         measured = (f"{verdicts.NOT_MEASURED}: no fillfactor has both columns in these results. The pair they "
                     "have changes two things at once, the column and the fillfactor, so it cannot say which made "
                     f"the difference: {pairs(cmp)}")
-    return verdicts.ClaimRow(claim, SOURCE, here, measured, verdicts.NOT_MEASURED)
+    return verdicts.ClaimRow(claim, SOURCE, here, measured, verdicts.NOT_MEASURED, ids=ids)
 
 
 HELD_SHARE = 0.5  # "held": at least half the point's commits' versions unremoved with the snapshot open
@@ -320,7 +511,24 @@ def _held(w, t, cp, link) -> verdicts.ClaimRow:
         (f"every server here, at V = {int(t['versions'].iloc[0]):,} ({int(t['commits'].iloc[0]):,} commits), "
          f"with the old snapshot and in a control without one; InnoDB's purge given up to {HOLD_S:.0f} s, PostgreSQL "
          f"asked by VACUUM (VERBOSE); {lab(w)}") if len(t) else verdicts.NOT_MEASURED,
-        "; ".join(parts) or verdicts.NOT_MEASURED, _held_verdict(t))
+        "; ".join(parts) or verdicts.NOT_MEASURED, _held_verdict(t), ids=("versions-held-for-snapshots",),
+        witness=held_witness(t, cp))
+
+
+def held_witness(t: pd.DataFrame, cp: pd.DataFrame) -> verdicts.Witness | None:
+    """Whether the collectors were asked what they could not remove while the snapshot was open and in the
+    control without one (every server and variant of ``t``: at_largest_v), and their garbage polled after the
+    snapshot ended (``cp``: collector_passes): held where every server's runs stored all three."""
+    if t.empty:
+        return None
+    asked = t["held_snapshot"].notna() & t["held_control"].notna()
+    polled = {name: int((cp["series_name"] == name).sum()) if len(cp) else 0 for name in t["series_name"].unique()}
+    missing = sorted(name for name, n in polled.items() if not n)
+    return verdicts.witness(bool(asked.all()) and not missing,
+                            f"what the collector could not remove read with the snapshot open and in the control in "
+                            f"{int(asked.sum())} of {len(t)} variants (InnoDB's purge lag, VACUUM VERBOSE's count), "
+                            f"the garbage polled after the snapshot ended in {sum(polled.values())} runs"
+                            + (f" (none on {', '.join(missing)})" if missing else ""))
 
 
 def _collector_work(w, cp, link) -> verdicts.ClaimRow:
@@ -330,8 +538,10 @@ def _collector_work(w, cp, link) -> verdicts.ClaimRow:
     claim = link("VACUUM scans the heap, then the indexes, for dead tuples, which for a frequently updated table "
                  "can be much scanning; purge takes the undo logs of the oldest commits from a list kept in commit "
                  "order")
+    ids = ("vacuum-scans-cost", "purge-list-commit-order")
     if cp.empty:
-        return verdicts.ClaimRow(claim, SOURCE, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED)
+        return verdicts.ClaimRow(claim, SOURCE, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED,
+                                 ids=ids)
     parts = []
     for name, g in cp.groupby("series_name"):
         rate = g["removed_per_s"].dropna()
@@ -347,4 +557,7 @@ def _collector_work(w, cp, link) -> verdicts.ClaimRow:
         "bound the work, they do not measure it")
     return verdicts.ClaimRow(claim, SOURCE, _here(w[w["versions"] == w["versions"].max()], None,
                                                   "the garbage polled after the old snapshot ended"),
-                             "; ".join(parts), verdict)
+                             "; ".join(parts), verdict, ids=ids,
+                             witness=verdicts.witness(True, f"the garbage polled every {poll:.1f} s after the old "
+                                                            f"snapshot ended, in {len(cp)} runs: when each collector "
+                                                            "ran, its pass within one poll"))

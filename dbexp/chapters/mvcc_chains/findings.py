@@ -11,8 +11,8 @@ import pandas as pd
 
 from dbexp.book import prose
 from dbexp.chapters.mvcc_chains.analysis import (at_largest_v, collector_passes, column_against_column, excess_at,
-                                                 first_versions, interval, per_version)
-from dbexp.chapters.mvcc_chains.claims import HELD_SHARE, HOT_V, HOT_VARIANT
+                                                 first_versions, interval, lookups, per_version)
+from dbexp.chapters.mvcc_chains.claims import HELD_SHARE, HOT_V, HOT_VARIANT, hot_witnesses, non_hot_witnesses
 from dbexp.experiments.chapter import Results
 
 
@@ -33,6 +33,16 @@ def _median(t: pd.DataFrame, store: str) -> float | None:
     return float(g.median()) if len(g) else None
 
 
+def _unwitnessed(wit: dict) -> dict | None:
+    """The servers whose witness failed and why (the witness's words up to its first colon, where all alike), or
+    None where every witness held."""
+    failed = {name: w for name, w in wit.items() if w is not None and not w.ok}
+    if not failed:
+        return None
+    whys = {w.what.split(":")[0] for w in failed.values()}
+    return {"servers": sorted(failed), "why": whys.pop() if len(whys) == 1 else None, "all": len(failed) == len(wit)}
+
+
 def numbers(res: Results) -> dict:
     """What the findings say, as numbers and labels (``enough``: False where the results are too few)."""
     pv = per_version(res)
@@ -48,6 +58,11 @@ def numbers(res: Results) -> dict:
     out["first"] = _span(fv[fv["store"] == "undo"]) if len(fv) else None
     ex = excess_at(res, HOT_V)
     hot = ex[(ex["store"] == "heap") & (ex["variant"] == HOT_VARIANT)] if len(ex) else ex
+    # only the servers whose runs walked the chains as index probes (the claims' witness); the others said apart
+    hw = hot_witnesses(res)
+    out["hot_unwitnessed"] = _unwitnessed(hw)
+    if len(hot):
+        hot = hot[hot["series_name"].map(lambda name: hw.get(name) is not None and hw[name].ok)]
     out["hot"] = _span(hot)
     heap = pv[(pv["store"] == "heap") & (pv["variant"] == HOT_VARIANT)]
     fit = heap[heap["reader"] == "fresh - old"]["ns_per_version"]
@@ -60,6 +75,10 @@ def numbers(res: Results) -> dict:
         cmp = cmp.assign(variant=[f"{r} reader" + (f", ff {f}" if many and same else "") for r, f, same in
                                   zip(cmp["reader"], cmp["ff_k"], cmp["same_fillfactor"])])
     same = cmp[cmp["same_fillfactor"]] if len(cmp) else cmp
+    nw = non_hot_witnesses(lookups(res), same) if len(same) else {}
+    out["column_unwitnessed"] = _unwitnessed(nw)
+    if len(same):
+        same = same[same["series_name"].map(lambda name: nw.get(name) is not None and nw[name].ok)]
     out["column"] = {"clean": len(same) > 0, "ff": sorted({int(f) for f in same["ff_k"]}) if len(same) else [],
                      "span": _span(same if len(same) else cmp),
                      "pair": (sorted({int(f) for f in cmp["ff_k"]}), sorted({int(f) for f in cmp["ff_v"]}))

@@ -51,6 +51,8 @@ def _summary(prefix: str, reads: vc.Reads) -> dict[str, tuple[float, str]]:
            f"{prefix}_server_us": (trimmed_mean(reads.server_us), "us")}
     if reads.buffers is not None:
         out[f"{prefix}_buffers"] = (float(np.mean(reads.buffers)), "pages")
+    if reads.probes is not None:  # every statement's plan checked: primary-key index scans per lookup
+        out[f"{prefix}_index_probes"] = (float(np.mean(reads.probes)), "per lookup")
     return out
 
 
@@ -142,6 +144,7 @@ def measure_point(server, part, p: ChainPoint) -> Measured:
             commits = p.versions * spec.hot
             m["write_s"] = (write_s, "s")
             m["commits"] = (float(commits), "count")
+            m.update(vc.update_kinds(server, part, commits))  # how many were HOT, where the engine counts it
             if commits:
                 m["writer_us"] = (write_s * 1e6 / commits, "us per update")
             if old is not None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dbexp import waits
-from dbexp.errors import DbexpError, choices
+from dbexp.errors import DbexpError, RetryableError, choices
 from dbexp.servers.sql import query
 
 TABLE = "chains"
@@ -95,25 +95,28 @@ def update_hot_rows(server, spec: ChainSpec, versions: int, database: str = "sbt
 @dataclass
 class Reads:
     """One reader's timed point selects: latency at the client (one loopback round trip in it),
-    time at the server by the server's own clock, (PostgreSQL) shared-buffer accesses per statement,
-    and which statements read a hot row (the others read its cold neighbour)."""
+    time at the server by the server's own clock, (PostgreSQL) shared-buffer accesses per lookup and the
+    primary-key index scans per lookup that each statement's checked plan ran (1: every lookup an index
+    probe), and which statements read a hot row (the others read its cold neighbour)."""
     client_us: np.ndarray
     server_us: np.ndarray
     buffers: np.ndarray | None = None
     hot: np.ndarray | None = None  # bool per statement; None: every statement read a hot row
+    probes: np.ndarray | None = None
 
     def part(self, hot: bool) -> "Reads":
         """The statements that read hot rows (or, ``hot=False``, their cold neighbours)."""
         mask = np.ones(len(self.client_us), bool) if self.hot is None else (self.hot if hot else ~self.hot)
         return Reads(self.client_us[mask], self.server_us[mask],
-                     None if self.buffers is None else self.buffers[mask], None)
+                     None if self.buffers is None else self.buffers[mask], None,
+                     None if self.probes is None else self.probes[mask])
 
     @staticmethod
     def joined(parts: list["Reads"]) -> "Reads":
         def cat(name):
             got = [getattr(p, name) for p in parts if getattr(p, name) is not None]
             return np.concatenate(got) if got else None
-        return Reads(cat("client_us"), cat("server_us"), cat("buffers"), cat("hot"))
+        return Reads(cat("client_us"), cat("server_us"), cat("buffers"), cat("hot"), cat("probes"))
 
 
 SELECT = f"SELECT v, k FROM {TABLE} WHERE id = "  # every timed read begins so (the clock finds them by it)
@@ -138,13 +141,34 @@ def timed_reads(conn, spec: ChainSpec, samples: int, clock, cold: bool = False) 
         clock.after(rows)
     cur.close()
     got = clock.end(samples)
-    return Reads(client, got["server_us"], got.get("buffers"), is_hot if cold else None)
+    return Reads(client, got["server_us"], got.get("buffers"), is_hot if cold else None, got.get("probes"))
 
 
 def fresh_reader(server, part, database: str = "sbtest"):
     conn = server.connect(database, autocommit=True)  # every statement: a new view of the latest data
     part.pin_index_access(conn)
     return conn
+
+
+def update_kinds(server, part, commits: int, database: str = "sbtest", timeout_s: float = 10.0) -> dict[str, tuple[float, str]]:
+    """How many of the point's ``commits`` updates the engine made, and how many of them were HOT, by its own
+    counters (:meth:`~dbexp.chapters.mvcc_chains.engines.VersionStore.update_kinds`; empty where it has none),
+    once they count them all (they arrive a moment after the writer's commits: a RetryableError after
+    ``timeout_s``)."""
+    conn = server.connect(database)
+    try:
+        seen: list[dict[str, float]] = []
+
+        def counted() -> bool:
+            seen.append(part.update_kinds(conn, TABLE))
+            return not seen[-1] or seen[-1]["updates"] >= commits
+
+        if not waits.poll(counted, timeout_s, interval_s=0.1):
+            raise RetryableError(f"the server counted {seen[-1]['updates']:.0f} of the {commits} updates "
+                                 f"within {timeout_s:.0f} s: cannot tell how many were HOT")
+        return {name: (value, "count") for name, value in seen[-1].items()}
+    finally:
+        conn.close()
 
 
 def read_value(conn, hot_id: int) -> int:

@@ -78,6 +78,11 @@ class VersionStore(abc.ABC):
         """Try to reclaim ``table``'s old versions now, and say how many the collector could not
         remove (an open snapshot may still need them): {measurement: (value, unit)}."""
 
+    def update_kinds(self, conn, table: str) -> dict[str, float]:
+        """The engine's own counts of ``table``'s updates since it was created: ``updates`` and, of them,
+        ``hot_updates`` (heap-only: no new index entry); empty where the engine keeps no such count."""
+        return {}
+
     def version_chain(self, conn_snapshot, conn, table: str, row_id: int) -> list[dict]:
         """The physical versions of one row as stored (heap engines only)."""
         raise NotImplementedError(f"{self.flavor.name} keeps old versions in undo, not as tuples on a page")

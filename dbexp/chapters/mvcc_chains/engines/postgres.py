@@ -2,16 +2,32 @@
 (pageinspect), and EXPLAIN ANALYZE as the statement clock.
 
 ``EXPLAIN (ANALYZE, BUFFERS, TIMING OFF)`` runs the statement and reports the executor's own time
-(``Execution Time``, to the microsecond) and the shared buffers it touched (pages, hit or read): how
-many pages a read visits is the evidence of where versions lie. ``TIMING OFF`` leaves per-node clocks
-out, so the statement pays for one clock read at each end.
+(``Execution Time``, to the microsecond), the plan it ran, and the shared buffers each plan node touched
+(pages, hit or read): how many pages a read visits is the evidence of where versions lie. ``TIMING OFF``
+leaves per-node clocks out, so the statement pays for one clock read at each end.
+
+A lookup is a primary-key index probe. The btree is descended from its root to the leaf that holds the
+key (the metapage is cached by the backend, so two buffers on a 1,000-row table), and each index entry's
+heap tuple is fetched (``heapam_index_fetch_tuple`` in ``heapam_handler.c``): its page is pinned (one
+buffer, unless the previous entry's page is still pinned) and ``heap_hot_search_buffer`` (``heapam.c``)
+starts at the line pointer the entry names, the oldest version of a HOT chain (following a redirect left
+by pruning), and steps along ``t_ctid`` over HOT-updated tuples on that same page, checking each one's
+visibility against the snapshot until the first it may see; with an MVCC snapshot it stops there. So a
+reader whose snapshot sees the newest version checks every older one on the way, and they cost no buffer
+beyond the page's own: three buffers per lookup while the chain stays on its page. Where the chain left
+its page (or the update changed an indexed column), the next version has an index entry of its own, and
+the probe fetches one heap tuple per entry of the key.
 
 A microsecond is coarser than what a short HOT chain adds to a lookup (0.15 to 0.7 us at V = 10), so
-the clock can loop at the server: the timed statement repeats the point select ``loop`` times, as the
-inner side of a nested loop over ``generate_series`` whose parameter the lookup's key depends on
-(``id = N + 0 * g.i``: the index scan is rescanned, and the heap tuple fetched, every time), and the time
-and buffers are divided by ``loop``: the resolution becomes 1 us / ``loop``. The nested loop adds the same
-small cost per lookup to a hot row and to its cold neighbour.
+the clock can loop at the server: the timed statement repeats the probe ``loop`` times, as the inner side
+of a nested loop over ``generate_series`` (a LATERAL subquery kept apart by ``OFFSET 0``, so the planner
+can neither hash it nor read the table once for every row of the loop, and cannot stop at a key's first
+entry as it would inside a join on a unique key; ``enable_memoize`` off, where it exists, so no result is
+cached), each time a rescan of the index from its root and a fetch of the heap tuple, and the time and
+buffers are divided by ``loop``: the resolution becomes 1 us / ``loop``. Every statement's plan is checked
+(:func:`lookup_probes`): the table is read only by index scans of its primary key, ``loop`` of them each
+returning one row, else the run fails (:class:`PlanError`); the clock reports the index scans per lookup
+(1) beside the buffers.
 """
 
 from __future__ import annotations
@@ -79,9 +95,66 @@ def parse_explain(doc) -> tuple[float, float]:
     return float(top["Execution Time"]) * 1000.0, buffers
 
 
+class PlanError(DbexpError):
+    """A timed statement read its table some other way than the index probes it was written as: the run
+    fails (measuring again would plan it the same way)."""
+
+
+def _nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _nodes(child)
+
+
+def plan_summary(plan: dict) -> str:
+    """A plan in one line: each node's type (with its index and table, and its loops where more than one),
+    children in brackets after their parent."""
+    def one(node: dict) -> str:
+        text = node.get("Node Type", "?")
+        if node.get("Index Name"):
+            text += f" using {node['Index Name']}"
+        if node.get("Relation Name"):
+            text += f" on {node['Relation Name']}"
+        loops = node.get("Actual Loops")
+        if loops not in (None, 1):
+            text += f" x{loops}"
+        kids = node.get("Plans", [])
+        return text + (f" [{', '.join(one(k) for k in kids)}]" if kids else "")
+    return one(plan)
+
+
+def lookup_probes(doc, table: str, index: str) -> tuple[int, float, float]:
+    """EXPLAIN ANALYZE's document -> (index scans of ``index`` the statement ran on ``table``, counted with their
+    loops; the rows they returned; the shared buffers they touched, hit plus read). Raises :class:`PlanError`
+    where the statement read ``table`` any other way (a sequential, bitmap or index-only scan, another index, an
+    index scan with no condition, which reads the whole table)."""
+    if isinstance(doc, str):
+        doc = json.loads(doc)
+    plan = doc[0]["Plan"]
+    probes, rows, buffers = 0, 0.0, 0.0
+    for node in _nodes(plan):
+        if node.get("Relation Name") != table:
+            continue
+        kind, name = node["Node Type"], node.get("Index Name")
+        if kind != "Index Scan" or name != index or not node.get("Index Cond"):
+            how = f"{kind}{f' using {name}' if name else ''}{'' if node.get('Index Cond') else ' without a condition'}"
+            raise PlanError(f"a timed lookup read {table} by {how}, not by probes of its primary key {index}: "
+                            f"{plan_summary(plan)}")
+        loops = int(node.get("Actual Loops", 1))
+        probes += loops
+        rows += float(node.get("Actual Rows", 0)) * loops  # EXPLAIN gives the rows per loop
+        buffers += float(node.get("Shared Hit Blocks", 0)) + float(node.get("Shared Read Blocks", 0))
+    return probes, rows, buffers
+
+
+_POINT_SELECT = re.compile(r"^SELECT (?P<columns>.+?) FROM (?P<table>\w+) WHERE id = (?P<key>\d+)$")
+
+
 class ExplainClock:
     """The executor's time and buffers of each statement, from EXPLAIN ANALYZE; with ``loop`` > 1, of
-    each lookup in a statement that repeats it ``loop`` times (see the module's docstring)."""
+    each lookup in a statement that repeats it ``loop`` times (see the module's docstring). Each point select's
+    plan is checked: ``loop`` probes of the table's primary key (``<table>_pkey``), one row each, else
+    :class:`PlanError`; ``end`` then also gives ``probes``, the index scans per lookup."""
 
     kind = "explain_analyze"
     PREFIX = "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) "
@@ -90,33 +163,47 @@ class ExplainClock:
         if not isinstance(loop, int) or loop < 1:
             raise DbexpError(f"bad loop {loop!r}: expected a whole number of lookups per statement, 1 or more")
         self.loop = loop
+        self._table: str | None = None  # the table of the last point select wrapped (its plan is checked)
         self._times: list[float] = []
         self._buffers: list[float] = []
+        self._probes: list[float] = []
 
     def wrap(self, sql: str) -> str:
         """``sql`` (a point select ending in its key, ``... WHERE id = 42``) under EXPLAIN, looped."""
+        m = _POINT_SELECT.match(sql.strip())
+        self._table = m["table"] if m else None
         if self.loop == 1:
             return self.PREFIX + sql
-        select, _, key = sql.rpartition(" WHERE id = ")
-        if not select or not key.strip().isdigit():
+        if not m:
             raise DbexpError(f"cannot loop {sql!r}: expected a point select ending in 'WHERE id = <number>'")
-        columns = select.removeprefix("SELECT ").split(" FROM ")[0]
-        first = columns.split(",")[0].strip()
+        first = m["columns"].split(",")[0].strip()
         return (f"{self.PREFIX}SELECT count(x.{first}) FROM generate_series(1, {self.loop}) AS g(i), "
-                f"LATERAL ({select} WHERE id = {int(key)} + 0 * g.i) AS x")
+                f"LATERAL (SELECT {m['columns']} FROM {m['table']} WHERE id = {int(m['key'])} + 0 * g.i OFFSET 0) AS x")
 
     def begin(self) -> None:
-        self._times, self._buffers = [], []
+        self._times, self._buffers, self._probes = [], [], []
 
     def after(self, rows) -> None:
-        t, b = parse_explain(rows[0][0])
+        doc = rows[0][0]
+        t, b = parse_explain(doc)
+        if self._table is not None:
+            index = f"{self._table}_pkey"
+            probes, found, b = lookup_probes(doc, self._table, index)
+            if probes != self.loop or found != self.loop:
+                plan = (json.loads(doc) if isinstance(doc, str) else doc)[0]["Plan"]
+                raise PlanError(f"a timed statement ran {probes} probes of {index} returning {found:g} rows, not "
+                                f"{self.loop} of one row each: {plan_summary(plan)}")
+            self._probes.append(probes / self.loop)
         self._times.append(t / self.loop)
         self._buffers.append(b / self.loop)
 
     def end(self, n: int) -> dict[str, np.ndarray]:
         if len(self._times) != n:
             raise StatementClockError(f"EXPLAIN timed {len(self._times)} of {n} statements")
-        return {"server_us": np.array(self._times), "buffers": np.array(self._buffers)}
+        out = {"server_us": np.array(self._times), "buffers": np.array(self._buffers)}
+        if len(self._probes) == n:  # every statement a point select whose plan was checked
+            out["probes"] = np.array(self._probes)
+        return out
 
 
 class Heap(VersionStore):
@@ -139,6 +226,8 @@ class Heap(VersionStore):
         query(conn, "SET enable_seqscan = off")
         query(conn, "SET enable_bitmapscan = off")
         query(conn, "SET enable_indexonlyscan = off")  # every lookup fetches its heap tuple
+        if conn.info.server_version >= 140000:  # a looped probe's result not cached between loops (the same key)
+            query(conn, "SET enable_memoize = off")  # (a SET, not a query: the snapshot's BEGIN follows)
 
     def begin_snapshot(self, conn) -> None:
         query(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ")
@@ -153,6 +242,14 @@ class Heap(VersionStore):
         dead, live, av, v, size = row[0]
         return {"n_dead_tup": float(dead), "n_live_tup": float(live), "autovacuum_count": float(av),
                 "vacuum_count": float(v), "relation_bytes": float(size)}
+
+    def update_kinds(self, conn, table: str) -> dict[str, float]:
+        """pg_stat_user_tables' ``n_tup_upd`` and ``n_tup_hot_upd`` for the table (each point's table is new)."""
+        query(conn, "SELECT pg_stat_clear_snapshot()")
+        row = query(conn, "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = %s", (table,))
+        if not row:
+            raise DbexpError(f"pg_stat_user_tables has no row for table {table!r}: cannot count its HOT updates")
+        return {"updates": float(row[0][0]), "hot_updates": float(row[0][1])}
 
     def garbage_settled(self, g: dict[str, float]) -> bool:
         return True  # dead tuples are counted per table, and each point's table is new
