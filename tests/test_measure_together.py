@@ -52,3 +52,25 @@ def test_one_server_twice_in_a_window_is_refused_in_one_line(two_servers):
     wl = Workload("oltp_point_select", 1, 3, 1, 1000, cpuset="0")
     with pytest.raises(DbexpError, match="need a server each"):
         measure_together([(two_servers[0], wl), (two_servers[0], wl)])
+
+
+def test_clients_taking_turns_leave_one_server_working_and_count_its_figures_in_its_own_turns(two_servers):
+    """Scans of 1,000 rows (a statement of milliseconds, in flight whenever a client stops): every turn passes
+    only once its server is quiet, nothing runs outside a server's own turns, its CPU between the marks stays
+    within its turns' time, and its switches and bytes per query are counted in its turns."""
+    wl = Workload("oltp_read_only", 1, 4, 1, 10_000, cpuset="0",
+                  options=(("range_size", "1000"), ("skip_trx", "on")))
+    for server in two_servers:
+        sysbench.prepare(wl, server)
+    got = measure_together([(server, wl) for server in two_servers], slice_s=0.05)
+    for m in got:
+        v = {k: value for k, (value, _) in m.measurements.items()}
+        assert v["turns"] >= 4 and v["turns_quiet"] == v["turns"], v
+        assert v["statements_outside_turns"] == 0 and v["active_servers"] == 1
+        assert v["turn_share_pct"] > 95, v["turn_share_pct"]  # the rest: its start and its last event, alone
+        assert v["cpu_over_turn_time"] < 1.05, v["cpu_over_turn_time"]  # one server CPU, its own turns
+        assert v["per_op_in_turns"] == 1 and v["cs_per_op"] > 0 and v["wchar_kb_per_op"] is not None
+        assert v["qps_common"] > 0 and v["cpu_per_op_common_us"] >= v["cpu_per_op_turns_us"] > 0
+        turns = [row for row in m.series if row[1] == "turn"]
+        assert {name for _, _, name, _ in turns} >= {"wait_ms", "quiet", "statements", "slice_ms"}
+        assert sum(value for _, _, name, value in turns if name == "statements") == v["statements_in_turns"]

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import statistics
 import time
 from dataclasses import dataclass, field
 
 from dbexp.engine import is_local
 from dbexp.errors import DbexpError
 from dbexp.waits import poll
-from dbexp.metrics import cpustat
-from dbexp.metrics.marks import Marker, between
+from dbexp.metrics import cpustat, procfs
+from dbexp.metrics.marks import Mark, Marker, between
 from dbexp.metrics.sampler import Sampler, cpu_sets
-from dbexp.experiments.rotation import Rotation
+from dbexp.experiments.rotation import SHARE_LEAST, Reading, Rotation, Turn, wait_quiet
 from dbexp.servers.config import cpus_of
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
@@ -102,9 +104,6 @@ def summarize(done: sysbench.Finished, totals: dict | None) -> dict[str, tuple[f
     return out
 
 
-QUIESCE_S = 0.05  # after every client stopped: the servers finish the queries in flight (one per client)
-
-
 def sysbench_series(done: sysbench.Finished) -> list[tuple]:
     rows = []
     for iv in done.result.series:
@@ -127,21 +126,17 @@ def measure_together(runs: list[tuple[object, Workload]], *, sql_series: bool = 
     (dbexp.metrics.marks). A workload not yet started at the first mark, or ended by the second, fails
     the window.
 
-    With ``slice_s``, the clients take turns instead (dbexp.experiments.rotation): once every workload
-    runs, all clients stop, the first marks are read from idle servers, one client at a time runs for
-    ``slice_s`` in whole rounds (forward, then backward) until ``lead_s`` before the first workload's
-    end, then all stop again for the second marks, and resume to finish. Only one server works at any
-    moment (``active_servers`` 1); ``qps_common`` is a server's statements over its own time with the
-    turn (``active_s``), and ``cpu_per_op_common_us`` its CPU between the marks per statement (the
-    idle servers' background work included, the same for every one of them)."""
+    With ``slice_s``, the clients take turns instead (:func:`measure_in_turns`): one server works at any
+    moment, from each client's start to its end."""
     if len({id(server) for server, _ in runs}) != len(runs):
         raise DbexpError("workloads measured at once need a server each")
+    if slice_s:
+        return measure_in_turns(runs, slice_s, sql_series=sql_series)
     duration = min(wl.duration_s for _, wl in runs)
     if duration <= 2 * lead_s:
         raise DbexpError(f"bad duration {duration!r} s for workloads measured at once: expected more than "
                          f"{2 * lead_s:g} s (a common interval between their starts and ends)")
     order = list(range(len(runs)))
-    turns = None
     with contextlib.ExitStack() as stack:
         samplers = [stack.enter_context(Sampler(server, sql_series=sql_series, cpus=wl.cpuset, shared=True))
                     for server, wl in runs]
@@ -155,35 +150,183 @@ def measure_together(runs: list[tuple[object, Workload]], *, sql_series: bool = 
                 raise DbexpError(f"a workload measured at once had not started {duration / 2:g} s after "
                                  "the last start: no common interval")
             time.sleep(max(0.0, last + lead_s - time.monotonic()))
-            turns = Rotation([r.proc for r in running], slice_s) if slice_s else None
-            if turns:
-                turns.stop_all()
-                time.sleep(QUIESCE_S)  # a query in flight when its client stopped finishes first
             a = marker.read(order)
-            if turns:
-                turns.run_until(first + duration - lead_s)
-                time.sleep(QUIESCE_S)
-            else:
-                time.sleep(max(0.0, first + duration - lead_s - time.monotonic()))
+            time.sleep(max(0.0, first + duration - lead_s - time.monotonic()))
             b = marker.read(order[::-1])
             if not all(r.running() for r in running):
                 raise DbexpError("a workload measured at once ended before the common interval did")
-            if turns:
-                turns.resume_all()
             done = [sysbench.finish_run(r, wl) for r, (_, wl) in zip(running, runs)]
         finally:
-            if turns:
-                turns.resume_all()
             for r in running:
                 r.kill()  # a failed or interrupted window leaves no sysbench behind
     out = []
     for i, (d, s) in enumerate(zip(done, samplers)):
         m = summarize(d, s.totals())
-        m.update(between(a[i], b[i], turns.active_s[i] if turns else None))
-        if turns:
-            m["active_servers"] = (1.0, "count")
-            m["slices"] = (float(turns.slices[i]), "count")
+        m.update(between(a[i], b[i]))
         out.append(Measured(m, s.counters, sysbench_series(d) + s.series, " ".join(d.cmd)))
+    return out
+
+
+class ServerWatch:
+    """What a turn reads of one server (dbexp.experiments.rotation.Watch): the flavor's statement count and
+    the client statements executing now (its "sessions" capability, on ``conn``), its container's CPU time
+    (``cgroup``), and its processes' context switches and bytes (/proc, dbexp.metrics.procfs).
+
+    Built before any client starts, it reads the server idle a few times first: ``idle`` is what the server
+    counts as executing with no client at all (MySQL 8.0's event scheduler thread counts itself in), left out
+    of every later read's ``running``."""
+
+    USAGE = ("vcs", "ivcs", "rchar", "wchar")
+    IDLE_READS = 3
+
+    def __init__(self, server, conn, cgroup):
+        self.activity = server.flavor.capability("sessions").activity
+        self.conn, self.cgroup = conn, cgroup
+        self.idle = 0
+        self.idle = min(self.read().running for _ in range(self.IDLE_READS))
+
+    def read(self) -> Reading:
+        statements, running = self.activity(self.conn)
+        t = time.monotonic()
+        return Reading(t, statements, running - self.idle, self.cgroup.cpu_seconds())
+
+    def usage(self) -> procfs.Snapshot:
+        return procfs.snapshot(self.cgroup.pids())
+
+    def spent(self, before: procfs.Snapshot, after: procfs.Snapshot) -> dict[str, float]:
+        got = procfs.window(before, after)
+        return {k: got[k] for k in self.USAGE}
+
+
+START_TIMEOUT_S = 30.0  # the longest a client may take to start its threads (load its script, connect, prepare)
+START_POLL_S = 0.0005  # between looks at a starting client's output: it runs alone until it is stopped
+END_PAD_S = 0.02  # past a client's end before it is resumed to finish: its time is up, it ends its transaction
+TURN_NAMES = ("slice_ms", "wait_ms", "quiet", "statements", "cpu_ms", "outside_statements", "gap_ms")
+
+
+def measure_in_turns(runs: list[tuple[object, Workload]], slice_s: float, *, sql_series: bool = False) -> list[Measured]:
+    """Each (server, workload) inside its own sampling window, their clients taking turns of ``slice_s``
+    (dbexp.experiments.rotation), so that one server works at any moment from the first client's start to the
+    last one's end:
+
+    - the clients start one at a time, each stopped (SIGSTOP) as soon as its threads have started, its
+      server then waited for until quiet;
+    - the servers are marked (dbexp.metrics.marks), the clients take turns in whole rounds, each turn passing
+      only once its server is quiet (no statement in flight), until one more round would reach the first
+      client's end, and the servers are marked again;
+    - each client, its time up, is resumed alone to finish its last transaction and end.
+
+    Per server, its figures over its own turns (the turns' reads, dbexp.experiments.rotation.Turn):
+    ``qps_common``, its statements in its turns over its time with the turn (``active_s``); ``cs_per_op``,
+    ``vcs_per_op``, ``ivcs_per_op`` and ``wchar_kb_per_op``, its processes' switches and write() bytes in its
+    turns per statement there (``per_op_in_turns``: the sampler's figures over the whole window, which count
+    the start and the end too, are replaced); ``cpu_per_op_turns_us``, its CPU in its turns per statement, and
+    ``cpu_per_op_common_us``, its CPU between the marks per statement (its background work while the others
+    have the turn included, alike for every server); ``lat_avg_turns_ms``, its client threads' mean time per
+    statement in its turns. The witness (rotation.held): ``turns`` and ``turns_quiet``, ``turn_wait_ms_mean``
+    and ``_max``, ``statements_outside_turns`` (between the marks, outside its turns: 0 expected),
+    ``turn_share_pct`` (its statements in its turns over all its client ran), ``cpu_outside_turns_s`` and
+    ``cpu_over_turn_time`` (its CPU between the marks over its turns' time, waits included); what the turns
+    cost: ``turn_gap_ms_mean`` (every client stopped between two turns), ``probe_reads``, ``probe_cpu_us`` (a
+    read's own server CPU, from the quiet reads); ``active_servers`` is 1 where the witness held, else the
+    window's servers. Each turn is in the run's series (source "turn")."""
+    ends = [int(wl.duration_s) for _, wl in runs]  # sysbench's --time
+    order = list(range(len(runs)))
+    with contextlib.ExitStack() as stack:
+        samplers = [stack.enter_context(Sampler(server, sql_series=sql_series, cpus=wl.cpuset, shared=True))
+                    for server, wl in runs]
+        marker = stack.enter_context(Marker([server for server, _ in runs]))
+        watches = [ServerWatch(server, conn, cgroup)
+                   for (server, _), conn, cgroup in zip(runs, marker.conns, marker.cgroups)]
+        running, started, start_quiet = [], [], []
+        try:
+            for (server, wl), watch in zip(runs, watches):
+                r = sysbench.start_run(wl, server)
+                running.append(r)
+                if not poll(r.has_started, START_TIMEOUT_S, START_POLL_S):
+                    raise DbexpError(f"a workload taking turns had not started its threads {START_TIMEOUT_S:g} s "
+                                     f"after its start: {' '.join(r.cmd)}")
+                r.proc.send(signal.SIGSTOP)
+                started.append(time.monotonic())  # sysbench's clock started before it said so
+                start_quiet.append(wait_quiet(watch).ok)
+            turns = Rotation([r.proc for r in running], slice_s, watches)
+            deadline = min(t + e for t, e in zip(started, ends)) - 2 * slice_s
+            if time.monotonic() + len(runs) * slice_s > deadline:
+                raise DbexpError(f"bad duration {min(ends)!r} s for workloads taking turns: their starts took "
+                                 f"{time.monotonic() - started[0] + (started[0] - running[0].started):.1f} s of it, "
+                                 f"leaving less than a round of {len(runs)} turns of {slice_s:g} s")
+            a = marker.read(order)
+            turns.run_until(deadline)
+            b = marker.read(order[::-1])
+            if not all(r.running() for r in running):
+                raise DbexpError("a workload taking turns ended before its turns did")
+            done = []
+            for r, t, e, (_, wl) in zip(running, started, ends, runs):  # alone, each to its end
+                time.sleep(max(0.0, t + e + END_PAD_S - time.monotonic()))
+                r.proc.send(signal.SIGCONT)
+                done.append(sysbench.finish_run(r, wl))
+        finally:
+            for r in running:
+                r.proc.send(signal.SIGCONT)
+                r.kill()  # a failed or interrupted window leaves no sysbench behind
+    out = []
+    for i, (d, s, (_, wl)) in enumerate(zip(done, samplers, runs)):
+        m = summarize(d, s.totals())
+        mine = turns.of(i)
+        m.update(turn_figures(mine, turns.active_s[i], a[i], b[i], d.result.queries, wl.threads, len(runs)))
+        m["start_quiet"] = (float(start_quiet[i]), "bool")
+        m["idle_running"] = (float(watches[i].idle), "count")
+        series = [(round(t.began - s.t0, 3), "turn", name, value)
+                  for t in mine for name, value in zip(TURN_NAMES, turn_row(t)) if value is not None]
+        out.append(Measured(m, s.counters, sysbench_series(d) + s.series + series, " ".join(d.cmd)))
+    return out
+
+
+def turn_row(t: Turn) -> tuple:
+    """A turn's values, in TURN_NAMES' order (None where it has none)."""
+    return (1e3 * t.slice_s, 1e3 * t.wait_s, float(t.quiet), t.statements, 1e3 * t.cpu_s, t.outside,
+            None if t.gap_s is None else 1e3 * t.gap_s)
+
+
+def turn_figures(mine: list[Turn], active_s: float, a: Mark, b: Mark, queries: float, threads: int,
+                 servers: int) -> dict[str, tuple[float | None, str]]:
+    """One server's figures over its own turns ``mine`` (see measure_in_turns), between its marks ``a`` and
+    ``b``; ``queries``: all its client ran (sysbench's count), ``threads``: its client's threads, ``servers``:
+    the window's."""
+    n = sum(t.statements for t in mine)
+    reads = sum(1 + t.reads for t in mine)  # every read between the marks adds one to the server's count
+    between_marks = b.statements - a.statements - 1 - reads
+    cpu_marks = b.cpu_s - a.cpu_s
+    cpu_turns = sum(t.cpu_s for t in mine)
+    turn_time = sum(t.slice_s + t.wait_s for t in mine)
+    used = {k: sum(t.usage.get(k, 0.0) for t in mine) for k in ServerWatch.USAGE}
+    quiet = sum(t.quiet for t in mine)
+    outside = between_marks - n
+    waits = [1e3 * t.wait_s for t in mine]
+    gaps = [1e3 * t.gap_s for t in mine if t.gap_s is not None]
+    read_cpu = [t.read_cpu_s for t in mine if t.read_cpu_s is not None]
+    share = per_op(n, queries, 100.0)
+    held = bool(mine) and quiet == len(mine) and outside == 0 and share is not None and share >= 100 * SHARE_LEAST
+    out = {"common_s": (b.t - a.t, "s"), "active_s": (active_s, "s"), "slices": (float(len(mine)), "count"),
+           "qps_common": (per_op(n, active_s) if active_s > 0 else None, "1/s"),
+           "cpu_per_op_common_us": (per_op(cpu_marks, n, 1e6), "us"),
+           "cpu_per_op_turns_us": (per_op(cpu_turns, n, 1e6), "us"),
+           "cs_per_op": (per_op(used["vcs"] + used["ivcs"], n), "count"),
+           "vcs_per_op": (per_op(used["vcs"], n), "count"), "ivcs_per_op": (per_op(used["ivcs"], n), "count"),
+           "wchar_kb_per_op": (per_op(used["wchar"], n, 1 / 1024), "KiB"),
+           "lat_avg_turns_ms": (per_op(threads * active_s, n, 1e3), "ms"),
+           "per_op_in_turns": (1.0, "bool"),
+           "turns": (float(len(mine)), "count"), "turns_quiet": (float(quiet), "count"),
+           "turn_wait_ms_mean": (statistics.fmean(waits) if waits else None, "ms"),
+           "turn_wait_ms_max": (max(waits) if waits else None, "ms"),
+           "turn_gap_ms_mean": (statistics.fmean(gaps) if gaps else None, "ms"),
+           "statements_in_turns": (n, "count"), "statements_outside_turns": (outside, "count"),
+           "turn_share_pct": (share, "%"),
+           "cpu_outside_turns_s": (cpu_marks - cpu_turns, "s"),
+           "cpu_over_turn_time": (per_op(cpu_marks, turn_time), "ratio"),
+           "probe_reads": (float(reads), "count"),
+           "probe_cpu_us": (1e6 * statistics.median(read_cpu) if read_cpu else None, "us"),
+           "active_servers": (1.0 if held else float(servers), "count")}
     return out
 
 

@@ -51,6 +51,12 @@ class Sessions(Capability, abc.ABC):
     def observe(self, conn) -> dict[str, int]:
         """{"open_write_trx": n, "sessions": n}"""
 
+    @abc.abstractmethod
+    def activity(self, conn) -> tuple[float, int]:
+        """In one round trip: the statements clients have had executed (the flavor's ``statements()`` count,
+        to which this read adds one, as every read does), and the client statements executing now besides
+        this one (as the server counts them: a daemon thread it counts in, idle or not, is a constant added)."""
+
 
 class Uprobes(Capability):
     """Where uprobes attach: the server's executable names, as in /proc/<pid>/exe."""

@@ -95,6 +95,14 @@ class Sessions(capabilities.Sessions):
         sessions = query(conn, "SELECT COUNT(*) FROM information_schema.processlist")[0][0]
         return {"open_write_trx": int(trx), "sessions": int(sessions)}
 
+    def activity(self, conn) -> tuple[float, int]:
+        """``Questions`` (counted as a statement begins, this read included) and ``Threads_running`` less this
+        read's own thread: the connections inside a command (a statement ends, its thread leaves it), and the
+        event scheduler's thread where it runs (``event_scheduler`` ON, the default from 8.0), which counts
+        itself in for as long as it runs."""
+        rows = dict(query(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Threads_running')"))
+        return float(rows["Questions"]), int(rows["Threads_running"]) - 1
+
 
 class Uprobes(capabilities.Uprobes):
     executables = ("mysqld",)

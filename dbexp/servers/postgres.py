@@ -52,6 +52,18 @@ class Sessions(capabilities.Sessions):
                                "WHERE backend_type = 'client backend'")[0][0]
         return {"open_write_trx": int(trx), "sessions": int(sessions)}
 
+    def activity(self, conn) -> tuple[float, int]:
+        """pg_stat_statements' calls, summed (counted as a statement ends; see Flavor.statements), and the
+        other client backends whose state is a statement in progress (set as it begins, cleared as it ends)."""
+        try:
+            n, running = query(conn, "SELECT (SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements), "
+                                     "(SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                                     "AND state IN ('active', 'fastpath function call') AND pid <> pg_backend_pid())")[0]
+        except psycopg.errors.UndefinedTable:
+            raise DbexpError("postgres counts statements with pg_stat_statements, which this server lacks: "
+                             "preload it (shared_preload_libraries) and CREATE EXTENSION it first") from None
+        return float(n), int(running)
+
 
 class Uprobes(capabilities.Uprobes):
     executables = ("postgres",)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from dbexp.errors import DbexpError
-from dbexp.experiments.rotation import Rotation
+from dbexp.experiments.rotation import Reading, Rotation
 from dbexp.process import Child
 
 
@@ -73,3 +73,126 @@ def test_a_real_process_stopped_between_turns_makes_no_progress():
         assert state in ("R", "S")
     finally:
         child.end(5)
+
+
+# --- turns that pass only once the server is quiet -------------------------------------------------------
+
+class Server:
+    """A server as a turn reads it (rotation.Watch): its statement count (each read adds one, MySQL's way: the
+    read's own value counts it), the client statement in flight when its client stops, which ends ``tail``
+    reads later, its CPU, and its threads' switches. Its client executes ``per_slice`` statements a slice."""
+
+    def __init__(self, per_slice=10, tail=0):
+        self.per_slice, self.tail = per_slice, tail
+        self.statements, self.running, self.left, self.cpu, self.vcs = 0.0, 0, 0, 0.0, 0.0
+
+    def client(self):
+        server = self
+
+        class Client:
+            def send(self, sig):
+                if sig == signal.SIGSTOP:
+                    server.statements += server.per_slice
+                    server.cpu += 0.1
+                    server.vcs += server.per_slice
+                    server.running, server.left = (1, server.tail) if server.tail else (0, 0)
+
+        return Client()
+
+    def read(self) -> Reading:
+        self.statements += 1
+        self.cpu += 0.0002  # the read's own cost
+        if self.left:
+            self.left -= 1
+            self.running = int(self.left > 0)
+        return Reading(time.monotonic(), self.statements, self.running, self.cpu)
+
+    def usage(self):
+        return self.vcs
+
+    def spent(self, before, after):
+        return {"vcs": after - before}
+
+
+def test_a_turn_passes_only_once_its_server_is_quiet_and_counts_the_statements_of_its_own_turn():
+    servers = [Server(10, tail=0), Server(20, tail=3)]
+    turns = Rotation([s.client() for s in servers], 0.001, watches=servers)
+    turns.run_until(time.monotonic() + 0.05)
+    assert turns.rounds >= 2 and len(turns.turns) == 2 * turns.rounds
+    for t in turns.turns:
+        s = servers[t.client]
+        assert t.quiet and t.statements == s.per_slice  # the reads' own statements left out
+        assert t.reads == (2 if not s.tail else s.tail + 1)  # two quiet reads in a row, the first as it ended
+        assert t.usage == {"vcs": s.per_slice} and t.cpu_s == pytest.approx(0.1 + 0.0002 * t.reads)
+        assert t.read_cpu_s == pytest.approx(0.0002)
+    later = [t for t in turns.turns if t.outside is not None]
+    assert later and all(t.outside == 0 for t in later)  # nothing ran between a server's turns
+    assert all(t.cpu_outside_s == pytest.approx(0.0002) for t in later)  # the next turn's first read, no more
+    assert all(t.gap_s is not None and t.gap_s >= 0 for t in turns.turns[1:]) and turns.turns[0].gap_s is None
+
+
+def test_a_server_that_does_not_go_quiet_is_recorded_so_after_the_bounded_wait():
+    server = Server(5, tail=10**9)
+    turns = Rotation([server.client()], 0.001, watches=[server], quiet_timeout_s=0.02)
+    turns.run_until(time.monotonic())
+    (t,) = turns.turns
+    assert not t.quiet and t.wait_s >= 0.02 and t.read_cpu_s is None
+
+
+def test_statements_a_server_ran_outside_its_turns_are_counted():
+    a, b = Server(10), Server(10)
+    clients = [a.client(), b.client()]
+    turns = Rotation(clients, 0.001, watches=[a, b])
+    turns.turn(0)
+    a.statements += 3  # its client ran on into b's turn
+    turns.turn(1)
+    turns.turn(0)
+    assert [t.outside for t in turns.of(0)] == [None, 3]
+
+
+def test_watches_are_one_per_client():
+    with pytest.raises(DbexpError, match="1 for 2 clients"):
+        Rotation([FakeClient("A", []), FakeClient("B", [])], 0.1, watches=[Server()])
+
+
+def test_a_servers_figures_are_its_own_turns_only():
+    from dbexp.experiments.measure import turn_figures
+    from dbexp.experiments.rotation import Turn
+    from dbexp.metrics.marks import Mark
+
+    mine = [Turn(0, 0.0, 0.1, 0.001, True, 2, 100.0, 0.09, {"vcs": 150.0, "ivcs": 50.0, "wchar": 102400.0},
+                 None, None, None, 0.0002),
+            Turn(0, 1.0, 0.1, 0.003, True, 2, 300.0, 0.1, {"vcs": 450.0, "ivcs": 50.0, "wchar": 307200.0},
+                 0.0, 0.01, 0.004, 0.0002)]
+    a, b = Mark(10.0, 1000.0, 5.0), Mark(11.0, 1000.0 + 400 + 6 + 1, 5.25)  # 6 reads, b's own statement
+    got = {k: v for k, (v, _) in turn_figures(mine, 0.2, a, b, 404.0, 1, 5).items()}
+    assert got["qps_common"] == pytest.approx(2000.0) and got["statements_outside_turns"] == 0
+    assert got["cs_per_op"] == pytest.approx(1.75) and got["vcs_per_op"] == pytest.approx(1.5)
+    assert got["wchar_kb_per_op"] == pytest.approx(1.0) and got["cpu_per_op_turns_us"] == pytest.approx(475.0)
+    assert got["cpu_per_op_common_us"] == pytest.approx(625.0)  # between the marks: background work included
+    assert got["turn_share_pct"] == pytest.approx(100 * 400 / 404) and got["active_servers"] == 1
+    assert got["turn_wait_ms_max"] == pytest.approx(3.0) and got["lat_avg_turns_ms"] == pytest.approx(0.5)
+    leaked = {k: v for k, (v, _) in turn_figures(mine, 0.2, a, Mark(11.0, b.statements + 2, 5.25), 404.0, 1, 5).items()}
+    assert leaked["statements_outside_turns"] == 2 and leaked["active_servers"] == 5
+
+
+def test_the_witness_holds_only_where_every_turn_was_quiet_and_nothing_ran_outside_them():
+    import pandas as pd
+
+    from dbexp.experiments import rotation
+
+    w = pd.DataFrame({"turns": [8.0, 8.0, 8.0, None], "turns_quiet": [8.0, 7.0, 8.0, None],
+                      "statements_outside_turns": [0.0, 0.0, 0.0, None], "turn_share_pct": [99.5, 99.5, 90.0, None],
+                      "turn_wait_ms_max": [0.8, 2000.0, 0.9, None], "slices": [8.0, 8.0, 8.0, 8.0],
+                      "active_servers": [1.0, 5.0, 5.0, 1.0], "servers_at_once": [5.0] * 4,
+                      "qps_common": [None, None, None, 1000.0], "active_s": [None, None, None, 0.8],
+                      "queries": [None, None, None, 1000.0]})
+    assert rotation.held(w).tolist() == [True, False, False, False]
+    assert rotation.active_servers(w).tolist() == [1.0, 5.0, 5.0, 5.0]  # the last stored 1, its turns unwitnessed
+    ok, what = rotation.describe(w)
+    assert not ok and what.startswith("23 of 24 turns ended with the server quiet")
+    assert "(1 of 3 runs held)" in what and "1 runs stored no turn records" in what and "(80% of a run's" in what
+    assert rotation.describe(w.iloc[:1])[0]
+    n = rotation.numbers(w)
+    assert (n["stored"], n["old"], n["held"], n["turns"], n["quiet"]) == (3, 1, 1, 24, 23)
+    assert n["old_share"] == pytest.approx(0.8) and n["share_min"] == pytest.approx(0.9)
