@@ -1,5 +1,6 @@
-"""The gtid chapter's MySQL part against a real server: GTIDs switched on and off at run time, and
-the binlog bytes each commit adds with and without them."""
+"""The gtid chapter's MySQL part against a real server: GTIDs switched on and off at run time, the GTIDs
+assigned counted from gtid_executed (the chapter's witness), and the binlog bytes each commit adds with and
+without them."""
 
 from __future__ import annotations
 
@@ -25,21 +26,25 @@ def test_gtids_switch_on_and_off_at_run_time_and_add_bytes_to_each_commit(engine
         conn = server.connect("sbtest")
         try:
             query(conn, "CREATE TABLE ticks (id INT PRIMARY KEY, v INT)")
-            per_commit = {}
+            per_commit, assigned = {}, {}
             for on in (False, True):
                 part.set_gtid(conn, on)
                 assert query(conn, "SELECT @@GLOBAL.gtid_mode")[0][0] == ("ON" if on else "OFF")
-                before = part.binlog_bytes(conn)
+                before, gtids = part.binlog_bytes(conn), part.gtids_executed(conn)
                 for i in range(COMMITS):  # autocommit: one transaction each
                     query(conn, "INSERT INTO ticks VALUES (%s, 0)", (COMMITS * on + i,))
+                query(conn, "SELECT COUNT(*) FROM ticks")  # a read: no transaction in the binlog, no GTID
                 per_commit[on] = (part.binlog_bytes(conn) - before) / COMMITS
+                assigned[on] = part.gtids_executed(conn) - gtids
             executed = str(query(conn, "SELECT @@GLOBAL.gtid_executed")[0][0])
             part.set_gtid(conn, False)
             assert query(conn, "SELECT @@GLOBAL.enforce_gtid_consistency")[0][0] == "OFF"
         finally:
             conn.close()
-    # the commits made with GTIDs on got one each, numbered from 1, and no other transaction got one
+    # the commits made with GTIDs on got one each, numbered from 1, and no other transaction got one: what the
+    # chapter's witness counts per run (gtids_executed before and after)
     assert executed.split(":", 1)[1] == f"1-{COMMITS}", executed
+    assert assigned == {False: 0, True: COMMITS}
     # with GTIDs off every transaction still gets an anonymous GTID event of the same size
     assert per_commit[True] == pytest.approx(per_commit[False], rel=0.05), per_commit
     assert 50 < per_commit[False] < 2000, per_commit

@@ -3,6 +3,7 @@ MySQL part's settings and run-time GTID switch, the page's sentences."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pandas as pd
@@ -20,9 +21,25 @@ def _res(rows):
     return Results("gtid", pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), "test")
 
 
+def _checks(config):
+    """The starting state a run of ``config`` stores, as the chapter checks it (engines/innodb.py)."""
+    on = config != "binlog off"
+    checks = {f"log_bin {'ON' if on else 'OFF'}": {"ok": True, "seen": "1" if on else "0"},
+              f"gtid_mode {'ON' if config == 'binlog + GTID' else 'OFF'}": {"ok": True, "seen": "x"},
+              f"performance_schema {'OFF' if config == 'binlog, P_S off' else 'ON'}": {"ok": True, "seen": "x"}}
+    return json.dumps(checks)
+
+
+# what a run measured in turns stores, its turns' witness holding (dbexp.experiments.measure.turn_figures)
+TURNS = {"turns": 8.0, "turns_quiet": 8.0, "statements_outside_turns": 0.0, "turn_share_pct": 99.6,
+         "turn_wait_ms_max": 0.9, "turn_wait_ms_mean": 0.6, "slices": 8.0, "active_servers": 1.0, "servers_at_once": 5.0}
+
+
 def _row(config, repeat, qps, cpu, test="insert"):
     return {"series_name": "mysql 8.0.15", "test": test, "threads": 1, "config": config, "repeat": repeat,
-            "qps_common": qps, "qps": qps, "cpu_per_op_common_us": cpu, "vcs_per_op": 2.0, "wchar_kb_per_op": 1.0}
+            "qps_common": qps, "qps": qps, "cpu_per_op_common_us": cpu, "vcs_per_op": 2.0, "wchar_kb_per_op": 1.0,
+            "precondition": _checks(config), "binlog_bytes_per_commit": None if config == "binlog off" else 650.0,
+            "gtids_per_commit": 1.0 if config == "binlog + GTID" else 0.0, **TURNS}
 
 
 def test_gtid_ratio_is_paired_by_repeat():
@@ -224,8 +241,7 @@ def test_the_regression_claims_test_the_sources_own_numbers():
     # an interval that holds 1 but excludes the source's number rejects that number
     assert verdicts.magnitude(0.945, 1.009, 1.114, 1.114, point=0.976, n=12).startswith("disagrees (smaller than claimed")
     assert verdicts.magnitude(0.95, 1.05, 1.02, 1.02, point=1.0, n=12).startswith("not resolved")
-    assert list(c.reset_index().columns) == ["claim", "source: number, conditions", "here: conditions",
-                                             "measured here", "verdict"]
+    assert list(c.reset_index().columns) == list(verdicts.COLUMNS + verdicts.KEYS)
 
 
 def test_the_gtid_sources_claims_are_not_testable_on_series_without_its_per_commit_gtid_writes():
@@ -249,6 +265,95 @@ def test_the_gtid_sources_claims_are_not_testable_on_series_without_its_per_comm
     assert "9.7.0: agrees in direction, larger" in kb
     gains = c[c["claim"].str.contains("the binlog off gains")]["verdict"].iloc[0]
     assert "9.7.0: not testable here (the source measured 5.7.44 and 8.0.45 only" in gains
+
+
+LATER = {"mysql 9.7.0": {"binlog off": 900, "binlog": 800, "binlog + GTID": 760, "binlog, P_S off": 840,
+                         "binlog, twin": 800}}
+
+
+def _verdict(c, words):
+    return c[c["claim"].str.contains(words, regex=False)]["verdict"].iloc[0]
+
+
+def test_every_row_tests_ledger_entries_and_carries_a_witness_that_holds_on_witnessed_runs():
+    from dbexp.experiments import claims_ledger
+
+    c = gtid.claims(_res(_two_versions(tests=("insert", "update-index", "update-non-index"), extra=LATER)))
+    ledger = {e["id"]: e for e in claims_ledger.ledger("gtid")}
+    ids = [i for cell in c["id"] for i in cell.split(", ")]
+    assert all(i in ledger for i in ids) and len(ids) == len(set(ids)) == len(c)
+    assert {i for i, e in ledger.items() if e["status"] == claims_ledger.TESTED} <= set(ids)
+    assert c["witness"].str.len().gt(0).all() and c["witness_ok"].all()
+    assert "gtid_executed grew by 1.000 GTIDs per commit in 4 *binlog + GTID* runs, by 0.000 in 4 *binlog* runs" \
+        in c.set_index("id").loc["gtid-8-core-insert", "witness"]
+    assert "64 of 64 turns ended with the server quiet" in c.set_index("id").loc["gtid-insert-cpu", "witness"]
+    assert "650 binlog bytes per commit in 4 of 4 *binlog* runs; log_bin read back OFF in 4 of 4 *binlog off* runs" \
+        in c.set_index("id").loc["binlog-gains-both-versions", "witness"]
+    assert _verdict(c, "GTIDs cost insert about 5%").endswith("9.7.0: agrees, under other conditions (one server CPU, "
+                                                              "100,000 rows and runs of seconds, against the source's "
+                                                              "8 cores, 50M rows and 900 s)")  # 760 / 800
+
+
+def test_a_gtid_row_whose_runs_stored_no_gtid_count_is_not_measured_and_the_binlog_rows_stand():
+    rows = [{k: v for k, v in r.items() if k != "gtids_per_commit"}
+            for r in _two_versions(tests=("insert", "update-non-index"), extra=LATER)]
+    c = gtid.claims(_res(rows))
+    v = _verdict(c, "GTIDs cost insert about 5%")
+    assert "5.7.22: not testable here" in v  # a verdict that judges nothing needs no witness
+    assert "9.7.0: not measured here (witness failed: no count of the GTIDs assigned stored with these runs " \
+           "(gtid_executed before and after each), only gtid_mode read back ON in 4 of 4 *binlog + GTID* runs)" in v
+    assert not c.set_index("id").loc["gtid-8-core-insert", "witness_ok"]
+    assert _verdict(c, "+67%, 8.0 +86%").startswith("5.7.22: agrees in direction, smaller")
+    # GTIDs on a binlog run: the witness fails there too
+    rows = _two_versions(tests=("insert",), extra=LATER)
+    for r in rows:
+        if r["config"] == "binlog" and r["series_name"] == "mysql 9.7.0":
+            r["gtids_per_commit"] = 1.0
+    assert "9.7.0: not measured here (witness failed: gtid_executed grew by 1.000 GTIDs per commit in 4 " \
+           "*binlog + GTID* runs, by 1.000 in 4 *binlog* runs)" in _verdict(gtid.claims(_res(rows)), "insert about 5%")
+
+
+def test_a_per_operation_row_needs_every_turn_quiet_and_its_figures_counted_in_its_own_turns():
+    rows = _two_versions(tests=("insert",), extra=LATER)
+    for r in rows:  # one turn of 9.7's binlog server passed before the server was quiet
+        if r["series_name"] == "mysql 9.7.0" and r["config"] == "binlog" and r["repeat"] == 0:
+            r["turns_quiet"] = 7.0
+    c = gtid.claims(_res(rows))
+    cpu = _verdict(c, "GTIDs cost more CPU per operation")
+    assert "9.7.0: not measured here (witness failed: gtid_executed grew" in cpu
+    assert "turns: 63 of 64 turns ended with the server quiet" in cpu and "(7 of 8 runs held)" in cpu
+    assert _verdict(c, "GTIDs cost insert about 5%").endswith("against the source's 8 cores, 50M rows and 900 s)")
+    # runs stored before the turns were recorded: their per-operation figures span the whole run
+    old = [{k: v for k, v in r.items() if k not in gtid_turns()} | {"active_s": 0.8, "queries": 1000.0}
+           for r in _two_versions(tests=("insert",), extra=LATER)]
+    w = gtid.claims(_res(old)).set_index("id").loc["gtid-insert-context-switches", "witness"]
+    assert "8 runs stored no turn records: a statement in flight at a turn's end was not waited for" in w
+
+
+def gtid_turns():
+    from dbexp.experiments.rotation import WITNESS_COLUMNS
+    return set(WITNESS_COLUMNS)
+
+
+def test_gtids_are_counted_from_the_sets_intervals():
+    from dbexp.chapters.gtid.engines.innodb import count_gtids
+
+    assert count_gtids("") == 0
+    assert count_gtids("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:11") == 6
+    assert count_gtids("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-100,\n2174b383-5441-11e8-b90a-c80aa9429562:7-9") == 103
+    assert count_gtids("3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:tag:1-3") == 8  # 8.3's tagged GTIDs
+
+
+def test_the_page_says_what_the_turns_show():
+    held = gtid.sentence(_res(_two_versions(tests=("insert",))), "turns")
+    assert held.startswith("In 40 runs 320 of 320 turns ended with their server quiet before the next began")
+    assert "0 statements ran outside a server's own turns" in held and "40 of 40 runs held all three" in held
+    old = [{k: v for k, v in r.items() if k not in gtid_turns()} | {"active_s": 0.5, "queries": r["qps_common"]}
+           for r in _two_versions(tests=("insert",))]
+    said = gtid.sentence(_res(old), "turns")
+    assert said.startswith("40 runs were stored before turns waited for the statement in flight")
+    assert "so only 50% of a run's statements fell in its own turns (median)" in said
+    assert gtid.sentence(_res([]), "turns") == "No runs in these results."
 
 
 def test_the_run_length_check_compares_each_ratio_at_two_lengths():

@@ -15,7 +15,7 @@ from dbexp.chapters.gtid.analysis import (control, gap_changes, length_check, ma
 from dbexp.chapters.gtid.configs import TARGET_HALF_WIDTH
 from dbexp.chapters.gtid.engines.innodb import of_series
 from dbexp.experiments import ledger as src
-from dbexp.experiments import paired, stats
+from dbexp.experiments import paired, rotation, stats
 from dbexp.experiments.chapter import Results
 
 
@@ -122,16 +122,27 @@ def findings_numbers(res: Results) -> dict:
                           key=version_key) if len(gtid) else []
     return {"gtid": _extremes(gtid), "insert": insert, "old_versions": old_versions, "insert_source": src.EIGHT_TPUT["insert"],
             "head": head, "binlog": binlog, "gains": gains, "pfs": pfs, "length": length_numbers(res),
-            **resolution_numbers(res)}
+            "turns": turn_numbers(res), **resolution_numbers(res)}
 
 
-NUMBERS = {"gtid_loss": loss_numbers, "edge_effect": edge_numbers, "resolution": resolution_numbers,
+def turn_numbers(res: Results) -> dict:
+    """What the turns stored with the runs show (dbexp.experiments.rotation.numbers): one server working at a
+    time, its per-operation figures counted in its own turns."""
+    return rotation.numbers(tidy(res))
+
+
+NUMBERS = {"turns": turn_numbers, "headline": findings_numbers, "gtid_loss": loss_numbers, "edge_effect": edge_numbers, "resolution": resolution_numbers,
            "findings": findings_numbers, "length_check": length_numbers}
 
 
 def findings(res: Results) -> str:
     """The page's findings (the template findings.md.j2)."""
     return sentence(res, "findings")
+
+
+def headline(res: Results) -> str:
+    """The page's answer in one or two sentences (the template headline.md.j2; '' with no GTID ratio)."""
+    return sentence(res, "headline").strip()
 
 
 def sentence(res: Results, name: str) -> str:

@@ -22,6 +22,11 @@ class GtidEngine(ABC):
         """Bytes in the binary log now, or None where it is off (per-commit bytes come from two reads)."""
 
     @abstractmethod
+    def gtids_executed(self, conn) -> float:
+        """How many GTIDs the server has executed (per-run GTIDs come from two reads: the witness that each
+        commit got one)."""
+
+    @abstractmethod
     def gtid_table_per_commit(self) -> bool:
         """Whether each commit's GTID is written to a table (what the GTID source's versions do)."""
 
