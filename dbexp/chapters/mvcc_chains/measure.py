@@ -144,12 +144,13 @@ def measure_point(server, part, p: ChainPoint) -> Measured:
             commits = p.versions * spec.hot
             m["write_s"] = (write_s, "s")
             m["commits"] = (float(commits), "count")
-            m.update(vc.update_kinds(server, part, commits))  # how many were HOT, where the engine counts it
             if commits:
                 m["writer_us"] = (write_s * 1e6 / commits, "us per update")
             if old is not None:
                 _readers(server, part, old, before, spec, p, m, series)
             g1 = vc.garbage(server, part)
+            # how many updates were HOT, where the engine counts it (read after the readers: the counts have arrived)
+            m.update(vc.update_kinds(server, part, commits))
             for name in ("history_list_length", "purge_lag_trx", "n_dead_tup"):
                 if name in g1:
                     m[f"garbage_{name}"] = (g1[name] - g0.get(name, 0.0), "count")
