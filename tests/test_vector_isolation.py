@@ -29,9 +29,9 @@ def prepared(request, engine):
         yield srv, part, rows, facts
 
 
-def _point(writer: str, exact: bool = False) -> VectorPoint:
-    return VectorPoint("readers", writer, 5 if writer != "none" else 0, 5, 20, "off", exact, 4, 0.05, 1.0,
-                       SHAPE.rows, SHAPE.dims, 8, 32, 0, "0")
+def _point(writer: str, exact: bool = False, between: bool = False) -> VectorPoint:
+    return VectorPoint("readers", writer, 5, 100.0, 5, 20, "off", exact, between, 4, 1.0, SHAPE.rows, SHAPE.dims, 8,
+                       32, 0, "0")
 
 
 def test_the_pristine_table_passes_its_check_and_the_index_is_used(prepared):
@@ -88,12 +88,33 @@ def test_a_written_table_fails_the_check_until_restored(prepared):
         conn.close()
 
 
-def test_readers_under_inserts_never_see_a_row_their_snapshot_cannot(prepared):
+def _trials(measured) -> dict[str, list[float]]:
+    """The run's per-trial records (series source txn) as {field: [value per trial]}."""
+    out: dict[str, list[float]] = {}
+    for t, source, name, value in measured.series:
+        assert source == "txn"
+        out.setdefault(name, []).append(value)
+    return out
+
+
+def test_trials_under_a_near_writer_never_see_a_row_their_snapshot_cannot(prepared):
     srv, part, rows, _ = prepared
-    for exact in (True, False):
-        got = measure_point(part, srv, _point("insert", exact), dataset.checksum(rows), dirty=True).measurements
-        assert got["reader_transactions"][0] == 4 and got["precondition_ok"][0] == 1
-        assert got["leaked"][0] == 0 and got["writes_between"][0] >= 5
-        assert got["lost_visible"][0] == got["lost"][0]  # a row the second answer lost is still visible
+    for exact, between in ((True, False), (False, False), (False, True)):
+        got = measure_point(part, srv, _point("near", exact, between), dataset.checksum(rows), dirty=True,
+                            stream=7 + exact + 2 * between)
+        m, tr = got.measurements, _trials(got)
+        assert m["reader_transactions"][0] == 4 and m["precondition_ok"][0] == 1
+        assert m["leaked"][0] == 0 and tr["writes_between"] == [5.0] * 4
+        # every trial starts from the state the writes before it left, as the lab wrote it
+        assert tr["start_rows"] == [SHAPE.rows + 5.0 * j for j in range(4)]
+        assert m["lost_visible"][0] == m["lost"][0]  # a row the second answer lost is still visible
+        assert all(v == v and v >= 0 for v in tr["new_nearer"])  # the rows it could not see, counted
+        assert m["writes_per_s"][0] > 50  # paced at 100 rows/s: never far behind
+        if srv.flavor.name == "mariadb":
+            assert min(tr["graph_rows_updated"]) > 0  # each insert rewrote neighbours' rows of the graph table
+        else:
+            assert min(tr["index_pages_written"]) > 0
+        if between:
+            assert len(tr["between_rows"]) == 4 and all(r == r for r in tr["between_rows"])
         if exact:
-            assert got["set_changed"][0] == 0  # the exact scan is the control: it never changes
+            assert m["set_changed"][0] == 0  # the exact scan is the control: it never changes

@@ -1,7 +1,9 @@
-"""The chapter's knobs and points: per server and independently started instance, REPEATABLE READ readers
-under a writer (the main sweep: k, the candidate list, pgvector's iterative scan, the rows written between
-a reader's two queries and what the writer does), the two controls (no writer; an exact scan under the same writer), and the throughput alone
-(queries per second with no writer, inserts per second with no reader)."""
+"""The chapter's knobs and points: per server and independently started instance, REPEATABLE READ trials
+that each ask a query of their own twice while a paced writer commits rows between (the main sweep: k, the
+candidate list and pgvector's iterative scan under rows written around the query; rows from the data set's
+mixture; another reader between the writes and the second search), the two controls (no writer; an exact
+scan under the same writer), and the throughput alone (queries per second with no writer, inserts per second
+with no reader)."""
 
 from __future__ import annotations
 
@@ -12,9 +14,9 @@ from dataclasses import dataclass
 from dbexp.catalog import OFFLINE, lookup, parse_spec
 from dbexp.chapters.vector_isolation import dataset
 from dbexp.chapters.vector_isolation.engines import mariadb, postgres
-from dbexp.chapters.vector_isolation.measure import VectorPoint, measure_point
+from dbexp.chapters.vector_isolation.measure import VectorPoint, measure_point, point_stream
 from dbexp.errors import DbexpError, choices
-from dbexp.experiments.chapter import Chapter, Cpus, Part
+from dbexp.experiments.chapter import Chapter, Cpus, Part, check_whole
 from dbexp.experiments.measure import Measured
 from dbexp.experiments.sweep import Point
 from dbexp.servers.engines import Engines
@@ -43,18 +45,24 @@ class Scale:
     rows: int  # the data set's rows (ids 1..rows)
     dims: int
     m: tuple[int, ...]  # HNSW m values (each its own index, on its own servers); the first gets every point,
-    # the others the main insert point, its no-writer control and the query rate
+    # the others the main near-writer point, its no-writer control and the query rate
     ef_construction: int  # pgvector's (MariaDB has no such setting)
-    transactions: int  # reader transactions per point
-    gap_s: float  # with no writer: seconds between a transaction's two queries
+    transactions: int  # trials per reader point, each its own transaction with its own query
+    gap_writes: int  # rows the writer commits between a trial's two searches
+    rate: float  # the writer's pace in rows per second, the same on every engine
     ks: tuple[int, ...]
     ef_searches: tuple[int, ...]
     iteratives: tuple[str, ...]  # pgvector's iterative scan modes swept (engines without one: off only)
-    gap_writes: tuple[int, ...]  # rows written between a reader's two queries; the last is the main sweep's
-    writers: tuple[str, ...]  # other writers, with the main sweep's rows between and the base search
+    writers: tuple[str, ...]  # writers beside the main two (near, insert), at the first k and candidate list
+    between: bool  # a point with another reader's query between the writes and the second search
     instances: int  # independently started servers per server spec
     seconds: float  # throughput points' length
     repeats: int = 1
+
+
+OTHER_WRITERS = ("update", "delete")  # writers a scale may add beside the main two
+MAIN_WRITER = "near"  # rows written around the trial's query: the writes the search walks through
+MIXTURE_WRITER = "insert"  # rows drawn from the data set's mixture, anywhere
 
 
 class VectorIsolation(Chapter):
@@ -63,13 +71,12 @@ class VectorIsolation(Chapter):
     scales = {
         # runs of a few seconds: the noise rule reads steal over each run's window, and over a 1 s window a
         # few ticks of steal were enough to fail a point three times in a row (a fresh clone's make test)
-        "smoke": Scale(("postgres:17+pgvector@offline", "mariadb:11.8@offline"), 2000, 16, (16,), 64, 15, 0.2,
-                       (10,), (10,), ("off",), (20,), ("update",), 1, 3.0),
-        # MariaDB rebuilds its index for every point with a writer (about 20 s at 10,000 x 32 on one CPU here)
-        "default": Scale(DEFAULT_SERVERS, 10000, 32, (16, 8), 64, 30, 0.25, (10, 40), (10, 40),
-                         ("off", "relaxed_order"), (5, 20), ("update", "delete"), 2, 3.0),
-        "full": Scale(DEFAULT_SERVERS, 50000, 64, (16, 8, 32), 64, 100, 0.25, (10, 40), (10, 20, 40, 100),
-                      ("off", "relaxed_order", "strict_order"), (5, 20, 80), ("update", "delete"), 3, 5.0),
+        "smoke": Scale(("postgres:17+pgvector@offline", "mariadb:11.8@offline"), 2000, 16, (16,), 64, 12, 10,
+                       50.0, (10,), (10,), ("off", "relaxed_order"), (), True, 1, 3.0),
+        "default": Scale(DEFAULT_SERVERS, 10000, 32, (16,), 64, 60, 10, 50.0, (10,), (10, 40),
+                         ("off", "relaxed_order"), (), True, 2, 3.0),
+        "full": Scale(DEFAULT_SERVERS, 50000, 64, (16, 8, 32), 64, 200, 10, 50.0, (10, 40), (10, 20, 40, 100),
+                      ("off", "relaxed_order", "strict_order"), ("update", "delete"), True, 3, 5.0),
     }
     order = "grouped"  # a point's state is made before it (the pristine table), not inherited
     engines = PARTS
@@ -77,15 +84,27 @@ class VectorIsolation(Chapter):
         "servers": 'the servers, e.g. ["postgres:17+pgvector", "mariadb:11.8"]',
         "rows": "the data set's rows", "dims": "the vectors' dimensions",
         "m": "HNSW m values, e.g. [8, 16]", "ef_construction": "pgvector's ef_construction",
-        "transactions": "reader transactions per point", "gap_s": "seconds between a reader's two queries",
+        "transactions": "trials per reader point (each its own transaction and query)",
+        "gap_writes": "rows the writer commits between a trial's two searches",
+        "rate": "the writer's pace, rows per second (the same on every engine)",
         "ks": "the k values, e.g. [10, 40]", "ef_searches": "the candidate-list sizes, e.g. [40, 100]",
         "iteratives": 'pgvector\'s iterative scan modes, e.g. ["off", "relaxed_order"]',
-        "gap_writes": "rows written between a reader's two queries, the last the main sweep's",
-        "writers": 'other writers, e.g. ["update", "delete"]', "instances": "servers started per spec",
+        "writers": 'writers beside the main two, e.g. ["update", "delete"]',
+        "between": "whether to run the point with another reader between the writes and the second search",
+        "instances": "servers started per spec",
         "seconds": "the throughput points' length (s)", "repeats": "the repeats",
     }
 
     def adjust(self, sc, scale, cpus, overrides):
+        check_whole(sc.transactions, "transactions")
+        check_whole(sc.gap_writes, "gap_writes")
+        check_whole(list(sc.ks), "k")
+        check_whole(list(sc.ef_searches), "ef_search")
+        if isinstance(sc.rate, bool) or not isinstance(sc.rate, (int, float)) or not sc.rate > 0:
+            raise DbexpError(f"bad rate {sc.rate!r}: expected rows per second above 0")
+        bad = [w for w in sc.writers if w not in OTHER_WRITERS]
+        if bad:
+            raise DbexpError(f"bad writers {bad[0]!r}; valid are {choices(list(OTHER_WRITERS))}")
         for spec in sc.servers:
             part = PARTS.part_for_name(flavor_of_spec(spec).name) if PARTS.measures(flavor_of_spec(spec)) else None
             builds = lookup(parse_spec(spec))
@@ -102,16 +121,16 @@ class VectorIsolation(Chapter):
             cfg = self.server_config(spec, cpus.server, part.start_settings())
             group = f"vector {spec} m={m} #{instance}"
 
-            def point(kind="readers", writer="insert", gap=sc.gap_writes[-1], k=sc.ks[0], ef=sc.ef_searches[0],
-                      iterative="off", exact=False):
-                return Point(cfg, VectorPoint(kind, writer, gap if writer != "none" else 0, k, ef, iterative, exact,
-                                              sc.transactions if kind == "readers" else 0, sc.gap_s, sc.seconds,
+            def point(kind="readers", writer=MAIN_WRITER, k=sc.ks[0], ef=sc.ef_searches[0], iterative="off",
+                      exact=False, between=False):
+                return Point(cfg, VectorPoint(kind, writer, sc.gap_writes, sc.rate, k, ef, iterative, exact, between,
+                                              sc.transactions if kind == "readers" else 0, sc.seconds,
                                               sc.rows, sc.dims, m, sc.ef_construction, instance, cpus.client),
                              group=group)
 
             its = [i for i in sc.iteratives if i in part.iterative_modes] or ["off"]
             if m != sc.m[0]:
-                # another graph degree: the main insert point, its no-writer control and the query rate
+                # another graph degree: the main near-writer point, its no-writer control and the query rate
                 out += [point(writer="none"), point(kind="query_rate", writer="none"), point()]
                 continue
             # the points without a writer first: they leave the pristine table as it is (no rebuild)
@@ -119,19 +138,27 @@ class VectorIsolation(Chapter):
             pts += [point(kind="query_rate", writer="none", ef=ef, iterative=it)
                     for ef, it in itertools.product(sc.ef_searches, its)]
             pts += [point(exact=True)]
-            pts += [point(gap=g) for g in sc.gap_writes]
             # a candidate list shorter than k cannot return k rows: only ef_search >= k is asked
             pts += [point(k=k, ef=ef, iterative=it) for k, ef, it in itertools.product(sc.ks, sc.ef_searches, its)
-                    if ef >= k and (k, ef, it) != (sc.ks[0], sc.ef_searches[0], "off")]
+                    if ef >= k]
+            pts += [point(writer=MIXTURE_WRITER)]
+            if sc.between:
+                pts += [point(between=True)]
             pts += [point(writer=w) for w in sc.writers]
-            pts += [point(kind="insert_rate")]
+            pts += [point(kind="insert_rate", writer=MIXTURE_WRITER)]
             out += pts
         return [Part(out, sc.repeats)]
 
+    def timed(self, point: Point) -> bool:
+        """Reader trials count answers (rows lost, kept, cut short) whatever the CPU's speed: only the
+        throughput points are rates."""
+        return point.params.kind != "readers"
+
     @contextlib.contextmanager
     def session(self, server):
-        """The pristine data set and its index, made once per server instance (the points restore it)."""
-        yield {"made": {}, "dirty": False}
+        """The pristine data set and its index, made once per server instance (the points restore it), and how
+        often each point was measured on this server (a measurement's trials draw streams of their own)."""
+        yield {"made": {}, "dirty": False, "measured": {}}
 
     def measure(self, server, point: Point, state) -> Measured:
         p: VectorPoint = point.params
@@ -142,7 +169,10 @@ class VectorIsolation(Chapter):
             state["made"] = {key: part.prepare(server, rows, p.m, p.ef_construction)}
             state["dirty"] = False
         was_dirty, state["dirty"] = state["dirty"], True  # until this point ends clean
-        got = measure_point(part, server, p, dataset.checksum(rows), was_dirty)
+        before = state["measured"].get(p, 0)
+        state["measured"][p] = before + 1
+        got = measure_point(part, server, p, dataset.checksum(rows), was_dirty,
+                            point_stream(server.config.spec, p, before))
         state["dirty"] = p.writer != "none"
         got.measurements.update({k: (v, "s" if k.endswith("_s") else "bytes")
                                  for k, v in state["made"][key].items()})

@@ -2,12 +2,14 @@
 
 Points lie around ``clusters`` centres in ``dims`` dimensions (a Gaussian mixture, so that a k-NN
 query has a neighbourhood to find, as real embeddings do); queries are drawn from the same mixture.
-Row ``i`` (1-based) of a data set is the same for every server, and a writer's vectors come from a
-stream of their own, seeded by the point, so each engine sees the same rows inserted in the same order.
+Row ``i`` (1-based) of a data set is the same for every server. A reader's query and the rows written
+under it come from random streams of their own (:func:`stream`), one per trial of each point on each
+server and instance, so that no two trials share a query or the rows written between its two searches.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +35,19 @@ def draw(dims: int, n: int, stream: int) -> np.ndarray:
     which = rng.integers(0, CLUSTERS, n)
     noise = rng.standard_normal((n, dims)).astype(np.float32) * SPREAD
     return np.round(_centres(dims)[which] + noise, 4).astype(np.float32)
+
+
+def stream(*key) -> int:
+    """A random stream's number (1 and up; 0 is the base rows) from any key: the same key, the same stream."""
+    return 1 + int(hashlib.sha256(repr(key).encode()).hexdigest()[:12], 16)
+
+
+def near(centre: np.ndarray, n: int, stream_: int) -> np.ndarray:
+    """``n`` vectors around ``centre`` as the mixture's clusters spread around theirs (SPREAD in every
+    dimension), from random stream ``stream_``: rows written in a query's own neighbourhood."""
+    rng = np.random.default_rng([SEED, stream_])
+    noise = rng.standard_normal((n, centre.shape[0])).astype(np.float32) * SPREAD
+    return np.round(centre[None, :] + noise, 4).astype(np.float32)
 
 
 def base_rows(shape: Shape) -> np.ndarray:

@@ -1,25 +1,38 @@
-"""One point: REPEATABLE READ readers that ask the same k-NN query twice while a writer changes the table.
+"""One point: REPEATABLE READ trials that ask the same k-NN query twice while a writer commits rows between.
 
-Each reader transaction, on its own connection:
+Each trial is one reader transaction with a query vector of its own (drawn for that trial alone: no two
+trials of any point, server or instance share one), on one connection:
 
-1. begins REPEATABLE READ (the snapshot is taken at once) and reads ``max(id)``: the largest id its
-   snapshot sees (the writer's ids only grow, so a returned id above it is a row the snapshot must not see);
-2. asks the k-NN query (``q1``), waits ``gap_s`` while the writer goes on, asks it again (``q2``), and
-   notes the plan of each (``EXPLAIN`` right after it, in the same transaction);
-3. asks the exact answer in the same transaction (no vector index: the snapshot's true k nearest), and
-   counts how many of the rows ``q1`` returned and ``q2`` did not are still visible to the snapshot;
-4. commits. Where the engine shows its index pages, a second connection counts the pages written since
-   the transaction began.
+1. it begins REPEATABLE READ (the snapshot is taken at once) and reads the table's row count and largest id
+   as its snapshot sees them: the trial's starting state, checked against what the lab wrote so far (the
+   writes of the trials before it make every trial's state a new one);
+2. it asks the k-NN query (``q1``) and notes its plan (``EXPLAIN`` right after it);
+3. a writer connection commits ``gap_writes`` rows, one per transaction, paced at ``rate`` rows per second
+   (the same pace on every engine, so the same rows and the same time lie between the two searches): rows
+   drawn from the data set's mixture (``insert``), around the trial's query as its cluster spreads
+   (``near``: rows written in the neighbourhood the query searches), or updates or deletes of base rows;
+   with no writer the reader waits as long;
+4. optionally (``reader_between``) another connection, with a snapshot of its own taken after the writes,
+   asks the same query;
+5. it asks the query again (``q2``, and its plan), then the exact answer in the same snapshot (no vector
+   index: the snapshot's true k nearest), and looks up the rows ``q1`` returned and ``q2`` did not by id;
+6. it commits; a monitor connection then counts the rows the snapshot could not see (ids above its largest)
+   that lie nearer the query than ``q1``'s farthest row (they belonged among the first answer, had they been
+   visible), and, where the engine shows them, the index pages written (pgvector: pages whose LSN passed the
+   WAL position taken at the snapshot) or graph rows rewritten (MariaDB: the writer's own ``Handler_update``).
 
-Before the first reader the table is put back to the pristine data set (the same rows and, on
-PostgreSQL, the same graph), and the state is checked: the rows, their checksum, the largest id and the
-index. A point whose check fails is not measured: it raises, and the lab measures it again.
+Every trial's record is stored as a series (source ``txn``, ``t`` the trial), so each changed answer is
+classified from what was stored with it: cut short (fewer than k rows) or replaced (as many rows, others in
+place of the lost ones), whether every lost row is still visible and among the exact answer, and whether rows
+the snapshot could not see lay inside the first answer's radius.
+
+Before the first trial the table is put back to the pristine data set (the same rows and, on PostgreSQL, the
+same graph), and the state is checked: the rows, their checksum, the largest id and the index. A point whose
+check fails is not measured: it raises, and the lab measures it again.
 """
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import time
 from dataclasses import dataclass, replace
 
@@ -30,23 +43,25 @@ from dbexp.chapters.vector_isolation.engines import Search, VectorIndex
 from dbexp.errors import DbexpError, RetryableError
 from dbexp.experiments.measure import Measured, client_pinned, cpu_window
 
-WRITERS = ("none", "insert", "update", "delete")
+WRITERS = ("none", "insert", "near", "update", "delete")
 KINDS = ("readers", "query_rate", "insert_rate")
-WAIT_WRITES_S = 60.0  # a writer slower than this between two queries fails the run
-WARMUP_QUERIES = 20  # k-NN queries before the first reader: the copied index into the server's buffers
+NEW_ROWS = ("insert", "near")  # writers whose rows are new ids, above every id a snapshot saw
+WARMUP_QUERIES = 20  # k-NN queries before the first trial: the copied index into the server's buffers
+RATE_ALONE_STREAM = 500_000  # the rows the insert-rate point writes (no reader)
 
 
 @dataclass(frozen=True)
 class VectorPoint:
-    kind: str  # readers: transactions that ask twice; query_rate / insert_rate: throughput alone
-    writer: str  # none | insert | update | delete: what the writer does (one connection, as fast as it goes)
-    gap_writes: int  # rows the writer commits between a reader's two queries (0: no writer, wait gap_s)
+    kind: str  # readers: trials that ask twice; query_rate / insert_rate: throughput alone
+    writer: str  # none | insert | near | update | delete: what the writer commits between a trial's two searches
+    gap_writes: int  # rows the writer commits between them (with no writer: the reader waits as long)
+    rate: float  # the writer's pace, rows per second (the same on every engine)
     k: int
     ef_search: int
     iterative: str  # pgvector's hnsw.iterative_scan (off where the engine has none)
     exact: bool  # True: the readers bypass the index (the control that must never differ)
-    transactions: int  # reader transactions (readers), or 0
-    gap_s: float  # with no writer: seconds between a transaction's two queries
+    reader_between: bool  # another reader asks the same query after the writes, before the second search
+    transactions: int  # trials (readers), or 0
     seconds: float  # throughput points: how long they run
     rows: int
     dims: int
@@ -60,82 +75,78 @@ class VectorPoint:
             raise DbexpError(f"bad point kind {self.kind!r}; valid are {', '.join(KINDS)}")
         if self.writer not in WRITERS:
             raise DbexpError(f"bad writer {self.writer!r}; valid are {', '.join(WRITERS)}")
+        if not self.rate > 0:
+            raise DbexpError(f"bad writer rate {self.rate!r}: expected rows per second above 0")
 
     @property
     def search(self) -> Search:
         return Search(self.k, self.ef_search, self.iterative, self.exact)
 
     @property
-    def stream(self) -> int:
-        """The random stream of this point's queries and written vectors (1 and up; 0 is the data set)."""
-        key = repr((self.kind, self.writer, self.gap_writes, self.k, self.ef_search, self.iterative, self.exact))
-        return 1 + int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 1_000_000
+    def gap_s(self) -> float:
+        """The time between a trial's two searches the pace sets (with no writer, the reader's wait)."""
+        return self.gap_writes / self.rate
 
 
-class Writer(threading.Thread):
-    """One connection that inserts, updates or deletes rows, one per autocommit transaction, as fast as it
-    goes, until stopped. An error stops it and is raised again by :meth:`finish` (a failed writer fails the
-    run)."""
+def point_stream(spec: str, p: VectorPoint, measured_before: int) -> int:
+    """The random stream of one measurement of ``p`` on server ``spec``: every trial's query and rows derive
+    from it and the trial's number, so no two trials of any point, server, instance or repeat share them
+    (``measured_before``: how often this point was measured on this server already)."""
+    return dataset.stream(spec, p.instance, p.kind, p.writer, p.gap_writes, p.k, p.ef_search, p.iterative,
+                          p.exact, p.reader_between, p.m, p.rows, p.dims, measured_before)
 
-    def __init__(self, part: VectorIndex, server, p: VectorPoint):
-        super().__init__(daemon=True)
-        self.part, self.server, self.p = part, server, p
+
+class Writer:
+    """One autocommit connection that commits rows, one per transaction, paced at ``p.rate`` rows per second;
+    it knows what it wrote, so a trial's starting state can be checked against it."""
+
+    def __init__(self, part: VectorIndex, server, p: VectorPoint, stream: int):
+        self.part, self.p = part, p
+        self.conn = part.connect(server)
+        self.next_id = p.rows + 1  # insert / near: ids above every base row, growing
+        order = np.random.default_rng([dataset.SEED, stream, 7]).permutation(np.arange(1, p.rows + 1))
+        self.targets = order  # update / delete: base rows, each once
         self.count = 0
-        self.error: BaseException | None = None
-        self._halt = threading.Event()
-        self.started_at = self.ended_at = 0.0
 
-    def run(self) -> None:
-        p = self.p
-        rng = np.random.default_rng([dataset.SEED, p.stream, 7])
-        vectors = dataset.draw(p.dims, 4096, p.stream + 500_000)
-        targets = rng.permutation(np.arange(1, p.rows + 1))  # update / delete: base rows, each once
-        conn = self.part.connect(self.server)
-        try:
-            self.started_at = time.perf_counter()
-            while not self._halt.is_set():
-                i = self.count
-                v = dataset.literal(vectors[i % len(vectors)])
-                if p.writer == "insert":
-                    self.part.insert(conn, p.rows + 1 + i, v)
-                elif p.writer == "update":
-                    self.part.update(conn, int(targets[i % len(targets)]), v)
-                else:
-                    if i >= len(targets):
-                        raise DbexpError(f"the delete writer ran out of rows after {i} deletes")
-                    self.part.delete(conn, int(targets[i]))
-                self.count = i + 1
-        except BaseException as exc:  # handed to finish(), which raises it in the measuring thread
-            self.error = exc
-        finally:
-            self.ended_at = time.perf_counter()
-            conn.close()
+    def expected_state(self) -> tuple[int, int]:
+        """(rows, largest id) the table holds after what this writer committed."""
+        if self.p.writer in NEW_ROWS:
+            return self.p.rows + self.count, self.p.rows + self.count
+        if self.p.writer == "delete":
+            gone = set(int(t) for t in self.targets[:self.count])
+            return self.p.rows - self.count, max(i for i in range(self.p.rows, 0, -1) if i not in gone)
+        return self.p.rows, self.p.rows
 
-    def wait_for(self, count: int, timeout_s: float = WAIT_WRITES_S) -> None:
-        """Return once ``count`` rows are written; raise if the writer failed or is that slow."""
-        deadline = time.perf_counter() + timeout_s
-        while self.count < count:
-            if self.error is not None or not self.is_alive():
-                self.finish()  # raises the writer's error
-            if time.perf_counter() > deadline:
-                raise RetryableError(f"the {self.p.writer} writer reached {self.count} of {count} rows in "
-                                     f"{timeout_s:g} s")
-            time.sleep(0.002)
+    def write(self, q: np.ndarray, stream: int) -> tuple[int, float]:
+        """Commit ``p.gap_writes`` rows at the pace; (rows written, seconds they took). ``q``: the trial's
+        query (the near writer's rows lie around it)."""
+        p, n = self.p, self.p.gap_writes
+        vectors = (dataset.near(q, n, stream) if p.writer == "near" else dataset.draw(p.dims, n, stream))
+        t0 = time.perf_counter()
+        for i in range(n):
+            slot = t0 + i / p.rate
+            wait = slot - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)
+            v = dataset.literal(vectors[i])
+            if p.writer in NEW_ROWS:
+                self.part.insert(self.conn, self.next_id, v)
+                self.next_id += 1
+            elif p.writer == "update":
+                self.part.update(self.conn, int(self.targets[self.count % len(self.targets)]), v)
+            else:
+                if self.count >= len(self.targets):
+                    raise DbexpError(f"the delete writer ran out of rows after {self.count} deletes")
+                self.part.delete(self.conn, int(self.targets[self.count]))
+            self.count += 1
+        end = t0 + n / p.rate  # the pace's last slot ends here: a writer on time takes exactly the gap
+        left = end - time.perf_counter()
+        if left > 0:
+            time.sleep(left)
+        return n, time.perf_counter() - t0
 
-    def stop(self) -> None:
-        """Stop and wait (a reader failed: its error is the run's)."""
-        self._halt.set()
-        self.join(timeout=60)
-
-    def finish(self) -> float:
-        """Stop, wait, raise the writer's error if it had one; returns the rows per second it wrote."""
-        self.stop()
-        if self.is_alive():
-            raise RetryableError("the writer did not stop within 60 s")
-        if self.error is not None:
-            raise DbexpError(f"the {self.p.writer} writer failed: {self.error}") from self.error
-        span = self.ended_at - self.started_at
-        return self.count / span if span > 0 else 0.0
+    def close(self) -> None:
+        self.conn.close()
 
 
 def check_state(part: VectorIndex, conn, p: VectorPoint, want_checksum: float) -> dict[str, float]:
@@ -154,21 +165,51 @@ def check_state(part: VectorIndex, conn, p: VectorPoint, want_checksum: float) -
     return st
 
 
-def _transaction(part, conn, monitor, p: VectorPoint, q: str, writer: Writer | None) -> dict[str, float]:
+def classify(ids1: list[int], ids2: list[int], k: int) -> dict[str, float]:
+    """What a trial's two answers say by themselves: whether the set changed, and how: cut short (the second
+    answer holds fewer rows than the first and fewer than k) or replaced (as many rows, others in place of the
+    lost ones); the rows lost and gained; whether the second answer is the first one's head (the same rows in
+    the same order, cut off)."""
+    s1, s2 = set(ids1), set(ids2)
+    changed = s1 != s2
+    short = changed and len(ids2) < len(ids1) and len(ids2) < k
+    return {
+        "rows1": float(len(ids1)), "rows2": float(len(ids2)),
+        "set_changed": float(changed),
+        "changed_shorter": float(short),
+        "changed_replaced": float(changed and not short),
+        "order_changed": float(ids1 != ids2),
+        "order_only": float(ids1 != ids2 and not changed),
+        "head_kept": float(changed and ids2 == ids1[:len(ids2)]),
+        "lost": float(len(s1 - s2)), "gained": float(len(s2 - s1)),
+    }
+
+
+def _trial(part: VectorIndex, conns: dict, writer: Writer | None, p: VectorPoint, stream: int, j: int,
+           pages: bool) -> dict[str, float]:
+    conn, monitor = conns["reader"], conns["monitor"]
     s = p.search
+    qv = dataset.draw(p.dims, 1, dataset.stream(stream, j, "query"))[0]
+    q = dataset.literal(qv)
     part.begin_repeatable_read(conn)
-    snap_max = part.max_id(conn)
-    mark = part.index_mark(monitor) if monitor is not None else None
+    start_rows, snap_max = part.snapshot_state(conn)
+    want = writer.expected_state() if writer else (p.rows, p.rows)
+    if (start_rows, snap_max) != want:
+        raise RetryableError(f"trial {j} began on {start_rows} rows up to id {snap_max}, not the {want[0]} rows "
+                             f"up to id {want[1]} the lab wrote")
+    mark = part.index_mark(monitor) if pages else None
     t0 = time.perf_counter()
     ids1 = part.knn(conn, q, s)
     t1 = time.perf_counter()
     plan1 = part.plan(conn, q, s)
-    w1 = writer.count if writer else 0
+    updated0 = part.graph_rows_updated(writer.conn) if writer else None
     if writer is not None:
-        writer.wait_for(w1 + p.gap_writes)
+        written, took = writer.write(qv, dataset.stream(stream, j, "rows"))
     else:
         time.sleep(p.gap_s)
-    w2 = writer.count if writer else 0
+        written, took = 0, p.gap_s
+    updated1 = part.graph_rows_updated(writer.conn) if writer else None
+    between = part.knn(conns["between"], q, s) if p.reader_between else []
     t2 = time.perf_counter()
     ids2 = part.knn(conn, q, s)
     t3 = time.perf_counter()
@@ -180,74 +221,80 @@ def _transaction(part, conn, monitor, p: VectorPoint, q: str, writer: Writer | N
         how = part.plan(conn, q, replace(s, exact=True))
         if how != "exact":
             raise DbexpError(f"the exact answer inside the transaction was read through {how!r}, not an exact scan")
+    rec = {"start_rows": float(start_rows), "start_max_id": float(snap_max)} | classify(ids1, ids2, p.k)
     lost = sorted(set(ids1) - set(ids2))
-    rec = {
-        "rows1": len(ids1), "rows2": len(ids2),
-        "set_changed": float(set(ids1) != set(ids2)),
-        # how: the second answer came back shorter (candidates crowded out by rows the snapshot cannot see),
-        # or as long with other visible rows in place of the lost ones (the search walked another way)
-        "changed_shorter": float(set(ids1) != set(ids2) and len(ids2) < len(ids1)),
-        "changed_replaced": float(set(ids1) != set(ids2) and len(ids2) >= len(ids1)),
-        "order_changed": float(ids1 != ids2),
-        "order_only": float(ids1 != ids2 and set(ids1) == set(ids2)),
-        "lost": len(lost), "gained": len(set(ids2) - set(ids1)),
-        "lost_visible": part.visible(conn, lost),
-        "lost_in_exact": len(set(lost) & set(exact)),
-        "leaked": sum(1 for i in ids1 + ids2 if i > snap_max),
+    rec |= {
+        # the lost rows as the same snapshot sees them: by id, and among its exact k nearest
+        "lost_visible": float(part.visible(conn, lost)),
+        "lost_in_exact": float(len(set(lost) & set(exact))),
+        "gained_in_exact": float(len(set(ids2) - set(ids1) & set(exact))),
+        "leaked": float(sum(1 for i in ids1 + ids2 if i > snap_max)) if p.writer != "update" else float("nan"),
         "recall1": len(set(ids1) & set(exact)) / p.k, "recall2": len(set(ids2) & set(exact)) / p.k,
         "plan_changed": float(plan1 != plan2), "plan_is_index": float(plan1 != "exact"),
         "q1_ms": (t1 - t0) * 1e3, "q2_ms": (t3 - t2) * 1e3,
-        "writes_between": float(w2 - w1),
+        "writes_between": float(written), "gap_s": took, "write_rate": written / took if written else 0.0,
+        "between_rows": float(len(between)) if p.reader_between else float("nan"),
     }
     conn.commit()
     if mark is not None:
-        written, pages = part.index_changed_since(monitor, mark)
-        rec["index_pages_written"], rec["index_pages"] = written, pages
+        written_pages, all_pages = part.index_changed_since(monitor, mark)
+        rec["index_pages_written"], rec["index_pages"] = written_pages, all_pages
+    if updated0 is not None:
+        rec["graph_rows_updated"] = updated1 - updated0
+    # the rows the snapshot could not see that belonged among its first answer (new ids only)
+    rec["new_nearer"] = (float(part.nearer_than(monitor, q, ids1[-1], snap_max))
+                         if ids1 and p.writer in NEW_ROWS else float("nan"))
     return rec
 
 
-def _readers(part, server, p: VectorPoint, queries: np.ndarray, m: dict, series: list) -> None:
-    conn = part.connect(server, autocommit=False)
-    monitor = part.connect(server)
-    writer = Writer(part, server, p) if p.writer != "none" else None
+SUMS = ("set_changed", "changed_shorter", "changed_replaced", "order_changed", "order_only", "head_kept",
+        "plan_changed", "leaked", "lost", "gained", "lost_visible", "lost_in_exact")
+
+
+def _readers(part, server, p: VectorPoint, stream: int, m: dict, series: list) -> None:
+    conns = {"reader": part.connect(server, autocommit=False), "monitor": part.connect(server)}
+    if p.reader_between:
+        conns["between"] = part.connect(server)
+    writer = Writer(part, server, p, stream) if p.writer != "none" else None
     try:
-        shows_pages = part.index_mark(monitor) is not None
-        part.set_search(conn, p.search)
-        conn.commit()
-        if writer:
-            writer.start()
-            writer.wait_for(1)  # under way before the first reader
+        pages = part.index_mark(conns["monitor"]) is not None
+        part.set_search(conns["reader"], p.search)
+        conns["reader"].commit()
+        if p.reader_between:
+            part.set_search(conns["between"], p.search)
         recs = []
         for j in range(p.transactions):
-            rec = _transaction(part, conn, monitor if shows_pages else None, p,
-                               dataset.literal(queries[j % len(queries)]), writer)
+            rec = _trial(part, conns, writer, p, stream, j, pages)
             recs.append(rec)
             series += [(float(j), "txn", name, float(value)) for name, value in rec.items()]
-        m["writes_per_s"] = (writer.finish() if writer else 0.0, "1/s")
-        writer = None
     finally:
-        if writer is not None:  # a reader failed: stop the writer; the reader's error is the run's
-            writer.stop()
-        conn.close()
-        monitor.close()
-    n = len(recs)
+        if writer is not None:
+            writer.close()
+        for c in conns.values():
+            c.close()
     col = {k: np.array([r.get(k, np.nan) for r in recs], dtype=float) for k in recs[0]}
-    m["reader_transactions"] = (float(n), "count")
-    for name in ("set_changed", "changed_shorter", "changed_replaced", "order_changed", "order_only", "plan_changed",
-                 "leaked", "lost", "lost_visible", "lost_in_exact"):
+    m["reader_transactions"] = (float(len(recs)), "count")
+    for name in SUMS:
         m[name] = (float(np.nansum(col[name])), "count")
     m["short_answers"] = (float(np.sum((col["rows1"] < p.k) | (col["rows2"] < p.k))), "count")
+    m["new_nearer_trials"] = (float(np.sum(col["new_nearer"] > 0)), "count")
     m["plan_is_index"] = (float(np.mean(col["plan_is_index"])), "share")
     m["rows_mean"] = (float(np.mean(np.r_[col["rows1"], col["rows2"]])), "rows")
     m["recall"] = (float(np.mean(np.r_[col["recall1"], col["recall2"]])), "share")
     m["query_ms"] = (float(np.median(np.r_[col["q1_ms"], col["q2_ms"]])), "ms")
     m["writes_between"] = (float(np.mean(col["writes_between"])), "rows")
-    if "index_pages_written" in col:
-        m["index_pages_written"] = (float(np.mean(col["index_pages_written"])), "pages")
-        m["index_pages"] = (float(np.mean(col["index_pages"])), "pages")
+    m["gap_s"] = (float(np.mean(col["gap_s"])), "s")
+    # the writer's pace: rows per second over the gaps, every trial's together
+    m["writes_per_s"] = (float(np.sum(col["writes_between"]) / np.sum(col["gap_s"])) if p.writer != "none"
+                         else 0.0, "1/s")
+    m["end_rows"] = (float(col["start_rows"][-1] + col["writes_between"][-1]), "rows")
+    for name in ("index_pages_written", "index_pages", "graph_rows_updated"):
+        if name in col:
+            m[name] = (float(np.mean(col[name])), "pages" if name.startswith("index") else "rows")
 
 
-def _query_rate(part, server, p: VectorPoint, queries: np.ndarray, m: dict) -> None:
+def _query_rate(part, server, p: VectorPoint, stream: int, m: dict) -> None:
+    queries = dataset.draw(p.dims, 256, stream)
     conn = part.connect(server)
     try:
         part.set_search(conn, p.search)
@@ -260,25 +307,41 @@ def _query_rate(part, server, p: VectorPoint, queries: np.ndarray, m: dict) -> N
         conn.close()
 
 
-def measure_point(part: VectorIndex, server, p: VectorPoint, pristine_checksum: float, dirty: bool) -> Measured:
-    """Measure ``p``; ``dirty``: a writer changed the table since it was last made pristine (then it is
-    restored first; a table no writer touched is the pristine one, and the check below says so)."""
+def _insert_rate(part, server, p: VectorPoint, m: dict) -> None:
+    """Rows per second one connection inserts alone, as fast as it goes (the cost of an insert, not paced)."""
+    vectors = dataset.draw(p.dims, 4096, RATE_ALONE_STREAM)
+    conn = part.connect(server)
+    try:
+        n, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < p.seconds:
+            part.insert(conn, p.rows + 1 + n, dataset.literal(vectors[n % len(vectors)]))
+            n += 1
+        m["writes_per_s"] = (n / (time.perf_counter() - t0), "1/s")
+    finally:
+        conn.close()
+
+
+def measure_point(part: VectorIndex, server, p: VectorPoint, pristine_checksum: float, dirty: bool,
+                  stream: int) -> Measured:
+    """Measure ``p`` with random stream ``stream`` (point_stream); ``dirty``: a writer changed the table since
+    it was last made pristine (then it is restored first; a table no writer touched is the pristine one, and
+    the check below says so)."""
     m: dict[str, tuple[float | None, str]] = {}
     series: list[tuple] = []
-    queries = dataset.draw(p.dims, max(p.transactions, 256), p.stream)
     with client_pinned(p.client_cpus):
         if dirty:
             t0 = time.perf_counter()
             part.restore(server)
             m["restore_s"] = (time.perf_counter() - t0, "s")
         m["restored"] = (float(dirty), "bool")
+        warm = dataset.draw(p.dims, WARMUP_QUERIES, dataset.stream(stream, "warm-up"))
         conn = part.connect(server)
         try:
             st = check_state(part, conn, p, pristine_checksum)
             part.set_search(conn, p.search)
-            for j in range(WARMUP_QUERIES):
-                part.knn(conn, dataset.literal(queries[j % len(queries)]), p.search)
-            plan = part.plan(conn, dataset.literal(queries[0]), p.search)
+            for v in warm:
+                part.knn(conn, dataset.literal(v), p.search)
+            plan = part.plan(conn, dataset.literal(warm[0]), p.search)
         finally:
             conn.close()
         if (plan == "exact") != p.exact:
@@ -289,17 +352,16 @@ def measure_point(part: VectorIndex, server, p: VectorPoint, pristine_checksum: 
         m["active_servers"] = (1.0, "count")
         with cpu_window(server, p.client_cpus) as cpu:
             if p.kind == "readers":
-                _readers(part, server, p, queries, m, series)
+                _readers(part, server, p, stream, m, series)
             elif p.kind == "query_rate":
-                _query_rate(part, server, p, queries, m)
+                _query_rate(part, server, p, stream, m)
             else:
-                writer = Writer(part, server, p)
-                writer.start()
-                time.sleep(p.seconds)
-                m["writes_per_s"] = (writer.finish(), "1/s")
+                _insert_rate(part, server, p, m)
         m.update(cpu)
-    between = f"{p.gap_writes} rows written" if p.writer != "none" else f"{p.gap_s:g} s"
-    what = (f"{p.transactions} REPEATABLE READ readers, k={p.k}, ef_search={p.ef_search}, iterative {p.iterative}"
-            f"{', exact scan' if p.exact else ''}; writer {p.writer}, {between} between the two queries"
+    between = (f"{p.writer} writer committing {p.gap_writes} rows at {p.rate:g} rows/s" if p.writer != "none"
+               else f"no writer, {p.gap_s:g} s")
+    what = (f"{p.transactions} REPEATABLE READ trials, each its own query, k={p.k}, ef_search={p.ef_search}, "
+            f"iterative {p.iterative}{', exact scan' if p.exact else ''}; {between} between the two searches"
+            f"{'; another reader between' if p.reader_between else ''}"
             if p.kind == "readers" else f"{p.kind} for {p.seconds:g} s")
     return Measured(m, [], series, what)

@@ -99,6 +99,28 @@ class VectorIndex(abc.ABC):
             cur.execute(f"SELECT max(id) FROM {TABLE}")
             return int(cur.fetchone()[0])
 
+    def snapshot_state(self, conn) -> tuple[int, int]:
+        """(rows, largest id) as the connection's snapshot sees the table."""
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT count(*), max(id) FROM {TABLE}")
+            rows, top = cur.fetchone()
+            return int(rows), int(top)
+
+    @abc.abstractmethod
+    def distance_sql(self, column: str) -> str:
+        """The engine's Euclidean distance between ``column`` and a vector literal parameter (%s)."""
+
+    def nearer_than(self, conn, q: str, radius_id: int, above_id: int) -> int:
+        """How many rows with an id above ``above_id`` lie nearer ``q`` than row ``radius_id`` does, as
+        ``conn`` sees the table (an exact count, no index): asked after a reader's transaction, the rows
+        its snapshot could not see that belonged among its first answer."""
+        d = self.distance_sql
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT count(*) FROM {TABLE} t WHERE t.id > %s AND {d('t.embedding')} < "
+                        f"(SELECT {d('r.embedding')} FROM {TABLE} r WHERE r.id = %s)",
+                        (int(above_id), q, q, int(radius_id)))
+            return int(cur.fetchone()[0])
+
     # --- writers ---------------------------------------------------------------------------------
     @abc.abstractmethod
     def insert(self, conn, row_id: int, v: str) -> None: ...
@@ -117,4 +139,9 @@ class VectorIndex(abc.ABC):
 
     def index_changed_since(self, conn, mark) -> tuple[float, float] | None:
         """(index pages written since ``mark``, index pages in all), or None where the engine shows none."""
+        return None
+
+    def graph_rows_updated(self, conn) -> float | None:
+        """A counter of rows of the graph's own table updated in place so far (the server's total), or None
+        where the graph is not a table of rows."""
         return None

@@ -2,8 +2,8 @@
 
 The index's graph is stored in a hidden InnoDB table beside the data. The pristine rows are kept in a
 table without an index (``items_base``); every point starts from ``items`` made anew from it and its index
-built anew by the same inserts in id order. MariaDB shows nothing of the graph's pages to a client, so
-index writes under a reader are not counted here."""
+built anew by the same inserts in id order. MariaDB shows nothing of the graph's pages to a client; what a
+writer rewrote of it is counted as the rows of the graph's table it updated (its session's Handler_update)."""
 
 from __future__ import annotations
 
@@ -102,6 +102,16 @@ class MariaDBVector(VectorIndex):
         if search.iterative != "off":
             raise DbexpError(f"bad iterative scan {search.iterative!r}: MariaDB's vector index has none (valid: off)")
         _run(conn, f"SET SESSION mhnsw_ef_search = {int(search.ef_search)}")
+
+    def distance_sql(self, column: str) -> str:
+        return f"VEC_DISTANCE_EUCLIDEAN({column}, VEC_FromText(%s))"
+
+    def graph_rows_updated(self, conn) -> float:
+        """The connection's own count of rows it updated (its session's Handler_update): a plain INSERT into the
+        table updates none of the table's rows, so what an inserting writer's count grows by is rows of the
+        graph's hidden table rewritten, the neighbour lists of nodes already in the graph
+        (sql/vector_mhnsw.cc: update_second_degree_neighbors saves each changed neighbour)."""
+        return float(_one(conn, "SHOW SESSION STATUS LIKE 'Handler_update'")[1])
 
     def _sql(self, search: Search) -> str:
         hint = f" IGNORE INDEX ({INDEX})" if search.exact else ""

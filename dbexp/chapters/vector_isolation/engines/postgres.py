@@ -107,6 +107,9 @@ class Pgvector(VectorIndex):
         _run(conn, f"SET hnsw.iterative_scan = {search.iterative}")
         _run(conn, f"SET enable_indexscan = {'off' if search.exact else 'on'}")
 
+    def distance_sql(self, column: str) -> str:
+        return f"({column} <-> %s::vector)"
+
     def _sql(self, k: int) -> str:
         return f"SELECT id FROM {TABLE} ORDER BY embedding <-> %s::vector LIMIT {int(k)}"
 
