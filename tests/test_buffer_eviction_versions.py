@@ -1,15 +1,18 @@
 """The buffer_eviction chapter on MySQL 9.7 and MariaDB 11.8 (issue 21), each started as the chapter
 starts it at default scale: the pool it lays out, the defaults the variants rely on, the
-per-second sample (old sublist, the file the hot table's misses are read from) and a dynamic
-setting put back to the server's default."""
+per-second sample (old sublist, the file the hot table's misses are read from), a dynamic
+setting put back to the server's default, and the hot table made young before a run (issue 43: after a
+filler table, read by LRU position, which agrees with IS_OLD where the server fills it)."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 
 from dbexp.chapters.buffer_eviction import CHAPTER
-from dbexp.chapters.buffer_eviction.chapter import server_config
-from dbexp.chapters.buffer_eviction.engines.innodb import OLD_MIN_LEN
+from dbexp.chapters.buffer_eviction.chapter import FILLER_SHARE, WARM_GAP_S, server_config
+from dbexp.chapters.buffer_eviction.engines.innodb import OLD_BY_POSITION, OLD_MIN_LEN
 from test_buffer_pool import load
 
 pytestmark = pytest.mark.docker
@@ -65,3 +68,44 @@ def test_the_hot_tables_file_is_where_its_misses_are_counted(loaded):
     finally:
         conn.close()
     assert n == 1
+
+
+def test_a_hot_table_read_twice_after_the_filler_is_young_by_its_lru_position(loaded):
+    """reset()'s warm-up: a filler larger than the pool starts eviction (before it InnoDB makes no page young),
+    the hot table read twice past innodb_old_blocks_time is then in the young sublist; the position rule
+    (OLD_BY_POSITION) gives IS_OLD's answer page for page where the server fills IS_OLD (MySQL), and MariaDB
+    leaves IS_OLD NULL on every page."""
+    server, part, pages, _ = loaded
+    conn = server.connect("sbtest")
+    try:
+        filler = part.make_filler(conn, "sbtest1", "filler", FILLER_SHARE)
+    finally:
+        conn.close()
+    server.restart()
+    conn = server.connect("sbtest")
+    try:
+        for name, value in part.warm_settings:
+            server.flavor.capability("set_global").set(conn, name, value)
+        part.warm(conn, "filler")
+        (pool, free), = part.query(conn, "SELECT SUM(POOL_SIZE), SUM(FREE_BUFFERS) "
+                                         "FROM information_schema.INNODB_BUFFER_POOL_STATS")
+        part.warm(conn, "hot")
+        first = part.standing(conn, "hot")
+        time.sleep(WARM_GAP_S)
+        part.warm(conn, "hot")
+        second = part.standing(conn, "hot")
+        (n, flagged, by_position, differ, empty), = part.query(
+            conn, f"SELECT COUNT(*), SUM({part.is_old_sql}), SUM({OLD_BY_POSITION}), "
+                  f"SUM(({part.is_old_sql}) <> ({OLD_BY_POSITION})), SUM(l.IS_OLD IS NULL) "
+                  "FROM information_schema.INNODB_BUFFER_PAGE_LRU l JOIN information_schema.INNODB_BUFFER_POOL_STATS s "
+                  "ON s.POOL_ID = l.POOL_ID")
+    finally:
+        conn.close()
+    assert filler >= FILLER_SHARE * float(pool)
+    assert float(free) < 0.1 * float(pool)  # the pool full after the filler: eviction started
+    assert first["resident"] == pages and first["old"] == pages  # a page read from disk enters old
+    assert second == {"resident": pages, "young": pages, "old": 0.0}  # read again after 1 s: young
+    if part.fills_is_old:
+        assert empty == 0 and differ == 0 and flagged == by_position > 0
+    else:
+        assert empty == n and by_position > 0

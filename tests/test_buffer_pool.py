@@ -62,7 +62,26 @@ def test_hot_table_is_resident_after_a_full_read_and_the_sample_says_so(loaded):
         assert "buffers_alloc" in s
     else:
         assert 0 < s["lru_old_pages"] < s["lru_pages"] <= s["pool_pages"]
-        assert s["old.hot"] <= s["resident.hot"]
+        assert s["old.hot"] <= s["resident.hot"] and s["young.hot"] + s["old.hot"] == s["resident.hot"]
+
+
+def test_the_hot_tables_standing_counts_what_the_pool_keeps_first(loaded):
+    """standing(): the hot table's pages resident and those kept first (InnoDB: young by LRU position; PostgreSQL:
+    at usage count 2 or more, as a second pg_prewarm leaves them), what each run stores as its scan starts."""
+    server, part, pages = loaded
+    conn = server.connect("sbtest")
+    try:
+        part.warm(conn, "hot")
+        part.warm(conn, "hot")
+        at = part.standing(conn, "hot")
+    finally:
+        conn.close()
+    assert at["resident"] == pages and 0 <= at[part.kept_first] <= pages
+    if part.reads_through_page_cache:
+        assert at["used_twice"] == pages  # two reads: usage count 2 at least
+        assert sum(at[f"usage{u}"] for u in range(6)) == pages
+    else:
+        assert at["young"] + at["old"] == pages
 
 
 def test_hot_misses_count_reads_of_the_hot_table(loaded):

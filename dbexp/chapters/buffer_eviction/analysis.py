@@ -99,6 +99,11 @@ def _timeline(res: Results) -> pd.DataFrame:
             df["hit_ratio"] = (1 - d["reads"] / d["requests"]).values
             df["hot_resident"] = (pool["resident.hot"] / run["hot_pages"]).values
             df["big_resident"] = pool["resident.big"].values
+            young = _hot_young(pool, run["flavor"])
+            if young is not None:  # InnoDB: the hot table's pages in the young sublist
+                df["hot_young"] = young.values
+            if "usage.hot.2" in pool:  # PostgreSQL: its buffers at usage count 2 or more
+                df["hot_used_twice"] = pool[[f"usage.hot.{u}" for u in range(2, 6)]].sum(axis=1, min_count=1).values
             df["hot_reads_s"] = d["hot_reads"].values
             if "buffers_alloc" in d:
                 df["alloc_s"] = d["buffers_alloc"].values
@@ -132,6 +137,84 @@ def _timeline(res: Results) -> pd.DataFrame:
     return out
 
 
+def _hot_young(pool: pd.DataFrame, flavor: str) -> pd.Series | None:
+    """InnoDB: the hot table's pages in the young sublist in each sample: what the sample says (``young.hot``,
+    by LRU position where IS_OLD is empty), or, in runs sampled before that, its resident pages less those IS_OLD
+    marked old where the server fills IS_OLD (MySQL; MariaDB's samples then counted no page old); None elsewhere."""
+    if "young.hot" in pool:
+        return pool["young.hot"]
+    if "old.hot" in pool and getattr(part_of(flavor), "fills_is_old", False):
+        return pool["resident.hot"] - pool["old.hot"]
+    return None
+
+
+# where a run's hot-set standing at the scan's start comes from
+STORED, SAMPLED = "stored", "sampled"
+
+
+def hot_at_scan(res: Results) -> pd.DataFrame:
+    """Per eviction run: where the hot table stood as the scan started: its pages resident, those the pool keeps
+    first (``kept``: InnoDB's young sublist, by LRU position; PostgreSQL's usage count 2 or more) and, InnoDB, those
+    old; ``source`` STORED where the run stored it at the scan's start (issue 43: the run's own check), SAMPLED
+    where it is the run's last per-second sample before the scan (runs measured before; only where that sample
+    shows it: MySQL's IS_OLD, PostgreSQL's usage counts), '' where neither (MariaDB's runs before issue 43)."""
+    return memo(res, "buffer_eviction.hot_at_scan", lambda: _hot_at_scan(res))
+
+
+def _hot_at_scan(res: Results) -> pd.DataFrame:
+    w = tidy(res)
+    cols = ["run_id", "series_name", "variant", "flavor", "hot_pages", "resident", "kept", "old", "source"]
+    if w.empty:
+        return pd.DataFrame(columns=cols)
+    s = res.series
+    names = ["resident.hot", "old.hot", "young.hot", *(f"usage.hot.{u}" for u in range(2, 6))]
+    last = pd.DataFrame()
+    if len(s):  # each run's last pool sample before the scan started (sysbench's clock, as before_s is)
+        pool = s[(s["source"] == "pool") & s["name"].isin(names)].merge(w[["run_id", "before_s"]], on="run_id")
+        pool = pool[pool["t"] <= pool["before_s"].astype(float)].sort_values("t", kind="stable")
+        last = pool.groupby(["run_id", "name"])["value"].last().unstack()
+    rows = []
+    for r in w.itertuples():
+        part = part_of(r.flavor)
+        kept = getattr(r, f"hot_{part.kept_first}_at_scan", None)
+        row = {"run_id": r.run_id, "series_name": r.series_name, "variant": r.variant, "flavor": r.flavor,
+               "hot_pages": float(r.hot_pages), "resident": float("nan"), "kept": float("nan"),
+               "old": float("nan"), "source": ""}
+        if kept is not None and kept == kept:
+            row.update(resident=float(r.hot_resident_at_scan), kept=float(kept),
+                       old=float(getattr(r, "hot_old_at_scan", float("nan"))), source=STORED)
+        elif r.run_id in last.index:
+            sample = last.loc[[r.run_id]]
+            if part.kept_first == "young":
+                young = _hot_young(sample, r.flavor)
+                if young is not None and young.notna().all():
+                    resident = float(sample["resident.hot"].iloc[0])
+                    row.update(resident=resident, kept=float(young.iloc[0]), old=resident - float(young.iloc[0]),
+                               source=SAMPLED)
+            elif "usage.hot.2" in sample:
+                row.update(resident=float(sample["resident.hot"].iloc[0]), source=SAMPLED,
+                           kept=float(sum(sample[f"usage.hot.{u}"].iloc[0] for u in range(2, 6))))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=cols)
+
+
+def pool_deltas(res: Results, names: tuple[str, ...]) -> pd.DataFrame:
+    """Per eviction run (index run_id): how much each cumulative pool series of ``names`` grew over the run (its
+    last sample less its first; NaN where the run did not sample it), e.g. pg_stat_io's ``io.bulkread.reuses``
+    or pg_statio's ``hot_requests``."""
+    w = tidy(res)
+    s = res.series
+    out = pd.DataFrame(index=pd.Index(w["run_id"] if len(w) else [], name="run_id"), columns=list(names), dtype=float)
+    if w.empty or s.empty:
+        return out
+    g = s[(s["source"] == "pool") & s["name"].isin(names) & s["run_id"].isin(w["run_id"])]
+    if g.empty:
+        return out
+    g = g.sort_values("t", kind="stable").groupby(["run_id", "name"])["value"].agg(["first", "last"])
+    got = (g["last"] - g["first"]).unstack()
+    return got.reindex(index=out.index, columns=list(names)).astype(float)
+
+
 def recovery_s(g: pd.DataFrame, column: str, level: float) -> float:
     """Seconds after the scan stopped until ``column`` first reached ``level`` (1: within the first
     second after it); NaN where it did not within the run."""
@@ -146,7 +229,7 @@ def per_run(res: Results) -> pd.DataFrame:
     return memo(res, "buffer_eviction.per_run", lambda: _per_run(res))
 
 
-_AGGREGATES = (("hot_resident", "min"), ("hot_reads_s", "mean"), ("hit_ratio", "median"), ("device_mb_s", "mean"),
+_AGGREGATES = (("hot_resident", "min"), ("hot_young", "min"), ("hot_used_twice", "min"), ("hot_reads_s", "mean"), ("hit_ratio", "median"), ("device_mb_s", "mean"),
                ("made_young_s", "mean"), ("alloc_s", "mean"), ("free_pages", "median"), ("old_share", "median"),
                ("lru_pages", "min"), ("pool_size", "median"), ("query_ms", "median"), ("hot_cpu", "mean"),
                ("scan_cpu", "mean"), ("server_cpu", "mean"))
@@ -207,6 +290,11 @@ def _per_run(res: Results) -> pd.DataFrame:
             row["big_taken"] = _phase_stat(x["big_resident"][s], "max") - float(x["big_resident"][b][-1])
         rows.append(row)
     out = pd.DataFrame(rows)
+    # where the hot set stood as the scan started (hot_at_scan): kept first, old, and where that was read
+    at = hot_at_scan(res).set_index("run_id")
+    for col, name in (("hot_pages", "hot_pages"), ("resident", "resident_at_scan"), ("kept", "kept_at_scan"),
+                      ("old", "old_at_scan"), ("source", "at_scan_from")):
+        out[name] = out["run_id"].map(at[col]) if len(at) else float("nan")
     out["variant"] = pd.Categorical(out["variant"], tl["variant"].cat.categories, ordered=True)
     return out
 
@@ -245,6 +333,14 @@ def summary(res: Results) -> pd.DataFrame:
                 row[col] = g[col].median()
         if "lru_pages_scan" in g:  # the shortest the LRU list was in any second of any repeat's scan
             row["lru_pages_min"] = g["lru_pages_scan"].min()
+        # the hot set at the scan's start over the repeats (kept first, old), and the least kept first during it
+        row.update(hot_pages=g["hot_pages"].median(), kept_at_scan_min=g["kept_at_scan"].min(),
+                   kept_at_scan_max=g["kept_at_scan"].max(), old_at_scan_max=g["old_at_scan"].max(),
+                   at_scan_stored=int((g["at_scan_from"] == STORED).sum()),
+                   at_scan_known=int(g["kept_at_scan"].notna().sum()))
+        for col in ("hot_young_scan", "hot_used_twice_scan"):
+            if col in g:
+                row[f"{col}_min"] = g[col].min()
         rows.append(row)
     out = pd.DataFrame(rows)
     out["variant"] = pd.Categorical(out["variant"], r["variant"].cat.categories, ordered=True)
@@ -394,11 +490,29 @@ def starting_state(w: pd.DataFrame) -> str:
     per = server_starts(w).groupby(w["spec"]).nunique() if "server_instance" in w else pd.Series(dtype=int)
     span = f"{per.min()}" if len(per) and per.min() == per.max() else f"{per.min()} to {per.max()}"
     starts = f", on {span} independently started servers per server" if len(per) else ""
+    if "hot_resident_at_scan" not in w or w["hot_resident_at_scan"].isna().all():
+        return (f"Every run began on a server restarted just before it (a fresh process: the pool or shared buffers "
+                f"empty; median restart {w['restart_s'].median():.1f} s), with the host's page cache dropped for "
+                f"PostgreSQL, the variant's settings set and the hot table read twice {WARM_GAP_S:g} s apart; before "
+                f"the run, at least {HOT_RESIDENT:.0%} of the hot table and at most {BIG_RESIDENT:.0%} of the big "
+                f"table had to be in the pool: {ok} of {len(w)} runs held it{starts}, the repeats spread over them. "
+                "Where the hot table stood in InnoDB's LRU list was not checked: in a pool just restarted InnoDB "
+                "makes no page young before it has evicted one, so part of it began the scan in the old sublist "
+                "(the claims table's witnesses say how much).")
+    from .chapter import FILLER_SHARE, HOT_KEPT_FIRST
+
     return (f"Every run began on a server restarted just before it (a fresh process: the pool or shared buffers "
             f"empty; median restart {w['restart_s'].median():.1f} s), with the host's page cache dropped for "
-            f"PostgreSQL, the variant's settings set and the hot table read twice {WARM_GAP_S:g} s apart; before "
-            f"the run, at least {HOT_RESIDENT:.0%} of the hot table and at most {BIG_RESIDENT:.0%} of the big "
-            f"table had to be in the pool: {ok} of {len(w)} runs held it{starts}, the repeats spread over them.")
+            f"PostgreSQL. The hot table was then read twice, {WARM_GAP_S:g} s apart, so that each pool keeps it "
+            f"first: InnoDB makes a page young when it is read again after innodb_old_blocks_time (1 s), but only "
+            f"once it has evicted a page (buf_page_peek_if_too_old: until then the free-page clock is 0 and no page "
+            f"moves), so InnoDB first read a filler table of {FILLER_SHARE:g} times its pool, and the two reads ran "
+            f"under the defaults' LRU settings, the variant's set after them; PostgreSQL counts a use at each read "
+            f"(usage count 2). Before the run, at least {HOT_RESIDENT:.0%} of the hot table had to be in the pool and "
+            f"{HOT_KEPT_FIRST:.0%} kept first (InnoDB: in the young sublist, read by LRU position; PostgreSQL: at usage "
+            f"count 2 or more), and at most {BIG_RESIDENT:.0%} of the big table: {ok} of {len(w)} runs held it{starts}, "
+            f"the repeats spread over them; each run checked the hot table's standing again as its scan started, "
+            f"and stored it.")
 
 
 def ring_sentence(r: pd.DataFrame) -> str:
@@ -444,24 +558,37 @@ def per_variant_runs(res: Results, variant: str) -> pd.DataFrame:
     return r[r["variant"] == variant] if len(r) else r
 
 
+WRITTEN = "Innodb_buffer_pool_pages_flushed"  # pages InnoDB wrote during a run (SHOW GLOBAL STATUS, before/after)
+
+
 def free_after_scan(res: Results) -> pd.DataFrame:
     """InnoDB: per eviction run, the page cleaner's target of free pages (innodb_lru_scan_depth as the run
     stored it; one instance) and the free pages after the scan: the most seen and the last sample (the cleaner
-    frees pages from the LRU list's tail until the free list holds the target, then stops)."""
+    frees pages from the LRU list's tail until the free list holds the target, then stops); the fewest in the
+    scan's seconds and the first second after it (``low``: where the cleaner starts from), and the pages the run
+    wrote (``written``, WRITTEN: a page the cleaner frees only when its write completes)."""
     tl = timeline(res)
     if tl.empty or "free_pages" not in tl:
         return pd.DataFrame()
-    after = tl[(tl["phase"] == "after") & tl["free_pages"].notna()].sort_values(["run_id", "t"])
-    depths = {v: scan_depths(res, v) for v in after["variant"].astype(str).unique()}  # once per variant
+    seen = tl[tl["phase"].isin(["scan", "after"]) & tl["free_pages"].notna()].sort_values(["run_id", "t"])
+    depths = {v: scan_depths(res, v) for v in seen["variant"].astype(str).unique()}  # once per variant
+    c = res.counters
+    written = (c[c["name"] == WRITTEN].set_index("run_id")["delta"] if c is not None and len(c) and "name" in c
+               else pd.Series(dtype=float))
     rows = []
-    for (name, variant), g in after.groupby(["series_name", "variant"], observed=True):
+    for (name, variant), g in seen.groupby(["series_name", "variant"], observed=True):
         depth = depths[str(variant)].get(name)
         if depth is None:
             continue
         for rid, r in g.groupby("run_id"):
+            after = r[r["phase"] == "after"]
+            if after.empty:
+                continue
+            during = pd.concat([r[r["phase"] == "scan"], after.iloc[:1]])
             rows.append({"series_name": name, "variant": str(variant), "run_id": rid, "depth": depth,
-                         "flavor": r["flavor"].iloc[0], "most": float(r["free_pages"].max()),
-                         "last": float(r["free_pages"].iloc[-1])})
+                         "flavor": r["flavor"].iloc[0], "most": float(after["free_pages"].max()),
+                         "last": float(after["free_pages"].iloc[-1]), "low": float(during["free_pages"].min()),
+                         "written": float(written.get(rid, float("nan")))})
     return pd.DataFrame(rows)
 
 

@@ -12,7 +12,9 @@ from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Results
 
 from .analysis import hot_rate, of_variant, per_run, pool_sizes, scan_depths, summary, tidy
-from .claims import DEFAULTS, DEPTH_DEFAULT, KEPT_MISSES, KEPT_RESIDENT, STEP_NAMES, _protected, _step_rows, kept
+from .claims import (DEFAULTS, DEPTH_DEFAULT, KEPT_MISSES, KEPT_RESIDENT, STEP_NAMES, _protected, _step_rows, kept,
+                     start_witness)
+from .chapter import HOT_KEPT_FIRST
 from .engines.innodb import OLD_MIN_LEN
 
 
@@ -20,19 +22,34 @@ def _nan(v) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
-def _kept_rows(df: pd.DataFrame, reference: pd.DataFrame | None = None) -> list[dict]:
+def _kept_rows(df: pd.DataFrame, reference: pd.DataFrame | None = None, res: Results | None = None,
+               variants: tuple[str, ...] = ()) -> list[dict]:
     """One dict per server: its misses per hot query during the scan with their interval, the least
-    share of the hot table resident, and the verdict on 'kept' (claims.kept; against ``reference``,
-    the same scan without the defence, where given: claims._protected)."""
+    share of the hot table resident, the verdict on 'kept' (claims.kept; against ``reference``, the same scan
+    without the defence, where given: claims._protected), gated by the hot set's standing at the scan's start in
+    the runs of ``variants`` (claims.start_witness: a verdict without it is no verdict), and that standing."""
     without = ({r.series_name: kept(r.misses_low, r.misses_high, r.hot_resident_scan) for r in reference.itertuples()}
                if reference is not None else {})
-    return [{"server": r.series_name, "misses": r.misses_per_q, "lo": r.misses_low, "hi": r.misses_high,
-             "reads": r.hot_reads_s_scan, "resident": r.hot_resident_scan,
-             "state": _protected(kept(r.misses_low, r.misses_high, r.hot_resident_scan),
-                                 without.get(r.series_name)).split(" (")[0],
-             "lru_min": getattr(r, "lru_pages_min", float("nan")), "free": getattr(r, "free_pages_scan", float("nan")),
-             "too_short": not _nan(getattr(r, "lru_pages_min", float("nan"))) and r.lru_pages_min < OLD_MIN_LEN}
-            for r in df.itertuples()]
+    out = []
+    for r in df.itertuples():
+        verdict = _protected(kept(r.misses_low, r.misses_high, r.hot_resident_scan), without.get(r.series_name))
+        full = None
+        if res is not None and variants:
+            mine = variants + (("old_blocks_time=0",) if r.series_name in without else ())
+            full, gate = start_witness(res, r.series_name, mine)
+            verdict = verdicts.witnessed(verdict, gate)
+        out.append({"server": r.series_name, "misses": r.misses_per_q, "lo": r.misses_low, "hi": r.misses_high,
+                    "reads": r.hot_reads_s_scan, "resident": r.hot_resident_scan, "state": verdict.split(" (")[0],
+                    "witness_failed": full is not None and not full.ok,
+                    "young_known": not _nan(getattr(r, "kept_at_scan_min", float("nan"))),
+                    "young_at_scan": getattr(r, "kept_at_scan_min", float("nan")),
+                    "old_at_scan": getattr(r, "old_at_scan_max", float("nan")),
+                    "young_during": getattr(r, "hot_young_scan_min", float("nan")),
+                    "pages": getattr(r, "hot_pages", float("nan")),
+                    "lru_min": getattr(r, "lru_pages_min", float("nan")),
+                    "free": getattr(r, "free_pages_scan", float("nan")),
+                    "too_short": not _nan(getattr(r, "lru_pages_min", float("nan"))) and r.lru_pages_min < OLD_MIN_LEN})
+    return out
 
 
 def _with_pool(rows: list[dict], pools: dict[str, int], depths: dict[str, int]) -> list[dict]:
@@ -79,11 +96,12 @@ def numbers(res: Results) -> dict:
         "runs": len(res.wide),
         "kept_misses": KEPT_MISSES,
         "kept_resident": KEPT_RESIDENT,
-        "defaults": _kept_rows(d, z),
+        "defaults": _kept_rows(d, z, res, (DEFAULTS,)),
+        "kept_first": HOT_KEPT_FIRST,
         "zero": zero,
         "ring": ring,
         "ring_shown": any(r["lost_idx"] for r in ring),
-        "depth": _with_pool(_kept_rows(of_variant(sm, DEPTH_DEFAULT)), pool_sizes(res),
+        "depth": _with_pool(_kept_rows(of_variant(sm, DEPTH_DEFAULT), None, res, (DEPTH_DEFAULT,)), pool_sizes(res),
                             scan_depths(res, DEPTH_DEFAULT)),
         "old_min_len": OLD_MIN_LEN,
         "cpu": cpu,

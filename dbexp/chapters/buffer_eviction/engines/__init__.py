@@ -26,6 +26,15 @@ class BufferPart(abc.ABC):
     scan_kinds: tuple[str, ...] = ("seq",)  # the full reads full_read_sql() can issue (see there)
     page_bytes: int  # the data page size the lab's servers use (each engine's default, never changed here)
     reads_through_page_cache: bool  # True: a buffer-pool miss may be served by the OS page cache
+    # the key of standing() that counts the pages the policy keeps first ("young": InnoDB's young sublist;
+    # "used_twice": PostgreSQL's buffers at usage count 2 or more), and those words on the page
+    kept_first: str
+    kept_first_words: str
+    # True: the pool must be full (eviction started) before a page can be made young, and the chapter reads a
+    # filler table larger than the pool before it warms the hot table (InnoDB: make_filler)
+    fills_pool_first: bool = False
+    # settings made while the hot table is warmed, before the variant's own (InnoDB: the defaults' LRU settings)
+    warm_settings: tuple[tuple[str, str], ...] = ()
 
     query = staticmethod(query)
 
@@ -52,6 +61,17 @@ class BufferPart(abc.ABC):
         (``resident.hot``, ``resident.big``; InnoDB also how many sit in the old sublist), the
         pool's cumulative page requests and reads, and the engine's own counters of where pages
         went (made young, ring reuses, usage counts), each as a float."""
+
+    @abc.abstractmethod
+    def standing(self, conn, table: str) -> dict[str, float]:
+        """Where ``table``'s primary-key pages stand in the pool now: ``resident``, and by the policy's own
+        mark, with ``kept_first`` among them (InnoDB: ``young`` and ``old``, by LRU position; PostgreSQL:
+        ``usage0`` to ``usage5`` and ``used_twice``)."""
+
+    def make_filler(self, conn, src: str, dst: str, share: float) -> int:
+        """Create ``dst``, a table of at least ``share`` times the pool's pages (rows made from ``src``'s ids),
+        whose read fills the pool; its pages. Only where ``fills_pool_first``."""
+        raise NotImplementedError(f"{self.flavor.name} needs no filler table")
 
     @abc.abstractmethod
     def full_read_sql(self, table: str, kind: str) -> list[str]:

@@ -4,6 +4,7 @@ settings, and the scanning session's SQL and cancel."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import pymysql
@@ -14,6 +15,14 @@ DEPTH = ("innodb_lru_scan_depth", "100")  # free pages the page cleaner keeps pe
 # InnoDB keeps an old sublist only while the LRU list holds at least this many pages (buf0lru.h,
 # MySQL and MariaDB alike); below it buf_LRU_add_block puts every page read at the head of the list
 OLD_MIN_LEN = 512
+# INNODB_BUFFER_PAGE_LRU numbers the pool's pages from the LRU list's tail (LRU_POSITION 0: i_s.cc walks the list
+# from UT_LIST_GET_LAST), and the old sublist is the list's last LRU_old_len pages (buf_LRU_old_adjust_len keeps
+# it at innodb_old_blocks_pct of the list; INNODB_BUFFER_POOL_STATS.OLD_DATABASE_PAGES): a page is old where its
+# position is under that length. MySQL fills IS_OLD too, and the two agree page for page (8.0.15: 0 of 1,088 old
+# pages differ); MariaDB 11.8 leaves IS_OLD NULL on every page, so there the position decides.
+OLD_BY_POSITION = "l.LRU_POSITION < s.OLD_DATABASE_PAGES"
+# the filler table's rows: about 5 to a 16 kB page, so a table the size of a 48 MiB pool is about 20,000 rows
+FILLER_ROW_BYTES = 3000
 
 
 class BufferPool(BufferPart):
@@ -34,8 +43,19 @@ class BufferPool(BufferPart):
     # the code the source reads (MySQL's InnoDB): where a claim is of that code's details, this flavor's runs decide
     code_the_source_reads = True
     is_old_sql = "IS_OLD = 'YES'"  # INNODB_BUFFER_PAGE_LRU.IS_OLD is 'YES'/'NO' in MySQL
+    fills_is_old = True  # IS_OLD filled: the old counts of runs sampled before the position rule hold too
     page_bytes = 16384
     reads_through_page_cache = False  # with buffer_pool_settings(): O_DIRECT
+    kept_first, kept_first_words = "young", "in the young sublist (by LRU position)"
+    # buf_page_peek_if_too_old (buf0buf.ic, MySQL and MariaDB) makes no page young while the pool's free-page
+    # clock is 0, i.e. until InnoDB has evicted a page: in a pool just restarted, a table read twice stays where
+    # its first read put it (published runs before issue 43: 91 to 204 of the hot table's 550 pages in the old
+    # sublist at the scan's start). A filler table larger than the pool read first starts eviction.
+    fills_pool_first = True
+    # the hot table is made young under the defaults' LRU settings (innodb_old_blocks_pct at 5 would evict its
+    # first read from a 5% old sublist before the second; innodb_lru_scan_depth at 1,024 or 1,536 would free
+    # its old pages from the tail within the pause), then the variant's own are set
+    warm_settings = variants[0].settings
 
     def buffer_pool_settings(self, mb: int) -> dict[str, str]:
         return {
@@ -58,9 +78,11 @@ class BufferPool(BufferPart):
     def _lru_pages(self, conn, tables: dict[str, str]) -> dict[str, tuple[float, float]]:
         """{role: (pages of the table's clustered index in the pool, of those in the old sublist)}."""
         names = {f"`{self._db(conn)}`.`{t}`": role for role, t in tables.items()}
-        rows = self.query(conn, f"SELECT TABLE_NAME, COUNT(*), SUM({self.is_old_sql}) FROM "
-                                "information_schema.INNODB_BUFFER_PAGE_LRU WHERE INDEX_NAME = 'PRIMARY' "
-                                f"AND TABLE_NAME IN ({', '.join(['%s'] * len(names))}) GROUP BY TABLE_NAME",
+        rows = self.query(conn, f"SELECT l.TABLE_NAME, COUNT(*), SUM(COALESCE({self.is_old_sql}, {OLD_BY_POSITION})) "
+                                "FROM information_schema.INNODB_BUFFER_PAGE_LRU l JOIN "
+                                "information_schema.INNODB_BUFFER_POOL_STATS s ON s.POOL_ID = l.POOL_ID "
+                                "WHERE l.INDEX_NAME = 'PRIMARY' "
+                                f"AND l.TABLE_NAME IN ({', '.join(['%s'] * len(names))}) GROUP BY l.TABLE_NAME",
                           tuple(names))
         out = {role: (0.0, 0.0) for role in tables}
         for name, pages, old in rows:
@@ -80,12 +102,43 @@ class BufferPool(BufferPart):
                                     "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s", (table,))
         return resident if resident >= 0.8 * float(size) else int(size)
 
+    def warm(self, conn, table: str) -> None:
+        """One read of every page of ``table``'s clustered index (no ANALYZE TABLE, whose statistics InnoDB
+        writes back: dirty pages the page cleaner would then have to write)."""
+        self.query(conn, f"SELECT SUM(LENGTH(pad)) FROM {table}")
+
+    def standing(self, conn, table: str) -> dict[str, float]:
+        pages, old = self._lru_pages(conn, {"t": table})["t"]
+        return {"resident": pages, "young": pages - old, "old": old}
+
+    def make_filler(self, conn, src: str, dst: str, share: float) -> int:
+        """``dst``'s ids are ``src``'s (sysbench's 1 to n), offset by n for each further round where ``src`` has
+        fewer rows than the filler needs."""
+        (pool,), = self.query(conn, "SELECT SUM(POOL_SIZE) FROM information_schema.INNODB_BUFFER_POOL_STATS")
+        want = math.ceil(share * float(pool))
+        rows = math.ceil(want * self.page_bytes / FILLER_ROW_BYTES)
+        (have,), = self.query(conn, f"SELECT COUNT(*) FROM {src} WHERE id <= %s", (rows,))
+        have = int(have or 0)
+        if have < 1:
+            raise ValueError(f"the filler table is made from {src}'s ids 1 to n, and {src} has none")
+        self.query(conn, f"DROP TABLE IF EXISTS {dst}")
+        self.query(conn, f"CREATE TABLE {dst} (id INT NOT NULL PRIMARY KEY, pad VARCHAR({FILLER_ROW_BYTES}) NOT NULL) "
+                         "ENGINE = InnoDB")
+        for offset in range(0, rows, have):
+            self.query(conn, f"INSERT INTO {dst} SELECT id + %s, REPEAT('x', {FILLER_ROW_BYTES}) FROM {src} "
+                             "WHERE id <= %s", (offset, min(have, rows - offset)))
+        pages = self.primary_pages(conn, dst)
+        if pages < want:
+            raise RuntimeError(f"the filler table {dst} took {pages:,} pages, under the {want:,} "
+                               f"({share:g} x the pool's {int(pool):,}) it must have")
+        return pages
+
     def buffer_sample(self, conn, hot: str, big: str) -> dict[str, float]:
         t0 = time.perf_counter()
         lru = self._lru_pages(conn, {"hot": hot, "big": big})
         out = {"lru_query_ms": (time.perf_counter() - t0) * 1e3}
         for role, (pages, old) in lru.items():
-            out[f"resident.{role}"], out[f"old.{role}"] = pages, old
+            out[f"resident.{role}"], out[f"old.{role}"], out[f"young.{role}"] = pages, old, pages - old
         (size, pages, old, free, young, not_young, reads, gets), = self.query(
             conn, "SELECT SUM(POOL_SIZE), SUM(DATABASE_PAGES), SUM(OLD_DATABASE_PAGES), SUM(FREE_BUFFERS), "
                   "SUM(PAGES_MADE_YOUNG), SUM(PAGES_NOT_MADE_YOUNG), SUM(NUMBER_PAGES_READ), "

@@ -77,6 +77,9 @@ class SharedBuffers(BufferPart):
     scan_kinds = ("seq", "index", "update")
     page_bytes = 8192
     reads_through_page_cache = True
+    # a buffer's usage count is raised at each pin up to 5, lowered by each pass of the clock sweep, which evicts it
+    # at 0: buffers read twice (pg_prewarm twice, then the hot workload) need two passes or more
+    kept_first, kept_first_words = "used_twice", "at usage count 2 or more"
 
     @staticmethod
     def reads_in_streams(version: str) -> bool:
@@ -143,6 +146,19 @@ class SharedBuffers(BufferPart):
                 out[f"io.{context}.reads"] = float(reads_)
                 out[f"io.{context}.evictions"] = float(evictions)
                 out[f"io.{context}.reuses"] = float(reuses)
+        return out
+
+    def standing(self, conn, table: str) -> dict[str, float]:
+        rows = self.query(conn, """
+            SELECT COALESCE(b.usagecount, 0), count(*) FROM pg_buffercache b
+            WHERE b.reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND b.relforknumber = 0 AND b.relfilenode IN (pg_relation_filenode(%s), pg_relation_filenode(%s))
+            GROUP BY 1""", self._key_relations(table))
+        out = {f"usage{u}": 0.0 for u in range(6)}
+        for usage, n in rows:
+            out[f"usage{int(usage)}"] = float(n)
+        out["resident"] = sum(out[f"usage{u}"] for u in range(6))
+        out["used_twice"] = sum(out[f"usage{u}"] for u in range(2, 6))
         return out
 
     def full_read_sql(self, table: str, kind: str) -> list[str]:
