@@ -436,3 +436,16 @@ def test_the_page_s_lookup_table_says_whether_the_plan_was_checked():
     assert row["statement_buffers"] == 75.0 and row["heap_pages"] == 30.0 and row["hot_updates"] == "not counted"
     assert list(t.reset_index()["short"].unique()) == ["v, ff 70", "k, ff 70"]  # the HOT variant first
     assert (mv.lookup_rows(_hot_results(checked=False))["plan"] == "not stored").all()
+
+
+def test_the_held_witness_is_the_collector_asked_and_the_garbage_polled_after():
+    t = pd.DataFrame({"series_name": ["mysql 8.0.15", "postgres 16.14"], "held_snapshot": [3999.0, 200.0],
+                      "held_control": [0.0, 0.0]})
+    gs = pd.DataFrame({"series_name": ["mysql 8.0.15", "postgres 16.14", "postgres 16.14"], "run_id": ["a", "b", "b"],
+                       "snapshot": [True, True, True]})
+    w = claims.held_witness(t, gs)
+    assert w.ok and w.what.endswith("in 2 of 2 variants (InnoDB's purge lag, VACUUM VERBOSE's count), the garbage "
+                                    "polled after the snapshot ended in 2 runs")
+    # polled, though not yet reclaimed (a smoke run's 200 dead tuples stay under autovacuum's threshold): still held
+    assert claims.held_witness(t, gs[gs["series_name"] == "mysql 8.0.15"]).what.endswith("(none on postgres 16.14)")
+    assert not claims.held_witness(t.assign(held_control=[0.0, float("nan")]), gs).ok

@@ -21,8 +21,8 @@ import dataclasses
 
 from dbexp.chapters.mvcc_chains.analysis import mechanics
 from dbexp.chapters.mvcc_chains.analysis import (at_largest_v, beyond_variant, chains_on_page, clock_loop,
-                                                 collector_passes, column_against_column, excess_at, lookups,
-                                                 per_version, plan_checked, tidy)
+                                                 collector_passes, column_against_column, excess_at, garbage_series,
+                                                 lookups, per_version, plan_checked, tidy)
 from dbexp.chapters.mvcc_chains.measure import HOLD_S
 from dbexp.experiments import steps, verdicts
 from dbexp.experiments.chapter import Results
@@ -90,7 +90,7 @@ def claims(res: Results) -> pd.DataFrame:
             _heap_fresh_reader(w, slopes, excess_at(res, HOT_V), link, beyond_variant(res, HOT_V, HOT_VARIANT,
                                                                                        COLD_VARIANT), clock_loop(res),
                                hot_witnesses(res)),
-            _indexed_column(w, column_against_column(res), link, lookups(res)), _held(w, at_largest_v(res), cp, link),
+            _indexed_column(w, column_against_column(res), link, lookups(res)), _held(w, at_largest_v(res), cp, link, garbage_series(res)),
             _collector_work(w, cp, link)] + _page_rows(mechanics(res), link)
     return verdicts.table(rows)
 
@@ -490,7 +490,7 @@ def _range(s: pd.Series, fmt: str) -> str:
     return lo if lo == hi else f"{lo} to {hi}"
 
 
-def _held(w, t, cp, link) -> verdicts.ClaimRow:
+def _held(w, t, cp, link, gs: pd.DataFrame | None = None) -> verdicts.ClaimRow:
     """Held with the snapshot open, not in the control, reclaimed after it ended: per server over its
     variants (the time to reclaim over every run, from ``cp``: :func:`collector_passes`)."""
     parts = []
@@ -512,17 +512,20 @@ def _held(w, t, cp, link) -> verdicts.ClaimRow:
          f"with the old snapshot and in a control without one; InnoDB's purge given up to {HOLD_S:.0f} s, PostgreSQL "
          f"asked by VACUUM (VERBOSE); {lab(w)}") if len(t) else verdicts.NOT_MEASURED,
         "; ".join(parts) or verdicts.NOT_MEASURED, _held_verdict(t), ids=("versions-held-for-snapshots",),
-        witness=held_witness(t, cp))
+        witness=held_witness(t, gs if gs is not None else pd.DataFrame()))
 
 
-def held_witness(t: pd.DataFrame, cp: pd.DataFrame) -> verdicts.Witness | None:
+def held_witness(t: pd.DataFrame, gs: pd.DataFrame) -> verdicts.Witness | None:
     """Whether the collectors were asked what they could not remove while the snapshot was open and in the
     control without one (every server and variant of ``t``: at_largest_v), and their garbage polled after the
-    snapshot ended (``cp``: collector_passes): held where every server's runs stored all three."""
+    snapshot ended (``gs``: garbage_series): held where every server's runs stored all three (whether the polls
+    saw the garbage go is the verdict's to say)."""
     if t.empty:
         return None
     asked = t["held_snapshot"].notna() & t["held_control"].notna()
-    polled = {name: int((cp["series_name"] == name).sum()) if len(cp) else 0 for name in t["series_name"].unique()}
+    after = gs[gs["snapshot"]] if len(gs) else gs
+    polled = {name: int(after.loc[after["series_name"] == name, "run_id"].nunique()) if len(after) else 0
+              for name in t["series_name"].unique()}
     missing = sorted(name for name, n in polled.items() if not n)
     return verdicts.witness(bool(asked.all()) and not missing,
                             f"what the collector could not remove read with the snapshot open and in the control in "
