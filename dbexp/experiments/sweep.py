@@ -172,6 +172,12 @@ class Experiment:
         does not then fell in an episode of the machine, and is measured again: noise.episode)."""
         return False
 
+    def prepare_dataset(self, server, workload: Workload) -> dict:
+        """The point's sysbench dataset on a server just started for a group (once per server and dataset);
+        what it did, stored with every run on it (``workload.dataset``). The default: sysbench's cleanup and
+        prepare, then the flavor's settle (sysbench.prepare); a chapter may restore a saved one instead."""
+        return sysbench.prepare(workload, server)
+
     def reset(self, server, point: Point, state) -> None:
         """Make the run's declared starting state, just before it (a restart that empties the caches, a
         table restored, a pool warmed); :meth:`precondition` then checks it. The default makes none."""
@@ -308,7 +314,7 @@ class Sweep:
                     prepared[dkey] = {}
                 elif dkey not in prepared:
                     bar.set_postfix_str(f"preparing {point.workload.tables}x{point.workload.table_size} rows")
-                    prepared[dkey] = sysbench.prepare(point.workload, servers[skey])
+                    prepared[dkey] = self.experiment.prepare_dataset(servers[skey], point.workload)
                     if self.warmup_s:
                         sysbench.run(_warmup(point.workload, self.warmup_s), servers[skey])
             for batch in batches(items):
