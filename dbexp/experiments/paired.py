@@ -242,3 +242,70 @@ def window_numbers(w: pd.DataFrame, point: list[str]) -> dict:
             "repeats": int(per_point.median()), "threads": sorted(int(t) for t in w["threads"].unique()),
             "table_size": int(w["workload"].map(lambda x: (x or {}).get("table_size", 0)).median())
             if "workload" in w else 0}
+
+
+def halves(labels) -> dict:
+    """Each distinct label (a test's name) in one of two halves, 0 or 1: the labels sorted, alternately."""
+    return {label: i % 2 for i, label in enumerate(sorted(set(labels), key=str))}
+
+
+def component_ratios(w: pd.DataFrame, keys: list[str], comparisons, values: dict[str, str], by: str,
+                     control: str, pool_by: list[str], held_out_by: str | None = None) -> pd.DataFrame:
+    """:func:`nested_ratios` with the variance components estimated as Kalibera and Jones ask (ISMM 2013): the
+    variance between instances pooled over the ``control`` comparisons (A/A pairs) of the same ``pool_by``
+    columns and value by the method of moments, truncated at 0 only after pooling (stats.pooled_between), and
+    each comparison's interval from it and its own variance within instances, on their Satterthwaite degrees
+    of freedom (stats.component_ci).
+
+    With ``held_out_by`` (a column of ``keys``, the test), the A/A controls are also judged honestly: their
+    ``held_out_by`` values are split in two halves (:func:`halves`), and each control's interval is computed a
+    second time with the between-instance variance fitted on the other half's controls only (``held_out``
+    True); the other rows (``held_out`` False) use every control of their pool.
+
+    Columns: ``keys``, comparison, a, b, value, ratio, ci_low, ci_high, pairs, instances, dof, half_width,
+    between, between_df, within, within_df, held_out."""
+    if w.empty:
+        return pd.DataFrame()
+    parts = []
+    for key, g in w.groupby(keys):
+        key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        parts += _group_parts(key, g, comparisons(g), values, by)
+    if not parts:
+        return pd.DataFrame()
+    pool = [*pool_by, "value"]
+    pooled = _pooled_components(parts, control, pool)
+    half = halves(p[held_out_by] for p in parts if p["comparison"] == control) if held_out_by else {}
+    by_half = {h: _pooled_components([p for p in parts if half.get(p.get(held_out_by)) == h], control, pool)
+               for h in (0, 1)} if held_out_by else {}
+    rows = []
+    for p in parts:
+        fits = [(False, pooled.get(tuple(p[c] for c in pool)))]
+        if held_out_by and p["comparison"] == control and p.get(held_out_by) in half:
+            fits.append((True, by_half[1 - half[p[held_out_by]]].get(tuple(p[c] for c in pool))))
+        for held, fit in fits:
+            rows.append(_component_row(p, keys, fit, held))
+    return pd.DataFrame(rows)
+
+
+def _pooled_components(parts: list[dict], control: str, pool: list[str]) -> dict[tuple, dict]:
+    """Per combination of the ``pool`` entries of ``parts``: stats.pooled_between over its parts of the
+    comparison ``control``."""
+    found: dict[tuple, list[dict]] = {}
+    for p in parts:
+        mine = found.setdefault(tuple(p[c] for c in pool), [])
+        if p["comparison"] == control:
+            mine.append(p)
+    return {k: stats.pooled_between(ps) for k, ps in found.items()}
+
+
+def _component_row(p: dict, keys: list[str], fit: dict | None, held_out: bool) -> dict:
+    between, between_df = (fit["between"], fit["df"]) if fit else (float("nan"), 0.0)
+    if p["k"] >= 2:
+        r, lo, hi, dof = stats.component_ci(p, between, between_df)
+    else:  # one instance: the windows' paired interval
+        r, lo, hi = stats.pair_ratio_ci(p["windows"], np.ones(len(p["windows"])))
+        dof = float(p["n"] - 1)
+    return ({k: p[k] for k in (*keys, "comparison", "a", "b", "value")}
+            | {"ratio": r, "ci_low": lo, "ci_high": hi, "pairs": p["n"], "instances": p["k"], "dof": dof,
+               "half_width": half_width(r, lo, hi), "between": between, "between_df": between_df,
+               "within": p["within"], "within_df": p["n"] - p["k"], "held_out": held_out})

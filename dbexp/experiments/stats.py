@@ -399,3 +399,123 @@ def ratio_of_ratios(a: tuple, b: tuple, level: float = 0.95) -> tuple[float, flo
     dof = min(a[3], b[3])
     half = t_quantile(level, dof) * math.hypot(log_se(a), log_se(b)) if dof else float("nan")
     return math.exp(lr), math.exp(lr - half), math.exp(lr + half)
+
+
+# --- variance components without truncation before pooling (Kalibera and Jones, ISMM 2013) ------------------
+
+def satterthwaite(terms) -> float:
+    """The Welch-Satterthwaite degrees of freedom of a sum of variance terms, each ``(variance, dof)``: the
+    sum squared over the sum of each term squared over its degrees of freedom (terms of 0 or without degrees
+    of freedom carry no weight); NaN where no term has both."""
+    terms = [(float(v), float(d)) for v, d in terms if v == v and v > 0 and d and d == d and d > 0]
+    if not terms:
+        return float("nan")
+    return float(sum(v for v, _ in terms) ** 2 / sum(v * v / d for v, d in terms))
+
+
+def pooled_between(parts) -> dict:
+    """The variance between groups beyond what the values within them explain, by the method of moments pooled
+    over ``parts`` (nested() dicts of the same design: an A/A control's parts, say) BEFORE it is truncated at 0:
+    each part's var_means - within / nbar, an unbiased estimate of its between-group variance, averaged with
+    weights its groups less one (the degrees of freedom of its var_means); only then is a negative average set
+    to 0 (truncating each part first, then averaging, biases it upwards). Returns a dict: ``between`` (the
+    pooled estimate, truncated), ``raw`` (before the truncation), ``df`` (the Satterthwaite degrees of freedom
+    of the raw estimate, a difference of mean squares), ``df_groups`` (the groups less one, summed),
+    ``within`` (the parts' within-group variance pooled over their degrees of freedom), ``df_within`` and
+    ``parts`` (how many parts had two groups). NaN estimates and 0 degrees of freedom where none had."""
+    use = [p for p in parts if p["k"] >= 2 and p["var_means"] == p["var_means"] and p["within"] == p["within"]]
+    if not use:
+        return {"between": float("nan"), "raw": float("nan"), "df": 0.0, "df_groups": 0, "within": float("nan"),
+                "df_within": 0, "parts": 0}
+    weights = np.array([p["k"] - 1 for p in use], dtype=float)
+    w = weights / weights.sum()
+    means = np.array([p["var_means"] for p in use])
+    inner = np.array([p["within"] / p["nbar"] for p in use])
+    raw = float(np.sum(w * (means - inner)))
+    df_inner = np.array([p["n"] - p["k"] for p in use], dtype=float)
+    df = satterthwaite([(x, d) for x, d in zip(w * means, weights)]
+                       + [(x, d) for x, d in zip(w * inner, df_inner)]) if raw > 0 else float(weights.sum())
+    within = float(sum(p["within"] * (p["n"] - p["k"]) for p in use) / df_inner.sum()) if df_inner.sum() else float("nan")
+    return {"between": max(0.0, raw), "raw": raw, "df": df, "df_groups": int(weights.sum()), "within": within,
+            "df_within": int(df_inner.sum()), "parts": len(use)}
+
+
+def component_ci(part: dict, between: float, between_df: float, level: float = 0.95) -> tuple[float, float, float, float]:
+    """A ratio from nested() log ratios with its interval at the group level, its variance in two components:
+    the variance between groups (``between``, pooled elsewhere, with ``between_df`` degrees of freedom) over the
+    groups, and the part's own variance within groups over its values (within / n, n - k degrees of freedom);
+    a t quantile on their Satterthwaite degrees of freedom. With one value per group (no within variance) the
+    variance of its group means over k (k - 1 degrees of freedom): the groups' spread holds both. Returns
+    (ratio, low, high, dof); NaN bounds with one group, or without a between-group variance where it is needed."""
+    r = math.exp(part["mean"]) if part["mean"] == part["mean"] else float("nan")
+    k = part["k"]
+    if k < 2:
+        return r, float("nan"), float("nan"), float("nan")
+    if part["within"] != part["within"] or part["n"] <= k:
+        if part["var_means"] != part["var_means"]:
+            return r, float("nan"), float("nan"), float("nan")
+        var, dof = part["var_means"] / k, float(k - 1)
+    else:
+        if between != between:
+            return r, float("nan"), float("nan"), float("nan")
+        terms = [(between / k, between_df), (part["within"] / part["n"], part["n"] - k)]
+        var = sum(v for v, _ in terms)
+        dof = satterthwaite(terms)
+        if dof != dof:  # no spread at all
+            return r, r, r, float(part["n"] - k)
+    half = t_quantile(level, dof) * math.sqrt(var)
+    return r, math.exp(part["mean"] - half), math.exp(part["mean"] + half), float(dof)
+
+
+def shared_offset(means) -> dict:
+    """Tests x groups of group means (rows: tests; columns: the groups every test ran on, e.g. instances), read
+    as a two-way layout without replication: the variance of a shared group offset (one per group, common to
+    every test) by the method of moments, (MS_groups - MS_residual) / tests truncated at 0 after it is formed,
+    with the residual mean square and the degrees of freedom of each (``between``, ``raw``, ``df_groups``,
+    ``residual``, ``df_residual``). NaN where fewer than two tests or two groups are complete."""
+    m = np.asarray(means, dtype=float)
+    m = m[~np.isnan(m).any(axis=1)] if m.ndim == 2 else m.reshape(0, 0)
+    t, k = m.shape if m.ndim == 2 else (0, 0)
+    if t < 2 or k < 2:
+        return {"between": float("nan"), "raw": float("nan"), "df_groups": 0, "residual": float("nan"),
+                "df_residual": 0}
+    grand = m.mean()
+    col = m.mean(axis=0)
+    resid = m - m.mean(axis=1, keepdims=True) - col[None, :] + grand
+    ms_groups = t * float(np.sum((col - grand) ** 2)) / (k - 1)
+    df_res = (t - 1) * (k - 1)
+    ms_res = float(np.sum(resid ** 2)) / df_res
+    raw = (ms_groups - ms_res) / t
+    return {"between": max(0.0, raw), "raw": raw, "df_groups": k - 1, "residual": ms_res, "df_residual": df_res}
+
+
+def summary_intervals(logs, se_own, dof_own, shared_var: float, shared_df: float, level: float = 0.95,
+                      draws: int = 20_000, seed: int = 0) -> dict:
+    """The median and the mean of several estimates (log ratios ``logs`` of tests, each with its own standard
+    error ``se_own`` on ``dof_own`` degrees of freedom) whose errors are independent but for a shared offset
+    (variance ``shared_var`` on ``shared_df`` degrees of freedom, common to all of them: the same instances ran
+    every test). The mean's interval: its variance is the shared one plus the own ones over the tests squared, a
+    t quantile on their Satterthwaite degrees of freedom. The median's: a parametric bootstrap (``draws`` draws,
+    ``seed`` fixed: the same interval every time), each estimate less one shared draw and its own, each a t
+    variate scaled to its standard error; the percentiles of the draws' medians. Returns {"median",
+    "median_low", "median_high", "mean", "mean_low", "mean_high"} on the log scale."""
+    x = np.asarray(logs, dtype=float)
+    se = np.asarray(se_own, dtype=float)
+    df = np.asarray(dof_own, dtype=float)
+    out = {"median": float(np.median(x)), "mean": float(x.mean())}
+    nan = float("nan")
+    if len(x) == 0 or np.isnan(se).any() or np.isnan(df).any() or shared_var != shared_var:
+        return {**out, "median_low": nan, "median_high": nan, "mean_low": nan, "mean_high": nan}
+    n = len(x)
+    terms = [(shared_var, shared_df)] + [(s * s / n / n, d) for s, d in zip(se, df)]
+    var = shared_var + float(np.sum(se * se)) / n / n
+    dof = satterthwaite(terms)
+    half = t_quantile(level, dof) * math.sqrt(var) if dof == dof else 0.0
+    rng = np.random.default_rng(seed)
+    shared = (rng.standard_t(shared_df, draws) if shared_df and shared_var > 0 else np.zeros(draws)) * math.sqrt(shared_var)
+    own = rng.standard_t(np.maximum(df, 1.0)[None, :], (draws, n)) * se[None, :]
+    medians = np.median(x[None, :] - shared[:, None] - own, axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(medians, [tail, 100 - tail])
+    return {**out, "median_low": float(low), "median_high": float(high), "mean_low": out["mean"] - half,
+            "mean_high": out["mean"] + half}

@@ -156,3 +156,51 @@ def test_nested_ratios_take_the_interval_at_the_instance_level_pooled_over_the_c
     assert set(one["instances"]) == {1} and (one["dof"] == 1).all()
     assert (one["half_width"] < r.set_index(["test", "comparison"]).loc[
         list(zip(one["test"], one["comparison"])), "half_width"].to_numpy()).all()
+
+
+def _aa_windows(seed=0, tests=6, k=4, n=2, between=0.0, within=0.03, effect=0.9):
+    """An A/A twin and a version B against a base A, in windows nested in k instances."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(tests):
+        for i in range(k):
+            offset = {"A (twin)": rng.normal(0, np.sqrt(between)), "B": rng.normal(0, np.sqrt(between))}
+            for j in range(n):
+                rep = i * n + j
+                drift = rng.normal(0, 0.2)
+                rows.append({"test": f"t{t}", "server": "A", "repeat": rep, "instance": i, "qps": np.exp(drift)})
+                for name, r in (("A (twin)", 1.0), ("B", effect)):
+                    rows.append({"test": f"t{t}", "server": name, "repeat": rep, "instance": i,
+                                 "qps": r * np.exp(drift + offset[name] + rng.normal(0, within))})
+    return pd.DataFrame(rows)
+
+
+def test_component_ratios_judge_each_a_a_control_on_the_other_halfs_fit():
+    w = _aa_windows()
+    comps = lambda g: [("B", "A", "base"), ("A (twin)", "A", "A/A")]  # noqa: E731
+    r = paired.component_ratios(w, ["test"], comps, {"qps": "QPS"}, by="server", control="A/A", pool_by=[],
+                                held_out_by="test")
+    held = r[r["held_out"]]
+    assert set(held["comparison"]) == {"A/A"} and len(held) == 6  # every control once more, held out
+    assert len(r[~r["held_out"]]) == 12  # every comparison once, fitted on every control
+    assert paired.halves([f"t{t}" for t in range(6)]) == {"t0": 0, "t1": 1, "t2": 0, "t3": 1, "t4": 0, "t5": 1}
+    b = r[(r["comparison"] == "base") & ~r["held_out"]]
+    assert b["ratio"].between(0.85, 0.95).all() and (b["instances"] == 4).all() and (b["pairs"] == 8).all()
+    assert (b["ci_low"] < 0.9).mean() >= 0.5 and (b["ci_high"] > 0.9).all()
+    # the held-out fit of t0 is the other half's: t1, t3, t5
+    odd = paired.component_ratios(w[w["test"].isin(["t1", "t3", "t5"])], ["test"], comps, {"qps": "QPS"},
+                                  by="server", control="A/A", pool_by=[])
+    t0 = held[held["test"] == "t0"].iloc[0]
+    assert t0["between"] == pytest.approx(odd[odd["comparison"] == "A/A"]["between"].iloc[0])
+
+
+def test_component_ratios_cover_1_on_simulated_a_a_pairs_nine_times_in_ten():
+    covered, n = 0, 0
+    for seed in range(30):
+        r = paired.component_ratios(_aa_windows(seed, tests=8, between=0.0004), ["test"],
+                                    lambda g: [("A (twin)", "A", "A/A")], {"qps": "QPS"}, by="server",
+                                    control="A/A", pool_by=[], held_out_by="test")
+        h = r[r["held_out"]]
+        covered += int(((h["ci_low"] <= 1) & (h["ci_high"] >= 1)).sum())
+        n += len(h)
+    assert covered / n >= 0.9

@@ -421,3 +421,82 @@ def test_repeat_slopes_are_scipys_least_squares_slopes_exactly():
         y = rng.normal(3, 2) * x + rng.normal(0, rng.choice([0.0, 0.1, 50.0]), n)
         got = stats.repeat_slopes(x, y, [0] * n)
         assert got.iloc[0] == float(sp.linregress(x, y).slope)
+
+
+# --- variance components (Kalibera and Jones): pooled before truncation, degrees of freedom per level ---------
+
+def test_satterthwaite_of_one_term_is_its_own_and_of_equal_terms_the_sum():
+    assert stats.satterthwaite([(0.3, 7)]) == pytest.approx(7)
+    assert stats.satterthwaite([(1.0, 4), (1.0, 4)]) == pytest.approx(8)
+    assert stats.satterthwaite([(1.0, 4), (0.0, 2)]) == pytest.approx(4)  # a zero term carries no weight
+    assert np.isnan(stats.satterthwaite([(0.0, 3)]))
+
+
+def _part(var_means, within, k=4, n=8):
+    return {"k": k, "n": n, "nbar": n / k, "mean": 0.0, "var_means": var_means, "within": within}
+
+
+def test_pooled_between_averages_before_it_truncates():
+    # two parts: one estimate of +0.002, one of -0.004: pooled -0.001, truncated to 0 only then
+    parts = [_part(0.002 + 0.01 / 2, 0.01), _part(-0.004 + 0.01 / 2, 0.01)]
+    got = stats.pooled_between(parts)
+    assert got["raw"] == pytest.approx(-0.001) and got["between"] == 0.0
+    assert got["df_groups"] == 6 and got["df_within"] == 8 and got["within"] == pytest.approx(0.01)
+    # the old rule truncates first: max(0, .002) and max(0, -.004) average to +0.001, biased up
+    assert stats.between_variance(parts)[0] == pytest.approx(0.001)
+    pos = stats.pooled_between([_part(0.02, 0.01)])
+    assert pos["between"] == pytest.approx(0.015) and 0 < pos["df"] <= 3 + 4
+    assert stats.pooled_between([_part(float("nan"), 0.01)])["parts"] == 0
+
+
+def test_pooled_between_is_unbiased_on_simulated_instances():
+    rng = np.random.default_rng(7)
+    raws = []
+    for _ in range(400):
+        parts = []
+        for _ in range(10):  # ten A/A pairs of 4 instances x 2 windows, a true between variance of 0.0004
+            offsets = rng.normal(0, 0.02, 4)
+            x = np.repeat(offsets, 2) + rng.normal(0, 0.05, 8)
+            parts.append(stats.nested(x, np.repeat(np.arange(4), 2)))
+        raws.append(stats.pooled_between(parts)["raw"])
+    assert np.mean(raws) == pytest.approx(0.0004, abs=0.0001)
+
+
+def test_component_ci_adds_the_two_terms_on_their_satterthwaite_degrees_of_freedom():
+    p = {"k": 4, "n": 8, "nbar": 2.0, "mean": 0.1, "var_means": 0.002, "within": 0.004}
+    r, lo, hi, dof = stats.component_ci(p, 0.0008, 20.0)
+    var = 0.0008 / 4 + 0.004 / 8
+    want = stats.satterthwaite([(0.0008 / 4, 20.0), (0.004 / 8, 4)])
+    assert dof == pytest.approx(want) and r == pytest.approx(np.exp(0.1))
+    half = stats.t_quantile(0.95, want) * np.sqrt(var)
+    assert (lo, hi) == pytest.approx((np.exp(0.1 - half), np.exp(0.1 + half)))
+    # no variance between instances: the within term alone, its own n - k degrees of freedom
+    assert stats.component_ci(p, 0.0, 20.0)[3] == pytest.approx(4)
+    # one window per instance: the instances' own spread, k - 1 degrees of freedom
+    one = {"k": 4, "n": 4, "nbar": 1.0, "mean": 0.0, "var_means": 0.004, "within": float("nan")}
+    r, lo, hi, dof = stats.component_ci(one, float("nan"), 0)
+    assert dof == 3 and hi == pytest.approx(np.exp(stats.t_quantile(0.95, 3) * np.sqrt(0.001)))
+    assert np.isnan(stats.component_ci({**one, "k": 1}, 0.0, 3)[1])
+
+
+def test_shared_offset_of_a_two_way_layout():
+    rng = np.random.default_rng(3)
+    offsets = np.array([0.05, -0.05, 0.02, -0.02])
+    means = np.array([[t + o for o in offsets] for t in (0.1, -0.2, 0.3)]) + rng.normal(0, 1e-4, (3, 4))
+    got = stats.shared_offset(means)
+    assert got["between"] == pytest.approx(np.var(offsets, ddof=1), rel=0.05)
+    assert got["df_groups"] == 3 and got["df_residual"] == 6
+    assert np.isnan(stats.shared_offset(means[:1])["between"])  # one test: nothing to separate
+
+
+def test_summary_intervals_of_one_test_are_its_own_and_a_shared_offset_does_not_average_out():
+    one = stats.summary_intervals([0.1], [0.02], [10], 0.0, 0.0)
+    half = stats.t_quantile(0.95, 10) * 0.02
+    assert (one["mean_low"], one["mean_high"]) == pytest.approx((0.1 - half, 0.1 + half))
+    assert one["median_low"] == pytest.approx(0.1 - half, abs=0.003)
+    many = stats.summary_intervals([0.1] * 9, [0.02] * 9, [10] * 9, 0.0, 0.0)
+    shared = stats.summary_intervals([0.1] * 9, [0.0] * 9, [10] * 9, 0.02 ** 2, 10)
+    assert many["mean_high"] - many["mean"] < (one["mean_high"] - one["mean"]) / 2.5  # independent errors average
+    assert shared["mean_high"] - shared["mean"] == pytest.approx(half)  # a shared one does not
+    again = stats.summary_intervals([0.1] * 9, [0.02] * 9, [10] * 9, 0.0, 0.0)
+    assert again == many  # a fixed seed: the same interval every time
