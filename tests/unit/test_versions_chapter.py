@@ -12,8 +12,8 @@ import pytest
 
 from dbexp.chapters import versions
 from dbexp.chapters.versions import CHAPTER
-from dbexp.chapters.versions.regression import STEPS, configurations
-from dbexp.chapters.versions.chapter import MYSQL
+from dbexp.chapters.versions.regression import SOURCE_CONFIGS, STEPS, configurations
+from dbexp.chapters.versions.chapter import MYSQL, reference_loop, window_s
 from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Cpus, Results
 from dbexp.workloads.sysbench import LUA_DIR
@@ -21,60 +21,76 @@ from dbexp.workloads.sysbench import LUA_DIR
 pytestmark = pytest.mark.unit
 
 
-def test_default_design_puts_a_flavors_versions_in_one_window():
+def test_default_design_interleaves_four_instances_of_every_server_in_random_windows():
     sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
     main, ablation, profile = CHAPTER.design(sc, Cpus())
-    longer = [p for p in main.points if p.params.length > 1]
     windows = {}
     for p in main.points:
-        if p.params.length == 1:
-            windows.setdefault(p.together, []).append(p)
-    mysql = windows["MySQL point-query"]
+        windows.setdefault(p.together, []).append(p)
+    mysql = windows["MySQL point-query i0"]
     assert [(p.server.spec, p.params.role) for p in mysql] == [
         ("mysql:5.7@offline", "baseline"), ("mysql:5.7@offline", "twin"), ("mysql:8.0@offline", "baseline"),
-        ("mysql:9.7@offline", "baseline"), ("mysql:8.0@offline", "own defaults"), ("mysql:9.7@offline", "own defaults")]
+        ("mysql:9.7@offline", "baseline")]
     assert len({p.server.key() for p in mysql}) == len(mysql)  # a server each
-    assert len(windows["Postgres scan"]) == 8 and len(windows["MariaDB insert"]) == 4
-    assert main.repeats == 4 and main.instances == 2 and len(windows) == 3 * len(sc.tests)
+    # four instances: four windows per test and flavor, each on servers of its own, all in one group
+    copies = [windows[f"MySQL point-query i{i}"] for i in range(4)]
+    assert len({p.server.key() for ps in copies for p in ps}) == 16
+    assert {p.params.instance for ps in copies for p in ps} == {0, 1, 2, 3}
+    assert {p.group for p in main.points if p.group.endswith("MySQL")} == {"versions MySQL"}
+    # the same servers run every test of their instance
+    assert {p.server.key() for p in windows["MySQL scan i2"]} == {p.server.key() for p in copies[2]}
+    assert main.repeats == 2 and main.instances == 1 and CHAPTER.order == "shuffled"
+    assert all(p.block == p.together for p in main.points)  # a window is one block of the random walk
+    assert len(windows["Postgres scan i0"]) == 5 and len(windows["MariaDB insert i3"]) == 3
+    assert len(windows) == 3 * len(sc.tests) * 4
     assert {p.params.slice_s for p in main.points} == {0.1}  # one server working at a time
+    # at least 8 s of each server's own turns per test over the 4 instances; the long tests three times that
+    for ps in windows.values():
+        p = ps[0]
+        assert p.params.turns_s * main.repeats * 4 >= 8.0
+        assert p.workload.duration_s >= len(ps) * p.params.turns_s
+    assert windows["MySQL update-nonindex i0"][0].params.turns_s == pytest.approx(3 * sc.active_s)
+    assert sc.table_size >= 1_000_000 and set(sc.tests) <= set(versions.TESTS)
     settings = {(p.server.spec, p.params.role): p.server.settings for p in mysql}
     assert {s["innodb_adaptive_hash_index"] for s in (settings[(spec, "baseline")] for spec in MYSQL)} == {"OFF"}
+    assert {s["innodb_buffer_pool_size"] for s in settings.values()} == {"1024M"}
     assert settings[("mysql:9.7@offline", "baseline")]["innodb_log_writer_threads"] == "ON"
     assert "innodb_log_writer_threads" not in settings[("mysql:8.0@offline", "baseline")]  # always on in 8.0.15
-    assert "innodb_adaptive_hash_index" not in settings[("mysql:8.0@offline", "own defaults")]
-    # the check's windows: in the main groups, on the main windows' own servers, in the first 2 repeats only
-    assert {p.params.length for p in longer} == {4} and {p.repeats for p in longer} == {2}
-    assert {p.repeats for p in main.points if p.params.length == 1} == {0}
-    checked = {}
-    for p in longer:
-        checked.setdefault(p.together, []).append(p)
-    check = checked["MySQL update-nonindex x4, every server"]
-    assert [(p.server.key(), p.group) for p in check] == [(p.server.key(), p.group) for p in mysql]
-    assert len(checked) == 6  # 3 flavors x update-nonindex and point-query
-    assert {p.params.test for p in main.points} == set(versions.TESTS)
     windows = {}
-    for p in ablation.points:  # one window per configuration, the three MySQL versions in it
+    for p in ablation.points:  # one window per configuration and instance, the three MySQL versions in it
         windows.setdefault(p.together, []).append(p.server.spec)
-    assert len(windows) == len(configurations()) == 1 + len(STEPS) + len(versions.FACTORS) - 1
-    assert all(sorted(v) == sorted(MYSQL) for v in windows.values()) and ablation.instances == 2
+    assert len(windows) == len(sc.ablation_configs) * sc.ablation_instances
+    assert all(sorted(v) == sorted(MYSQL) for v in windows.values())
     # configurations that differ only in what a running server takes share their servers
     groups = {}
     for p in ablation.points:
         groups.setdefault(p.group, set()).add(p.params.config)
-    assert len(groups) == 7
     assert groups["versions ablation source baseline"] == {"source baseline", "writer threads off", "prepared statements",
                                                            "flush_log_at_trx_commit=0"}
     assert groups["versions ablation steps 1-3"] == {"steps 1-3", "steps 1-4", "steps 1-5"}
-    assert {"AHI on"} in groups.values()  # switched on at run time the hash index would start empty
-    for p in ablation.points:  # one server per version in a group, whichever configuration's window
-        assert {q.server.key() for q in ablation.points if q.group == p.group and q.server.spec == p.server.spec} == {
-            p.server.key()}
+    for p in ablation.points:  # one server per version and instance in a group, whichever configuration's window
+        assert {q.server.key() for q in ablation.points if q.group == p.group and q.server.spec == p.server.spec
+                and q.params.instance == p.params.instance} == {p.server.key()}
     assert {p.together for p in profile.points} == {"profile MySQL point-query", "profile MySQL update-nonindex"}
-    assert {p.params.role for p in profile.points} == {"profile"} and profile.repeats == 3
+    assert {p.params.role for p in profile.points} == {"profile"}
+
+
+def test_a_window_holds_every_servers_turns_and_the_host_speed_is_timed():
+    assert window_s(1.1, 4) == 6 and window_s(0.5, 3) == 3  # the edges (leads, starts) and the turns, whole seconds
+    took = reference_loop(None, repeats=1)
+    assert took > 0
+    assert SOURCE_CONFIGS == ("source baseline",) + tuple(c for c in configurations() if c != "source baseline")[:len(STEPS)] \
+        + ("P_S off", "binlog off", "prepared statements", "flush_log_at_trx_commit=0")
+
+
+def test_the_full_scale_runs_every_test_and_configuration():
+    sc = CHAPTER.adjust(CHAPTER.scale("full"), "full", Cpus(), {})
+    assert set(sc.tests) == set(versions.TESTS) and len(versions.TESTS) == 32
+    assert set(sc.ablation_configs) == set(configurations()) and sc.instances >= 4
 
 
 def _ablation_point(config: str, spec: str):
-    sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
+    sc = CHAPTER.adjust(CHAPTER.scale("full"), "full", Cpus(), {})
     return next(p for p in CHAPTER.design(sc, Cpus())[1].points if p.params.config == config and p.server.spec == spec)
 
 
@@ -133,7 +149,7 @@ def test_the_ablations_gap_is_paired_by_window_and_its_moves_against_the_baselin
 
 def test_bad_input_is_refused_in_one_line():
     with pytest.raises(DbexpError, match="bad check_repeats 3: the run-length check runs in the main windows' "
-                                         r"repeats, expected 0 to the repeats \(2\)"):
+                                         r"repeats, expected 0 to the repeats \(1\)"):
         CHAPTER.adjust(CHAPTER.scale("smoke", check_servers=["mysql:5.7@offline", "mysql:8.0@offline"],
                                      check_repeats=3), "smoke", Cpus(), {})
     with pytest.raises(DbexpError, match="unknown test 'point-queries'; valid are"):
@@ -150,11 +166,32 @@ def test_a_switched_setting_reads_back_as_set_in_the_servers_words():
     assert not same_setting("1", "OFF") and not same_setting("2", "0")
 
 
-def test_every_query_of_the_lua_script_is_declared_and_used():
-    text = (LUA_DIR / "versions_query.lua").read_text()
+def test_every_statement_of_the_lua_script_is_declared_and_used():
+    text = (LUA_DIR / "versions_tests.lua").read_text()
     shapes = set(re.findall(r'\["([a-z-]+)"\] = \{"', text))
-    used = {dict(t.options)["query"] for t in versions.TESTS.values() if t.script == "versions_query"}
+    used = {dict(t.options)["test"] for t in versions.TESTS.values() if t.script == "versions_tests"}
     assert used == shapes
+
+
+def test_the_tests_are_the_harness_tests_with_their_sizes():
+    t = versions.TESTS
+    assert [n for n in t if n.startswith("random-points")] == [f"random-points.range={n}" for n in (10, 100, 1000)]
+    assert dict(t["random-points.range=1000"].options) == {"test": "random-points", "points": "1000"}
+    assert dict(t["hot-points"].options)["points"] == "100" and "mid-table" in t["hot-points"].runs
+    for name in ("points-covered-pk", "points-covered-si", "points-notcovered-pk", "points-notcovered-si"):
+        assert dict(t[name].options)["points"] == "100"
+    for kind in ("simple", "sum", "order", "distinct"):
+        x = t[f"read-only-{kind}"]
+        assert x.script == "oltp_read_only" and dict(x.options)["range_size"] == "1000"
+        assert "point_selects" not in dict(x.options) and "skip_trx" not in dict(x.options)  # the stock transaction
+        assert x.statements == {"select": 11, "begin": 1, "commit": 1}
+    assert dict(t["read-only-count"].options) == {"test": "read-only-count", "range_size": "1000"}
+    text = (LUA_DIR / "versions_tests.lua").read_text()
+    assert '"SELECT count(c) FROM sbtest1 WHERE id BETWEEN ? AND ?"' in text
+    assert '"UPDATE sbtest1 SET c = ? WHERE id = 1"' in text and '"UPDATE sbtest1 SET c = ? WHERE id IN (%s)"' in text
+    assert dict(t["update-inlist"].options)["points"] == "10"  # run.sh gives it no --random-points: its default
+    assert set(versions.HEADLINE) <= set(t) and 12 <= len(versions.HEADLINE) <= 15
+    assert {x.group for x in t.values()} == set(versions.GROUPS)
 
 
 def _wide(qps: dict[str, list[float]], test: str = "point-query") -> pd.DataFrame:
@@ -186,7 +223,8 @@ def test_ratios_are_paired_by_window_against_the_base_and_the_previous_version()
     assert set(s["server"]) == {"mysql 8.0.15", "mysql 9.7.4"} and (s["tests"] == 1).all()
     assert versions.resolution(res)["within"] == 3  # 8.0 against 5.7 (base and previous alike, once), 9.7 against both
     claims = versions.claims(res)
-    assert list(claims.columns)[-1] == "verdict" and claims["verdict"].str.len().min() > 0
+    assert "verdict" in claims.columns and claims["verdict"].str.len().min() > 0
+    assert claims["id"].str.len().min() > 0  # every row names the ledger entries it tests
 
 
 def test_the_page_renders_before_anything_is_published(tmp_path):
@@ -223,10 +261,9 @@ def test_the_steps_are_not_testable_where_step_1_has_no_option_and_io_bound_clai
     ab = pd.DataFrame({"config": ["steps 1-5"] * 2, "old": ["mysql 5.7.22"] * 2,
                        "new": ["mysql 8.0.15", "mysql 9.7.4"], "gap": [0.76, 0.945], "gap_low": [0.75, 0.923],
                        "gap_high": [0.77, 0.968], "windows": [5, 5], "dof": [4, 4]})
-    row = vc._steps_row(res, ab, "steps 1-5", 0.969, "claim", "source", "here")
-    assert row.verdict.startswith("8.0.15: not testable here (step 1 turns innodb_log_writer_threads off")
-    assert "9.7.4: disagrees (after the steps a gap of 5.5% [3.2%, 7.7%] remains, the source's 3.1%)" in row.verdict
-    # 9.7.4 reaching the source's gap: no longer disagrees
-    row = vc._steps_row(res, ab.assign(gap_high=[0.77, 0.98]), "steps 1-5", 0.969, "claim", "source", "here")
-    assert "9.7.4: agrees" in row.verdict
+    row = vc._steps_row(res, ab, "steps 1-5", 0.969, "claim", "source", "here", "steps-close-to-3-percent")
+    # the claim is about 8.0's gap: 8.0.15 cannot take step 1; 9.7.4's gap is shown beside, not judged
+    assert row.verdict.startswith("not testable here (step 1 turns innodb_log_writer_threads off")
+    assert "9.7.4 / 5.7.22 0.945" in row.measured and "9.7.4" not in row.verdict
+    assert row.ids == ("steps-close-to-3-percent",)
     assert vc._io_bound(None).startswith("not testable here (the source's runs were IO-bound")

@@ -1,53 +1,53 @@
 """The versions chapter's design and measurement.
 
 Per flavor, one group: every version of it at the common baseline (the book's comparable settings,
-commits relaxed, and what the regression source's baseline makes equal: the adaptive hash index off,
-log writer threads on where a version has the option), an A/A twin of the base (the oldest version)
-where ``twin`` is set, and the versions named in ``own_defaults`` a second time at their own shipped
-defaults. All the group's servers run the same test in the same window, each with its own sysbench
-client (dbexp.experiments.measure.measure_together, as the gtid chapter does), and with ``slice_s`` the
-clients take turns (dbexp.experiments.rotation): one server works at a time. The windows are spread over
-``instances`` independently started sets of servers, the start order walking forward, then backward
-(ABBA). A version's relative QPS is a ratio within each window, paired, its interval at the instance level
-(analysis.ratios).
+commits relaxed, a pool that holds the table, and what the regression source's baseline makes equal: the
+adaptive hash index off, log writer threads on where a version has the option), an A/A twin of the base (the
+oldest version) where ``twin`` is set, and the versions named in ``own_defaults`` a second time at their own
+shipped defaults. ``instances`` independently started copies of every one of those servers (told apart by a
+tag in a setting that changes nothing measured) live through the whole group, and each window runs one test
+on one instance's servers: all of them the same test, each with its own sysbench client, the clients taking
+turns (dbexp.experiments.rotation), one server working at a time, each for ``active_s`` seconds of its own
+turns (the window's length follows from how many servers share it). Each repeat walks every window of the
+group (every test on every instance) in its own random order, the servers of a window started forward in even
+repeats and backward in odd ones (Sweep order "shuffled", each window one block): an instance is not a stretch
+of time, and a slow spell of the host falls on the instances and tests at random (Abedi and Brecht, ICPE 2017:
+randomized multiple interleaved trials). The servers are started in the first repeat's order.
 
-Before every window each server's table is brought back to the rows it was prepared with and the cleanup
-of old versions has caught up (reset, checked by precondition and stored with the run). Beside what
-measure_together takes between its marks, each run records the pages its server read into its buffer pool
-in the window (InnoDB's Innodb_buffer_pool_reads, PostgreSQL's blks_read): the database is meant to be
-cached, and the page shows that it was.
+Every server's table (``table_size`` rows) is a data directory saved once per image and restored on start
+(datadir.py), then read whole into the pool. Before every window each server's table is brought back to its
+prepared rows, after a write window the source harness's post-write steps run (statistics, dirty pages written
+back; VACUUM (ANALYZE) and a checkpoint), the cleanup of old versions has caught up (reset), and all of it is
+checked (precondition) and stored with the run. Around each window a fixed loop of Python on the server CPU
+times the host's speed (``ref_loop_us`` before and after), and every server's own statement counters by type
+and its rows read are taken before and after (counters of source "statements"): what each test ran, per
+event, is checked against what the test names (the claims' witness). Beside what measure_together takes
+between its marks, each run records the pages its server read into its pool in the window.
 
-The run-length check (the flavors of ``check_servers``, the tests of ``check_tests``, windows
-``check_factor`` times as long) runs in the main groups, on the main windows' own servers: its windows are
-measured in the first ``check_repeats`` repeats only (Point.repeats), so the long window and the short ones
-it is compared with share their server starts. The regression ablation (the MySQL versions in
-``ablation_servers`` on update-nonindex, every configuration of regression.configurations(): the regression
-source's baseline, its steps taken one on top of the other, and each factor alone) starts one group of
-servers per set of startup settings: configurations that differ only in settings a running server takes
-(SWITCHED: the log writer threads, innodb_flush_log_at_trx_commit) or in the client's options share their
-servers, each window setting its switched settings first (reset, read back by precondition). A
-configuration's versions share its windows, so the gap between them is paired.
+The regression ablation (the MySQL versions in ``ablation_servers`` on update-nonindex, the configurations of
+regression.configurations() named in ``ablation_configs``) starts one group of servers per set of startup
+settings, on ``ablation_instances`` instances interleaved as the main windows: configurations that differ only
+in settings a running server takes (SWITCHED) or in the client's options share their servers, each window
+setting its switched settings first (reset, read back by precondition). The run-length check (``check_tests``
+in windows ``check_factor`` times as long, in the first ``check_repeats`` repeats, on the main windows' own
+servers) and the perf profiles run where the scale asks.
 
-Time at default scale (windows of 3 s; from one window to the next 1.6 s plus 0.35 s per server, for the
-resets, the checks of the starting state and the marks: measured on 2026-11-27; servers started one after
-another, about 13 s each with a table of 100,000 rows): three groups (MySQL 5.7, its twin, 8.0, 9.7 and 8.0
-and 9.7 at their own defaults; MariaDB 10.11, its twin, 11.8 and 11.8 at its own defaults; PostgreSQL 12 to
-18 and 12's twin) of 30 tests x 4 windows: 360 windows, about 1,950 s, plus 2 instances x 18 servers to
-start, about 470 s; the check (2 tests x 2 windows of 12 s in 3 groups, on the same servers) about 150 s;
-the ablation, 7 groups of servers x 2 instances x 3 servers to start and 13 configurations x 4 windows,
-about 750 s; the profiles about 40 s: about 56 minutes (the publication of 2026-11-27 took 67.8 with 4 s
-windows, a group of servers per ablation configuration and the check on servers of its own; with 4 s
-windows this design's main groups alone ran at a pace of 47 minutes on 2026-11-27)"""
+Time at default scale: see the page's design section (analysis.design_estimate: from the published runs'
+noise, the windows' costs and the servers' starts)."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
+import time
 from contextlib import closing
 from dataclasses import dataclass
 
-from dbexp.chapters.versions.regression import configurations
+from dbexp.chapters.versions import datadir
 from dbexp.chapters.versions.engines import VersionsEngine, innodb, postgres
-from dbexp.chapters.versions.tests import TESTS
+from dbexp.chapters.versions.regression import SOURCE_CONFIGS, configurations
+from dbexp.chapters.versions.tests import HEADLINE, TESTS, WRITES
 from dbexp.catalog import offline_series
 from dbexp.catalog.versions import version_key
 from dbexp.errors import DbexpError
@@ -55,7 +55,7 @@ from dbexp.experiments.chapter import Chapter, Cpus, Part, check_names, check_wh
 from dbexp.experiments.measure import Measured, measure_together
 from dbexp.experiments.sweep import Point
 from dbexp.metrics.profile import CpuProfile, server_pids, top
-from dbexp.servers.config import ServerConfig
+from dbexp.servers.config import ServerConfig, cpus_of
 from dbexp.servers.engines import Engines
 from dbexp.servers.options import same_setting
 from dbexp.servers.registry import flavor_of_spec
@@ -66,41 +66,53 @@ from dbexp.workloads.table_state import restore_rows
 PARTS: Engines[VersionsEngine] = Engines("versions", {"mysql": innodb.InnoDBVersions, "postgres": postgres.PostgresVersions})
 ROLES = ("baseline", "twin", "own defaults")
 ABLATION_TEST = "update-nonindex"
+TABLE = "sbtest1"
 PROFILE_SYMBOLS = 200  # the symbols kept per server and window (the rest summed as one)
 # the ablation's settings a running server takes (SET GLOBAL, in effect for the next commit): configurations
 # that differ only in these share their servers, each window setting them first. The adaptive hash index
 # is not among them: switched on at run time it starts empty, where a server started with it has built it
 # during the warm-up.
 SWITCHED = ("innodb_log_writer_threads", "innodb_flush_log_at_trx_commit")
+LEAD_S = 0.4  # measure_together's lead: from the last client's start to the first mark, and before the end
+EDGES_S = 2 * LEAD_S + 0.3  # a window's seconds outside every server's turns (the leads, the clients' starts)
+REFERENCE_LOOP = 200_000  # iterations of the host-speed loop (about 5 to 10 ms of one CPU)
 
 # every series the catalog builds offline, per flavor, oldest first
 MYSQL, MARIADB, POSTGRES = (offline_series(flavors=(f,)) for f in ("mysql", "mariadb", "postgres"))
+# the default scale's PostgreSQL versions: the source's base (12) and 16, 17 and 18 (17 / 16 on hot-points is a
+# claim); 13, 14 and 15 at full
+POSTGRES_DEFAULT = ("postgres:12@offline", "postgres:16@offline", "postgres:17@offline", "postgres:18@offline")
 # the first publication's largest regressions: 9.7 / 8.0 on point queries (0.666), 8.0 / 5.7 on writes (0.546)
 PROFILED = ("point-query", "update-nonindex")
+LONG = ("point-query", "update-nonindex")  # the tests whose MySQL ratios must resolve 3% (issue 47)
 
 
 @dataclass(frozen=True)
 class Scale:
     servers: tuple[str, ...]
     tests: tuple[str, ...]
-    duration_s: int
-    repeats: int
-    table_size: int = 100_000
+    active_s: float  # each server's own turns per window (the window's length follows from its servers)
+    repeats: int  # windows per test on every instance
+    table_size: int = 1_000_000
+    pool_mb: int = 1024  # InnoDB's buffer pool, PostgreSQL's shared buffers: the table cached
     threads: int = 1
-    warmup_s: float = 3.0
     twin: bool = True
     own_defaults: tuple[str, ...] = ()
+    long_tests: tuple[str, ...] = ()  # tests whose windows are long_factor times as long
+    long_factor: int = 1
     check_servers: tuple[str, ...] = ()
     check_tests: tuple[str, ...] = ("update-nonindex",)
-    check_factor: int = 10
+    check_factor: int = 4
     check_repeats: int = 0
     ablation_servers: tuple[str, ...] = ()
     ablation_repeats: int = 0
+    ablation_instances: int = 2
+    ablation_configs: tuple[str, ...] = SOURCE_CONFIGS
     profile_tests: tuple[str, ...] = ()
     profile_servers: tuple[str, ...] = ()
     profile_repeats: int = 0
-    instances: int = 1  # independently started sets of servers per group, the windows spread over them
-    slice_s: float = 0.0  # each client's turn alone in a window (0: the servers at once)
+    instances: int = 4  # independently started copies of every server, alive together, windows interleaved
+    slice_s: float = 0.1  # each client's turn alone in a window (0: the servers at once)
 
 
 @dataclass(frozen=True)
@@ -112,6 +124,8 @@ class VersionsPoint:
     slice_s: float = 0.0  # each client's turn alone (0: the servers at once)
     # the ablation's settings made on the running server before each window (name, value), SWITCHED ones
     switched: tuple[tuple[str, str], ...] = ()
+    instance: int = 0  # which copy of its servers the window ran on (stored as the run's instance)
+    turns_s: float = 0.0  # each server's own turns asked of the window, in seconds
 
 
 def _flavor_key(spec: str) -> str:
@@ -126,45 +140,76 @@ def by_flavor(specs) -> dict[str, list[str]]:
     return {k: sorted(v, key=lambda s: version_key(s.split(":", 1)[1].split("@")[0])) for k, v in groups.items()}
 
 
+def window_s(active_s: float, servers: int) -> int:
+    """A window's seconds (sysbench's --time, whole seconds) that give each of ``servers`` clients taking turns
+    ``active_s`` of its own: the edges outside the turns, then the turns."""
+    return max(2, math.ceil(EDGES_S + servers * active_s))
+
+
+def reference_loop(cpuset: str | None, repeats: int = 3) -> float:
+    """The host's speed now on the server CPU: a fixed loop of Python (REFERENCE_LOOP additions) run
+    ``repeats`` times in this process pinned there, its median time in µs (the servers idle between windows)."""
+    old = os.sched_getaffinity(0)
+    if cpuset:
+        os.sched_setaffinity(0, set(cpus_of(cpuset)))
+    try:
+        took = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            total = 0
+            for i in range(REFERENCE_LOOP):
+                total += i
+            took.append((time.perf_counter() - t0) * 1e6)
+        return sorted(took)[len(took) // 2]
+    finally:
+        os.sched_setaffinity(0, old)
+
+
 class Versions(Chapter):
     name = "versions"
     Scale = Scale
     scales = {
-        "smoke": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), ("point-query", "update-nonindex"), 2, 2,
-                       10_000, warmup_s=1.0, twin=False, slice_s=0.1),
-        "default": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 3, 4, warmup_s=2.0,
-                         own_defaults=("mysql:8.0@offline", "mysql:9.7@offline", "mariadb:11.8@offline"),
-                         check_servers=MYSQL + MARIADB + ("postgres:12@offline", "postgres:18@offline"), check_repeats=2,
-                         check_tests=("update-nonindex", "point-query"), check_factor=4,
-                         ablation_servers=MYSQL, ablation_repeats=4,
-                         profile_tests=PROFILED, profile_servers=MYSQL, profile_repeats=3, instances=2, slice_s=0.1),
-        "full": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 10, 10, 100_000, warmup_s=10.0,
+        "smoke": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), ("point-query", "update-nonindex"), 0.5, 1,
+                       10_000, pool_mb=128, twin=True, instances=2),
+        "default": Scale(MYSQL + MARIADB + POSTGRES_DEFAULT, HEADLINE, 1.1, 2, 1_000_000,
+                         long_tests=LONG, long_factor=3, ablation_servers=MYSQL, ablation_repeats=2,
+                         ablation_instances=2, profile_tests=PROFILED, profile_servers=MYSQL, profile_repeats=2,
+                         instances=4),
+        "full": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 3.0, 3, 1_000_000,
                       own_defaults=("mysql:8.0@offline", "mysql:9.7@offline", "mariadb:11.8@offline"),
+                      long_tests=LONG, long_factor=3,
                       check_servers=MYSQL + MARIADB + ("postgres:12@offline", "postgres:18@offline"),
-                      check_tests=("point-query", "update-nonindex"), check_repeats=3, ablation_servers=MYSQL, ablation_repeats=10,
+                      check_tests=("point-query", "update-nonindex"), check_repeats=1, check_factor=4,
+                      ablation_servers=MYSQL, ablation_repeats=3, ablation_instances=4,
+                      ablation_configs=tuple(configurations()),
                       profile_tests=PROFILED + ("hot-points", "insert"), profile_servers=MYSQL, profile_repeats=5,
-                      instances=2, slice_s=0.1),
+                      instances=6),
     }
     knob_help = {"servers": 'the servers, e.g. ["mysql:5.7", "mysql:8.0", "postgres:12", "postgres:18"]',
                  "tests": 'the tests (the source\'s names), e.g. ["point-query", "update-nonindex"]',
-                 "duration_s": "the seconds per window", "repeats": "the windows per test (ABBA)",
-                 "table_size": "the rows of the sysbench table", "threads": "the client threads per server",
-                 "warmup_s": "the seconds of warm-up before each server's first window",
+                 "active_s": "each server's own turns per window, in seconds (the window's length follows)",
+                 "repeats": "the windows per test on every instance",
+                 "table_size": "the rows of the sysbench table", "pool_mb": "the buffer pool (shared buffers), MiB",
+                 "threads": "the client threads per server",
                  "twin": "True: an A/A twin of each flavor's base version in every window",
                  "own_defaults": 'servers (of servers) measured again at their own defaults, e.g. ["mysql:9.7"]',
+                 "long_tests": 'tests whose windows are long_factor times as long, e.g. ["point-query"]',
+                 "long_factor": "how many times longer the long tests' windows are",
                  "check_servers": 'the run-length check\'s flavors, named by servers (of servers), e.g. ["mysql:8.0"]',
                  "check_tests": 'the run-length check\'s tests, e.g. ["point-query", "update-nonindex"]',
                  "check_factor": "how many times longer the check's windows are",
-                 "check_repeats": "the run-length check's windows (0: no check)",
+                 "check_repeats": "the run-length check's windows per instance (0: no check)",
                  "ablation_servers": 'the regression ablation\'s MySQL servers, e.g. ["mysql:5.7", "mysql:8.0"]',
-                 "ablation_repeats": "the ablation's windows (0: no ablation)",
+                 "ablation_repeats": "the ablation's windows per instance (0: no ablation)",
+                 "ablation_instances": "the ablation's independently started copies of its servers",
+                 "ablation_configs": 'the ablation\'s configurations, e.g. ["source baseline", "binlog off"]',
                  "profile_tests": 'the tests profiled with perf (cpu-clock), e.g. ["point-query"]',
                  "profile_servers": 'the servers (of servers) profiled, e.g. ["mysql:8.0", "mysql:9.7"]',
                  "profile_repeats": "the profile's windows (0: no profile)",
-                 "instances": "independently started sets of servers per group (the windows spread over them)",
+                 "instances": "independently started copies of every server, their windows interleaved",
                  "slice_s": "the seconds of each client's turn alone in a window (0: the servers at once)"}
     engines = PARTS
-    order = "abba"
+    order = "shuffled"  # every window of a group (test x instance) in a random order per repeat
     # write-only's DELETE and INSERT and delete's can deadlock at more than one thread: sysbench retries
     # the transaction and counts an error, which the run notes show
     tolerates = ("errors",)
@@ -174,6 +219,8 @@ class Versions(Chapter):
         check_names(sc.tests, TESTS, "test")
         check_names(sc.check_tests, TESTS, "test")
         check_names(sc.profile_tests, TESTS, "test")
+        check_names(sc.long_tests, TESTS, "test")
+        check_names(sc.ablation_configs, configurations(), "ablation configuration")
         for what, specs in (("own_defaults", sc.own_defaults), ("check_servers", sc.check_servers),
                             ("ablation_servers", sc.ablation_servers), ("profile_servers", sc.profile_servers)):
             for spec in specs:
@@ -183,11 +230,16 @@ class Versions(Chapter):
                 raise DbexpError(f"bad ablation server {spec!r}: the regression ablation changes InnoDB and MySQL "
                                  "settings; valid are MySQL servers")
         check_whole(sc.instances, "instances")
+        check_whole(sc.ablation_instances, "ablation_instances")
+        check_whole(sc.long_factor, "long_factor")
         if sc.check_repeats > sc.repeats:
             raise DbexpError(f"bad check_repeats {sc.check_repeats!r}: the run-length check runs in the main "
                              f"windows' repeats, expected 0 to the repeats ({sc.repeats})")
         if sc.slice_s < 0:
             raise DbexpError(f"bad slice_s {sc.slice_s!r}: expected seconds, 0 (the servers at once) or more")
+        if not sc.active_s > 0:
+            raise DbexpError(f"bad active_s {sc.active_s!r}: expected each server's seconds of its own turns per "
+                             "window, more than 0")
         keep = lambda given: tuple(s for s in given if s in sc.servers)  # noqa: E731
         return dataclasses.replace(sc, own_defaults=keep(sc.own_defaults),
                                    check_servers=keep(sc.check_servers) if sc.check_repeats > 0 else (),
@@ -195,17 +247,21 @@ class Versions(Chapter):
                                    profile_servers=keep(sc.profile_servers) if sc.profile_repeats > 0 else ())
 
     @staticmethod
-    def server(spec: str, cpuset: str, role: str) -> ServerConfig:
+    def server(spec: str, cpuset: str, role: str, instance: int = 0, pool_mb: int = 0) -> ServerConfig:
+        """A server of ``role`` on copy ``instance``: the part's settings for the role, the pool, and a tag (the
+        role and the instance) in a setting that changes nothing measured, so that every copy is a server of its
+        own."""
         part = PARTS.of(flavor_of_spec(spec))
-        settings = {"baseline": part.baseline_settings, "twin": part.twin_settings,
+        settings = {"baseline": part.baseline_settings, "twin": part.baseline_settings,
                     "own defaults": part.own_default_settings}[role]()
+        settings = part.tagged({**settings, **(part.pool_settings(pool_mb) if pool_mb else {})},
+                               f"{role} {instance}")
         # the part's settings are whole: the baseline's hold the comparable settings, own defaults none
         return Chapter.server_config(spec, cpuset, settings, comparable=False)
 
-    def workload(self, sc: Scale, test: str, cpus: Cpus, factor: int = 1) -> Workload:
+    def workload(self, sc: Scale, test: str, cpus: Cpus, seconds: int) -> Workload:
         t = TESTS[test]
-        return Workload(t.script, sc.threads, sc.duration_s * factor, 1, sc.table_size, cpuset=cpus.client,
-                        options=t.options)
+        return Workload(t.script, sc.threads, seconds, 1, sc.table_size, cpuset=cpus.client, options=t.options)
 
     def roles(self, sc: Scale, specs: list[str]) -> list[tuple[str, str]]:
         """(spec, role) of one flavor's group, in the window's start order."""
@@ -219,99 +275,157 @@ class Versions(Chapter):
         main, ablation, profile = [], [], []
         for flavor, specs in by_flavor(sc.servers).items():
             members = self.roles(sc, specs)
-            configs = {(s, r): self.server(s, cpus.server, r) for s, r in members}
-            for test in sc.tests:
-                wl = self.workload(sc, test, cpus)
-                for spec, role in members:
-                    main.append(Point(configs[(spec, role)], VersionsPoint(test, role, slice_s=sc.slice_s), wl, group=f"versions {flavor}",
-                                      together=f"{flavor} {test}"))
-            # the check's windows run in the main group, on the same servers as the main ones, in the first
-            # check_repeats repeats: only their length differs (the CPU per statement also depends on the
-            # server start and on how many servers share the CPU's caches)
-            if len([s for s, r in members if s in sc.check_servers and r == "baseline"]) > 1:
-                for test in sc.check_tests:
-                    wl = self.workload(sc, test, cpus, sc.check_factor)
+            configs = {(s, r, i): self.server(s, cpus.server, r, i, sc.pool_mb) for s, r in members
+                       for i in range(sc.instances)}
+            checked = len([s for s, r in members if s in sc.check_servers and r == "baseline"]) > 1
+            windows = [(test, sc.long_factor if test in sc.long_tests else 1, 1, 0) for test in sc.tests]
+            windows += [(test, sc.check_factor, sc.check_factor, sc.check_repeats)
+                        for test in (sc.check_tests if checked else ())]
+            for test, factor, length, repeats in windows:
+                active = sc.active_s * factor
+                wl = self.workload(sc, test, cpus, window_s(active, len(members)) if sc.slice_s else
+                                   math.ceil(EDGES_S + active))
+                for i in range(sc.instances):
+                    label = f"{flavor} {test}{f' x{length}' if length > 1 else ''} i{i}"
                     for spec, role in members:
-                        main.append(Point(configs[(spec, role)], VersionsPoint(test, role, sc.check_factor, slice_s=sc.slice_s),
-                                          wl, group=f"versions {flavor}", together=f"{flavor} {test} x{sc.check_factor}, every server",
-                                          repeats=sc.check_repeats))
+                        main.append(Point(configs[(spec, role, i)],
+                                          VersionsPoint(test, role, length, slice_s=sc.slice_s, instance=i,
+                                                        turns_s=active),
+                                          wl, group=f"versions {flavor}", together=label, block=label,
+                                          repeats=repeats))
         if sc.ablation_servers:
             ablation = self.ablation_points(sc, cpus)
         for flavor, specs in by_flavor(sc.profile_servers).items():
             for test in sc.profile_tests if len(specs) > 1 else ():
-                wl = self.workload(sc, test, cpus)
+                active = sc.active_s * (sc.long_factor if test in sc.long_tests else 1)
+                wl = self.workload(sc, test, cpus, window_s(active, len(specs)))
                 for spec in specs:
-                    profile.append(Point(self.server(spec, cpus.server, "baseline"), VersionsPoint(test, "profile", slice_s=sc.slice_s), wl,
-                                         group=f"versions profile {flavor}", together=f"profile {flavor} {test}"))
-        spread = lambda repeats: min(sc.instances, max(repeats, 1))  # noqa: E731 (a part's instances)
-        return [Part(main, sc.repeats, spread(sc.repeats)), Part(ablation, sc.ablation_repeats, spread(sc.ablation_repeats)),
-                Part(profile, sc.profile_repeats)]
+                    profile.append(Point(self.server(spec, cpus.server, "baseline", 0, sc.pool_mb),
+                                         VersionsPoint(test, "profile", slice_s=sc.slice_s, turns_s=active), wl,
+                                         group=f"versions profile {flavor}", together=f"profile {flavor} {test}",
+                                         block=f"profile {flavor} {test}"))
+        return [Part(main, sc.repeats), Part(ablation, sc.ablation_repeats), Part(profile, sc.profile_repeats)]
 
     def ablation_points(self, sc: Scale, cpus: Cpus) -> list[Point]:
-        """Every configuration's window of the ablation's versions. A group of servers per set of startup
-        settings (the configuration's settings less SWITCHED ones, on every version): the configurations
-        that share it run on its servers, each window's SWITCHED settings made first (reset)."""
-        wl = self.workload(sc, ABLATION_TEST, cpus)
+        """Every configuration's window of the ablation's versions, on every instance. A group of servers per set
+        of startup settings (the configuration's settings less SWITCHED ones, on every version): the
+        configurations that share it run on its servers, each window's SWITCHED settings made first (reset)."""
+        active = sc.active_s * (sc.long_factor if ABLATION_TEST in sc.long_tests else 1)
+        wl = self.workload(sc, ABLATION_TEST, cpus, window_s(active, len(sc.ablation_servers)))
         per_server = {spec: PARTS.of(flavor_of_spec(spec)).ablation_settings() for spec in sc.ablation_servers}
-        startup: dict[str, str] = {}  # configuration -> its group's name (the first configuration started so)
+        startup: dict[tuple, str] = {}  # startup settings -> its group's name (the first configuration started so)
         out = []
-        for config in configurations():
+        for config in [c for c in configurations() if c in sc.ablation_configs]:
             started = tuple(tuple(sorted((k, v) for k, v in per_server[spec][config][0].items() if k not in SWITCHED))
                             for spec in sc.ablation_servers)
             group = startup.setdefault(started, config)
-            for spec in sc.ablation_servers:
-                settings, client = per_server[spec][config]
-                fixed = {k: v for k, v in settings.items() if k not in SWITCHED}
-                switched = tuple((k, v) for k, v in settings.items() if k in SWITCHED)
-                out.append(Point(Chapter.server_config(spec, cpus.server, fixed, comparable=False),
-                                 VersionsPoint(ABLATION_TEST, "ablation", 1, config, sc.slice_s, switched),
-                                 dataclasses.replace(wl, options=wl.options + client),
-                                 group=f"versions ablation {group}", together=f"ablation {config}"))
+            for i in range(sc.ablation_instances):
+                label = f"ablation {config} i{i}"
+                for spec in sc.ablation_servers:
+                    part = PARTS.of(flavor_of_spec(spec))
+                    settings, client = per_server[spec][config]
+                    fixed = part.tagged({**{k: v for k, v in settings.items() if k not in SWITCHED},
+                                         **part.pool_settings(sc.pool_mb)}, f"ablation {i}")
+                    switched = tuple((k, v) for k, v in settings.items() if k in SWITCHED)
+                    out.append(Point(Chapter.server_config(spec, cpus.server, fixed, comparable=False),
+                                     VersionsPoint(ABLATION_TEST, "ablation", 1, config, sc.slice_s, switched, i,
+                                                   active),
+                                     dataclasses.replace(wl, options=wl.options + client),
+                                     group=f"versions ablation {group}", together=label, block=label))
         return out
 
-    def reset(self, server, point: Point, state) -> None:
-        """The table as prepared before every window: the rows an insert window added deleted again, the rows
-        a delete window removed inserted again (dbexp.workloads.table_state), and the cleanup caught up with
-        earlier windows' writes (the flavor's "cleanup" capability: InnoDB's purge; PostgreSQL's VACUUM, which
-        also sets the visibility map that index-only scans read)."""
-        with closing(server.connect(point.workload.database)) as conn:
-            for name, value in point.params.switched:
-                server.flavor.capability("set_global").set(conn, name, value)
-            restore_rows(conn, point.workload.table_size)
-            server.flavor.capability("cleanup").catch_up(conn, "sbtest1")
+    # --- a server's table: restored, warmed, reset and checked ---------------------------------------------
+    def prepare_dataset(self, server, workload: Workload) -> dict:
+        """The table from the image's saved data directory (made here first where there is none: loaded,
+        settled and the post-load steps run), then read whole into the pool, and the statements counted."""
+        part = PARTS.of(server.flavor)
 
-    def precondition(self, server, point: Point, state) -> dict:
-        """The table holds exactly the rows it was prepared with, the cleanup has caught up, and the window's
-        switched settings read back as set."""
-        with closing(server.connect(point.workload.database)) as conn:
-            rows = int(query(conn, "SELECT count(*) FROM sbtest1")[0][0])
-            out = {f"sbtest1 holds {point.workload.table_size:,} rows": (rows == point.workload.table_size, rows)}
-            for name, value in point.params.switched:
-                seen = str(query(conn, f"SELECT @@GLOBAL.{name}")[0][0])
-                out[f"{name} = {value}"] = (same_setting(seen, value), seen)
-            return {**out, **server.flavor.capability("cleanup").state(conn, "sbtest1")}
+        def after_load(srv) -> None:
+            with closing(srv.connect(workload.database)) as conn:
+                part.post_write(conn, TABLE)
+        variant = " ".join(f"{k}={server.config.settings[k]}" for k in part.table_format if k in server.config.settings)
+        made = datadir.dataset(server, workload, part.datadir, after_load, variant)
+        t0 = time.monotonic()
+        with closing(server.connect(workload.database)) as conn:
+            part.warm(conn, TABLE)
+        part.prepare_counting(server)
+        return {**made, "warm_s": time.monotonic() - t0}
 
     def session(self, server):
+        """What a server's windows leave for the next one: whether the last one wrote (post-write steps due)."""
         import contextlib
 
         PARTS.of(server.flavor).prepare_counting(server)
-        return contextlib.nullcontext(None)
+        return contextlib.nullcontext({"wrote": False, "post_write": {}})
 
+    def reset(self, server, point: Point, state) -> None:
+        """The table as prepared before every window: after a write window the source harness's post-write
+        steps (the engine part's post_write), the rows an insert window added deleted again and those a delete
+        window removed inserted again (dbexp.workloads.table_state), and the cleanup caught up with earlier
+        windows' writes (the flavor's "cleanup" capability: InnoDB's purge; PostgreSQL's VACUUM, which also sets
+        the visibility map that index-only scans read)."""
+        with closing(server.connect(point.workload.database)) as conn:
+            for name, value in point.params.switched:
+                server.flavor.capability("set_global").set(conn, name, value)
+            if state is not None and state.get("wrote"):
+                restore_rows(conn, point.workload.table_size)
+                server.flavor.capability("cleanup").catch_up(conn, TABLE)
+                state["post_write"] = PARTS.of(server.flavor).post_write(conn, TABLE)
+                state["wrote"] = False
+            server.flavor.capability("cleanup").catch_up(conn, TABLE)
+
+    def precondition(self, server, point: Point, state) -> dict:
+        """The table holds exactly the rows it was prepared with, the cleanup has caught up, the last write
+        window's post-write steps ran, and the window's switched settings read back as set."""
+        with closing(server.connect(point.workload.database)) as conn:
+            rows = int(query(conn, f"SELECT count(*) FROM {TABLE}")[0][0])
+            out = {f"{TABLE} holds {point.workload.table_size:,} rows": (rows == point.workload.table_size, rows)}
+            for name, value in point.params.switched:
+                seen = str(query(conn, f"SELECT @@GLOBAL.{name}")[0][0])
+                out[f"{name} = {value}"] = (same_setting(seen, value), seen)
+            post = (state or {}).get("post_write") or {}
+            if post:  # the steps after the last write window (shown once, on the window after it)
+                out["post-write steps after the last write window"] = (
+                    all(v is not False for v in post.values()), {k: v for k, v in post.items()})
+                state["post_write"] = {}
+            return {**out, **server.flavor.capability("cleanup").state(conn, TABLE)}
+
+    # --- windows ------------------------------------------------------------------------------------------
     def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:
+        for state, point in zip(states, points):  # marked first: a failed write window is reset all the same
+            if state is not None and point.params.test in WRITES:
+                state["wrote"] = True
         if points[0].params.role == "profile":
             return self.profiled(servers, points)
         return self.window(servers, points)
 
     def window(self, servers: list, points: list[Point]) -> list[Measured]:
+        """One window (measure_together, the clients taking turns), with the host's speed timed on the server
+        CPU before and after it and every server's statements by type counted around it."""
+        cpuset = servers[0].config.cpuset
+        database = points[0].workload.database
+        before_loop = reference_loop(cpuset)
+        counts_before = [self._counts(s, database) for s in servers]
         got = measure_together([(server, point.workload) for server, point in zip(servers, points)],
-                               slice_s=points[0].params.slice_s or None)
-        for server, m in zip(servers, got):
+                               slice_s=points[0].params.slice_s or None, lead_s=LEAD_S)
+        counts_after = [self._counts(s, database) for s in servers]
+        after_loop = reference_loop(cpuset)
+        for server, point, m, a, b in zip(servers, points, got, counts_before, counts_after):
             source, name = PARTS.of(server.flavor).pool_reads
             reads = [c["delta"] for c in m.counters if c.get("source") == source and c.get("name") == name]
             if not reads:
                 raise DbexpError(f"{server.flavor.name} {server.version} reported no {name} counter in the window")
             m.measurements["pool_reads"] = (float(reads[0]), "count")
+            m.measurements["ref_loop_before_us"] = (before_loop, "us")
+            m.measurements["ref_loop_after_us"] = (after_loop, "us")
+            m.counters += [{"source": "statements", "name": k, "before": a[k], "after": b[k], "delta": b[k] - a[k]}
+                           for k in a]
         return got
+
+    @staticmethod
+    def _counts(server, database: str) -> dict[str, float]:
+        with closing(server.connect(database)) as conn:
+            return PARTS.of(server.flavor).statement_counts(conn, database)
 
     def profiled(self, servers: list, points: list[Point]) -> list[Measured]:
         """A window with perf recording the server CPU: each server's samples by symbol (its top

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dbexp.book import prose
-from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, ablation, control, headlines, length_check, pool_reads,
-                                              profile_modules, resolution, widest, windows)
+from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, TARGET_HEADLINE, ablation, best_windows, components, control,
+                                              design_estimate, headlines, host_speed_summary, length_check,
+                                              pool_reads, profile_modules, resolution, start_seconds, timing, widest,
+                                              windows)
 from dbexp.chapters.versions.regression import BASELINE, STEPS, source_gap, step_name
 from dbexp.experiments.chapter import Results, memo
 from dbexp.servers.registry import FLAVORS
@@ -66,10 +68,49 @@ def findings_numbers(res: Results) -> dict:
     ctl = control(res)
     for x in ctl.get("flavors", []):
         x["title"] = FLAVORS[x["flavor"]].title if x["flavor"] in FLAVORS else x["flavor"]
-    return {"headlines": heads, "widest": wide, "resolution": resolution(res), "control": ctl,
-            "target": TARGET_HALF_WIDTH, "pool_reads": float(pr["pool_reads"].sum()) if len(pr) else float("nan"),
+    speed = host_speed_summary(res)
+    return {"headlines": heads, "widest": wide, "resolution": _short_cells(resolution(res)), "control": ctl,
+            "target": TARGET_HALF_WIDTH, "headline_target": TARGET_HEADLINE,
+            "speed": [{**x, "title": _title(x["flavor"])} for x in speed.to_dict("records")] if len(speed) else [],
+            "pool_reads": float(pr["pool_reads"].sum()) if len(pr) else float("nan"),
             "pool_windows": int(pr["windows"].sum()) if len(pr) else 0,
             "windows": windows(res), "ablation": ablation_numbers(res), "length": length_numbers(res)}
+
+
+def _title(flavor: str) -> str:
+    return FLAVORS[flavor].title if flavor in FLAVORS else flavor
+
+
+def _short_cells(found: dict) -> dict:
+    """The resolution's cells with their versions alone ('8.0.15', not 'mysql 8.0.15')."""
+    cut = lambda n: n.split(" ", 1)[1] if " " in n else n  # noqa: E731
+    return {**found, "headline": [{**x, "server": cut(x["server"]), "against": cut(x["against"])}
+                                  for x in found.get("headline", [])]}
+
+
+def design_numbers(res: Results) -> dict:
+    """The design section's numbers: the variance components per flavor, the half-widths they predict per design
+    (from the A/A pairs' noise to every comparison's), and what a window cost."""
+    comp = components(res)
+    est = design_estimate(res)
+    designs = []
+    for label, g in (est.groupby("design", sort=False) if len(est) else ()):
+        x = g.iloc[0]
+        designs.append({"design": label, "instances": int(x["instances"]), "windows": int(x["windows"]),
+                        "active_s": float(x["active_s"]), "per_test_s": float(x["per_test_s"]),
+                        "flavors": [{"title": _title(r["flavor"]), "aa": r["half_width_aa"], "all": r["half_width_all"]}
+                                    for r in g.to_dict("records")]})
+    starts, tim = start_seconds(res), timing(res)
+    rows = []
+    for x in (comp.to_dict("records") if len(comp) else []):
+        t = tim.get(x["flavor"], {})
+        start = starts.get(x["flavor"], float("nan"))
+        rows.append({**x, "title": _title(x["flavor"]), "start_s": start, "window_s": t.get("step_s", float("nan")),
+                     "best_windows": best_windows(x["between"], x["c"], x["active_s"], start, t.get("step_s", 0.0),
+                                                  t.get("servers", 1))})
+    return {"components": rows,
+            "designs": designs,
+            "timing": [{**x, "title": _title(f)} for f, x in timing(res).items()]}
 
 
 def profile_numbers(res: Results) -> dict:
@@ -82,7 +123,8 @@ def _findings_numbers(res: Results) -> dict:
     return memo(res, "versions.findings_numbers", lambda: findings_numbers(res))  # the findings and resolution
 
 
-NUMBERS = {"findings": _findings_numbers, "resolution": _findings_numbers, "profile": profile_numbers}
+NUMBERS = {"findings": _findings_numbers, "resolution": _findings_numbers, "profile": profile_numbers,
+           "design": design_numbers}
 
 
 def findings(res: Results) -> str:

@@ -57,6 +57,12 @@ def configurations() -> dict[str, tuple[str, ...]]:
     return out
 
 
+# the configurations the regression source measured (its baseline, its steps, its factors alone): the default
+# scale's ablation; the others (the doublewrite buffer, latin1, the adaptive hash index) run at full scale
+SOURCE_CONFIGS = tuple(c for c, factors in configurations().items()
+                       if not factors or factors == STEPS[:len(factors)] or (len(factors) == 1 and factors[0] in STEPS))
+
+
 # what the ablation cannot change on the lab's versions, and why
 NOT_CHANGED = {
     "innodb_log_writer_threads on 5.7.22 and 8.0.15": "an option from 8.0.22: 5.7 has no log writer threads, "
