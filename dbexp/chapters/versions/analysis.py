@@ -528,13 +528,22 @@ class Asked(NamedTuple):
 
 def _asked(a: pd.DataFrame) -> dict[tuple[str, str], Asked]:
     """Per server and configuration of the ablation's runs ``a``: what it ran with (its first run's)."""
+    from dbexp.chapters.versions.chapter import PARTS  # the engine parts (chapter.py imports no analysis)
+
     first = a.drop_duplicates(["series_name", "config"])
     switched = first["switched"] if "switched" in first else [None] * len(first)
-    return {(name, config): Asked(json.dumps({**requested, **_switched(sw)}, sort_keys=True),
-                                  json.dumps((workload or {}).get("options", {}), sort_keys=True),
-                                  json.dumps(requested, sort_keys=True))
-            for name, config, requested, workload, sw in zip(first["series_name"], first["config"],
-                                                              first["config_requested"], first["workload"], switched)}
+    flavors = first["flavor"] if "flavor" in first else [None] * len(first)
+    out = {}
+    for name, config, requested, workload, sw, flavor in zip(first["series_name"], first["config"],
+                                                             first["config_requested"], first["workload"], switched,
+                                                             flavors):
+        # the instance's tag (a server id) tells copies apart and changes nothing: not part of what was asked
+        tag = PARTS.part_for_name(flavor).tag_setting if flavor else None
+        requested = {k: v for k, v in (requested or {}).items() if k != tag} if "turns_s" in a else (requested or {})
+        out[(name, config)] = Asked(json.dumps({**requested, **_switched(sw)}, sort_keys=True),
+                                    json.dumps((workload or {}).get("options", {}), sort_keys=True),
+                                    json.dumps(requested, sort_keys=True))
+    return out
 
 
 def _ablation(res: Results) -> pd.DataFrame:
@@ -563,10 +572,10 @@ def _ablation(res: Results) -> pd.DataFrame:
     # the gap per configuration, its windows nested in the instances; the variance between instances
     # pooled over the configurations (the same versions, started afresh for each group of servers)
     cfgs = [c for c in known if c in set(a["config"])]
-    gaps = paired.nested_ratios(a[["config", "series_name", "repeat", "instance", "qps_common"]
-                                  if "instance" in a else ["config", "series_name", "repeat", "qps_common"]],
-                                ["config"], lambda g: [(new, old, "gap") for new in names[1:]], {"qps_common": "QPS"},
-                                by="series_name", control="gap", pool_by=[])
+    gaps = paired.component_ratios(a[["config", "series_name", "repeat", "instance", "qps_common"]
+                                     if "instance" in a else ["config", "series_name", "repeat", "qps_common"]],
+                                   ["config"], lambda g: [(new, old, "gap") for new in names[1:]],
+                                   {"qps_common": "QPS"}, by="series_name", control="gap", pool_by=[])
     rows = []
     for new in names[1:]:
         mine = gaps[gaps["a"] == new].set_index("config") if len(gaps) else gaps
@@ -711,6 +720,8 @@ def _windows(res: Results) -> dict:
             "active_s": float(w["active_s"].median()) if "active_s" in w and w["active_s"].notna().any()
             else float("nan"),
             "active_per_test_s": float(w.groupby(["server", "test"])["active_s"].sum().median())
+            if "active_s" in w and w["active_s"].notna().any() else float("nan"),
+            "active_least_s": float(w.groupby(["server", "test"])["active_s"].sum().min())
             if "active_s" in w and w["active_s"].notna().any() else float("nan"),
             "tests": [t for t in TESTS if t in ran]}
 

@@ -16,6 +16,7 @@ class VersionsEngine(ABC):
     pool_reads: tuple[str, str]  # (counter source, counter name) of pages read into the buffer pool
     ablation: bool = False  # whether the regression ablation (MySQL's settings) applies
     datadir: str  # the server's data directory inside its container (the image's volume)
+    tag_setting: str  # the setting tagged() tells copies of a server apart by
     table_format: tuple[str, ...] = ()  # settings under which sysbench's table is created differently (a charset)
 
     def __init__(self, flavor):

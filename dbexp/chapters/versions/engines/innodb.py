@@ -23,6 +23,7 @@ FLUSH_WAIT_S = 60.0
 class InnoDBVersions(VersionsEngine):
     pool_reads = ("status", "Innodb_buffer_pool_reads")  # pages read from the device into the pool
     ablation = True
+    tag_setting = "server_id"  # what tagged() sets
     datadir = "/var/lib/mysql"
     table_format = ("character_set_server", "collation_server")  # the ablation's latin1 creates a latin1 table
 

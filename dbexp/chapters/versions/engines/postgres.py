@@ -17,6 +17,7 @@ TYPES = ("select", "update", "insert", "delete", "begin", "commit")
 class PostgresVersions(VersionsEngine):
     pool_reads = ("pg_stat_database", "blks_read")  # blocks not found in shared_buffers
     ablation = False
+    tag_setting = "cluster_name"  # what tagged() sets
     datadir = "/var/lib/postgresql/data"
 
     def baseline_settings(self) -> dict[str, str]:
