@@ -15,7 +15,7 @@ from dbexp.waits import poll
 from dbexp.metrics import cpustat, procfs
 from dbexp.metrics.marks import Mark, Marker, between
 from dbexp.metrics.sampler import Sampler, cpu_sets
-from dbexp.experiments.rotation import SHARE_LEAST, Reading, Rotation, Turn, wait_quiet
+from dbexp.experiments.rotation import QUIET_TIMEOUT_S, Reading, Rotation, Turn, TurnsNotQuiet, wait_quiet
 from dbexp.servers.config import cpus_of
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
@@ -182,16 +182,24 @@ class ServerWatch:
     def __init__(self, server, conn, cgroup):
         self.activity = server.flavor.capability("sessions").activity
         self.conn, self.cgroup = conn, cgroup
-        self.idle = 0
-        self.idle = min(self.read().running for _ in range(self.IDLE_READS))
+        self.idle, self.reads = 0, 0
+        idle = [self.read() for _ in range(self.IDLE_READS)]
+        self.idle, self.first, self.reads = min(r.running for r in idle), idle[-1], 0
 
     def read(self) -> Reading:
         statements, running = self.activity(self.conn)
         t = time.monotonic()
+        self.reads += 1
         return Reading(t, statements, running - self.idle, self.cgroup.cpu_seconds())
 
+    def run_statements(self, marks: int) -> float:
+        """The client statements the server executed since this watch was built, by its own count: a read now
+        against the last idle read, every read since (this one and ``marks`` reads of the server's count on
+        the same connection) left out."""
+        return self.read().statements - self.first.statements - self.reads - marks
+
     def usage(self) -> procfs.Snapshot:
-        return procfs.snapshot(self.cgroup.pids())
+        return procfs.switches_and_bytes(self.cgroup.pids())
 
     def spent(self, before: procfs.Snapshot, after: procfs.Snapshot) -> dict[str, float]:
         got = procfs.window(before, after)
@@ -201,6 +209,8 @@ class ServerWatch:
 START_TIMEOUT_S = 30.0  # the longest a client may take to start its threads (load its script, connect, prepare)
 START_POLL_S = 0.0005  # between looks at a starting client's output: it runs alone until it is stopped
 END_PAD_S = 0.02  # past a client's end before it is resumed to finish: its time is up, it ends its transaction
+END_POLL_S = 0.002  # between looks at a finishing client: the next one waits for it
+END_TIMEOUT_S = 120.0  # the longest a resumed client may take to end (finish_run's own limit past its --time)
 TURN_NAMES = ("slice_ms", "wait_ms", "quiet", "statements", "cpu_ms", "outside_statements", "gap_ms")
 
 
@@ -225,10 +235,11 @@ def measure_in_turns(runs: list[tuple[object, Workload]], slice_s: float, *, sql
     have the turn included, alike for every server); ``lat_avg_turns_ms``, its client threads' mean time per
     statement in its turns. The witness (rotation.held): ``turns`` and ``turns_quiet``, ``turn_wait_ms_mean``
     and ``_max``, ``statements_outside_turns`` (between the marks, outside its turns: 0 expected),
-    ``turn_share_pct`` (its statements in its turns over all its client ran), ``cpu_outside_turns_s`` and
+    ``turn_share_pct`` (its statements in its turns over all its client had it run from its start to its end, by
+    the server's count: ``statements_run``), ``cpu_outside_turns_s`` and
     ``cpu_over_turn_time`` (its CPU between the marks over its turns' time, waits included); what the turns
-    cost: ``turn_gap_ms_mean`` (every client stopped between two turns), ``probe_reads``, ``probe_cpu_us`` (a
-    read's own server CPU, from the quiet reads); ``active_servers`` is 1 where the witness held, else the
+    cost: ``turn_gap_ms_mean`` (every client stopped between two turns), ``probe_reads``, ``probe_cpu_us`` (the
+    server's CPU between the last two quiet reads: a read's own cost at most, any background work then included); ``active_servers`` is 1 where the witness held, else the
     window's servers. Each turn is in the run's series (source "turn")."""
     ends = [int(wl.duration_s) for _, wl in runs]  # sysbench's --time
     order = list(range(len(runs)))
@@ -253,8 +264,8 @@ def measure_in_turns(runs: list[tuple[object, Workload]], slice_s: float, *, sql
             deadline = min(t + e for t, e in zip(started, ends)) - 2 * slice_s
             if time.monotonic() + len(runs) * slice_s > deadline:
                 raise DbexpError(f"bad duration {min(ends)!r} s for workloads taking turns: their starts took "
-                                 f"{time.monotonic() - started[0] + (started[0] - running[0].started):.1f} s of it, "
-                                 f"leaving less than a round of {len(runs)} turns of {slice_s:g} s")
+                                 f"{time.monotonic() - running[0].started:.1f} s of it, leaving less than a round "
+                                 f"of {len(runs)} turns of {slice_s:g} s")
             a = marker.read(order)
             turns.run_until(deadline)
             b = marker.read(order[::-1])
@@ -264,7 +275,9 @@ def measure_in_turns(runs: list[tuple[object, Workload]], slice_s: float, *, sql
             for r, t, e, (_, wl) in zip(running, started, ends, runs):  # alone, each to its end
                 time.sleep(max(0.0, t + e + END_PAD_S - time.monotonic()))
                 r.proc.send(signal.SIGCONT)
+                r.proc.reap(wl.duration_s + END_TIMEOUT_S, END_POLL_S)  # then finish_run finds it ended
                 done.append(sysbench.finish_run(r, wl))
+            whole = [watch.run_statements(marks=2) for watch in watches]  # the marks a and b read it too
         finally:
             for r in running:
                 r.proc.send(signal.SIGCONT)
@@ -273,13 +286,33 @@ def measure_in_turns(runs: list[tuple[object, Workload]], slice_s: float, *, sql
     for i, (d, s, (_, wl)) in enumerate(zip(done, samplers, runs)):
         m = summarize(d, s.totals())
         mine = turns.of(i)
-        m.update(turn_figures(mine, turns.active_s[i], a[i], b[i], d.result.queries, wl.threads, len(runs)))
+        m.update(turn_figures(mine, turns.active_s[i], a[i], b[i], whole[i], wl.threads, len(runs)))
         m["start_quiet"] = (float(start_quiet[i]), "bool")
+        if not start_quiet[i]:  # a statement of its start still in flight at the first mark
+            m["active_servers"] = (float(len(runs)), "count")
         m["idle_running"] = (float(watches[i].idle), "count")
         series = [(round(t.began - s.t0, 3), "turn", name, value)
                   for t in mine for name, value in zip(TURN_NAMES, turn_row(t)) if value is not None]
         out.append(Measured(m, s.counters, sysbench_series(d) + s.series + series, " ".join(d.cmd)))
+    failed = [f"{runs[i][0].config.spec}: {not_held}" for i, m in enumerate(out)
+              if (not_held := _not_held(m.measurements))]
+    if failed:
+        raise TurnsNotQuiet("clients taking turns did not keep one server working at a time: " + "; ".join(failed))
     return out
+
+
+def _not_held(m: dict) -> str:
+    """What a server's turns show that breaks one server working at a time ('' where nothing does)."""
+    v = {k: value for k, (value, _) in m.items()}
+    out = []
+    if not v.get("start_quiet", 1):
+        out.append(f"still busy {1e3 * QUIET_TIMEOUT_S:.0f} ms after its client's start was stopped")
+    if v["turns_quiet"] < v["turns"]:
+        out.append(f"{v['turns'] - v['turns_quiet']:.0f} of {v['turns']:.0f} turns passed before it was quiet "
+                   f"(waited up to {v['turn_wait_ms_max']:.0f} ms)")
+    if v["statements_outside_turns"]:
+        out.append(f"{v['statements_outside_turns']:.0f} statements outside its own turns")
+    return ", ".join(out)
 
 
 def turn_row(t: Turn) -> tuple:
@@ -288,10 +321,12 @@ def turn_row(t: Turn) -> tuple:
             None if t.gap_s is None else 1e3 * t.gap_s)
 
 
-def turn_figures(mine: list[Turn], active_s: float, a: Mark, b: Mark, queries: float, threads: int,
+def turn_figures(mine: list[Turn], active_s: float, a: Mark, b: Mark, statements: float, threads: int,
                  servers: int) -> dict[str, tuple[float | None, str]]:
     """One server's figures over its own turns ``mine`` (see measure_in_turns), between its marks ``a`` and
-    ``b``; ``queries``: all its client ran (sysbench's count), ``threads``: its client's threads, ``servers``:
+    ``b``; ``statements``: all its client had it execute, from its first start to its end, by the server's own
+    count (sysbench's may count statements the server's count leaves out: PostgreSQL's pg_stat_statements
+    counts no BEGIN or COMMIT sent in a prepared transaction); ``threads``: its client's threads, ``servers``:
     the window's."""
     n = sum(t.statements for t in mine)
     reads = sum(1 + t.reads for t in mine)  # every read between the marks adds one to the server's count
@@ -305,8 +340,8 @@ def turn_figures(mine: list[Turn], active_s: float, a: Mark, b: Mark, queries: f
     waits = [1e3 * t.wait_s for t in mine]
     gaps = [1e3 * t.gap_s for t in mine if t.gap_s is not None]
     read_cpu = [t.read_cpu_s for t in mine if t.read_cpu_s is not None]
-    share = per_op(n, queries, 100.0)
-    held = bool(mine) and quiet == len(mine) and outside == 0 and share is not None and share >= 100 * SHARE_LEAST
+    share = per_op(n, statements, 100.0)
+    held = bool(mine) and quiet == len(mine) and outside == 0
     out = {"common_s": (b.t - a.t, "s"), "active_s": (active_s, "s"), "slices": (float(len(mine)), "count"),
            "qps_common": (per_op(n, active_s) if active_s > 0 else None, "1/s"),
            "cpu_per_op_common_us": (per_op(cpu_marks, n, 1e6), "us"),
@@ -321,6 +356,7 @@ def turn_figures(mine: list[Turn], active_s: float, a: Mark, b: Mark, queries: f
            "turn_wait_ms_max": (max(waits) if waits else None, "ms"),
            "turn_gap_ms_mean": (statistics.fmean(gaps) if gaps else None, "ms"),
            "statements_in_turns": (n, "count"), "statements_outside_turns": (outside, "count"),
+           "statements_run": (statements, "count"),
            "turn_share_pct": (share, "%"),
            "cpu_outside_turns_s": (cpu_marks - cpu_turns, "s"),
            "cpu_over_turn_time": (per_op(cpu_marks, turn_time), "ratio"),

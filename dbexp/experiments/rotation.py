@@ -37,13 +37,16 @@ from typing import Protocol
 
 import pandas as pd
 
-from dbexp.errors import DbexpError
+from dbexp.errors import DbexpError, RetryableError
 from dbexp.waits import poll
 
 QUIET_TIMEOUT_S = 2.0  # the longest a turn waits for its server's statement in flight to end
-QUIET_POLL_S = 0.001  # between reads while a client statement still executes
-SHARE_LEAST = 0.95  # the share of a run's statements that must fall in its own turns (start-up and the last
-# transaction, each run alone, are the rest)
+QUIET_POLL_S = 0.0005  # between reads while a client statement still executes
+
+
+class TurnsNotQuiet(RetryableError):
+    """A window whose turns did not keep one server working at a time (a turn passed before its server was
+    quiet, a statement ran outside its server's turns): measured again."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,7 @@ class Turn:
     outside: float | None = None  # client statements since its previous turn ended (None: its first turn)
     cpu_outside_s: float | None = None  # its CPU since its previous turn ended (background work, the read's own)
     gap_s: float | None = None  # the previous turn's SIGSTOP to this SIGCONT: every client stopped (None: the first)
-    read_cpu_s: float | None = None  # the server's CPU for its last read (where quiet): what one read costs it
+    read_cpu_s: float | None = None  # the server's CPU for its last read (where quiet): at most what a read costs it
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,8 @@ class Quiet:
     last: Reading  # the last read
     ok: bool  # the server was found quiet
     reads: int  # the reads it took
-    read_cpu_s: float | None  # the server's CPU between the last two reads where quiet: one read's own cost
+    read_cpu_s: float | None  # the server's CPU between the last two reads where quiet: one read's own cost,
+    # and whatever background work (a page cleaner, purge) ran in that moment
 
 
 def wait_quiet(watch: Watch, timeout_s: float = QUIET_TIMEOUT_S) -> Quiet:
@@ -201,13 +205,15 @@ WITNESS_COLUMNS = ("turns", "turns_quiet", "statements_outside_turns", "turn_sha
 
 def held(w: pd.DataFrame) -> pd.Series:
     """Per run of ``w`` (one row per run, its measurements as columns): whether its turns show one server
-    working at a time, every per-operation figure counted in its own turns: every turn ended with its
-    server quiet, no statement of its client ran outside its turns between the marks, and at least
-    SHARE_LEAST of the run's statements fell in its own turns. False where the run stored no turns."""
+    working at a time, every per-operation figure counted in its own turns: its server was quiet at the first
+    mark and at the end of every turn, and no statement of its client ran outside its turns between the marks.
+    (The share of its statements in its own turns, ``turn_share_pct``, is said beside: the rest ran at its
+    client's start and in its last transaction, each client alone.) False where the run stored no turns."""
     if w.empty or any(c not in w for c in WITNESS_COLUMNS):
         return pd.Series(False, index=w.index, dtype=bool)
+    start = w["start_quiet"].fillna(1) > 0 if "start_quiet" in w else True  # its server quiet at the first mark
     return ((w["turns"] > 0) & (w["turns_quiet"] == w["turns"]) & (w["statements_outside_turns"] == 0)
-            & (w["turn_share_pct"] >= 100 * SHARE_LEAST)).fillna(False).astype(bool)
+            & start).fillna(False).astype(bool)
 
 
 def active_servers(w: pd.DataFrame) -> pd.Series:
@@ -239,9 +245,9 @@ def describe(w: pd.DataFrame) -> tuple[bool, str]:
         parts.append(f"{int(s['turns_quiet'].sum()):,} of {int(s['turns'].sum()):,} turns ended with the server quiet "
                      f"(no statement in flight, its count stopped) before the next began, waiting at most "
                      f"{s['turn_wait_ms_max'].max():.1f} ms; {int(s['statements_outside_turns'].abs().sum()):,} "
-                     f"statements ran outside a server's own turns; {s['turn_share_pct'].min():.1f}% or more of each "
-                     f"run's statements fell in its own turns, where its per-operation figures were counted "
-                     f"({int(ok[stored].sum())} of {int(stored.sum())} runs held)")
+                     f"statements ran outside a server's own turns, where its per-operation figures were counted "
+                     f"({int(ok[stored].sum())} of {int(stored.sum())} runs held; {s['turn_share_pct'].min():.1f}% or "
+                     f"more of each run's statements in its own turns, the rest at its client's start and end, alone)")
     if (~stored).any():
         old = w[~stored]
         said = (f"{int((~stored).sum())} runs stored no turn records: a statement in flight at a turn's end was not "
@@ -279,6 +285,7 @@ def numbers(w: pd.DataFrame) -> dict:
                    held=int(held(s).sum()), cpu_over_max=float(col("cpu_over_turn_time").max()),
                    gap_ms=float(col("turn_gap_ms_mean").median()), read_cpu_us=float(col("probe_cpu_us").median()),
                    reads_per_turn=float((col("probe_reads") / s["turns"]).median()))
+        out.update({k: None for k in ("cpu_over_max", "gap_ms", "read_cpu_us", "reads_per_turn") if out[k] != out[k]})
     if len(o) and {"qps_common", "active_s", "queries"} <= set(o):
         share = (o["qps_common"] * o["active_s"] / o["queries"]).dropna()
         out["old_share"] = float(share.median()) if len(share) else None

@@ -32,7 +32,8 @@ def _checks(config):
 
 # what a run measured in turns stores, its turns' witness holding (dbexp.experiments.measure.turn_figures)
 TURNS = {"turns": 8.0, "turns_quiet": 8.0, "statements_outside_turns": 0.0, "turn_share_pct": 99.6,
-         "turn_wait_ms_max": 0.9, "turn_wait_ms_mean": 0.6, "slices": 8.0, "active_servers": 1.0, "servers_at_once": 5.0}
+         "turn_wait_ms_max": 0.9, "turn_wait_ms_mean": 0.6, "slices": 8.0, "active_servers": 1.0, "servers_at_once": 5.0,
+         "cpu_over_turn_time": 0.85, "turn_gap_ms_mean": 7.5, "probe_cpu_us": 350.0, "probe_reads": 26.0}
 
 
 def _row(config, repeat, qps, cpu, test="insert"):
@@ -321,7 +322,7 @@ def test_a_per_operation_row_needs_every_turn_quiet_and_its_figures_counted_in_i
     c = gtid.claims(_res(rows))
     cpu = _verdict(c, "GTIDs cost more CPU per operation")
     assert "9.7.0: not measured here (witness failed: gtid_executed grew" in cpu
-    assert "turns: 63 of 64 turns ended with the server quiet" in cpu and "(7 of 8 runs held)" in cpu
+    assert "turns: 63 of 64 turns ended with the server quiet" in cpu and "(7 of 8 runs held;" in cpu
     assert _verdict(c, "GTIDs cost insert about 5%").endswith("against the source's 8 cores, 50M rows and 900 s)")
     # runs stored before the turns were recorded: their per-operation figures span the whole run
     old = [{k: v for k, v in r.items() if k not in gtid_turns()} | {"active_s": 0.8, "queries": 1000.0}
@@ -347,7 +348,9 @@ def test_gtids_are_counted_from_the_sets_intervals():
 def test_the_page_says_what_the_turns_show():
     held = gtid.sentence(_res(_two_versions(tests=("insert",))), "turns")
     assert held.startswith("In 40 runs 320 of 320 turns ended with their server quiet before the next began")
-    assert "0 statements ran outside a server's own turns" in held and "40 of 40 runs held all three" in held
+    assert "0 statements ran outside a server's own turns" in held and "40 of 40 runs had one server working" in held
+    assert "every client stood stopped 7.5 ms between two turns (median), and each of a turn's 3 reads took at most " \
+           "350 µs" in held
     old = [{k: v for k, v in r.items() if k not in gtid_turns()} | {"active_s": 0.5, "queries": r["qps_common"]}
            for r in _two_versions(tests=("insert",))]
     said = gtid.sentence(_res(old), "turns")

@@ -187,12 +187,34 @@ def test_the_witness_holds_only_where_every_turn_was_quiet_and_nothing_ran_outsi
                       "active_servers": [1.0, 5.0, 5.0, 1.0], "servers_at_once": [5.0] * 4,
                       "qps_common": [None, None, None, 1000.0], "active_s": [None, None, None, 0.8],
                       "queries": [None, None, None, 1000.0]})
-    assert rotation.held(w).tolist() == [True, False, False, False]
-    assert rotation.active_servers(w).tolist() == [1.0, 5.0, 5.0, 5.0]  # the last stored 1, its turns unwitnessed
+    # the share of a run's statements in its own turns is said, not judged: the rest ran alone
+    assert rotation.held(w).tolist() == [True, False, True, False]
+    assert rotation.active_servers(w).tolist() == [1.0, 5.0, 1.0, 5.0]  # the last stored 1, its turns unwitnessed
     ok, what = rotation.describe(w)
     assert not ok and what.startswith("23 of 24 turns ended with the server quiet")
-    assert "(1 of 3 runs held)" in what and "1 runs stored no turn records" in what and "(80% of a run's" in what
-    assert rotation.describe(w.iloc[:1])[0]
+    assert "(2 of 3 runs held; 90.0% or more" in what and "1 runs stored no turn records" in what
+    assert "(80% of a run's" in what and rotation.describe(w.iloc[:1])[0]
+    assert not rotation.held(w.assign(start_quiet=[0.0, 1.0, 1.0, 1.0])).iloc[0]  # busy at the first mark
     n = rotation.numbers(w)
-    assert (n["stored"], n["old"], n["held"], n["turns"], n["quiet"]) == (3, 1, 1, 24, 23)
+    assert (n["stored"], n["old"], n["held"], n["turns"], n["quiet"]) == (3, 1, 2, 24, 23)
     assert n["old_share"] == pytest.approx(0.8) and n["share_min"] == pytest.approx(0.9)
+
+
+def test_the_turns_lighter_reading_of_a_process_set_agrees_with_the_full_snapshot():
+    import os
+    import threading
+
+    from dbexp.metrics import procfs
+
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait)  # a second thread, asleep
+    worker.start()
+    try:
+        full, light = procfs.snapshot([os.getpid()]), procfs.switches_and_bytes([os.getpid()])
+    finally:
+        stop.set()
+        worker.join()
+    assert set(light.switches) == set(full.switches) and len(light.switches) >= 2
+    assert all(light.switches[t][0] >= full.switches[t][0] for t in full.switches)  # read just after
+    assert light.io.keys() == full.io.keys() and light.io[os.getpid()][1] >= full.io[os.getpid()][1]
+    assert procfs.switches_and_bytes([2 ** 22 + 7]).switches == {}  # a process that is not there
