@@ -129,6 +129,8 @@ def test_design_runs_each_instance_on_its_own_servers_with_the_controls_first():
     assert {p.iterative for p in maria} == {"off"}  # MariaDB has no iterative scan
     pg = [p.params for p in pts if "+pgvector" in p.server.spec]
     assert {"off", "relaxed_order"} <= {p.iterative for p in pg if p.writer == "near"}
+    # the no-writer control at every iterative-scan setting: a search that repeats itself without writes
+    assert {p.iterative for p in pg if p.writer == "none" and p.kind == "readers"} == set(sc.iteratives)
     assert len({p.key("vector_isolation") for p in pts}) == len(pts)  # instances are different points
 
 

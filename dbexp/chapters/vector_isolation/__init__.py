@@ -1,8 +1,10 @@
 """The vector_isolation chapter: does a vector index keep REPEATABLE READ? (notebooks/vector_isolation.ipynb)
 
-``CHAPTER`` and what the page draws: per engine and setting, how many reader transactions saw the same
-k-NN query answer a different set of rows the second time, with the controls, the rows lost and whether
-their snapshot still saw them, the recall, and the throughput."""
+``CHAPTER`` and what the page draws: per engine, setting and writer, how many independent trials (each a
+REPEATABLE READ transaction with its own query, asked twice while a paced writer commits rows between) saw
+a different set of rows the second time, with the controls; how each changed answer changed (cut short or
+replaced, the lost rows as the same snapshot sees them, rows it could not see inside the first answer's
+radius), the recall, and the throughput."""
 
 from dbexp.chapters.vector_isolation.analysis import changed_rates, costs, lost_rows, settings_table
 from dbexp.chapters.vector_isolation.chapter import CHAPTER, DEFAULT_SERVERS, PARTS, Scale

@@ -134,7 +134,8 @@ class VectorIsolation(Chapter):
                 out += [point(writer="none"), point(kind="query_rate", writer="none"), point()]
                 continue
             # the points without a writer first: they leave the pristine table as it is (no rebuild)
-            pts = [point(writer="none")]
+            # the no-writer control at every iterative-scan setting the main sweep asks: a search that repeats itself
+            pts = [point(writer="none", iterative=it) for it in its]
             pts += [point(kind="query_rate", writer="none", ef=ef, iterative=it)
                     for ef, it in itertools.product(sc.ef_searches, its)]
             pts += [point(exact=True)]

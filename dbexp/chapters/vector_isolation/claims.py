@@ -234,12 +234,12 @@ def _measure(entry_id: str, t: pd.DataFrame) -> tuple[str, str, verdicts.Witness
                     verdicts.events(s["changed_replaced"], s["transactions"], rate_ci(0, s["transactions"])[2], "some"))
 
         def witness(s):
-            if s["replaced_true"]:
-                return verdicts.witness(True, f"in {s['replaced_true']} replaced answers a lost row was among the "
-                                              "snapshot's exact k nearest and still visible: the index no longer "
-                                              "led to a true neighbour")
-            return verdicts.witness(False, f"no replaced answer lost a row of the snapshot's exact k nearest "
-                                           f"({s['changed_replaced']} replaced)")
+            if s["replaced_visible"]:
+                return verdicts.witness(True, f"{s['replaced_visible']} replaced answers lost only rows the snapshot "
+                                              f"still saw (the search walked another way; {s['replaced_true']} of "
+                                              "them lost a row of its exact k nearest)")
+            return verdicts.witness(False, f"no answer kept its length with its lost rows still visible "
+                                           f"({s['changed_replaced']} replaced, {s['changed_shorter']} cut short)")
         return _per_engine(pg, judge, witness)
     if entry_id == "lost-rows-visible":
         def judge(s):
