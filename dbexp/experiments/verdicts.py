@@ -132,9 +132,12 @@ def resolve_hint(lo: float, hi: float, reference: float = 1.0, point: float | No
     if effect == 0 or half == 0:
         return f"the interval spans {reference:g}"
     factor = (half / effect) ** 2
+    if n:  # at least one more repeat: where the point sits off the interval's middle (a log scale), factor < 1
+        needed = max(math.ceil(factor * n), n + 1)
+        factor = needed / n
     times = f"{factor:.1f}" if factor < 10 else f"{factor:.0f}"
-    more = (f"about {times}x the repeats ({math.ceil(factor * n)} instead of {n})" if n
-            else f"about {times}x the repeats")
+    more = (f"about {times}x the repeats ({needed} instead of {n})" if n
+            else f"about {max(factor, 1):.1f}x the repeats" if factor < 10 else f"about {times}x the repeats")
     return f"the interval spans {reference:g}; {more} would resolve an effect of the measured size"
 
 
@@ -335,29 +338,6 @@ def under_other_conditions(verdict: str, other: str, disagreement_too: bool = Fa
     return verdict
 
 
-def linear(slope: tuple[float, float, float], bend: tuple[float, float, float], n: int | None = None,
-           band: float = LINE_BAND) -> str:
-    """"Grows linearly": ``slope`` (point, low, high) is the growth over every H, ``bend`` (point, low,
-    high) the upper segment's slope minus the lower one's. Growth is judged by :func:`above_zero`;
-    the line only where growth agrees: a bend resolved away from 0 disagrees (concave or convex);
-    a bend whose interval lies within +-``band`` of the slope agrees (a line); any wider bend
-    leaves linearity not resolved (the growth agrees, the line is not decided)."""
-    grows = above_zero(*slope, n)
-    if grows != "agrees":
-        return grows
-    s, (b, blo, bhi) = slope[0], bend
-    if _nan(blo, bhi):
-        return "agrees (it grows; linearity not resolved: one repeat, no interval on the bend)"
-    if bhi < 0:
-        return "disagrees (it grows, but concave: each holder past the middle H adds less)"
-    if blo > 0:
-        return "disagrees (it grows, but convex: each holder past the middle H adds more)"
-    if -band * s <= blo and bhi <= band * s:
-        return f"agrees (it grows, and the bend's interval lies within +-{band:.0%} of the slope: a line)"
-    return (f"agrees (it grows; linearity not resolved: the bend's interval reaches beyond +-{band:.0%} "
-            f"of the slope)")
-
-
 def grows_linearly(slope: tuple[float, float, float], bend: tuple[float, float, float], n: int | None = None,
                    band: float = LINE_BAND) -> str:
     """"Grows linearly" as one claim of two parts, both to be shown for an agreement: ``slope`` (point, low,
@@ -366,7 +346,7 @@ def grows_linearly(slope: tuple[float, float, float], bend: tuple[float, float, 
     :func:`above_zero` (its verdict stands where it does not agree); then the line: a bend resolved away
     from 0 disagrees (concave or convex); a bend whose interval lies within +-``band`` of the slope agrees
     (a line); a wider bend leaves the claim not resolved, whatever the growth: growth alone does not agree
-    with "linearly" (unlike :func:`linear`, which calls that an agreement)."""
+    with "linearly"."""
     grows = above_zero(*slope, n)
     if grows != AGREES:
         return grows

@@ -22,7 +22,9 @@ def test_every_claim_has_a_verdict_and_the_page_a_summary(name: str):
     res = published(name)
     assert len(res.wide) > 0 and res.source == "published data/"
     table = published_claims(name)
-    assert list(table.columns)[-1] == "verdict" and "claim" in table.columns
+    from dbexp.experiments import verdicts
+
+    assert list(table.columns) == list(verdicts.COLUMNS + verdicts.KEYS)
     assert len(table) >= 3
     for _, row in table.iterrows():
         assert 'href="https://' in row["claim"] or row["claim"].startswith("Our extension"), row["claim"]

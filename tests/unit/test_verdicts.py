@@ -119,18 +119,11 @@ def test_under_other_conditions():
     assert verdicts.under_other_conditions("not resolved (y)", "X") == "not resolved (y)"
 
 
-def test_linear_judges_growth_then_the_bend_against_the_slope():
-    # a narrow bend: a line
-    assert verdicts.linear((1.0, 0.8, 1.2), (0.1, -0.2, 0.3)).startswith("agrees (it grows, and the bend")
-    # a bend interval many times the slope: grows, linearity not resolved
-    v = verdicts.linear((0.2, 0.1, 0.3), (-0.2, -2.3, 1.8))
-    assert v.startswith("agrees (it grows; linearity not resolved")
-    # a resolved bend: concave or convex
-    assert verdicts.linear((1.0, 0.8, 1.2), (-0.5, -0.7, -0.3)).startswith("disagrees (it grows, but concave")
-    assert verdicts.linear((1.0, 0.8, 1.2), (0.5, 0.3, 0.7)).startswith("disagrees (it grows, but convex")
-    # no growth resolved: the growth's verdict, the bend not judged
-    assert verdicts.linear((0.1, -0.1, 0.3), (0.0, -0.1, 0.1)).startswith("not resolved")
-
+def test_the_repeats_a_hint_asks_for_are_always_more_than_were_run():
+    # the point off the interval's middle (a ratio's geometric mean on a linear interval): the factor is below 1
+    hint = verdicts.resolve_hint(0.90, 1.30, 1.0, 1.25, 4)
+    assert "(5 instead of 4)" in hint and "1.2x" in hint
+    assert "(16 instead of 4)" in verdicts.resolve_hint(0.9, 1.3, 1.0, 1.1, 4)
 
 def test_reproduced_and_inside():
     assert verdicts.reproduced(0.35, 0.40, 0.527) == "disagrees"

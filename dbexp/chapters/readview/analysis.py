@@ -259,7 +259,7 @@ def segments(res: Results) -> pd.DataFrame:
         high = ((piv[h2] - piv[h1]) / (h2 - h1)).dropna()
         # paired within each repeat: both segments' slopes go through the middle H's run of that repeat
         d, dlo, dhi = stats.mean_ci((high - low).dropna())
-        ref = (low.mean() + high.mean()) / 2  # the slope the bend is set against (verdicts.linear's band)
+        ref = (low.mean() + high.mean()) / 2  # the slope the bend is set against (verdicts.LINE_BAND's band)
         shape = ("concave" if dhi < 0 else "convex" if dlo > 0 else "one repeat: no interval" if dlo != dlo else
                  f"straight (the bend's interval within +-{verdicts.LINE_BAND:.0%} of the slope)"
                  if -verdicts.LINE_BAND * ref <= dlo and dhi <= verdicts.LINE_BAND * ref else
