@@ -49,6 +49,9 @@ def test_mvcc_design_gives_typed_points():
     assert all(p.params.versions == 100 and p.params.gc_timeout_s > 0 for p in controls)
     assert undo[0].server.settings["performance-schema-consumer-events-statements-history-long"] == "ON"
     assert mv.CHAPTER.order == "shuffled"
+    # the heap's points say their plans are checked: a key of their own, never a run stored before the check
+    assert all(p.params.plan_check for p in heap) and not any(p.params.plan_check for p in undo)
+    assert all(p.params.loop == 25 for p in heap) and all(p.params.loop == 1 for p in undo)
 
 
 def test_each_engine_has_its_part_and_mariadb_its_statement_consumer():

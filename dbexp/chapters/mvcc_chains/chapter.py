@@ -113,10 +113,11 @@ class MvccChains(Chapter):
                 for v in sc.versions:
                     params = ChainPoint(v, column, ff, sc.samples, sc.hot_rows, cpus.client,
                                         sc.gc_timeout_s if v == max(sc.versions) else 0.0,
-                                        loop=sc.heap_loop if heap else 1)
+                                        loop=sc.heap_loop if heap else 1, plan_check=heap)
                     out.append(Point(cfg, params, group=f"mvcc {spec}"))
                 control = ChainPoint(max(sc.versions), column, ff, sc.samples, sc.hot_rows, cpus.client,
-                                     sc.gc_timeout_s, snapshot=False, loop=sc.heap_loop if heap else 1)
+                                     sc.gc_timeout_s, snapshot=False, loop=sc.heap_loop if heap else 1,
+                                     plan_check=heap)
                 out.append(Point(cfg, control, group=f"mvcc {spec}"))
         parts = [Part(out, sc.repeats, min(sc.instances, sc.repeats))]
         mechanics = [Point(self.server_config(spec, cpus.server, settings_for(spec)), MechanicsPoint(),

@@ -33,6 +33,9 @@ class ChainPoint:
     gc_timeout_s: float  # > 0: try to reclaim with the snapshot open, then time the reclaim after it ends
     snapshot: bool = True  # False: the control, the same updates with no old snapshot (and no readers)
     loop: int = 1  # lookups per timed statement, repeated at the server (heap engines: EXPLAIN's clock is 1 us)
+    # heap engines: every timed statement's plan checked to be index probes (engines/postgres.py); part of the
+    # point's key, so that a resumed sweep measures again the points stored before the check
+    plan_check: bool = False
 
 
 def trimmed_mean(x: np.ndarray, cut: float = 0.1) -> float:
