@@ -24,8 +24,9 @@ Each client's own time with the turn is recorded (monotonic stamps around the si
 server's rate is its statements over that time. The statement a client had in flight when it stopped began
 inside its slice, so counting it there (and not the wait for it to end) keeps the rate unbiased.
 
-:func:`witness` reads what the turns stored with a set of runs (dbexp.experiments.measure writes it) and
-says whether they show one server working at a time, every per-operation figure counted in its own turns.
+:func:`held`, :func:`describe` and :func:`numbers` read what the turns stored with a set of runs
+(dbexp.experiments.measure.measure_in_turns writes it) and say whether they show one server working at a time,
+every per-operation figure counted in its own turns; :func:`active_servers` is that count per run.
 """
 
 from __future__ import annotations
