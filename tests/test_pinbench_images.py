@@ -1,7 +1,10 @@
 """The pinbench images against a real server: the buffer_pins chapter's C extension, compiled in the image build
-against Debian's postgresql-server-dev-17 headers, loads into the npm PostgreSQL 17.10 and its three functions
-return positive, finite times; a bad pattern is the extension's one-line error. Builds
-dbexp/postgres:17.10-pinbench when missing (about 40 s)."""
+against Debian's postgresql-server-dev-17 headers, loads into the npm PostgreSQL 17.10 and its timing functions
+return positive, finite times with what their loops touched (the thread's FIFO holds N buffers and pins one
+buffer again and again); a bad pattern is the extension's one-line error. And 18.6 built with the private refcount
+array indexed by buffer number (no linear search) serves queries that hold more pins than its 32 entries and
+releases every one. Builds dbexp/postgres:17.10-pinbench when missing (about 40 s), and
+dbexp/postgres:18.6-pinbench-src32direct (about 5 minutes without its source layer cached)."""
 
 from __future__ import annotations
 
@@ -47,15 +50,42 @@ def test_the_image_is_the_plain_server_with_the_extension(pinbench):
     assert _value(pinbench, "SELECT extversion FROM pg_extension WHERE extname = 'pinbench'") == "1.0"
 
 
-def test_the_three_functions_return_positive_finite_numbers(pinbench):
+def test_the_timing_functions_return_positive_finite_numbers(pinbench):
     blocks = _value(pinbench, "SELECT pinbench_prewarm('t')")
     assert blocks == _value(pinbench, "SELECT pg_relation_size('t') / current_setting('block_size')::int") > 1000
-    for sql in ("SELECT pinbench_hold('t', 100, 64, 20000, 'random')",
-                "SELECT pinbench_hold('t', 4, 64, 20000, 'sequential', true)",
-                "SELECT pinbench_cycle('t', 11, 200, 'random')",
-                "SELECT pinbench_cycle('t', 4, 200, 'sequential')"):
+    for sql in ("SELECT ns FROM pinbench_hold('t', 100, 64, 20000, 'random')",
+                "SELECT ns FROM pinbench_hold('t', 4, 64, 20000, 'sequential', true)",
+                "SELECT ns FROM pinbench_cycle('t', 11, 200, 'random')",
+                "SELECT ns FROM pinbench_cycle('t', 4, 200, 'sequential')",
+                "SELECT ns FROM pinbench_fifo('t', 11, 20000, 'random')",
+                "SELECT ns FROM pinbench_fifo('t', 0, 20000, 'sequential')"):
         ns = _value(pinbench, sql)
         assert isinstance(ns, float) and math.isfinite(ns) and 0 < ns < 1e6, (sql, ns)
+
+
+def _row(srv, sql: str) -> dict:
+    conn = srv.connect()
+    try:
+        cur = conn.execute(sql)
+        return dict(zip([c.name for c in cur.description], cur.fetchone()))
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("pattern", ["sequential", "random"])
+def test_the_fifo_holds_n_buffers_and_pins_one_buffer_again_and_again(pinbench, pattern):
+    w = _row(pinbench, f"SELECT * FROM pinbench_fifo('t', 100, 5000, '{pattern}')")
+    assert (w["held_buffers"], w["touched_blocks"], w["touched_buffers"], w["moved"]) == (100, 1, 1, 0)
+    assert w["repeats"] == 4999  # every timed pin but the first was of the buffer the one before had pinned
+    assert 1 <= w["held_slots32"] <= 32 and w["touched_in_held_slots32"] in (0, 1)
+
+
+def test_hold_and_cycle_say_how_many_blocks_their_loops_walked(pinbench):
+    h = _row(pinbench, "SELECT * FROM pinbench_hold('t', 8, 64, 1000, 'random')")
+    assert (h["held_buffers"], h["touched_blocks"], h["touched_buffers"], h["moved"]) == (8, 64, 64, 0)
+    assert h["repeats"] == 0  # 64 blocks in turn: never the previous one's buffer
+    c = _row(pinbench, "SELECT * FROM pinbench_cycle('t', 1, 1500, 'random')")
+    assert (c["held_buffers"], c["touched_blocks"], c["touched_buffers"], c["moved"]) == (0, 1500, 1500, 0)
 
 
 def test_a_bad_pattern_is_the_extensions_one_line_error(pinbench):
@@ -66,3 +96,30 @@ def test_a_bad_pattern_is_the_extensions_one_line_error(pinbench):
     finally:
         conn.close()
     assert str(err.value).strip() == "pattern \"zigzag\" is not valid; valid are 'sequential' and 'random'"
+
+
+DIRECT = "postgres:18.6+pinbench-src32direct@offline"
+
+
+def test_the_direct_mapped_array_serves_queries_holding_more_pins_than_it_has_entries(engine):
+    with running(ServerConfig(DIRECT, cpuset="1", memory="2g", settings={"shared_buffers": "128MB"})) as srv:
+        conn = srv.connect()
+        try:
+            conn.execute("CREATE EXTENSION pinbench")
+            conn.execute("CREATE EXTENSION pg_buffercache")
+            conn.execute("CREATE TABLE t (id int, pad text) WITH (fillfactor=10)")
+            conn.execute(f"INSERT INTO t SELECT g, repeat('x', 100) FROM generate_series(1, {ROWS}) g")
+            conn.execute("CREATE INDEX ON t (id)")
+            assert conn.execute("SELECT count(*) FROM t WHERE id % 7 = 0").fetchone()[0] == ROWS // 7
+            # 1,000 held (most in the overflow table: 32 slots), one more pinned and released again
+            w = _row(srv, "SELECT * FROM pinbench_fifo('t', 1000, 20000, 'random')")
+            assert (w["held_buffers"], w["touched_blocks"], w["moved"]) == (1000, 1, 0) and w["held_slots32"] == 32
+            s = _row(srv, "SELECT * FROM pinbench_fifo('t', 19, 20000, 'sequential')")
+            assert s["held_buffers"] == 19 and 0 < s["ns"] < 1e6
+            # every pin released: no buffer of t is pinned once the calls are over
+            assert conn.execute("SELECT coalesce(sum(pinning_backends), 0) FROM pg_buffercache b JOIN pg_class c "
+                                "ON b.relfilenode = pg_relation_filenode(c.oid) WHERE c.relname = 't'").fetchone()[0] == 0
+            build = conn.execute("SELECT pg_read_file('/opt/postgres/dbexp-build.txt')").fetchone()[0]
+        finally:
+            conn.close()
+    assert "REFCOUNT_ARRAY_ENTRIES: 32" in build and "server edit: server/refcount-direct.sh" in build

@@ -195,6 +195,17 @@ def _pg_source(entries: int) -> Build:
                  args=(("REFCOUNT_ARRAY_ENTRIES", str(entries)),))
 
 
+# 18.6 from the same source with REFCOUNT_ARRAY_ENTRIES ``entries`` and the array indexed by buffer number, with no
+# linear search (the layout of the pgsql-hackers thread's v2 patches, as its author describes it): the script
+# SERVER_EDIT of the extension source folder (dbexp/chapters/buffer_pins/extension/server/refcount-direct.sh) edits
+# bufmgr.c before the install step's rebuild. Spec postgres:18.6+pinbench-src32direct@offline.
+def _pg_source_direct(entries: int) -> Build:
+    """_pg_source(entries) with bufmgr.c's private refcount array direct-mapped (no linear search)."""
+    plain = _pg_source(entries)
+    return replace(plain, image=f"{plain.image}direct", variant=f"{plain.variant}direct",
+                   args=plain.args + (("SERVER_EDIT", "server/refcount-direct.sh"),))
+
+
 # Pre-releases and patched builds: a spec names them (postgres:19@offline) and `dbexp images list` shows them, but
 # they are not in OFFLINE, whose every series joins the chapters' server lists (offline_series, calibration's
 # ALL_OFFLINE).
@@ -211,6 +222,7 @@ PREVIEW: tuple[Build, ...] = (
     _pg_compiled(PG19, "pinbench", PINBENCH, _server_dev(19, "19~rc1-1",
                  "8c609673163107800596cbb4ff31581f3bc87d7ef7a87ed97a6c550d9d73918f", "experimental")),
     *(_pg_source(n) for n in REFCOUNT_ARRAY_SIZES),
+    _pg_source_direct(32),
 )
 
 # Series no registry reachable here ships, and why (said where they are asked for offline).

@@ -171,3 +171,92 @@ def test_install_scripts_check_the_pin_before_unpacking():
         code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
         assert code.index("sha256sum") < code.index("dpkg -x"), path
         assert "dbexp-build-error: " in text
+
+
+# --- 18.6 with the private refcount array direct-mapped (the thread's v2 layout) ---------------------------------
+
+EDIT = "server/refcount-direct.sh"
+BUFMGR = """#define REFCOUNT_ARRAY_ENTRIES 8
+
+static struct PrivateRefCountEntry PrivateRefCountArray[REFCOUNT_ARRAY_ENTRIES];
+
+/*
+ * Ensure that the PrivateRefCountArray has sufficient space to store one more
+ * entry.
+ */
+static void
+ReservePrivateRefCountEntry(void)
+{
+}
+
+static void
+ForgetPrivateRefCountEntry(PrivateRefCountEntry *ref)
+{
+}
+
+/*
+ * BufferIsPinned
+ */
+"""
+
+
+def test_the_direct_mapped_build_is_the_32_entry_build_with_the_edit_script():
+    direct = lookup(parse_spec("postgres:18.6+pinbench-src32direct@offline"))
+    stock = lookup(parse_spec("postgres:18.6+pinbench-src32@offline"))
+    assert len(direct) == len(stock) == 1
+    d, s = direct[0], stock[0]
+    assert (d.variant, d.image) == ("pinbench-src32direct", "dbexp/postgres:18.6-pinbench-src32direct")
+    assert d in PREVIEW and d not in catalog.OFFLINE and (d.artifact, d.recipe, d.base) == (s.artifact, s.recipe, s.base)
+    a, b = image_build.build_args(d), image_build.build_args(s)
+    assert {k for k in a if a[k] != b.get(k)} == {"SERVER_EDIT"} and a["SERVER_EDIT"] == EDIT
+    assert (project_root() / d.extension_source / EDIT).is_file()
+    assert (project_root() / d.extension_source / "server" / "refcount_direct.inc").is_file()
+    assert not list((project_root() / d.extension_source / "server").glob("*.c"))  # never compiled as an extension
+    dockerfile = (recipes.recipe_dir("postgres-source") / "Dockerfile").read_text()
+    run = dockerfile[dockerfile.index("ARG SERVER_EDIT="):]
+    assert run.index('"/tmp/build/$EXTENSION_SOURCE/$SERVER_EDIT" /usr/src/postgresql') < run.index("build-server.sh install")
+    assert "LABEL dbexp.server-edit=${SERVER_EDIT}" in dockerfile
+
+
+def _edit(tmp_path: Path, text: str | None):
+    import subprocess
+
+    tree = tmp_path / "tree"
+    f = tree / "src/backend/storage/buffer/bufmgr.c"
+    f.parent.mkdir(parents=True, exist_ok=True)
+    if text is not None:
+        f.write_text(text)
+    script = project_root() / _pinbench("18").extension_source / EDIT
+    return f, subprocess.run(["sh", str(script), str(tree)], capture_output=True, text=True,
+                             env={"PATH": "/usr/bin:/bin"})
+
+
+def test_the_edit_keeps_the_original_functions_and_includes_the_direct_ones_in_their_place(tmp_path):
+    f, proc = _edit(tmp_path, BUFMGR)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = f.read_text()
+    assert out.count("#define REFCOUNT_ARRAY_ENTRIES 8\n#define REFCOUNT_DIRECT_MAPPED 1\n") == 1
+    kept = out[out.index("#ifndef REFCOUNT_DIRECT_MAPPED"):out.index("#else")]
+    assert "ReservePrivateRefCountEntry(void)" in kept and "ForgetPrivateRefCountEntry(PrivateRefCountEntry *ref)" in kept
+    assert out.index('#include "refcount_direct.inc"') < out.index(" * BufferIsPinned")
+    assert (f.parent / "refcount_direct.inc").read_text() == (
+        project_root() / _pinbench("18").extension_source / "server" / "refcount_direct.inc").read_text()
+    # the size is still set by build-server.sh's line, untouched
+    assert out.count("#define REFCOUNT_ARRAY_ENTRIES 8\n") == 1
+    again = _edit(tmp_path, None)[1]
+    assert again.returncode != 0 and "already edited" in again.stdout
+
+
+@pytest.mark.parametrize("text, why", [
+    (BUFMGR.replace(" * BufferIsPinned\n", ""), "' * BufferIsPinned' 0 times, not once"),
+    (BUFMGR.replace("#define REFCOUNT_ARRAY_ENTRIES 8\n", "#define REFCOUNT_ARRAY_ENTRIES 16\n"), "0 times, not once"),
+    (BUFMGR + BUFMGR, "2 times, not once"),
+    (None, "needs the source tree"),
+])
+def test_the_edit_fails_in_one_line_on_a_file_it_was_not_written_for(tmp_path, text, why):
+    f, proc = _edit(tmp_path, text)
+    if text is None:
+        f.unlink(missing_ok=True)
+        proc = _edit(tmp_path, None)[1]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(image_build.BUILD_ERROR_MARK)]
+    assert proc.returncode != 0 and len(lines) == 1 and why in lines[0], proc.stdout + proc.stderr
