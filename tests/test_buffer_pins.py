@@ -1,6 +1,7 @@
-"""The buffer_pins chapter's runs against a real PostgreSQL 17 with pinbench: a curve run times every N,
-a pin run counts the pins of its own backend only (a second connection reading at the same time is not
-counted), and every query shape runs the plan its settings force."""
+"""The buffer_pins chapter's runs against a real PostgreSQL 17 with pinbench: a curve run times every N and keeps
+what its loops touched, a window of two servers calls them in turn, a pin run counts the pins of its own backend
+only (a second connection reading at the same time is not counted), and every query shape runs the plan its
+settings force."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import threading
 import pytest
 
 from dbexp.chapters.buffer_pins import queries
-from dbexp.chapters.buffer_pins.measure import CurvePoint, PinPoint, measure_curve, measure_pins
+from dbexp.chapters.buffer_pins.measure import (CurvePoint, PinPoint, measure_curve, measure_curves_together,
+                                                measure_pins)
 from dbexp.metrics import tracing
 from dbexp.servers import ServerConfig, running
 
@@ -36,6 +38,34 @@ def test_a_curve_run_times_every_n(server):
     got = measure_curve(server, CurvePoint("hold", "random", (1, 8, 100), 5000, 3, 64, 0)).measurements
     for n in (1, 8, 100):
         assert 0 < got[f"ns_{n}"][0] < 1e6 and got[f"spread_{n}"][0] >= 0
+        assert (got[f"w_held_buffers_{n}"][0], got[f"w_touched_blocks_{n}"][0], got[f"w_moved_{n}"][0]) == (n, 64, 0)
+
+
+def test_the_threads_benchmark_keeps_its_witness_per_n(server):
+    m = measure_curve(server, CurvePoint("fifo", "random", (1, 8, 100), 5000, 3, 64, 0))
+    got = {k: v for k, (v, _) in m.measurements.items()}
+    for n in (1, 8, 100):
+        assert (got[f"w_held_buffers_{n}"], got[f"w_touched_blocks_{n}"], got[f"w_touched_buffers_{n}"]) == (n, 1, 1)
+        assert got[f"w_repeats_{n}"] == pytest.approx(4999 / 5000) and got[f"w_moved_{n}"] == 0
+    assert sorted({name for _, _, name, _ in m.series}) == ["ns_1", "ns_100", "ns_8"] and len(m.series) == 9
+
+
+def test_a_window_calls_its_servers_in_turn(server):
+    with running(ServerConfig(SPEC, cpuset="1", memory="2g", settings={"shared_buffers": "128MB"})) as other:
+        conn = other.connect()
+        try:
+            conn.execute("CREATE EXTENSION pinbench")
+            queries.make_block_table(conn, 200)
+        finally:
+            conn.close()
+        p = CurvePoint("fifo", "sequential", (1, 19), 2000, 2, 64, 0)
+        a, b = measure_curves_together([server, other], [p, p])
+    for m in (a, b):
+        got = {k: v for k, (v, _) in m.measurements.items()}
+        assert got["active_servers"] == 1 and got["w_held_buffers_19"] == 19
+        assert sorted((t, name) for t, _, name, _ in m.series) == [(0.0, "ns_1"), (0.0, "ns_19"), (1.0, "ns_1"),
+                                                                     (1.0, "ns_19")]
+    assert a.measurements["window_start"] == b.measurements["window_start"]
 
 
 @pytest.mark.skipif(tracing.unavailable() is not None, reason="uprobes unavailable here")

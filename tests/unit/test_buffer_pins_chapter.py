@@ -1,6 +1,7 @@
 """The buffer_pins chapter with no server: its design from the catalog's pinbench builds, its one-line
-errors, the SQL of a timed call, the probe's script and its parsing of bpftrace's output, and the curve's
-ratios and verdicts on constructed runs (its ledger against the source's text: test_ledgers.py)."""
+errors, the SQL of a timed call, the probe's script and its parsing of bpftrace's output, the curve's
+ratios, the array builds' windows and the verdicts with their witnesses on constructed runs (its ledger against
+the source's text: test_ledgers.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from dbexp.chapters import buffer_pins as bp
 from dbexp.chapters.buffer_pins import analysis, pin_probe
 from dbexp.chapters.buffer_pins.chapter import pinbench_builds, probed
-from dbexp.chapters.buffer_pins.measure import CurvePoint, PinPoint, call_sql
+from dbexp.chapters.buffer_pins.measure import KEPT, WITNESS, CurvePoint, PinPoint, cache_kib, call_sql, timed_ops
 from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Cpus, Results
 
@@ -31,13 +32,27 @@ def test_default_design_has_every_curve_and_pins_where_symbols_are():
     sc = bp.CHAPTER.scale("default")
     parts = bp.CHAPTER.design(sc, Cpus())
     curve, pins, array = parts
-    # the two builds of one source whose arrays differ: both kinds in random order, both sides of 8 and of 32
-    assert {p.server.spec for p in array.points} == set(sc.array_servers) and len(sc.array_servers) == 2
-    assert {8, 9, 32, 33} <= set(array.points[0].params.ns)
+    # the builds of one source whose arrays differ (8, 32, 32 with no linear search), one group, and one window per
+    # curve in which every build is measured: both sides of 8 and of 32
+    assert len(sc.array_servers) == 3 and any(s.endswith("src32direct@offline") for s in sc.array_servers)
+    assert {p.server.spec for p in array.points} == set(sc.array_servers)
+    assert {p.group for p in array.points} == {"buffer_pins array"}
+    windows = {}
+    for p in array.points:
+        windows.setdefault(p.together, set()).add(p.server.spec)
+        assert p.together == f"array {p.params.kind} {p.params.pattern}"
+    assert set(windows) == {f"array {k} {pt}" for k, pt in bp.chapter.ARRAY_KINDS} and "array fifo random" in windows
+    assert all(specs == set(sc.array_servers) for specs in windows.values())
+    assert {8, 9, 19, 32, 33} <= set(array.points[0].params.ns)
+    # a window's points are neighbours in the walk (the chapter's order is the lab's abba), so they form one batch
+    from dbexp.experiments.sweep import batches
+    walk = [(p, 0) for p in array.points]
+    assert [len(b) for b in batches(walk)] == [3] * len(windows)
     assert (curve.repeats, curve.instances) == (sc.repeats, sc.instances) and sc.instances >= 2
     kinds = {(p.server.spec, p.params.kind, p.params.pattern) for p in curve.points}
-    # hold_cold in random order only: the cold walk makes the other blocks' order moot
-    assert len(kinds) == len(sc.servers) * (3 * 2 + 1)
+    # fifo (the thread's), cycle, hold, hold_lock in both orders; hold_cold in random order only
+    assert len(kinds) == len(sc.servers) * (4 * 2 + 1)
+    assert {(s, "fifo", "random") for s in sc.servers} <= kinds
     assert all(p.params.ns == bp.NS for p in curve.points) and {8, 9} <= set(bp.NS)
     specs = {p.server.spec for p in pins.points}
     assert specs == {s for s in sc.servers if probed(s)}
@@ -47,7 +62,18 @@ def test_default_design_has_every_curve_and_pins_where_symbols_are():
         if p.params.shape == "seq_scan" and p.params.cold:
             assert p.params.executions == 1
     assert {(s.eic, s.cold) for s in seq} >= {(e, c) for e in sc.eics for c in (False, True)}
-    assert all(p.server.settings["shared_buffers"] == "256MB" for p in curve.points + pins.points)
+    assert all(p.server.settings["shared_buffers"] == "256MB" for p in curve.points + pins.points + array.points)
+
+
+def test_the_array_builds_are_named_by_size_and_layout():
+    from dbexp.chapters.buffer_pins.chapter import array_builds, array_key
+
+    assert [array_key(b.variant) for b in array_builds()] == [(8, ""), (32, ""), (32, "direct")]
+    assert [analysis.array_label(b.spec) for b in array_builds()] == ["8", "32", "32 direct"]
+    with pytest.raises(DbexpError, match="names no array size; valid are"):
+        array_key("pinbench-srcX")
+    with pytest.raises(ValueError, match="is not an array build"):
+        analysis.array_label("postgres:17+pinbench@offline")
 
 
 def test_bad_input_is_refused_in_one_line():
@@ -63,11 +89,35 @@ def test_bad_input_is_refused_in_one_line():
 
 def test_a_timed_call_names_its_function_and_arguments():
     p = CurvePoint("cycle", "random", (1, 100), 100_000, 3, 64, 256)
-    assert call_sql(p, 100) == ("SELECT pinbench_cycle(%s::regclass, %s, %s, %s)", ("pinbench_blocks", 100, 1000, "random"))
+    assert call_sql(p, 100) == ("SELECT * FROM pinbench_cycle(%s::regclass, %s, %s, %s)",
+                                ("pinbench_blocks", 100, 1000, "random"))
+    fifo = CurvePoint("fifo", "sequential", (1, 100), 50_000, 3, 64, 0)
+    assert call_sql(fifo, 100) == ("SELECT * FROM pinbench_fifo(%s::regclass, %s, %s, %s)",
+                                   ("pinbench_blocks", 100, 50_000, "sequential"))
     cold = CurvePoint("hold_cold", "random", (1,), 100_000, 3, 64, 256)
     assert call_sql(cold, 8)[1] == ("pinbench_blocks", 8, 64, 100_000 * 5 // 256, "random", False, 256)
     assert call_sql(CurvePoint("hold_lock", "sequential", (1,), 10, 1, 64, 0), 1)[1][5] is True
     assert p.blocks == 164
+    # the operations a call times, which the witness's repeats are a share of
+    assert (timed_ops(p, 3), timed_ops(fifo, 7), timed_ops(cold, 1)) == (33_333 * 3, 50_000, 100_000 * 5 // 256)
+
+
+def test_the_witness_columns_are_the_sql_functions_own():
+    """What measure reads after the time is what pinbench--1.0.sql declares, in its order, for every function."""
+    from pathlib import Path
+    import re
+
+    sql = (Path(bp.__file__).parent / "extension" / "pinbench--1.0.sql").read_text()
+    for fn in ("pinbench_fifo", "pinbench_hold", "pinbench_cycle"):
+        decl = sql[sql.index(f"CREATE FUNCTION {fn}("):]
+        decl = decl[:decl.index("RETURNS record")]
+        assert re.findall(r"OUT (\w+)", decl) == ["ns", *WITNESS], fn
+    assert set(KEPT) == set(WITNESS)
+
+
+def test_the_cache_sizes_come_from_the_hosts_sysfs():
+    sizes = cache_kib(0)
+    assert sizes and all(k in ("l1d_kib", "l2_kib", "l3_kib") and v > 0 for k, v in sizes.items())
 
 
 def test_the_probe_holds_in_one_backend_and_reads_bpftraces_maps(tmp_path):
@@ -97,57 +147,120 @@ def _results(rows: list[dict], counters: pd.DataFrame | None = None) -> Results:
                    wide, "constructed")
 
 
-def _curve_row(run: str, version: str, kind: str, pattern: str, instance: int, ns: dict[int, float]) -> dict:
-    return {"run_id": run, "status": "ok", "spec": f"postgres:{version}+pinbench@offline", "version": version, "kind": kind, "pattern": pattern, "instance": instance,
-            "shape": None, "ns": tuple(ns), **{f"ns_{n}": v for n, v in ns.items()}}
+def _curve_row(run: str, version: str, kind: str, pattern: str, instance: int, ns: dict[int, float],
+               witness: bool = True, spec: str | None = None) -> dict:
+    """A curve run; for a fifo run its loops' witness as measure keeps it (N held, one block in one buffer again)."""
+    row = {"run_id": run, "status": "ok", "spec": spec or f"postgres:{version}+pinbench@offline", "version": version,
+           "kind": kind, "pattern": pattern, "instance": instance, "shape": None, "ns": tuple(ns), "ops": 1000,
+           "calls": 1, "loop_blocks": 64, **{f"ns_{n}": v for n, v in ns.items()}}
+    if witness:
+        for n in ns:
+            row.update({f"w_held_buffers_{n}": float(n), f"w_touched_blocks_{n}": 1.0, f"w_touched_buffers_{n}": 1.0,
+                        f"w_repeats_{n}": 0.999, f"w_moved_{n}": 0.0, f"w_held_slots32_{n}": float(min(n, 32)),
+                        f"w_touched_in_held_slots32_{n}": 0.0})
+    return row
 
 
 def test_the_curves_ratios_are_paired_within_runs_and_judged_against_the_sources_table():
     # two runs whose levels differ by 2x but whose 11/7 step is 1.5 in both: a paired ratio of exactly 1.5
-    rows = [_curve_row("a", "17.10", "cycle", "random", 0, {1: 100, 7: 120, 11: 180, 10000: 300}),
-            _curve_row("b", "17.10", "cycle", "random", 1, {1: 200, 7: 240, 11: 360, 10000: 600})]
+    rows = [_curve_row("a", "17.10", "fifo", "random", 0, {1: 100, 7: 120, 8: 150, 11: 180, 10000: 300}),
+            _curve_row("b", "17.10", "fifo", "random", 1, {1: 200, 7: 240, 8: 300, 11: 360, 10000: 600})]
     res = _results(rows)
-    r, lo, hi, n = analysis.ratio(res, "17.10", "cycle", "random", analysis.STEP)
+    r, lo, hi, n = analysis.ratio(res, "17.10", "fifo", "random", analysis.STEP)
     assert (r, n) == (pytest.approx(1.5), 2) and lo == pytest.approx(1.5) and hi == pytest.approx(1.5)
     assert analysis.source_ratio("random", analysis.STEP) == pytest.approx(365.50 / 233.96)
     assert analysis.source_ratio("sequential", analysis.GROWTH) == pytest.approx(497.92 / 183.75)
     t = analysis.shape_table(res).iloc[0]
-    assert t["growth"] == pytest.approx(3.0) and t["edge_pair"] == "8 -> 9" and np.isnan(t["edge"])
-    row = bp.claims.claims(res).set_index(bp.claims.claims(res).index)
-    step = row.iloc[0]
+    assert t["growth"] == pytest.approx(3.0) and t["edge_pair"] == "7 -> 8" and t["edge"] == pytest.approx(1.25)
+    assert t["source_step"] == pytest.approx(365.50 / 233.96)
+    step = bp.claims.claims(res).set_index("id").loc["step-past-array"]
     assert "17.10 1.50 [1.50, 1.50]" in step["measured here"] and step["verdict"].startswith("agrees in direction, smaller")
+    assert step["witness_ok"] and "held N distinct buffers" in step["witness"]
+    # what one overflow probe adds: 8 held minus 7, within each run
+    o = analysis.overflow_ns(res).iloc[0]
+    assert (o["version"], o["runs"]) == ("17.10", 2) and o["ns"] == pytest.approx(45.0)
+
+
+def test_a_curve_whose_loops_did_not_hold_n_or_reuse_one_buffer_is_not_judged():
+    # a fifo run that pinned 64 blocks in its loop (not the thread's one buffer): its verdict is withheld
+    rows = [_curve_row(r, "17.10", "fifo", "random", i, {1: 100, 7: 120, 11: 180, 10000: 300}) for i, r in enumerate("ab")]
+    rows[1]["w_touched_blocks_11"] = 64.0
+    step = bp.claims.claims(_results(rows)).set_index("id").loc["step-past-array"]
+    assert step["verdict"].startswith("not measured here (witness failed") and step["witness_ok"] is False
+    # no fifo run at all: the cycle's numbers are shown, its walk of every block named, nothing judged
+    rows = [_curve_row(r, "17.10", "cycle", "random", i, {1: 100, 7: 120, 11: 180, 10000: 300}, witness=False)
+            for i, r in enumerate("ab")]
+    step = bp.claims.claims(_results(rows)).set_index("id").loc["step-past-array"]
+    assert step["measured here"].startswith("pin N, release N") and "not measured here (witness failed" in step["verdict"]
+    assert step["witness"].startswith("no run of the thread") and "walk 1,000 distinct blocks at N = 1" in step["witness"]
 
 
 def test_pin_histograms_pool_the_runs_and_judge_the_zero_to_two_claim():
-    rows = [{"run_id": "p1", "status": "ok", "spec": "postgres:17.10+pinbench@offline", "version": "17.10", "kind": None, "shape": "point_select", "eic": 1,
-             "cold": False, "pins_per_execution": 3.0, "others_le2_share": 1.0, "held_max": 1.0,
-             "locked_pin_share": 1.0, "relocked_pin_share": 0.0, "blocks_read": 0.0, "executions": 100, "instance": 0}]
+    rows = [{"run_id": "p1", "status": "ok", "spec": "postgres:17.10+pinbench@offline", "version": "17.10", "kind": None,
+             "shape": "point_select", "eic": 1, "cold": False, "pins_per_execution": 3.0, "others_le2_share": 1.0,
+             "held_max": 1.0, "locked_pin_share": 1.0, "relocked_pin_share": 0.0, "blocks_read": 0.0,
+             "executions": 100, "instance": 0, "pins": 300.0, "released": 300.0, "unmatched": 0.0, "lock_calls": 300.0}]
     counters = pd.DataFrame([{"run_id": "p1", "source": "held_at_pin", "name": "1", "before": 0, "after": 300, "delta": 300},
                              {"run_id": "p1", "source": "locks_per_pin", "name": "1", "before": 0, "after": 300,
                               "delta": 300}])
     res = _results(rows, counters)
     assert analysis.pooled_share(res, "held_at_pin", lambda v: v <= 3) == (300, 300)
     assert analysis.held_buckets(res).iloc[0]["held 1"] == "100.0%"
-    text, verdict = bp.claims._zero_to_two(res)
+    text, verdict, w = bp.claims._zero_to_two(res)
     assert text.startswith("300 of 300 new pins") and verdict == "agrees (shapes and versions)"
+    assert w.ok and "300 pins and 300 releases" in w.what
+    # a run whose probe counted no release of its pins: the witness fails
+    rows[0]["released"] = 0.0
+    assert not bp.claims.pins_witness(_results(rows, counters)).ok
 
 
-def test_the_array_comparison_names_each_build_and_judges_32_over_8_where_only_32_keeps_every_pin():
-    # the two builds' levels differ by 2x between runs; relative to each run's own N = 7 the 32-entry array
-    # has no step at 19, the 8-entry one a 1.3x step
-    rows = []
-    for i, (entries, level, at19) in enumerate([(8, 100.0, 1.30), (8, 200.0, 1.31), (32, 100.0, 1.0), (32, 200.0, 1.01)]):
-        rows.append({**_curve_row(f"r{i}", "18.6", "hold", "random", i % 2,
-                                  {1: level, 7: level, 19: level * at19, 100: level * 1.4}),
-                     "spec": f"postgres:18.6+pinbench-src{entries}@offline"})
-    res = _results(rows)
+def _array_results(ratios: dict[str, dict[int, float]], windows: int = 2) -> Results:
+    """Array runs measured in windows: per window one run per build, every N's time in two rounds, the level of
+    each window (and of its second round) different, each build's time the 8-entry build's times its ratio."""
+    rows, series = [], []
+    for w in range(windows):
+        for build, at in ratios.items():
+            run = f"{build}-{w}"
+            ns = {n: 100.0 * (w + 1) * r for n, r in at.items()}
+            row = _curve_row(run, "18.6", "fifo", "random", w % 2, ns,
+                             spec=f"postgres:18.6+pinbench-src{build.replace(' ', '')}@offline")
+            row["window_start"] = 1000.0 + w
+            row["w_held_slots32_19"] = 17.0 if build == "32 direct" else 19.0
+            rows.append(row)
+            for t in (0.0, 1.0):
+                series += [{"run_id": run, "t": t, "source": "pinbench", "name": f"ns_{n}", "value": v * (1 + t)}
+                           for n, v in ns.items()]
+    return Results("buffer_pins", pd.DataFrame(rows), pd.DataFrame(series), pd.DataFrame(), pd.DataFrame(rows),
+                   "constructed")
+
+
+def test_the_array_builds_are_compared_on_raw_time_within_the_rounds_of_their_windows():
+    res = _array_results({"8": {1: 1.0, 7: 1.0, 19: 1.3, 100: 1.4},
+                          "32": {1: 1.1, 7: 1.1, 19: 1.1, 100: 1.5},
+                          "32 direct": {1: 0.95, 7: 0.95, 19: 1.0, 100: 1.45}})
     assert analysis.curve_runs(res).empty  # the array builds stay out of the released versions' curve
-    t = analysis.array_table(res).set_index("n")
-    assert (t.loc[19, "small"], t.loc[19, "big"]) == ("18.6, array 8", "18.6, array 32")
-    assert t.loc[19, "ratio"] == pytest.approx((1.0 * 1.01) ** 0.5 / (1.30 * 1.31) ** 0.5, rel=0.01) and t.loc[19, "hi"] < 1
-    assert t.loc[7, "ratio_text"] == "1 (the reference)" and t.loc[100, "ratio"] == pytest.approx(1.0)
-    text, verdict = bp.claims._array(res)
-    assert "N held: at 19, 0.77" in text and verdict.startswith("agrees")
+    t = analysis.array_table(res).set_index(["build", "n"])
+    assert t["paired"].all() and (t["units"] == 2).all()
+    # raw time, not each build over its own N = 7: 32 over 8 is 1.1 at 1 held, not 1
+    assert t.loc[("32", 1), "ratio"] == pytest.approx(1.1) and t.loc[("32 direct", 19), "ratio"] == pytest.approx(1.0 / 1.3)
+    assert t.loc[("32 direct", 19), "ns_base"] == pytest.approx(130.0 * 1.5 * 1.5 / 1.5, rel=0.5)
+    row = bp.claims.claims(res).set_index("id").loc["array-32"]
+    assert row["measured here"].startswith("32 entries, no linear search over 8, raw time per operation, divided within")
+    assert "at 19, 0.77" in row["measured here"] and "the stock 32 (searched linearly) at 19: 0.85" in row["measured here"]
+    assert row["verdict"].startswith("agrees (direction only") and row["witness_ok"]
+    assert "17 of the 19 held in the array's slots" in row["witness"]
+
+
+def test_the_array_claim_is_not_judged_without_the_thread_build_or_a_window():
+    stock = _array_results({"8": {1: 1.0, 19: 1.3}, "32": {1: 1.1, 19: 1.0}})
+    row = bp.claims.claims(stock).set_index("id").loc["array-32"]
+    assert row["measured here"].startswith("32 entries (linear search kept) over 8")
+    assert row["verdict"].startswith("not measured here (witness failed: no build with 32 entries and no linear search")
+    apart = _array_results({"8": {1: 1.0, 19: 1.3}, "32 direct": {1: 1.0, 19: 1.0}})
+    apart.wide["window_start"] = float("nan")
+    row = bp.claims.claims(apart).set_index("id").loc["array-32"]
+    assert "unpaired" in row["measured here"] and "not called in turn in one window" in row["witness"]
+    assert row["witness_ok"] is False and not row["verdict"].startswith(("agrees", "disagrees"))
 
 
 def test_two_n_are_divided_within_a_round_so_a_level_that_moves_between_rounds_cancels():

@@ -1,10 +1,14 @@
 """What the runs show: the curve of ns per buffer operation against N per version, kind and pattern
 (mean over runs with its interval), its shape as ratios paired within each run (the step from 7 to
 11, the growth from 1 to 10,000, both as the source lists them), the source's own figures recomputed
-from its table, and the pins real queries hold (per shape: pins per execution, the share of new pins
-taken with at most two others held, the share of pins that took a content lock, and the histograms)."""
+from its table, what each curve's loops touched (the witness its calls return), the array builds' raw times
+divided within the rounds of their shared windows, and the pins real queries hold (per shape: pins per
+execution, the share of new pins taken with at most two others held, the share of pins that took a content
+lock, and the histograms)."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
@@ -21,8 +25,10 @@ SOURCE_NS = {
 }
 STEP = (7, 11)  # the source's two N around the array's 8 entries
 GROWTH = (1, 10000)
-KIND_LABELS = {"cycle": "pin N, release N", "hold": "N held", "hold_lock": "N held, locked",
-               "hold_cold": "N held, cold"}
+THREAD_KIND = "fifo"  # the thread's benchmark as its author describes it: N held, a FIFO of one buffer
+KIND_LABELS = {"fifo": "N held, one buffer again (thread's)", "cycle": "pin N, release N", "hold": "N held",
+               "hold_lock": "N held, locked", "hold_cold": "N held, cold"}
+EDGES = {"cycle": (8, 9)}  # the array's own edge: the op's pin becomes the ninth entry (8 held; cycle: 9 pinned)
 
 
 def source_ratio(pattern: str, pair: tuple[int, int]) -> float:
@@ -49,7 +55,8 @@ def curve_runs(res: Results, array: bool = False) -> pd.DataFrame:
             return pd.DataFrame(columns=["version", "kind", "pattern", "n", "ns", "run_id", "instance"])
         w = w[w["kind"].notna() & (w["status"] == "ok") & (w["spec"].str.contains(ARRAY_MARK, regex=False) == array)]
         if array:
-            w = w.assign(spec=w["spec"].str.replace(r":([^+@]+)\+pinbench-src(\d+)", r":\1, array \2", regex=True))
+            w = w.assign(spec=w["spec"].map(lambda x: re.sub(r":([^+@]+)\+pinbench-src.*?(@|$)",
+                                                                r":\1, array " + array_label(x) + r"\2", x)))
         cols = [c for c in w.columns if c.startswith("ns_") and c[3:].isdigit()]
         long = w.drop(columns=["ns"], errors="ignore").assign(version=_version(w)).melt(id_vars=["version", "kind", "pattern", "run_id", "instance"],
                                                   value_vars=cols, var_name="n", value_name="ns")
@@ -75,7 +82,7 @@ def curve(res: Results) -> pd.DataFrame:
         mean, lo, hi = stats.mean_ci(g["ns"]) if len(g) > 1 else (float(g["ns"].iloc[0]), np.nan, np.nan)
         rows.append({"version": version, "kind": kind, "kind_label": KIND_LABELS[kind], "pattern": pattern, "n": n,
                      "ns": mean, "lo": lo, "hi": hi, "runs": len(g), "instances": g["instance"].nunique(),
-                     "source_ns": SOURCE_NS[pattern].get(n, np.nan) if kind == "cycle" else np.nan})
+                     "source_ns": SOURCE_NS[pattern].get(n, np.nan) if kind == THREAD_KIND else np.nan})
     return pd.DataFrame(rows)
 
 
@@ -179,9 +186,9 @@ def _over_runs(ratios: np.ndarray) -> tuple[float, float, float, int]:
 
 
 def shape_table(res: Results) -> pd.DataFrame:
-    """Per version, kind and pattern: the step (7 -> 11), the array's own edge (hold: 7 -> 8 held, the op's
-    pin the 9th entry; cycle: 8 -> 9 pinned) and the growth (1 -> 10,000), each divided within rounds (ratio); the
-    source's step and growth beside them (the cycle's, its benchmark). Computed once per results."""
+    """Per version, kind and pattern: the step (7 -> 11), the array's own edge (fifo and hold: 7 -> 8 held, the
+    op's pin the 9th entry; cycle: 8 -> 9 pinned) and the growth (1 -> 10,000), each divided within rounds (ratio);
+    the source's step and growth beside the thread's benchmark's (fifo). Computed once per results."""
     return memo(res, "buffer_pins.shape_table", lambda: _shape_table(res))
 
 
@@ -189,14 +196,14 @@ def _shape_table(res: Results) -> pd.DataFrame:
     long = curve_runs(res)
     rows = []
     for (version, kind, pattern), _ in long.groupby(["version", "kind", "pattern"], sort=False):
-        edge = (7, 8) if kind.startswith("hold") else (8, 9)
+        edge = EDGES.get(kind, (7, 8))
         row = {"version": version, "kind": kind, "kind_label": KIND_LABELS[kind], "pattern": pattern}
         for name, pair in (("step", STEP), ("edge", edge), ("growth", GROWTH)):
             r, lo, hi, n = ratio(res, version, kind, pattern, pair)
             row.update({name: r, f"{name}_lo": lo, f"{name}_hi": hi, f"{name}_runs": n})
         row["edge_pair"] = f"{edge[0]} -> {edge[1]}"
-        row["source_step"] = source_ratio(pattern, STEP) if kind == "cycle" else np.nan
-        row["source_growth"] = source_ratio(pattern, GROWTH) if kind == "cycle" else np.nan
+        row["source_step"] = source_ratio(pattern, STEP) if kind == THREAD_KIND else np.nan
+        row["source_growth"] = source_ratio(pattern, GROWTH) if kind == THREAD_KIND else np.nan
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -333,7 +340,7 @@ def shape_display(res: Results) -> pd.DataFrame:
 
 def relative_curve(res: Results, kind: str) -> pd.DataFrame:
     """Each N's time over N = 1's, divided within rounds (ratio: geometric mean and 95% interval), per version and
-    pattern of ``kind``; with the thread's own table, divided the same way, as one more line (cycle)."""
+    pattern of ``kind``; with the thread's own table, divided the same way, as one more line (its benchmark, fifo)."""
     long = curve_runs(res)
     g = long[long["kind"] == kind]
     rows = []
@@ -342,7 +349,7 @@ def relative_curve(res: Results, kind: str) -> pd.DataFrame:
             r, lo, hi, _ = ratio(res, version, kind, pattern, (1, int(n)))
             rows.append({"version": version, "pattern": pattern, "kind_label": KIND_LABELS[kind], "n": int(n),
                          "relative": r, "lo": lo, "hi": hi})
-    if kind == "cycle":
+    if kind == THREAD_KIND:
         for pattern in g["pattern"].unique():
             t = SOURCE_NS[pattern]
             rows += [{"version": "thread (master, its author's machine)", "pattern": pattern,
@@ -360,43 +367,158 @@ def lock_buckets(res: Results) -> pd.DataFrame:
     return _bucketed(res, "locks_per_pin", LOCK_BUCKETS, "{} locks")
 
 
-ARRAY_BASE = 7  # the array comparison's reference N: both arrays hold every pin there
+ARRAY_BASE = "8"  # the array comparison's reference build: upstream's 8 entries, searched linearly
+
+
+def array_label(spec: str) -> str:
+    """An array build's name from its spec: "8", "32", "32 direct" (postgres:18.6+pinbench-src32direct)."""
+    m = re.search(r"\+pinbench-src(\d+)([a-z]*)", str(spec))
+    if m is None:
+        raise ValueError(f"{spec!r} is not an array build (postgres:18.6+pinbench-srcN)")
+    return m[1] + (f" {m[2]}" if m[2] else "")
+
+
+def array_runs(res: Results) -> pd.DataFrame:
+    """The ok runs of the array builds: run_id, build (array_label), kind, pattern, instance, window (the
+    window_start the runs of one window share; NaN for runs measured one build at a time). Computed once."""
+    def compute():
+        w = res.wide
+        if w.empty or "kind" not in w:
+            return pd.DataFrame(columns=["run_id", "build", "kind", "pattern", "instance", "window"])
+        w = w[w["kind"].notna() & (w["status"] == "ok") & w["spec"].str.contains(ARRAY_MARK, regex=False)]
+        window = w["window_start"] if "window_start" in w else pd.Series(np.nan, index=w.index)
+        return pd.DataFrame({"run_id": w["run_id"], "build": w["spec"].map(array_label), "kind": w["kind"],
+                             "pattern": w["pattern"], "instance": w["instance"], "window": window}).reset_index(drop=True)
+    return memo(res, "buffer_pins.array_runs", compute)
+
+
+def _array_rounds(res: Results) -> pd.DataFrame:
+    """The array runs' calls: one row per run, round and N (run_id, t, n, ns)."""
+    def compute():
+        runs = array_runs(res)
+        s = res.series
+        if runs.empty or s.empty:
+            return pd.DataFrame(columns=["run_id", "t", "n", "ns"])
+        s = s[(s["source"] == "pinbench") & s["run_id"].isin(runs["run_id"]) & s["name"].str.match(r"ns_\d+$")]
+        return pd.DataFrame({"run_id": s["run_id"].to_numpy(), "t": s["t"].to_numpy(),
+                             "n": s["name"].str[3:].astype(int).to_numpy(), "ns": s["value"].to_numpy()})
+    return memo(res, "buffer_pins.array_rounds", compute)
 
 
 def array_table(res: Results) -> pd.DataFrame:
-    """The two builds whose arrays differ (one source, one compiler): per kind and N, each build's time over
-    its time at N = 7 (where both arrays hold every pin), divided within each round of a run (round_ratios),
-    the geometric mean over its runs; and the larger array's over the smaller's, an unpaired ratio of the runs'
-    values (95%). The machine's level, which moves by up to 2x between runs and drifts within one on this VM,
-    cancels in each round's ratio; a ratio of raw times between two builds measured in different runs does
-    not. Computed once per results."""
+    """The builds of one source whose arrays differ (18.6: 8 entries, 32, and 32 indexed by buffer number with no
+    linear search), on RAW time per operation: per curve (kind, pattern), build and N, each build's time over the
+    8-entry build's, divided within each round of a window (the builds called in turn, milliseconds apart), the
+    median over the window's rounds, then the geometric mean over the windows with its 95% t interval
+    (``paired``). Runs measured one build at a time (no window) are divided unpaired instead: each run's median
+    over its rounds, a Welch interval on the logs (``paired`` False). Beside: each build's time (the median over
+    its runs of their medians, ns). Computed once per results."""
     return memo(res, "buffer_pins.array_table", lambda: _array_table(res))
 
 
 def _array_table(res: Results) -> pd.DataFrame:
-    long = curve_runs(res, array=True)
-    if long.empty:
+    runs = array_runs(res)
+    calls = _array_rounds(res)
+    if runs.empty or calls.empty or ARRAY_BASE not in set(runs["build"]):
         return pd.DataFrame()
-    builds = sorted(long["version"].unique(), key=lambda v: int(v.rsplit(" ", 1)[1]))
-    if len(builds) != 2:
-        return pd.DataFrame()
-    small, big = builds
+    calls = calls.merge(runs, on="run_id")
+    per_run = calls.groupby(["run_id", "build", "kind", "pattern", "window", "n"], dropna=False)["ns"].median()
+    per_run = per_run.reset_index()
     rows = []
-    # the array builds' round_ratios of each N over ARRAY_BASE: (kind, build) -> one ratio per run
-    by_n = {n: _ratios_by(res, f"ns_{n}", f"ns_{ARRAY_BASE}", ("kind", "version"), True)
-            for n in sorted(long["n"].unique())}
-    no_runs = np.array([], dtype=float)
-    for kind in [k for k in KIND_LABELS if k in long["kind"].unique()]:
-        for n in sorted(long[long["kind"] == kind]["n"].unique()):
-            a, b = by_n[n].get((kind, small), no_runs), by_n[n].get((kind, big), no_runs)
-            if len(a) < 2 or len(b) < 2:
-                continue
-            r, lo, hi = (1.0, 1.0, 1.0) if n == ARRAY_BASE else stats.unpaired_ratio_ci(b, a)
-            rows.append({"kind": kind, "kind_label": KIND_LABELS[kind], "n": int(n), "small": small, "big": big,
-                         "rel_small": geometric_ci(a)[0], "rel_big": geometric_ci(b)[0],
-                         "ratio": r, "lo": lo, "hi": hi, "runs": min(len(a), len(b)),
-                         "ratio_text": "1 (the reference)" if n == ARRAY_BASE else _with_ci(r, lo, hi)})
+    builds = sorted(runs["build"].unique(), key=lambda b: (int(b.split()[0]), b))
+    for (kind, pattern), g in calls.groupby(["kind", "pattern"], sort=False):
+        paired = g["window"].notna().all()
+        for n in sorted(g["n"].unique()):
+            at = g[g["n"] == n]
+            base = at[at["build"] == ARRAY_BASE]
+            for build in builds:
+                if build == ARRAY_BASE:
+                    continue
+                other = at[at["build"] == build]
+                if base.empty or other.empty:
+                    continue
+                if paired:
+                    both = base.merge(other, on=["window", "t"], suffixes=("_a", "_b"))
+                    ratios = (both["ns_b"] / both["ns_a"]).groupby(both["window"]).median().to_numpy()
+                    r, lo, hi = geometric_ci(ratios) if len(ratios) > 1 else (
+                        (float(ratios[0]), np.nan, np.nan) if len(ratios) else (np.nan,) * 3)
+                    units = len(ratios)
+                else:
+                    pr = per_run[(per_run["kind"] == kind) & (per_run["pattern"] == pattern) & (per_run["n"] == n)]
+                    a = pr[pr["build"] == ARRAY_BASE]["ns"].to_numpy()
+                    b = pr[pr["build"] == build]["ns"].to_numpy()
+                    r, lo, hi = stats.unpaired_ratio_ci(b, a)
+                    units = min(len(a), len(b))
+                pr = per_run[(per_run["kind"] == kind) & (per_run["pattern"] == pattern) & (per_run["n"] == n)]
+                rows.append({"kind": kind, "kind_label": KIND_LABELS[kind], "pattern": pattern, "n": int(n),
+                             "build": build, "base": ARRAY_BASE, "ratio": r, "lo": lo, "hi": hi, "units": units,
+                             "paired": bool(paired),
+                             "ns_base": float(pr[pr["build"] == ARRAY_BASE]["ns"].median()),
+                             "ns_build": float(pr[pr["build"] == build]["ns"].median()),
+                             "ratio_text": _with_ci(r, lo, hi)})
     return pd.DataFrame(rows)
+
+
+def array_witness(res: Results, kind: str = THREAD_KIND, n: int = 19) -> pd.DataFrame:
+    """What the array builds' runs at ``n`` touched, per build and pattern: the fewest distinct buffers any run
+    held, the fewest distinct buffer numbers mod 32 among them (the entries an array of 32 indexed by buffer number
+    keeps), the most of the loop's buffers falling in a held one's slot, and the runs and windows (NaN columns for
+    runs stored before the witness)."""
+    runs = array_runs(res)
+    w = res.wide.set_index("run_id") if len(res.wide) else pd.DataFrame()
+    out = []
+    for (build, pattern), g in runs[runs["kind"] == kind].groupby(["build", "pattern"], sort=False):
+        rows = w.loc[g["run_id"]] if len(w) else pd.DataFrame()
+
+        def col(name, how):
+            c = f"w_{name}_{n}"
+            return float(getattr(rows[c], how)()) if c in rows and rows[c].notna().all() else np.nan
+        out.append({"build": build, "pattern": pattern, "runs": len(g), "windows": int(g["window"].nunique()),
+                    "held": col("held_buffers", "min"), "slots32": col("held_slots32", "min"),
+                    "in_slots32": col("touched_in_held_slots32", "max")})
+    return pd.DataFrame(out)
+
+
+def witness_columns(res: Results, kind: str) -> pd.DataFrame:
+    """The ok curve runs of ``kind`` (released builds), one row per run and N: version, pattern, n and what its
+    calls' loops touched (held, blocks, buffers, repeats: the share of operations that pinned the previous one's
+    buffer again, moved); NaN where the runs were stored before the witness."""
+    w = res.wide
+    if w.empty or "kind" not in w:
+        return pd.DataFrame()
+    w = w[(w["kind"] == kind) & (w["status"] == "ok") & ~w["spec"].str.contains(ARRAY_MARK, regex=False)]
+    rows = []
+    names = ("held_buffers", "touched_blocks", "touched_buffers", "repeats", "moved")
+    ns = sorted(int(c[3:]) for c in w.columns if c.startswith("ns_") and c[3:].isdigit())
+    for _, r in w.iterrows():
+        for n in ns:
+            if pd.isna(r.get(f"ns_{n}")):
+                continue
+            rows.append({"version": _version(pd.DataFrame([r])).iloc[0], "pattern": r["pattern"], "n": n,
+                         "run_id": r["run_id"], "ops": r["ops"], "calls": r["calls"], "loop_blocks": r["loop_blocks"],
+                         "blocks": max(ns) + r["loop_blocks"],
+                         **{k: r.get(f"w_{k}_{n}", np.nan) for k in names}})
+    return pd.DataFrame(rows)
+
+
+def overflow_ns(res: Results, kind: str = THREAD_KIND, pattern: str = "random", pair: tuple[int, int] = (7, 8)) -> pd.DataFrame:
+    """Per version: what the operation's pin costs more once the array is full, ns(pair[1]) - ns(pair[0])
+    subtracted within each round of a run, the median over its rounds, then the mean over runs with its 95%
+    interval (with 8 held the array is full: the operation's pin probes the overflow table)."""
+    def compute():
+        runs = _curve_run_table(res, False)
+        wide = _pinbench_rounds(res, False)
+        a, b = f"ns_{pair[0]}", f"ns_{pair[1]}"
+        if runs.empty or a not in wide or b not in wide:
+            return pd.DataFrame(columns=["version", "ns", "lo", "hi", "runs"])
+        per = (wide[b] - wide[a]).dropna().groupby("run_id").median()
+        sel = runs[(runs["kind"] == kind) & (runs["pattern"] == pattern)].assign(d=lambda t: t["run_id"].map(per))
+        rows = []
+        for version, g in sel.dropna(subset=["d"]).groupby("version", sort=False):
+            m, lo, hi = stats.mean_ci(g["d"]) if len(g) > 1 else (float(g["d"].iloc[0]), np.nan, np.nan)
+            rows.append({"version": version, "ns": m, "lo": lo, "hi": hi, "runs": len(g)})
+        return pd.DataFrame(rows)
+    return memo(res, f"buffer_pins.overflow_ns {kind} {pattern} {pair}", compute)
 
 
 def cold_over_warm(res: Results, ns=(1, 8, 100)) -> pd.DataFrame:

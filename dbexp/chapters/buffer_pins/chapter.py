@@ -1,7 +1,8 @@
 """The chapter's knobs and points: per server (a PostgreSQL build with the pinbench extension) and
 independently started instance, the curve runs (ns per buffer operation at each N, every kind and
 pattern) and, on the builds that keep their symbols, the pin-count runs (one query shape each; on 17
-and later the sequential scan warm and cold at each effective_io_concurrency)."""
+and later the sequential scan warm and cold at each effective_io_concurrency); and the builds of one source
+whose arrays differ, measured together in windows (measure.measure_curves_together)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from dbexp.catalog import OFFLINE, PREVIEW
 from dbexp.chapters.buffer_pins import queries
 from dbexp.chapters.buffer_pins.engines import postgres
 from dbexp.chapters.buffer_pins.measure import (KINDS, PATTERNS, TABLE, CurvePoint, PinPoint, measure_curve,
-                                                measure_pins)
+                                                measure_curves_together, measure_pins)
 from dbexp.errors import DbexpError, choices
 from dbexp.experiments.chapter import Chapter, Cpus, Part, check_names
 from dbexp.experiments.measure import Measured
@@ -26,7 +27,10 @@ PARTS = Engines("buffer_pins", {"postgres": postgres.Postgres},
                                   "block (buf_block_fix), the mechanism the source is about does not exist there"})
 
 VARIANT = "pinbench"
-ARRAY_VARIANT = "pinbench-src"  # 18.6 built from Debian's source, REFCOUNT_ARRAY_ENTRIES after it (8, 32)
+# 18.6 built from Debian's source: REFCOUNT_ARRAY_ENTRIES after it (8, 32), "direct" where the array is indexed by
+# buffer number with no linear search (the thread's v2 layout; extension/server/refcount_direct.inc)
+ARRAY_VARIANT = "pinbench-src"
+ARRAY_KINDS = (("fifo", "random"), ("fifo", "sequential"), ("hold", "random"))  # the curves the array windows time
 SOURCE_NS = (1, 2, 3, 7, 11, 19, 100, 988, 10000)  # the source's num_buffers
 NS = (1, 2, 3, 7, 8, 9, 11, 19, 100, 988, 10000)  # and both sides of the array's 8 entries
 # The settings every run has: shared buffers room for 10,000 pins and the tables, the rest the comparable
@@ -43,10 +47,19 @@ def pinbench_builds() -> list:
     return sorted((b for b in OFFLINE + PREVIEW if b.variant == VARIANT), key=lambda b: version_key(b.version))
 
 
+def array_key(variant: str) -> tuple[int, str]:
+    """A source build's array (its variant after ARRAY_VARIANT: "8", "32", "32direct") as (entries, layout)."""
+    tail = variant[len(ARRAY_VARIANT):] if variant.startswith(ARRAY_VARIANT) else ""
+    digits = tail.rstrip("abcdefghijklmnopqrstuvwxyz")
+    if not digits.isdigit():
+        raise DbexpError(f"{variant!r} names no array size; valid are {choices([b.variant for b in array_builds()])}")
+    return int(digits), tail[len(digits):]
+
+
 def array_builds() -> list:
-    """The two builds of one source that differ only in the array's size (REFCOUNT_ARRAY_ENTRIES 8 and 32),
-    smallest first."""
-    return sorted((b for b in PREVIEW if b.variant.startswith(ARRAY_VARIANT)), key=lambda b: int(b.variant[len(ARRAY_VARIANT):]))
+    """The builds of one source that differ only in the private refcount array (REFCOUNT_ARRAY_ENTRIES 8 and 32,
+    and 32 indexed by buffer number with no linear search), smallest first, the stock layout before the other."""
+    return sorted((b for b in PREVIEW if b.variant.startswith(ARRAY_VARIANT)), key=lambda b: array_key(b.variant))
 
 
 def probed(spec: str) -> bool:
@@ -93,14 +106,16 @@ class BufferPins(Chapter):
     name = "buffer_pins"
     Scale = Scale
     scales = {
-        "smoke": Scale(("postgres:17+pinbench@offline",), (1, 7, 8, 9, 100), ("cycle", "hold"), ("random",),
+        "smoke": Scale(("postgres:17+pinbench@offline",), (1, 7, 8, 9, 100), ("fifo", "cycle", "hold"), ("random",),
                        20_000, 3, 64, 256, ("point_select", "range_100"), 50, 5_000, (1,), 1, 1, 1, ()),
         "default": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 50_000, 7, 64, 2048,
                          tuple(queries.SHAPES), 400, 100_000, (1, 16, 64), 2, 4, 2, ARRAY_SERVERS),
         "full": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 100_000, 11, 64, 4096,
                       tuple(queries.SHAPES), 2000, 1_000_000, (1, 16, 64), 3, 6, 3, ARRAY_SERVERS),
     }
-    order = "grouped"  # a point's repeats together; every run's state is made before it (reset)
+    # abba (the lab's default): a repeat walks a group's points forward, the next one backward, so the array
+    # builds' points of one window are neighbours and are measured together; every run's state is made before it
+    # (reset)
     engines = PARTS
     knob_help = {
         "servers": 'PostgreSQL builds with the pinbench extension, e.g. ["postgres:17+pinbench"]',
@@ -110,7 +125,8 @@ class BufferPins(Chapter):
         "cold_kb": "KiB walked before each hold_cold operation", "shapes": f"query shapes, of {', '.join(queries.SHAPES)}",
         "executions": "executions per pin run", "rows": "sbtest1's rows", "eics": "effective_io_concurrency values",
         "instances": "servers started per spec", "repeats": "curve runs per point", "pin_repeats": "pin runs per point",
-        "array_servers": 'the builds whose arrays differ, e.g. ["postgres:18.6+pinbench-src8"]',
+        "array_servers": 'the builds whose arrays differ, e.g. ["postgres:18.6+pinbench-src8", '
+                         '"postgres:18.6+pinbench-src32direct"]',
         "array_ns": "the pins of the array comparison, e.g. [8, 9, 32, 33]",
     }
 
@@ -154,10 +170,12 @@ class BufferPins(Chapter):
         out = [Part(curve, sc.repeats, sc.instances)]
         if pins:
             out.append(Part(pins, sc.pin_repeats, sc.instances))
+        # the array builds: one group (their servers started together), one window per curve in which every build
+        # is called in turn (measure_curves_together)
         array = [Point(self.server_config(spec, cpus.server, {"shared_buffers": SHARED_BUFFERS}),
-                       CurvePoint(kind, "random", tuple(sc.array_ns), sc.ops, sc.calls, sc.loop_blocks, 0),
-                       group=f"buffer_pins array {spec}")
-                 for spec in sc.array_servers for kind in ("cycle", "hold")]
+                       CurvePoint(kind, pattern, tuple(sc.array_ns), sc.ops, sc.calls, sc.loop_blocks, 0),
+                       group="buffer_pins array", together=f"array {kind} {pattern}")
+                 for kind, pattern in ARRAY_KINDS for spec in sc.array_servers]
         if array:
             out.append(Part(array, sc.repeats, sc.instances))
         return out
@@ -224,6 +242,13 @@ class BufferPins(Chapter):
         if isinstance(p, CurvePoint):
             return measure_curve(server, p)
         return measure_pins(server, p)
+
+    def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:
+        """The array builds' window: the same curve on each, called in turn (measure_curves_together)."""
+        params = [p.params for p in points]
+        if not all(isinstance(p, CurvePoint) for p in params):
+            raise DbexpError(f"only curves are measured together here, not {[type(p).__name__ for p in params]}")
+        return measure_curves_together(servers, params)
 
 
 CHAPTER = BufferPins()
