@@ -169,14 +169,14 @@ def test_a_switched_setting_reads_back_as_set_in_the_servers_words():
 def test_every_statement_of_the_lua_script_is_declared_and_used():
     text = (LUA_DIR / "versions_tests.lua").read_text()
     shapes = set(re.findall(r'\["([a-z-]+)"\] = \{"', text))
-    used = {dict(t.options)["test"] for t in versions.TESTS.values() if t.script == "versions_tests"}
+    used = {dict(t.options)["statement"] for t in versions.TESTS.values() if t.script == "versions_tests"}
     assert used == shapes
 
 
 def test_the_tests_are_the_harness_tests_with_their_sizes():
     t = versions.TESTS
     assert [n for n in t if n.startswith("random-points")] == [f"random-points.range={n}" for n in (10, 100, 1000)]
-    assert dict(t["random-points.range=1000"].options) == {"test": "random-points", "points": "1000"}
+    assert dict(t["random-points.range=1000"].options) == {"statement": "random-points", "points": "1000"}
     assert dict(t["hot-points"].options)["points"] == "100" and "mid-table" in t["hot-points"].runs
     for name in ("points-covered-pk", "points-covered-si", "points-notcovered-pk", "points-notcovered-si"):
         assert dict(t[name].options)["points"] == "100"
@@ -185,7 +185,7 @@ def test_the_tests_are_the_harness_tests_with_their_sizes():
         assert x.script == "oltp_read_only" and dict(x.options)["range_size"] == "1000"
         assert "point_selects" not in dict(x.options) and "skip_trx" not in dict(x.options)  # the stock transaction
         assert x.statements == {"select": 11, "begin": 1, "commit": 1}
-    assert dict(t["read-only-count"].options) == {"test": "read-only-count", "range_size": "1000"}
+    assert dict(t["read-only-count"].options) == {"statement": "read-only-count", "range_size": "1000"}
     text = (LUA_DIR / "versions_tests.lua").read_text()
     assert '"SELECT count(c) FROM sbtest1 WHERE id BETWEEN ? AND ?"' in text
     assert '"UPDATE sbtest1 SET c = ? WHERE id = 1"' in text and '"UPDATE sbtest1 SET c = ? WHERE id IN (%s)"' in text
@@ -267,3 +267,20 @@ def test_the_steps_are_not_testable_where_step_1_has_no_option_and_io_bound_clai
     assert "9.7.4 / 5.7.22 0.945" in row.measured and "9.7.4" not in row.verdict
     assert row.ids == ("steps-close-to-3-percent",)
     assert vc._io_bound(None).startswith("not testable here (the source's runs were IO-bound")
+
+
+def test_a_saved_data_directory_is_named_by_image_size_and_variant_in_safe_characters():
+    from types import SimpleNamespace
+
+    from dbexp.chapters.versions import datadir
+    from dbexp.workloads.sysbench import Workload
+
+    server = SimpleNamespace(image=SimpleNamespace(id="sha256:271b575dba47da97aaaa"),
+                             build=SimpleNamespace(flavor="mariadb", spec="mariadb:11.8@offline"),
+                             version="11.8.9-MariaDB-4 from Debian")
+    wl = Workload("oltp_point_select", 1, 5, 1, 1_000_000)
+    name = datadir.template_name(server, wl, "character_set_server=latin1")
+    assert name == ("mariadb-11.8.9-MariaDB-4_from_Debian-271b575dba47da97-1x1000000-r1-"
+                    "character_set_server_latin1.tar")
+    with pytest.raises(DbexpError, match="no image id"):
+        datadir.template_name(SimpleNamespace(**{**vars(server), "image": SimpleNamespace(id="")}), wl)

@@ -859,19 +859,26 @@ def predicted_half_width(c: float, between: float, between_df: float, instances:
     return float(np.expm1(stats.t_quantile(level, dof) * np.sqrt(sum(v for v, _ in terms))))
 
 
-# the designs the page weighs: (label, instances, windows per instance, each server's own turns per window);
-# the default's windows of the long tests are LONG_FACTOR times as long
-DESIGNS = (("the previous publication", 2, 2, 0.2), ("default", 4, 2, 1.1), ("default, point-query and "
-           "update-nonindex", 4, 2, 3.3), ("full", 6, 3, 3.0))
+def designs() -> list[tuple[str, int, int, float]]:
+    """The designs the page weighs, read from the chapter's scales: (label, instances, windows per instance, each
+    server's own turns per window) for the previous publication's (2 x 2 windows of 0.2 s), the default scale's
+    (and its long tests'), and the full scale's."""
+    from dbexp.chapters.versions.chapter import CHAPTER  # the scales (chapter.py imports no analysis)
+
+    d, f = CHAPTER.scales["default"], CHAPTER.scales["full"]
+    out = [("the previous publication", 2, 2, 0.2), ("default", d.instances, d.repeats, d.active_s)]
+    if d.long_tests and d.long_factor > 1:
+        out.append((f"default, {' and '.join(d.long_tests)}", d.instances, d.repeats, d.active_s * d.long_factor))
+    return out + [("full", f.instances, f.repeats, f.active_s)]
 
 
 def design_estimate(res: Results) -> pd.DataFrame:
-    """Per flavor and design (DESIGNS), the half-width the variance components of these runs (:func:`components`)
+    """Per flavor and design (:func:`designs`), the half-width the variance components of these runs (:func:`components`)
     predict, for the A/A pairs' noise per second (``c``) and for every comparison's (``c_all``)."""
     comp = components(res)
     rows = []
     for x in comp.itertuples() if len(comp) else ():
-        for label, k, n, a in DESIGNS:
+        for label, k, n, a in designs():
             rows.append({"flavor": x.flavor, "design": label, "instances": k, "windows": n, "active_s": a,
                          "per_test_s": k * n * a,
                          "half_width_aa": predicted_half_width(x.c, x.between, x.between_df, k, n, a),

@@ -310,7 +310,7 @@ class Versions(Chapter):
         """Every configuration's window of the ablation's versions, on every instance. A group of servers per set
         of startup settings (the configuration's settings less SWITCHED ones, on every version): the
         configurations that share it run on its servers, each window's SWITCHED settings made first (reset)."""
-        active = sc.active_s * (sc.long_factor if ABLATION_TEST in sc.long_tests else 1)
+        active = sc.active_s  # the main windows' length: its configurations are many, its servers few
         wl = self.workload(sc, ABLATION_TEST, cpus, window_s(active, len(sc.ablation_servers)))
         per_server = {spec: PARTS.of(flavor_of_spec(spec)).ablation_settings() for spec in sc.ablation_servers}
         startup: dict[tuple, str] = {}  # startup settings -> its group's name (the first configuration started so)
@@ -352,31 +352,35 @@ class Versions(Chapter):
         return {**made, "warm_s": time.monotonic() - t0}
 
     def session(self, server):
-        """What a server's windows leave for the next one: whether the last one wrote (post-write steps due)."""
+        """What a server's windows leave for the next one: whether the last one wrote (its rows to restore), and
+        whether a write window ran since the last post-write steps (due before the next read window)."""
         import contextlib
 
         PARTS.of(server.flavor).prepare_counting(server)
-        return contextlib.nullcontext({"wrote": False, "post_write": {}})
+        return contextlib.nullcontext({"wrote": False, "dirty": False, "post_write": {}})
 
     def reset(self, server, point: Point, state) -> None:
-        """The table as prepared before every window: after a write window the source harness's post-write
-        steps (the engine part's post_write), the rows an insert window added deleted again and those a delete
-        window removed inserted again (dbexp.workloads.table_state), and the cleanup caught up with earlier
+        """The table as prepared before every window: the rows an insert window added deleted again and those a
+        delete window removed inserted again (dbexp.workloads.table_state), the cleanup caught up with earlier
         windows' writes (the flavor's "cleanup" capability: InnoDB's purge; PostgreSQL's VACUUM, which also sets
-        the visibility map that index-only scans read)."""
+        the visibility map that index-only scans read), and before a read window that follows writes the source
+        harness's post-write steps (the engine part's post_write: statistics, dirty pages written back; the
+        harness runs them once its write tests are done, before its read tests, and not between two writes)."""
         with closing(server.connect(point.workload.database)) as conn:
             for name, value in point.params.switched:
                 server.flavor.capability("set_global").set(conn, name, value)
             if state is not None and state.get("wrote"):
                 restore_rows(conn, point.workload.table_size)
-                server.flavor.capability("cleanup").catch_up(conn, TABLE)
-                state["post_write"] = PARTS.of(server.flavor).post_write(conn, TABLE)
                 state["wrote"] = False
             server.flavor.capability("cleanup").catch_up(conn, TABLE)
+            if state is not None and state.get("dirty") and point.params.test not in WRITES:
+                state["post_write"] = PARTS.of(server.flavor).post_write(conn, TABLE)
+                state["dirty"] = False
+                server.flavor.capability("cleanup").catch_up(conn, TABLE)
 
     def precondition(self, server, point: Point, state) -> dict:
-        """The table holds exactly the rows it was prepared with, the cleanup has caught up, the last write
-        window's post-write steps ran, and the window's switched settings read back as set."""
+        """The table holds exactly the rows it was prepared with, the cleanup has caught up, the post-write steps
+        ran before a read window that follows writes, and the window's switched settings read back as set."""
         with closing(server.connect(point.workload.database)) as conn:
             rows = int(query(conn, f"SELECT count(*) FROM {TABLE}")[0][0])
             out = {f"{TABLE} holds {point.workload.table_size:,} rows": (rows == point.workload.table_size, rows)}
@@ -384,17 +388,19 @@ class Versions(Chapter):
                 seen = str(query(conn, f"SELECT @@GLOBAL.{name}")[0][0])
                 out[f"{name} = {value}"] = (same_setting(seen, value), seen)
             post = (state or {}).get("post_write") or {}
-            if post:  # the steps after the last write window (shown once, on the window after it)
-                out["post-write steps after the last write window"] = (
+            if post:  # the steps after the write windows before this one (shown once, on this window)
+                out["post-write steps after the write windows before"] = (
                     all(v is not False for v in post.values()), {k: v for k, v in post.items()})
                 state["post_write"] = {}
+            if point.params.test not in WRITES and state is not None:
+                out["no write since the post-write steps"] = (not state.get("dirty"), bool(state.get("dirty")))
             return {**out, **server.flavor.capability("cleanup").state(conn, TABLE)}
 
     # --- windows ------------------------------------------------------------------------------------------
     def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:
         for state, point in zip(states, points):  # marked first: a failed write window is reset all the same
             if state is not None and point.params.test in WRITES:
-                state["wrote"] = True
+                state["wrote"] = state["dirty"] = True
         if points[0].params.role == "profile":
             return self.profiled(servers, points)
         return self.window(servers, points)

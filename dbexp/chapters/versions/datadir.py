@@ -40,9 +40,10 @@ def template_name(server, workload, variant: str = "") -> str:
     image = str(getattr(server.image, "id", "") or "").split(":")[-1][:16]
     if not image:
         raise DbexpError(f"{server.build.spec} has no image id to key its saved data directory by")
-    tail = f"-{''.join(ch if ch.isalnum() else '_' for ch in variant)}" if variant else ""
-    return (f"{server.build.flavor}-{server.version or 'unknown'}-{image}-{workload.tables}x{workload.table_size}"
-            f"-r{RECIPE}{tail}.tar")
+    safe = lambda text: "".join(ch if ch.isalnum() or ch in ".+-" else "_" for ch in text)  # noqa: E731
+    tail = f"-{safe(variant)}" if variant else ""
+    return (f"{server.build.flavor}-{safe(server.version or 'unknown')}-{image}-{workload.tables}x"
+            f"{workload.table_size}-r{RECIPE}{tail}.tar")
 
 
 def _stop(server) -> None:

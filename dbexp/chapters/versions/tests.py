@@ -45,7 +45,7 @@ SCAN_ROWS = -1.0  # rows: every row of the table
 
 def _ours(group: str, test: str, runs: str, follows: str, statements: dict, rows: float, points: int | None = None,
           **extra: str) -> Test:
-    opts = (("test", test),) + ((("points", str(points)),) if points is not None else ()) + tuple(extra.items())
+    opts = (("statement", test),) + ((("points", str(points)),) if points is not None else ()) + tuple(extra.items())
     return Test(group, "versions_tests", opts, runs, follows, statements, rows)
 
 
@@ -142,7 +142,7 @@ READS = tuple(name for name, t in TESTS.items() if t.group != "writes")
 WRITES = tuple(name for name, t in TESTS.items() if t.group == "writes")
 # the default scale's tests: those the sources' posts name, in every group (cpu/o of hot-points, scan,
 # read-only-count and insert; the groups' directions; the regression source's update-nonindex)
-HEADLINE = ("point-query", "random-points.range=100", "hot-points", "points-covered-si",
+HEADLINE = ("point-query", "random-points.range=100", "hot-points",
             "range-covered-pk", "range-notcovered-si", "scan",
             "read-only-count", "read-only-simple", "read-only.range=10",
             "insert", "update-index", "update-nonindex", "write-only")
