@@ -202,10 +202,17 @@ def _mariadb(t: pd.DataFrame) -> tuple[str, str, verdicts.Witness | None]:
     else:
         what = (f"rows the snapshot could not see lay inside the first answer's radius in {inside} of {rec} MariaDB "
                 f"trials, and the writer rewrote graph rows in {int((rewritten > 0).sum())} of {len(rewritten)}")
+        if between["transactions"]:
+            what += (f"; with another reader between, {between['changed_shorter']} of {between['transactions']} "
+                     f"answers came back cut short ({between['head_kept']} to the first answer's head), "
+                     f"{between['crowded']} of them with at least as many such rows inside the radius as places "
+                     "lost")
         w = verdicts.witness(inside > 0 and (rewritten > 0).any(), what)
     if between["set_changed"]:
-        verdict = verdicts.disagrees("its answer changed when another reader, with a newer snapshot, searched "
-                                     "between: the graph the searches walk is one cache shared by every "
+        repeated = ("with one reader its answer repeated where pgvector's changed, but "
+                    if not one["set_changed"] and side is not None and side["d"][1] > 0 else "")
+        verdict = verdicts.disagrees(f"{repeated}its answer changed when another reader, with a newer snapshot, "
+                                     "searched between: the graph the searches walk is one cache shared by every "
                                      "connection, not versioned per snapshot")
     elif one["set_changed"]:
         verdict = verdicts.disagrees()
