@@ -430,7 +430,9 @@ class Versions(Chapter):
 
     @staticmethod
     def _counts(server, database: str) -> dict[str, float]:
-        with closing(server.connect(database)) as conn:
+        """The server's statement counts, read in its default database (where PostgreSQL's pg_stat_statements
+        view was created: prepare_counting), for the workload's ``database``."""
+        with closing(server.connect()) as conn:
             return PARTS.of(server.flavor).statement_counts(conn, database)
 
     def profiled(self, servers: list, points: list[Point]) -> list[Measured]:
