@@ -886,6 +886,32 @@ def design_estimate(res: Results) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def default_minutes(res: Results) -> dict[str, float]:
+    """The default scale's main windows in minutes, per flavor these runs have, at the cost they measured: every
+    window (tests x instances x windows per instance) as long as its sysbench run (chapter.window_s of the scale's
+    own turns, its long tests' longer) plus what a window cost beyond its run here (its start to the next one's,
+    less its run, the median: resets, checks, marks, the host's speed timed)."""
+    from dbexp.chapters.versions.chapter import CHAPTER, by_flavor, window_s  # chapter.py imports no analysis
+
+    tim = timing(res)
+    w = main_runs(tidy(res))
+    if not tim or w.empty:
+        return {}
+    sc = CHAPTER.scales["default"]
+    beyond = {f: t["beyond_s"] for f, t in tim.items() if t["beyond_s"] == t["beyond_s"]}
+    out = {}
+    for key, specs in by_flavor(sc.servers).items():
+        flavor = specs[0].split(":", 1)[0]
+        if flavor not in beyond:
+            continue
+        servers = len(specs) + (1 if sc.twin else 0) + len([s for s in specs if s in sc.own_defaults])
+        seconds = sum(sc.instances * sc.repeats * (window_s(sc.active_s * (sc.long_factor if t in sc.long_tests else 1),
+                                                            servers) + max(0.0, beyond[flavor]))
+                      for t in sc.tests)
+        out[flavor] = seconds / 60
+    return out
+
+
 def timing(res: Results) -> dict:
     """What a window cost in these runs: per flavor, the windows, the servers in one, the median seconds from one
     window's start to the next one's (the window and what surrounds it: resets, checks, marks, the host-speed
@@ -899,10 +925,13 @@ def timing(res: Results) -> dict:
         win = g.groupby(["sweep_id", "test", "instance", "repeat"])
         starts = pd.to_datetime(win["started_at"].min()).sort_values()
         ends = pd.to_datetime(win["ended_at"].max()).reindex(starts.index)
-        step = starts.diff().dt.total_seconds().dropna()
+        runs = win["duration_s"].median().reindex(starts.index)
+        step = (-starts.diff(-1)).dt.total_seconds()  # to the next window's start
+        beyond = (step - runs)[step < 120].dropna()
         out[flavor] = {"windows": len(starts), "servers": int(g.groupby(["test", "instance", "repeat"]).size().median()),
-                       "step_s": float(step[step < 120].median()) if len(step) else float("nan"),
-                       "window_s": float((ends - starts).dt.total_seconds().median())}
+                       "step_s": float(step[step < 120].median()) if step.notna().any() else float("nan"),
+                       "window_s": float((ends - starts).dt.total_seconds().median()),
+                       "beyond_s": float(beyond.median()) if len(beyond) else float("nan")}
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dbexp.book import prose
 from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, TARGET_HEADLINE, ablation, best_windows, components, control,
-                                              design_estimate, headlines, host_speed_summary, length_check,
+                                              default_minutes, design_estimate, headlines, host_speed_summary, length_check,
                                               pool_reads, profile_modules, resolution, start_seconds, timing, widest,
                                               windows)
 from dbexp.chapters.versions.regression import BASELINE, STEPS, source_gap, step_name
@@ -110,7 +110,8 @@ def design_numbers(res: Results) -> dict:
                                                   t.get("servers", 1))})
     return {"components": rows,
             "designs": designs,
-            "timing": [{**x, "title": _title(f)} for f, x in timing(res).items()]}
+            "timing": [{**x, "title": _title(f)} for f, x in timing(res).items()],
+            "minutes": [{"title": _title(f), "minutes": m} for f, m in default_minutes(res).items()]}
 
 
 def profile_numbers(res: Results) -> dict:
