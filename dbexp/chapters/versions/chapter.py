@@ -430,10 +430,8 @@ class Versions(Chapter):
 
     @staticmethod
     def _counts(server, database: str) -> dict[str, float]:
-        """The server's statement counts, read in its default database (where PostgreSQL's pg_stat_statements
-        view was created: prepare_counting), for the workload's ``database``."""
-        with closing(server.connect()) as conn:
-            return PARTS.of(server.flavor).statement_counts(conn, database)
+        """The server's statement counts by type and rows read, for the workload's ``database``."""
+        return PARTS.of(server.flavor).statement_counts(server, database)
 
     def profiled(self, servers: list, points: list[Point]) -> list[Measured]:
         """A window with perf recording the server CPU: each server's samples by symbol (its top

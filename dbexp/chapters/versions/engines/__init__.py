@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 
 # statement types counted per sysbench event (dbexp.chapters.versions.tests.TYPES), and rows read
 ROWS = "rows read"
+XACT = "transactions"  # committed transactions, where a server's statement counts lack BEGIN and COMMIT
 
 
 class VersionsEngine(ABC):
@@ -70,5 +71,6 @@ class VersionsEngine(ABC):
         return None
 
     @abstractmethod
-    def statement_counts(self, conn, database: str) -> dict[str, float]:
-        """The server's own counts of the statements clients ran, by type (TYPES), and the rows read (ROWS)."""
+    def statement_counts(self, server, database: str) -> dict[str, float]:
+        """The server's own counts of the statements clients ran, by type (TYPES), and the rows read (ROWS) from
+        ``database``'s sbtest tables."""

@@ -4,6 +4,8 @@ the buffer pool, the source harness's post-write steps and the statement counter
 
 from __future__ import annotations
 
+from contextlib import closing
+
 from dbexp.chapters.versions.engines import ROWS, VersionsEngine
 from dbexp.chapters.versions.regression import BASELINE_CLIENT, FACTORS, configurations
 from dbexp.experiments import binlog
@@ -118,9 +120,11 @@ class InnoDBVersions(VersionsEngine):
         out[ROWS] = float(next((status[n] for n in READS if n in status), 0.0))
         return out
 
-    def statement_counts(self, conn, database: str) -> dict[str, float]:
+    def statement_counts(self, server, database: str) -> dict[str, float]:
         names = list(COM.values()) + list(READS)
-        rows = dict(query(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN (" + ", ".join(f"'{n}'" for n in names) + ")"))
+        with closing(server.connect()) as conn:
+            rows = dict(query(conn, "SHOW GLOBAL STATUS WHERE Variable_name IN (" + ", ".join(f"'{n}'" for n in names)
+                              + ")"))
         out = {kind: float(rows.get(name, 0)) for kind, name in COM.items()}
         out[ROWS] = float(next((float(rows[n]) for n in READS if n in rows), float("nan")))
         return out

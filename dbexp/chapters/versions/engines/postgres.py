@@ -5,7 +5,9 @@ harness's post-write steps."""
 
 from __future__ import annotations
 
-from dbexp.chapters.versions.engines import ROWS, VersionsEngine
+from contextlib import closing
+
+from dbexp.chapters.versions.engines import ROWS, XACT, VersionsEngine
 from dbexp.servers.sql import query
 from dbexp.waits import poll
 
@@ -70,18 +72,25 @@ class PostgresVersions(VersionsEngine):
         count per type)."""
         return None
 
-    def statement_counts(self, conn, database: str) -> dict[str, float]:
-        """pg_stat_statements' calls of the statements on sbtest tables (and BEGIN, COMMIT) by their first
-        word, and the rows the database's scans returned (pg_stat_database's tup_returned: heap rows of a
-        sequential scan, index entries of an index scan), once no other client is connected to the database
-        (a session's counts reach pg_stat_database when it ends)."""
-        poll(lambda: not query(conn, "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> "
-                                     "pg_backend_pid() AND backend_type = 'client backend'", (database,))[0][0],
-             SETTLE_S, 0.02)
-        rows = query(conn, f"SELECT lower(split_part(ltrim(query), ' ', 1)), SUM(calls) FROM {EXTENSION} "
-                           "WHERE query ILIKE '%%sbtest%%' OR upper(query) IN ('BEGIN', 'COMMIT') GROUP BY 1")
+    def statement_counts(self, server, database: str) -> dict[str, float]:
+        """pg_stat_statements' calls of the statements on sbtest tables (and BEGIN, COMMIT) by their first word
+        (read in the server's default database, where the view was created), the database's committed
+        transactions (XACT: pg_stat_statements 18 counts a session's BEGIN and COMMIT once, not each), and the
+        rows the table's scans read (its sequential scans' rows and its indexes' entries, pg_stat_user_tables
+        and pg_stat_user_indexes: autovacuum's reads not among them), once no other client is connected to the
+        database (a session's counts reach the statistics when it ends)."""
+        with closing(server.connect()) as conn:
+            poll(lambda: not query(conn, "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> "
+                                         "pg_backend_pid() AND backend_type = 'client backend'", (database,))[0][0],
+                 SETTLE_S, 0.02)
+            rows = query(conn, f"SELECT lower(split_part(ltrim(query), ' ', 1)), SUM(calls) FROM {EXTENSION} "
+                               "WHERE query ILIKE '%%sbtest%%' OR upper(query) IN ('BEGIN', 'COMMIT') GROUP BY 1")
+            xact = float(query(conn, "SELECT xact_commit FROM pg_stat_database WHERE datname = %s", (database,))[0][0])
         calls = {str(k): float(v) for k, v in rows}
         out = {kind: calls.get(kind, 0.0) for kind in TYPES}
-        out[ROWS] = float(query(conn, "SELECT tup_returned FROM pg_stat_database WHERE datname = %s",
-                                (database,))[0][0])
+        with closing(server.connect(database)) as conn:
+            seq = query(conn, "SELECT COALESCE(SUM(seq_tup_read), 0) FROM pg_stat_user_tables WHERE relname LIKE 'sbtest%%'")
+            idx = query(conn, "SELECT COALESCE(SUM(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE relname LIKE 'sbtest%%'")
+        out[ROWS] = float(seq[0][0]) + float(idx[0][0])
+        out[XACT] = xact
         return out
