@@ -77,8 +77,6 @@ LEAD_S = 0.4  # measure_together's lead: from the last client's start to the fir
 EDGES_S = 2 * LEAD_S + 0.3  # a window's seconds outside every server's turns (the leads, the clients' starts)
 REFERENCE_LOOP = 200_000  # iterations of the host-speed loop (about 5 to 10 ms of one CPU)
 
-# every series the catalog builds offline, per flavor, oldest first
-MYSQL, MARIADB, POSTGRES = (offline_series(flavors=(f,)) for f in ("mysql", "mariadb", "postgres"))
 # the default scale's PostgreSQL versions: the source's base (12) and 16, 17 and 18 (17 / 16 on hot-points is a
 # claim); 13, 14 and 15 at full
 POSTGRES_DEFAULT = ("postgres:12@offline", "postgres:16@offline", "postgres:17@offline", "postgres:18@offline")
@@ -138,6 +136,12 @@ def by_flavor(specs) -> dict[str, list[str]]:
     for spec in specs:
         groups.setdefault(_flavor_key(spec), []).append(spec)
     return {k: sorted(v, key=lambda s: version_key(s.split(":", 1)[1].split("@")[0])) for k, v in groups.items()}
+
+
+# every series the catalog builds offline, per flavor (named by one of its specs), oldest first
+SERIES = by_flavor(offline_series())
+MYSQL, MARIADB, POSTGRES = (tuple(SERIES[_flavor_key(spec)])
+                            for spec in ("mysql:5.7@offline", "mariadb:10.11@offline", "postgres:12@offline"))
 
 
 def window_s(active_s: float, servers: int) -> int:
