@@ -125,7 +125,12 @@ def _findings_numbers(res: Results) -> dict:
 
 
 NUMBERS = {"findings": _findings_numbers, "resolution": _findings_numbers, "profile": profile_numbers,
-           "design": design_numbers}
+           "design": design_numbers, "headline": _findings_numbers}
+
+
+def headline(res: Results) -> str:
+    """The page's answer in one or two sentences (the template headline.md.j2; '' with no relative QPS)."""
+    return sentence(res, "headline").strip()
 
 
 def findings(res: Results) -> str:
