@@ -128,12 +128,22 @@ def test_published_claims_have_the_books_columns_and_the_corrected_verdicts(publ
     v = list(t["verdict"])
     # every row tests ledger entries and has a witness that held (issue 43)
     assert list(t["id"]) == ["view-cost-linear", "view-copies-8-bytes-per-transaction", "mariadb-view-cost-grows",
-                             "snapshot-like-readview", "pg14-idle-sessions-cheaper", "double-latch",
+                             "snapshot-like-readview", "pg14-idle-sessions-cheaper", "binary-search-visibility",
+                             "pg-visibility-search", "snapshot-at-begin", "xid-at-start, ids-order-writers",
+                             "snapshot-lists-writers", "view-open-global-latch", "double-latch",
                              "read-committed-view-per-read"]
-    assert t["witness_ok"].all() and t["witness"].str.len().gt(0).all()
+    # the rows whose runs the published data predate (issue 44: the visibility and mechanics runs) are not
+    # measured, with no witness; every other row has a witness that held
+    new = t["id"].isin(["binary-search-visibility", "pg-visibility-search", "snapshot-at-begin",
+                        "xid-at-start, ids-order-writers", "snapshot-lists-writers"])
+    assert t.loc[new, "verdict"].str.startswith("not measured at this scale (needs the").all()
+    assert t.loc[~new, "witness_ok"].all() and t.loc[~new, "witness"].str.len().gt(0).all()
     assert "MVCC::view_open called 1.00 times per read in 12 of 12 probe runs" in t["witness"][0]
     assert "GetSnapshotData called" in t["witness"][3] and "rebuilds counted apart in 9 of 9" in t["witness"][3]
-    assert "9.99 to 10.00 selects per COMMIT" in t["witness"][6]
+    assert "9.99 to 10.00 selects per COMMIT" in t["witness"][11]
+    # opening a view takes trx_sys_mutex at least once per autocommit read on MySQL (MariaDB's shown beside)
+    assert t["verdict"][10].startswith("agrees, under other conditions (") and "mariadb 11.8.9 at H = 10,000: " \
+        "trx_sys_mutex 0.03 per autocommit read" in t["measured here"][10]
     # the source ran MySQL 8.0.27 on NUMA servers with hundreds of connections: no bare "agrees"
     assert "agrees" not in v
     # grows linearly: the bend, paired within repeat, lies within +-50% of the slope on 8.0.15 alone; on
@@ -143,13 +153,13 @@ def test_published_claims_have_the_books_columns_and_the_corrected_verdicts(publ
     assert "agrees (it grows; linearity not resolved" not in v[0]
     # the double latch: every run held its holders (issue 32's precondition), and 9.7.4 agrees with 5.7
     # and 8.0 (issue 30): about one more acquisition per read in transactions of 10 on all three
-    assert "not resolved" not in v[5] and "left out" not in t["measured here"][5]
-    assert t["measured here"][5].count("transactions minus autocommit +1.") == 2  # 5.7.22 and 9.7.4
-    assert "transactions minus autocommit +0.97" in t["measured here"][5]  # 8.0.15
+    assert "not resolved" not in v[11] and "left out" not in t["measured here"][11]
+    assert t["measured here"][11].count("transactions minus autocommit +1.") == 2  # 5.7.22 and 9.7.4
+    assert "transactions minus autocommit +0.97" in t["measured here"][11]  # 8.0.15
     # a view per READ COMMITTED statement: about two more acquisitions per read than REPEATABLE READ's
     # same transactions (a view opened and one closed per statement) on all three MySQL versions
-    assert v[6].startswith("agrees, under other conditions (mysql 5.7.22, mysql 8.0.15, mysql 9.7.4 here")
-    assert t["measured here"][6].count("difference +2.0") + t["measured here"][6].count("difference +1.9") == 3
+    assert v[12].startswith("agrees, under other conditions (mysql 5.7.22, mysql 8.0.15, mysql 9.7.4 here")
+    assert t["measured here"][12].count("difference +2.0") + t["measured here"][12].count("difference +1.9") == 3
     assert v[1].startswith("agrees, under other conditions (") and "above the copy" in v[1]
     assert v[2].startswith("agrees (it grows; no cost per transaction")
     assert "no cost per open transaction is given" in t["measured here"][2]
@@ -177,8 +187,10 @@ def test_published_page_sentences(published):
     assert readview.statement_sentence(published) == "No server's CPU per statement is resolved above twice the others' here."
     assert readview.copy_sentence(published).startswith("This machine copies a view's worth of ids at")
     assert "measured in every run" in readview.copy_sentence(published)
-    findings = readview.findings(published).split("\n\n")
-    assert 3 <= len(findings) <= 6 and findings[0].startswith("With 10,000 transactions held open, mariadb 10.11.19's")
+    # at most five bullets of one or two sentences (issue 45)
+    findings = readview.findings(published).splitlines()
+    assert 3 <= len(findings) <= 5 and findings[0].startswith("- **Readers at H = 10,000**: mariadb 10.11.19's keep")
+    assert all(b.startswith("- **") and b.count(". ") <= 1 for b in findings)
     assert "nan" not in " ".join(findings).lower()
 
 
@@ -207,14 +219,18 @@ def test_readview_chart_panels_hold_the_rows_of_their_labels(published):
     specs = [c.to_dict() for c in notebook_charts("readview", {"rv": readview, "res": published, "tables": quiet,
                                                                "colors": colors})]
     faceted = [s for s in specs if has_facet(s)]
-    assert len(faceted) == 2, [s.get("title") for s in specs]  # time per call and CPU per read, by engine
+    # CPU per read, by engine; and the page's own chart of reads per second over none, a panel per engine and a
+    # point with its interval per server (issue 45: seven translucent bands merged into one)
+    assert len(faceted) == 1, [s.get("title") for s in specs]
+    faceted.append(readview.charts.relative_reads(published, colors).to_dict())
     for spec in faceted:
         for facet in check(spec):
             for p in facet.panels:
                 assert p.rows, (spec["title"], p.labels)
                 assert set(facet.data.loc[sorted(p.rows), facet.fields[0]]) == {p.labels[0]}
                 # a panel names only the engines it holds (the probe times no MariaDB function)
-                flavors = {s.partition(" ")[0] for s in facet.data.loc[sorted(p.rows), "series"]}
+                names = "series" if "series" in facet.data else "server"
+                flavors = {s.partition(" ")[0] for s in facet.data.loc[sorted(p.rows), names]}
                 assert ("MariaDB" in p.labels[0]) == ("mariadb" in flavors), (spec["title"], p.labels)
 
 

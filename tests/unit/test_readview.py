@@ -4,8 +4,10 @@ published data/ show is checked in tests/published/test_published_readview.py)."
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dbexp.chapters import readview
+from dbexp.errors import DbexpError
 
 
 def test_readview_design_blocks_by_h_and_probes_where_a_symbol_is_exported():
@@ -26,7 +28,7 @@ def test_readview_design_blocks_by_h_and_probes_where_a_symbol_is_exported():
     assert "postgres:18@offline" in readview.CHAPTER.scale("full").servers
     assert len({p.group for p in points if p.server.spec.startswith("mysql:8.0")}) == 1
     pg = [p for p in points if p.server.spec.startswith("postgres")]
-    assert {p.params.mode for p in pg} == {"none", "prepared", "idle"}
+    assert {p.params.mode for p in pg} == {"none", "prepared", "idle", "visibility", "mechanics"}
     assert pg[0].server.settings["max_prepared_transactions"] == str(max(sc.holders) + 10)
     # idle sessions are timed at the snapshot only, at 1,000
     idle = [p for p in pg if p.params.mode == "idle"]
@@ -239,3 +241,107 @@ def test_the_mariadb_repeats_name_the_instances_they_ran_on():
         "on instances 0, 0 and 1 in run order, 2 servers (a server of its own per instance and H)")
     assert _on_servers({"repeats": 2, "instances": [1, 1]}).startswith("on instance 1 alone, back to back")
     assert _on_servers({"repeats": 3, "instances": [], "servers": 1}) == "back to back on one server"
+
+
+def _visibility_results(extra: dict[int, list[float]], ordered: bool = True, chapter_family="mysql"):
+    """Results of made-up visibility runs of one server: at each H, one run per repeat with the given ns per row
+    the check adds; ``ordered``: whether the old rows' writer, the holders and the new rows' writer were listed in
+    that order."""
+    import pandas as pd
+
+    from dbexp.experiments.chapter import Results
+
+    flavor, version = ("mysql", "8.0.15") if chapter_family == "mysql" else ("postgres", "14.23")
+    rows = []
+    for h, xs in extra.items():
+        for rep, x in enumerate(xs):
+            rows.append({"run_id": f"v{h}-{rep}", "sweep_id": "s", "repeat": rep, "flavor": flavor, "version": version,
+                         "series_name": f"{flavor} {version}", "holders": h, "mode": "visibility", "readers": 2,
+                         "trx_stmts": 0, "probe": False, "workload": {"duration_s": 1, "options": {}},
+                         "server_cpu_s": None, "reads": None, "total_time_s": None, "vis_extra_ns_per_row": x,
+                         "vis_old_ns_per_row": 50.0, "vis_rows": 4000.0, "vis_scans": 200.0, "vis_sums_ok": 200.0,
+                         "vis_held": float(h), "vis_ids_ordered": float(ordered), "server_cpus": "1",
+                         "observed_prepared": float(h), "instance": 0})
+    wide = pd.DataFrame(rows)
+    return Results("readview", wide, pd.DataFrame(), pd.DataFrame(), wide[["run_id"]], "this run")
+
+
+def test_the_visibility_check_is_judged_by_its_growth_between_two_h_with_its_witness():
+    """The binary-search claim agrees where the check's cost per row grows from the smaller H to the larger
+    (paired within repeat), and only where the runs stored their rows where the claim needs them (the old rows'
+    writer older than every holder, the new rows' younger): a run with them out of order fails the witness."""
+    from dbexp.chapters.readview.claims import pg_visibility_row, visibility_row
+    from dbexp.experiments import verdicts
+
+    res = _visibility_results({1000: [20.0, 21.0, 19.5], 10000: [27.0, 28.5, 27.5]})
+    g = readview.visibility_growth(res).iloc[0]
+    assert (g["low_h"], g["high_h"], g["repeats"]) == (1000, 10000, 3) and g["low"] > 0
+    row = visibility_row(res, readview.tidy(res))
+    assert row.ids == ("binary-search-visibility",) and row.witness.ok
+    assert row.verdict.startswith("agrees") and "per row" in row.measured
+    # PostgreSQL's extension reads only PostgreSQL's runs: none here
+    assert pg_visibility_row(res, readview.tidy(res)).verdict.startswith(verdicts.NOT_MEASURED)
+    bad = _visibility_results({1000: [20.0, 21.0, 19.5], 10000: [27.0, 28.5, 27.5]}, ordered=False)
+    row = visibility_row(bad, readview.tidy(bad))
+    assert not row.witness.ok and row.verdict.startswith("not measured here (witness failed: ")
+    # the visibility runs are no readers' runs: no throughput, CPU or probe table reads them
+    assert readview.analysis.throughput(res).empty and readview.by_h(res, "cpu_per_read_us").empty
+
+
+def _mechanics_results(counts: dict):
+    import pandas as pd
+
+    from dbexp.experiments.chapter import Results
+
+    base = {"run_id": "m0", "sweep_id": "s", "repeat": 0, "flavor": "mysql", "version": "8.0.15",
+            "series_name": "mysql 8.0.15", "holders": 0, "mode": "mechanics", "readers": 2, "trx_stmts": 0,
+            "probe": False, "workload": {"duration_s": 1, "options": {}}, "server_cpus": "1"}
+    wide = pd.DataFrame([{**base, **{f"mech_{k}": float(v) for k, v in counts.items()}}])
+    return Results("readview", wide, pd.DataFrame(), pd.DataFrame(), wide[["run_id"]], "this run")
+
+
+def test_when_the_snapshot_and_the_id_are_taken_is_counted_and_the_control_is_the_witness():
+    from dbexp.chapters.readview.claims import snapshot_row, writers_row, xid_row
+    from dbexp.chapters.readview.mechanics import COUNTS
+
+    full = dict.fromkeys(COUNTS, 8)
+    seen = {**full, "control_seen": 0, "snapshot_read": 0, "writer_listed": 0, "only_writers_listed": 0}
+    res = _mechanics_results(seen)
+    row = snapshot_row(res)
+    assert row.witness.ok and row.verdict.startswith("disagrees (a plain BEGIN takes no snapshot")
+    assert "seen by that read in 8 of 8 trials; with the snapshot taken at BEGIN, in 0 of 8" in row.measured
+    assert xid_row(res).verdict.startswith("disagrees (the id is taken at the transaction's first write")
+    assert writers_row(res).verdict == "agrees" and writers_row(res).witness.ok
+    # a control that saw the row too: the trial cannot tell BEGIN from the first read, so no verdict stands
+    blind = _mechanics_results({**seen, "control_seen": 8})
+    assert snapshot_row(blind).verdict.startswith("not measured here (witness failed: ")
+    # no mechanics runs: not measured
+    assert snapshot_row(_visibility_results({1000: [1.0]})).verdict.startswith("not measured at this scale")
+
+
+def test_the_default_design_adds_visibility_and_mechanics_runs_to_the_blocks():
+    from dbexp.experiments.chapter import Cpus
+
+    sc = readview.CHAPTER.scale("default")
+    points = [p for part in readview.CHAPTER.design(sc, Cpus("1", "0")) for p in part.points]
+    vis = [p for p in points if p.params.mode == "visibility"]
+    mech = [p for p in points if p.params.mode == "mechanics"]
+    assert {p.params.holders for p in vis} == set(sc.visibility) == {1000, 10000}
+    assert {p.server.spec for p in vis} == {p.server.spec for p in mech} == set(sc.servers)
+    assert all(p.block == f"H={p.params.holders}" and p.workload.duration_s == sc.visibility_s for p in vis)
+    assert all(p.params.holders == 0 and p.block == "H=0" for p in mech)
+    assert not readview.CHAPTER.timed(mech[0]) and readview.CHAPTER.timed(vis[0])
+    with pytest.raises(DbexpError, match="bad visibility H 5"):
+        readview.CHAPTER.design(readview.CHAPTER.scale("default", visibility=[5]), Cpus("1", "0"))
+
+
+def test_no_code_cell_of_the_page_shows_its_code():
+    """Every code cell of the notebook hides its input (remove-input, remove-cell, or the parameters cell, which
+    the book removes): a reader sees outputs, never code (issue 45)."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[2] / "notebooks" / "readview.ipynb").read_text())
+    shown = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
+             and not {"remove-input", "remove-cell", "parameters"} & set(c.get("metadata", {}).get("tags", []))]
+    assert not shown, f"code cells shown on the page: {shown}"

@@ -15,7 +15,7 @@ import pandas as pd
 from scipy import stats as sp
 
 from dbexp.catalog import versions
-from dbexp.chapters.readview.chapter import LATCH_STMTS, of_run
+from dbexp.chapters.readview.chapter import LATCH_STMTS, OWN_RUNS, of_run
 from dbexp.chapters.readview.engines import postgres
 from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Results, memo, server_starts
@@ -29,6 +29,9 @@ def tidy(res: Results) -> pd.DataFrame:
 
 def _tidy(res: Results) -> pd.DataFrame:
     w = res.wide.copy()
+    for col in ("server_cpu_s", "reads", "total_time_s"):  # the visibility and mechanics runs run no readers
+        if col not in w:
+            w[col] = np.nan
     for col in ("holders", "readers", "trx_stmts"):
         w[col] = w[col].astype(int)
     w["probe"] = w["probe"].astype(bool)
@@ -52,9 +55,10 @@ def _options(workload) -> dict:
 
 
 def throughput(res: Results) -> pd.DataFrame:
-    """The autocommit readers' runs without a probe."""
+    """The autocommit readers' runs without a probe (not the visibility and mechanics runs, which run no
+    readers)."""
     w = tidy(res)
-    return w[~w["probe"] & (w["trx_stmts"] == 0)]
+    return w[~w["probe"] & (w["trx_stmts"] == 0) & ~w["mode"].isin(OWN_RUNS)]
 
 
 def by_h(res: Results, value: str, probe: bool = False) -> pd.DataFrame:
@@ -62,7 +66,7 @@ def by_h(res: Results, value: str, probe: bool = False) -> pd.DataFrame:
     ``series`` names the server and, for idle sessions, says so; H = 0 starts both holdings' lines;
     ``engine`` puts MySQL and MariaDB apart from PostgreSQL (a panel each)."""
     w = tidy(res)
-    w = w[(w["probe"] == probe) & (w["trx_stmts"] == 0)]
+    w = w[(w["probe"] == probe) & (w["trx_stmts"] == 0) & ~w["mode"].isin(OWN_RUNS)]
     if w.empty or value not in w:
         return pd.DataFrame()
     w = w[w[value].notna()]  # a probe run times the view, or (no symbol) the loop's reads: not both
@@ -642,4 +646,89 @@ def latch_witness(res: Results, isolations: tuple[str, ...] = ("rc",)) -> pd.Dat
                      "per_commit_max": float(per_commit.max()), "transactions": len(multi), "autocommit": len(auto),
                      "begun": int(st.loc[auto, "Com_begin"].fillna(0).gt(0).sum()),
                      "held": int(held(g.reset_index()).sum()), "latch": of_run(g["flavor"].iloc[0], g["version"].iloc[0]).view_latch})
+    return pd.DataFrame(rows)
+
+
+# --- the visibility runs (visibility.py) and the mechanics runs (mechanics.py) ---------------------------------
+
+def visibility(res: Results) -> pd.DataFrame:
+    """Per server and H of its visibility runs: what a row's check adds where its writer lies inside the view's
+    range (``extra``: the new table's median scan minus the old one's, per row, in ns; the mean over the runs
+    with a t interval, ``low``, ``high``), a row's scan where the check returns at once (``old``, ns per row),
+    ``runs``; and what the runs stored of it: ``ordered``, the runs whose old rows' writer was older than every
+    holder and new rows' writer younger (as the server listed their ids); ``summed``, the runs whose every scan
+    summed every row; ``held``, the runs whose server listed the H holders."""
+    w = tidy(res)
+    if "vis_extra_ns_per_row" not in w:
+        return pd.DataFrame()
+    w = w[(w["mode"] == "visibility") & w["vis_extra_ns_per_row"].notna()]
+    rows = []
+    for (name, family, h), g in w.groupby(["series_name", "family", "holders"], sort=False):
+        extra, lo, hi = stats.mean_ci(g["vis_extra_ns_per_row"]) if len(g) > 1 else (
+            float(g["vis_extra_ns_per_row"].iloc[0]), np.nan, np.nan)
+        rows.append({"server": name, "family": family, "holders": int(h), "extra": extra, "low": lo, "high": hi,
+                     "old": float(g["vis_old_ns_per_row"].median()), "runs": len(g),
+                     "ordered": int((g["vis_ids_ordered"] == 1).sum()),
+                     "summed": int((g["vis_sums_ok"] == g["vis_scans"]).sum()),
+                     "held": int((pd.to_numeric(g["vis_held"], errors="coerce") >= h).sum()),
+                     "rows": int(g["vis_rows"].max()), "scans": int(g["vis_scans"].min())})
+    return pd.DataFrame(rows)
+
+
+def visibility_growth(res: Results) -> pd.DataFrame:
+    """Per server with visibility runs at two H above 0 or more: what the check adds per row at the largest H
+    minus at the smallest (``growth``, ns per row, paired within each repeat: both H ran in that repeat, on
+    one server or, MariaDB, on servers of their own; a t interval over the repeats, ``low``, ``high``), the
+    two H, their extras and their ratio (``times``: largest over smallest)."""
+    w = tidy(res)
+    if "vis_extra_ns_per_row" not in w:
+        return pd.DataFrame()
+    w = w[(w["mode"] == "visibility") & w["vis_extra_ns_per_row"].notna() & (w["holders"] > 0)]
+    rows = []
+    for (name, family), g in w.groupby(["series_name", "family"], sort=False):
+        hs = sorted(g["holders"].unique())
+        if len(hs) < 2:
+            continue
+        piv = g.pivot_table(index=["sweep_id", "repeat"], columns="holders", values="vis_extra_ns_per_row")
+        d = (piv[hs[-1]] - piv[hs[0]]).dropna()
+        growth, lo, hi = stats.mean_ci(d) if len(d) > 1 else (float(d.iloc[0]) if len(d) else np.nan, np.nan, np.nan)
+        low_x, high_x = float(piv[hs[0]].mean()), float(piv[hs[-1]].mean())
+        rows.append({"server": name, "family": family, "low_h": int(hs[0]), "high_h": int(hs[-1]),
+                     "low_extra": low_x, "high_extra": high_x, "growth": growth, "low": lo, "high": hi,
+                     "times": high_x / low_x if low_x > 0 else np.nan, "repeats": len(d)})
+    return pd.DataFrame(rows)
+
+
+def mechanics(res: Results) -> pd.DataFrame:
+    """Per server, the mechanics runs' counts summed (mechanics.COUNTS: the trials, what each saw), with the
+    runs; empty where none ran."""
+    from dbexp.chapters.readview.mechanics import COUNTS
+
+    w = tidy(res)
+    if "mech_trials" not in w:
+        return pd.DataFrame()
+    w = w[(w["mode"] == "mechanics") & w["mech_trials"].notna()]
+    rows = []
+    for (name, family), g in w.groupby(["series_name", "family"], sort=False):
+        rows.append({"server": name, "family": family, "runs": len(g),
+                     **{k: int(pd.to_numeric(g[f"mech_{k}"], errors="coerce").fillna(0).sum()) for k in COUNTS}})
+    return pd.DataFrame(rows)
+
+
+def open_latch(res: Results) -> pd.DataFrame:
+    """Per server where the double latch ran: the autocommit readers' acquisitions per read of the mutex a view
+    is opened under, at the largest H (each opens a view per statement: 1 per read if every open takes it, the
+    writer's statements counted too): the mean over the repeats with a t interval (``acq``, ``low``, ``high``),
+    ``runs``."""
+    w = _acquisitions(res)
+    if w.empty:
+        return pd.DataFrame()
+    w = w[(w["trx_stmts"] == 0) & (w["isolation"] == "rc") & ~w["mode"].isin(OWN_RUNS)]
+    rows = []
+    for (name, family), g in w.groupby(["series_name", "family"], sort=False):
+        g = g[g["holders"] == g["holders"].max()]
+        acq, lo, hi = stats.mean_ci(g["acq"]) if len(g) > 1 else (float(g["acq"].iloc[0]), np.nan, np.nan)
+        rows.append({"server": name, "family": family, "holders": int(g["holders"].max()), "acq": acq,
+                     "low": lo, "high": hi, "runs": len(g),
+                     "latch": of_run(g["flavor"].iloc[0], g["version"].iloc[0]).view_latch})
     return pd.DataFrame(rows)

@@ -52,12 +52,13 @@ from functools import cache
 import numpy as np
 
 from dbexp.catalog import offline_series
-from dbexp.chapters.readview import server_loop
+from dbexp.chapters.readview import mechanics, server_loop, visibility
 from dbexp.chapters.readview.engines import ViewPart, innodb, mariadb, postgres
 from dbexp.chapters.readview.prepared import Holdings
 from dbexp.chapters.readview.snapshot_probe import Split, SplitTimer
-from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, left_out_note
-from dbexp.experiments.measure import Measured, measure
+from dbexp.errors import DbexpError
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_whole, left_out_note
+from dbexp.experiments.measure import Measured, cpu_window, measure
 from dbexp.experiments.sweep import Point
 from dbexp.metrics import tracing
 from dbexp.metrics.uprobe import Timed, UprobeTimer, server_binary
@@ -67,6 +68,7 @@ from dbexp.servers.registry import flavor_class, flavor_of_spec
 from dbexp.workloads.sysbench import Workload
 
 LATCH_STMTS = 10  # statements per transaction of the double-latch readers
+OWN_RUNS = ("visibility", "mechanics")  # runs that measure no sysbench readers (visibility.py, mechanics.py)
 
 
 @dataclass(frozen=True)
@@ -80,12 +82,20 @@ class Scale:
     table_size: int = 10000
     warmup_s: float = 5.0  # unrecorded readers after each server's load, before its first point
     instances: int = 2  # independently started servers per server, the repeats spread over them
+    # the visibility runs (visibility.py): at these H, scans of rows inside and below the view's range
+    # timed for visibility_s seconds (none: not measured)
+    visibility: tuple[int, ...] = ()
+    visibility_s: int = 1
+    trials: int = 0  # the mechanics runs' trials per run (mechanics.py) at H = 0 (0: none)
 
 
 @dataclass(frozen=True)
 class ReadViewPoint:
     holders: int  # H
-    mode: str  # prepared: H prepared transactions; idle: H idle sessions; none: H = 0
+    # prepared: H prepared transactions; idle: H idle sessions; none: H = 0; visibility: H prepared
+    # transactions and the visibility run's scans (visibility.py); mechanics: H = 0, the mechanics run's
+    # trials (mechanics.py)
+    mode: str
     readers: int  # R reader threads (a committing writer runs beside them)
     trx_stmts: int = 0  # 0: every select in autocommit; N: N selects per transaction (the workload's isolation)
     # the view's cost timed at the server in this run: bpftrace on the snapshot function, or, where the
@@ -132,13 +142,16 @@ class ReadView(Chapter):
     Scale = Scale
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (0, 100), (100,), 2, 1, 2, warmup_s=1,
-                       instances=1),
+                       instances=1, visibility=(100,), trials=2),
         # H = 1, 1,000 and 10,000 give two segments whose slopes test a straight line; idle sessions at
         # 1,000 only (with H = 0 a slope per repeat); the double latch at the largest H only; 3 repeats
         # over the 2 instances (4 took about 23-26 minutes, over the 20: the module's docstring)
-        "default": Scale(DEFAULT_SERVERS, (0, 1, 1000, 10000), (1000,), 2, 3, 2, warmup_s=2.0),
+        # the visibility runs at the two largest H (the search's growth between them), 1 s of scans each;
+        # the mechanics runs' 8 trials at H = 0 (the module's docstring has the time)
+        "default": Scale(DEFAULT_SERVERS, (0, 1, 1000, 10000), (1000,), 2, 3, 2, warmup_s=2.0,
+                         visibility=(1000, 10000), trials=mechanics.TRIALS),
         "full": Scale(ALL_SERVERS, (0, 1, 100, 1000, 10000, 30000), (100, 1000), 2, 6, 10, 100000,
-                      warmup_s=20),
+                      warmup_s=20, visibility=(1, 100, 1000, 10000, 30000), visibility_s=3, trials=20),
     }
     knob_help = {
         "servers": 'the servers, e.g. ["mysql:8.0", "postgres:17"]',
@@ -150,6 +163,9 @@ class ReadView(Chapter):
         "table_size": "the rows of the readers' table",
         "warmup_s": "the seconds of unrecorded reads after each server's load",
         "instances": "independently started servers per server (the repeats spread over them)",
+        "visibility": "the H values of the visibility runs (scans of rows inside and below the view's range)",
+        "visibility_s": "the seconds of scans in each visibility run",
+        "trials": "the mechanics runs' trials (when a snapshot and an id are taken; 0: none)",
     }
     engines = PARTS
     # Blocks of one H (its throughput, probe and idle runs together, so prepared transactions are made
@@ -160,24 +176,33 @@ class ReadView(Chapter):
     observed_check = "the server lists every holder after the window"
 
     probes_skipped: str | None = None  # why this process could not probe (the probe points were left out)
+    trials = mechanics.TRIALS  # the mechanics runs' trials, as the design last asked
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
         out = []
         timed = any(of_spec(spec).symbol for spec in sc.servers)
         self.probes_skipped = tracing.unavailable() if timed else None
+        check_whole(sc.visibility_s, "visibility_s")
+        check_whole(sc.trials, "trials", 0)
+        self.trials = sc.trials
+        unknown = [h for h in sc.visibility if h not in sc.holders]
+        if unknown:
+            raise DbexpError(f"bad visibility H {unknown[0]!r}: the visibility runs join the blocks of the "
+                             f"holders' H, {', '.join(str(h) for h in sorted(sc.holders))}")
         for spec in sc.servers:
             part = of_spec(spec)
             cfg = server_config(spec, sc, cpus.server)
 
-            def point(h: int, mode: str, stmts: int = 0, probe: bool = False, isolation: str = "rc") -> Point:
+            def point(h: int, mode: str, stmts: int = 0, probe: bool = False, isolation: str = "rc",
+                      seconds: int | None = None) -> Point:
                 opts = (("isolation", isolation), ("point-selects", "1"), ("trx-stmts", str(stmts)), ("writer", "on"))
-                wl = Workload("point_select_isolation", sc.readers + 1, sc.duration_s, 1, sc.table_size,
+                wl = Workload("point_select_isolation", sc.readers + 1, seconds or sc.duration_s, 1, sc.table_size,
                               cpuset=cpus.client, options=opts)
                 # where a snapshot's cost follows the largest H the server has held, each H gets a
                 # server of its own (its repeats then run together), else one server walks every H
                 group = f"readview {spec}" + ("" if part.registry_shrinks else f" H={h}")
-                return Point(cfg, ReadViewPoint(h, mode if h else "none", sc.readers, stmts, probe), wl,
-                             group=group, block=f"H={h}")
+                held = mode if h or mode in OWN_RUNS else "none"
+                return Point(cfg, ReadViewPoint(h, held, sc.readers, stmts, probe), wl, group=group, block=f"H={h}")
 
             # a probe run times the snapshot function with bpftrace (MariaDB's is the server-side loop)
             probes = (False,) if part.symbol and self.probes_skipped else (False, True)
@@ -193,16 +218,33 @@ class ReadView(Chapter):
                 # mutex acquisitions READ COMMITTED adds per read count the views its statements build
                 if part.double_latch and h == max(sc.holders):
                     out += [point(h, "prepared", LATCH_STMTS), point(h, "prepared", LATCH_STMTS, isolation="rr")]
+                # scans of rows inside and below the view's range with the H prepared transactions held
+                if h in sc.visibility:
+                    out += [point(h, "visibility", seconds=sc.visibility_s)]
+                # when a snapshot and an id are taken: at H = 0, in its block (on its server)
+                if sc.trials and h == min(sc.holders):
+                    out += [point(h, "mechanics", seconds=1)]
         return [Part(out, sc.repeats, sc.instances)]
 
+    def timed(self, point: Point) -> bool:
+        """The mechanics runs count what each trial saw, whatever the CPU's speed (the steal is still stored)."""
+        return point.params.mode != "mechanics"
+
     def session(self, server) -> Holdings:
-        return Holdings(server, PARTS.of(server.flavor))
+        """The server's holdings, with the visibility runs' tables made first: the old one's rows written
+        before any holder exists (its writer's id kept as ``vis_old_id``)."""
+        part = PARTS.of(server.flavor)
+        pool = Holdings(server, part)
+        pool.vis_old_id = visibility.install(server, part, "sbtest")
+        return pool
 
     def measure(self, server, point: Point, pool: Holdings) -> Measured:
         """Hold the point's prepared transactions or idle sessions (resizing what is held), check
         that the server lists them, then measure the readers, with the snapshot function timed in a
         probe run. No per-second SHOW GLOBAL STATUS: its cost grows with the number of connections."""
         p: ReadViewPoint = point.params
+        if p.mode in OWN_RUNS:
+            return self._own_run(server, point, pool)
         pool.hold_prepared(p.holders if p.mode == "prepared" else 0)
         held = pool.hold(p.holders if p.mode == "idle" else 0, "idle")
         seen = held.observed()
@@ -235,6 +277,28 @@ class ReadView(Chapter):
         got.measurements["copy_slope_ns_per_byte"] = (per_byte, "ns")
         got.measurements["copy_call_ns"] = (per_call, "ns")
         return got
+
+    def _own_run(self, server, point: Point, pool: Holdings) -> Measured:
+        """A visibility run (H prepared transactions held, the two tables scanned in turns) or a mechanics run
+        (no holder, the trials), with the server's and client's CPU time and steal over it."""
+        p: ReadViewPoint = point.params
+        part = PARTS.of(server.flavor)
+        wl = point.workload
+        pool.hold_prepared(p.holders if p.mode == "visibility" else 0)
+        pool.hold(0, "idle")
+        with cpu_window(server, wl.cpuset) as cpu:
+            if p.mode == "visibility":
+                m = visibility.measure(server, part, wl.database, wl.duration_s, wl.cpuset,
+                                       getattr(pool, "vis_old_id", None))
+                command = f"SELECT SUM(v) FROM {visibility.NEW} and {visibility.OLD} in turns for {wl.duration_s} s"
+            else:
+                counts = mechanics.trials(server, part, self.trials, wl.database)
+                m = {f"mech_{k}": (float(v), "count") for k, v in counts.items()}
+                command = f"{self.trials} trials of when a snapshot and an id are taken"
+        observed = pool.prepared_count()
+        m["observed_prepared"] = (float(observed), "count")
+        m["precondition_ok"] = (float(observed == (p.holders if p.mode == "visibility" else 0)), "bool")
+        return Measured({**m, **cpu}, [], [], command)
 
     def notes(self, res: Results) -> list[str]:
         return [probe_note(), left_out_note(LEFT_OUT, res)]

@@ -22,16 +22,16 @@ def _views(res: Results) -> dict:
     seg = analysis.segments(res)
     seg = {r["server"]: r for r in _rows(seg)}
     bounds = {r["server"]: r for r in _rows(analysis.rebuild_bounds(res))}
-    out = {"innodb": [], "pg_old": [], "pg_new": []}
+    out = {"readviews": [], "snapshots_old": [], "snapshots_new": []}
     for r in _rows(vs):
         r = {**r, "segment": seg.get(r["server"]), "bounds": bounds.get(r["server"]),
              "mixed": r["calls"] == analysis.MIXED}
         if r["family"] == innodb.Views.family:
-            out["innodb"].append(r)
+            out["readviews"].append(r)
         elif r["family"] == postgres.Snapshots.BEFORE_14:
-            out["pg_old"].append(r)
+            out["snapshots_old"].append(r)
         elif r["family"] == postgres.Snapshots.FROM_14:
-            out["pg_new"].append(r)
+            out["snapshots_new"].append(r)
     return out
 
 
@@ -44,9 +44,10 @@ def findings(res: Results) -> str:
     idle = analysis.idle_sessions(res)
     views = _views(res)
     said = bool(len(top)) or any(views.values()) or bool(idle["pairs"])
-    return prose.render("readview", "findings", relative=_rows(top),
-                        top_holders=int(top["holders"].iloc[0]) if len(top) else 0, copy=copy, pairs=idle["pairs"],
-                        calls={(p["old"], p["new"]): p for p in _per_call_pairs(res)}, said=said, **views)
+    return "\n".join(prose.render("readview", "findings", relative=_rows(top),
+                                   top_holders=int(top["holders"].iloc[0]) if len(top) else 0, copy=copy,
+                                   pairs=idle["pairs"], visibility=_rows(analysis.visibility_growth(res)), said=said,
+                                   **views).split("\n\n"))
 
 
 def copy_sentence(res: Results) -> str:
@@ -67,6 +68,17 @@ def reuse_sentence(res: Results) -> str:
     return prose.render("readview", "reuse", servers=sorted(set(t["server"])) if len(t) else [],
                         split=[r for r in split if r["holders"] == max(x["holders"] for x in split)] if split else [],
                         bounds=_rows(analysis.rebuild_bounds(res)), top=_rows(top))
+
+
+def visibility_sentence(res: Results) -> str:
+    """The visibility runs: per server the check's growth from the smaller H to the larger, with its interval."""
+    return prose.render("readview", "visibility", growth=_rows(analysis.visibility_growth(res)),
+                        ran=bool(len(analysis.visibility(res))))
+
+
+def mechanics_sentence(res: Results) -> str:
+    """The mechanics runs: per server what the trials saw (snapshot at BEGIN or at the first read, the id)."""
+    return prose.render("readview", "mechanics", rows=_rows(analysis.mechanics(res)))
 
 
 def loop_sentence(res: Results) -> str:
@@ -91,3 +103,39 @@ def statement_sentence(res: Results) -> str:
     """Servers whose CPU per statement at H = 0 is more than twice the others'."""
     costly = analysis.costly_statements(res)
     return prose.render("readview", "statement", compared=costly is not None, costly=_rows(costly))
+
+
+def headline(res: Results) -> str:
+    """The page's answer in two sentences, from the data: on the runs' CPU, what each open transaction adds to a
+    view (one server per kind of view: the median slope of InnoDB's ReadViews, of PostgreSQL's snapshots before 14
+    and of its rebuilds from 14), each with its 95% interval; and the readers' reads per second at the largest H
+    over none, the lowest and the highest ('' without a slope)."""
+    from dbexp.experiments.chapter import cpu_models
+
+    views = _views(res)
+    picked = []
+    for key, what in (("readviews", "a MySQL ReadView"), ("snapshots_old", "a PostgreSQL snapshot before 14"),
+                      ("snapshots_new", "a PostgreSQL snapshot rebuilt from 14 on")):
+        rows = sorted(views[key], key=lambda r: r["slope"])
+        if rows:
+            r = rows[len(rows) // 2]
+            picked.append(f"{_ns(r['slope'], r['low'], r['high'])} to {what} ({r['server']})")
+    if not picked:
+        return ""
+    text = (f"On an {cpu_models(res.runs)}, each open transaction adds " + ", ".join(picked[:-1])
+            + (" and " if len(picked) > 1 else "") + picked[-1] + ".")
+    top = analysis.relative_at_top(res)
+    if len(top) >= 2:
+        low, high = top.iloc[0], top.iloc[-1]
+        text += (f" With {int(top['holders'].iloc[0]):,} open, the readers keep from {_ratio(low)} ({low['server']}) to "
+                 f"{_ratio(high)} ({high['server']}) of their reads per second with none (95% intervals).")
+    return text
+
+
+def _ns(x: float, lo: float, hi: float) -> str:
+    return f"{prose.num(x, '.2f')} ns" + (f" {prose.ci(lo, hi, '.2f')}" if lo == lo else " (one repeat)")
+
+
+def _ratio(r) -> str:
+    fmt = ".3f" if r["low"] < 0.1 else ".2f"
+    return f"{prose.num(r['relative'], fmt)}" + (f" {prose.ci(r['low'], r['high'], fmt)}" if r["low"] == r["low"] else "")

@@ -54,3 +54,50 @@ class ViewPart(abc.ABC):
     @abc.abstractmethod
     def prepared_xids(self, conn) -> list[str]:
         """The names of the prepared transactions the server lists now."""
+
+    # --- the transaction's own id and snapshot, for the mechanics runs (mechanics.py) and the visibility
+    # runs (visibility.py) ------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def trx_id(self, conn) -> int | None:
+        """The id of the transaction open on ``conn``, as the server lists it; None where it has none yet
+        (a transaction that has only read, or none open)."""
+
+    @abc.abstractmethod
+    def held_ids(self, conn) -> list[int]:
+        """The ids of the read-write transactions the server lists as open now (the holders), sorted."""
+
+    @abc.abstractmethod
+    def begin(self, conn, snapshot: bool) -> None:
+        """Begin a REPEATABLE READ transaction on ``conn``; ``snapshot``: take its snapshot at once (MySQL's
+        START TRANSACTION WITH CONSISTENT SNAPSHOT; PostgreSQL's first statement), else nothing is read."""
+
+    @abc.abstractmethod
+    def isolation(self, conn) -> str:
+        """The isolation level of ``conn``'s transaction as the server reports it, in words ("repeatable read")."""
+
+    def snapshot_ids(self, conn) -> list[int] | None:
+        """The ids a snapshot taken now on ``conn`` lists as running, where SQL can read them (PostgreSQL's
+        txid_current_snapshot()); None where no statement shows a view's ids (InnoDB)."""
+        return None
+
+    @abc.abstractmethod
+    def scan_table(self, name: str) -> str:
+        """The DDL of a visibility run's table ``name`` (id, v): a clustered or heap table whose every row a
+        scan checks against its view, with nothing in the background to rewrite its rows."""
+
+    @abc.abstractmethod
+    def numbers(self, rows: int) -> str:
+        """A SELECT of the whole numbers 1 to ``rows``, as column n."""
+
+    @abc.abstractmethod
+    def committed_write(self, conn, statement: str) -> int:
+        """Run ``statement`` in a transaction of its own and commit it: that transaction's id (each row it
+        wrote carries it)."""
+
+    def refill(self, conn, table: str, source: str) -> int:
+        """Empty ``table`` (a new file: no delete-marked rows or dead versions left to meet) and copy
+        ``source``'s rows into it in one committed transaction: that transaction's id."""
+        from dbexp.servers.sql import query
+
+        query(conn, f"TRUNCATE TABLE {table}")
+        return self.committed_write(conn, f"INSERT INTO {table} (id, v) SELECT id, v FROM {source}")

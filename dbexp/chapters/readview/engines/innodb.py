@@ -73,6 +73,50 @@ class Views(ViewPart):
         # formatID, gtrid_length, bqual_length, data (the gtrid, as bytes in 8.0)
         return [d.decode() if isinstance(d, bytes) else str(d) for *_, d in query(conn, "XA RECOVER")]
 
+    # InnoDB lists a transaction that has no id yet (one that has only read) under its address with this bit
+    # set (trx_get_id_for_print): an id at or above it is no id
+    NO_ID = 1 << 48
+
+    def trx_id(self, conn) -> int | None:
+        rows = query(conn, "SELECT trx_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()")
+        value = int(rows[0][0]) if rows else None
+        return None if value is None or value >= self.NO_ID else value
+
+    def held_ids(self, conn) -> list[int]:
+        ids = (int(r[0]) for r in query(conn, "SELECT trx_id FROM information_schema.INNODB_TRX"))
+        return sorted(i for i in ids if i < self.NO_ID)
+
+    def begin(self, conn, snapshot: bool) -> None:
+        query(conn, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        query(conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT" if snapshot else "START TRANSACTION")
+
+    def isolation(self, conn) -> str:
+        # transaction_isolation from 5.7.20 and in MariaDB 11.1+, tx_isolation before (and in 10.11)
+        rows = dict(query(conn, "SHOW SESSION VARIABLES WHERE Variable_name IN ('transaction_isolation', "
+                                "'tx_isolation')"))
+        value = rows.get("transaction_isolation") or rows.get("tx_isolation") or ""
+        return str(value).replace("-", " ").lower()
+
+    def scan_table(self, name: str) -> str:
+        return f"CREATE TABLE {name} (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB"
+
+    def numbers(self, rows: int) -> str:
+        # MySQL 5.7 has no recursive WITH: a cross product of digits
+        digits = "(" + " UNION ALL ".join(f"SELECT {d} AS d" for d in range(10)) + ")"
+        places = max(1, len(str(rows)))
+        total = " + ".join(f"{10 ** i} * t{i}.d" for i in range(places))
+        tables = ", ".join(f"{digits} AS t{i}" for i in range(places))
+        return f"SELECT n FROM (SELECT 1 + {total} AS n FROM {tables}) AS s WHERE n <= {rows}"
+
+    def committed_write(self, conn, statement: str) -> int:
+        query(conn, "START TRANSACTION")
+        query(conn, statement)
+        trx = self.trx_id(conn)
+        query(conn, "COMMIT")
+        if trx is None:
+            raise RuntimeError(f"a committed write has no transaction id the server lists: {statement}")
+        return trx
+
     def latch_counters(self, conn) -> dict[str, float]:
         """Acquisitions of and time waited on each trx-sys mutex the server has (performance_schema,
         cumulative), by its short name (``VIEW_LATCH``, and ``OTHER_LATCHES`` where it has them)."""

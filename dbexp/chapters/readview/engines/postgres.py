@@ -63,3 +63,38 @@ class Snapshots(ViewPart):
 
     def prepared_xids(self, conn) -> list[str]:
         return [r[0] for r in query(conn, "SELECT gid FROM pg_prepared_xacts")]
+
+    def trx_id(self, conn) -> int | None:
+        # txid_current_if_assigned(): NULL until the transaction writes (12 to 18 have it)
+        value = query(conn, "SELECT txid_current_if_assigned()")[0][0]
+        return None if value is None else int(value)
+
+    def held_ids(self, conn) -> list[int]:
+        return sorted(int(r[0]) for r in query(conn, "SELECT transaction::text::bigint FROM pg_prepared_xacts"))
+
+    def begin(self, conn, snapshot: bool) -> None:
+        query(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+        if snapshot:  # the transaction's snapshot is taken by its first statement, whatever it reads
+            query(conn, "SELECT 1")
+
+    def isolation(self, conn) -> str:
+        return str(query(conn, "SHOW transaction_isolation")[0][0]).lower()
+
+    def snapshot_ids(self, conn) -> list[int] | None:
+        text = str(query(conn, "SELECT txid_current_snapshot()::text")[0][0])  # xmin:xmax:xip,...
+        listed = text.split(":")[2]
+        return sorted(int(x) for x in listed.split(",") if x)
+
+    def scan_table(self, name: str) -> str:
+        # no autovacuum: a vacuum would mark the pages all-visible, and a scan then checks no row
+        return f"CREATE TABLE {name} (id INT PRIMARY KEY, v INT NOT NULL) WITH (autovacuum_enabled = off)"
+
+    def numbers(self, rows: int) -> str:
+        return f"SELECT generate_series(1, {rows}) AS n"
+
+    def committed_write(self, conn, statement: str) -> int:
+        query(conn, "BEGIN")
+        query(conn, statement)
+        trx = int(query(conn, "SELECT txid_current()")[0][0])
+        query(conn, "COMMIT")
+        return trx
