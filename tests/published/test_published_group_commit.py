@@ -25,8 +25,10 @@ def test_the_pages_faceted_charts_put_each_configurations_rows_in_its_panel():
         specs = [c.to_dict() for c in notebook_charts("group_commit", {"gc": gc, "res": res, "c": gc.curves(res),
                                                                        "tables": tables})]
     specs = [s for s in specs if has_facet(s)]
-    # group size, waits, efficiency bound, TPS and latency: one panel per configuration
-    assert len(specs) == 5, [s.get("title") for s in specs]
+    # waits, efficiency bound, TPS and latency: one panel per configuration; and the page's own chart of group
+    # sizes with their intervals (PostgreSQL 12 from its probe runs, issue 45)
+    assert len(specs) == 4, [s.get("title") for s in specs]
+    specs.append(gc.charts.group_size(res).to_dict())
     for spec in specs:
         for facet in check(spec):
             assert facet.fields == ("config",), spec["title"]
@@ -48,8 +50,12 @@ def test_the_published_claims_carry_their_ids_witnesses_and_the_corrected_verdic
     t = gc.claims(res).set_index("id")
     assert list(t.index) == ["broadcast-herd", "activation-efficiency, efficiency-per-follower", "pfs-waits-bound",
                              "pg-flush-woken-twice", "mariadb-own-wakeup", "group-size-grows", "waits-over-100-ms",
-                             "context-switch-per-wakeup", "run-length-enough"]
-    assert t["witness_ok"].all() and t["witness"].str.len().gt(0).all()
+                             "long-waits-woken-often", "context-switch-per-wakeup", "run-length-enough"]
+    # the rows whose probe counts the published runs predate (issue 44: the followers' own switches, the waits of
+    # those past 100 ms) are not measured; every other row has a witness that held
+    new = t.index.isin(["long-waits-woken-often", "context-switch-per-wakeup"])
+    assert t.loc[new, "verdict"].str.startswith("not measured at this scale (needs probe runs that count").all()
+    assert t.loc[~new, "witness_ok"].all() and t.loc[~new, "witness"].str.len().gt(0).all()
     assert t.loc["broadcast-herd", "verdict"].startswith("agrees, under other conditions (128 client threads")
     efficiency = t.loc["activation-efficiency, efficiency-per-follower"]
     assert efficiency["verdict"].startswith("not testable here (the source's 52.7% is one TPC-C test")

@@ -25,6 +25,10 @@ SOURCE_EFFICIENCY = 0.527
 WAIT_LINES = ("measured", "one per follower")
 
 
+# the waiting sessions by their wakeups: once, twice, three times or more (by k, their wakeups)
+SHARES = {"share_k1": lambda k: k == 1, "share_k2": lambda k: k == 2, "share_k3_or_more": lambda k: k >= 3}
+
+
 def waits_histogram(df: pd.DataFrame) -> dict[int, pd.Series]:
     """The probe runs' sessions by how many times each waited (k: the ``probe_k<k>`` columns, 0 where
     a run has none; bpftrace's last bucket, k = 11, holds 11 or more)."""
@@ -92,8 +96,10 @@ def _tidy(res: Results) -> pd.DataFrame:
             sessions = sum(hist.values()).where(lambda n: n > 0)
             w["efficiency_mean_1_over_k"] = sum(n / k for k, n in hist.items()) / sessions
             # the waiting sessions by their wakeups: once, twice, three times or more
-            for name, ks in (("share_k1", [1]), ("share_k2", [2]), ("share_k3_or_more", [k for k in hist if k >= 3])):
-                w[name] = sum((hist[k] for k in ks if k in hist), pd.Series(0.0, index=w.index)) / sessions
+            for name, ks in SHARES.items():
+                counted = sum((hist[k] for k in hist if ks(k)), pd.Series(0.0, index=w.index))
+                w[f"{name}_count"], w[f"{name}_of"] = counted, sessions
+                w[name] = counted / sessions
     w["syncs_per_commit"] = w["gc_syncs"] / w["commits"] if "gc_syncs" in w else np.nan
     w["duration_s"] = _durations(w) if "workload" in w else np.nan  # the seconds the workload was asked to run
     w["workload"] = w["script"].str.removeprefix("oltp_")
@@ -146,7 +152,7 @@ def curves(res: Results) -> pd.DataFrame:
 
 PROBE_MEASURES = ("efficiency_waiters_over_waits", "efficiency_mean_1_over_k", "share_k1", "share_k2",
                   "share_k3_or_more", "waits_per_waiter", "probe_group_size", "cost", "long_share", "wait_ms",
-                  "cs_per_wait")
+                  "cs_per_wait", "sleeps_per_needless", "sleeps_per_wait", "long_k")
 PROBE_COUNTS = ("probe_commits", "probe_syncs", "probe_waiters", "probe_waits")
 
 
@@ -173,12 +179,21 @@ def probe_runs(res: Results) -> pd.DataFrame:
     # on one CPU is the server's)
     if "probe_long" in pr:
         pr["long_share"] = pr["probe_long"] / waiters
+        pr["long_share_count"], pr["long_share_of"] = pr["probe_long"], waiters
         pr["wait_ms"] = pr["probe_wait_ns"] / waiters / 1e6
     per_op = pr["vcs_per_op"] if "vcs_per_op" in pr else pd.Series(np.nan, index=pr.index)
     if "cs_per_op" in pr:
         per_op = per_op.fillna(pr["cs_per_op"])
     if "queries" in pr:
         pr["cs_per_wait"] = per_op * pr["queries"] / pr["probe_waits"].where(pr["probe_waits"] > 0)
+    # where the probe counted the followers' own switches out (MySQL's, from this code on): their sleeps per
+    # wait, their sleeps after a wakeup that found the commit not done per such wakeup (waits beyond one per
+    # waiting follower), and the waits of the followers whose wait passed 100 ms, per such follower
+    if "probe_fsleeps" in pr:
+        needless = (pr["probe_waits"] - pr["probe_waiters"]).where(lambda x: x > 0)
+        pr["sleeps_per_needless"] = pr["probe_needless_sleeps"] / needless
+        pr["sleeps_per_wait"] = pr["probe_fsleeps"] / pr["probe_waits"].where(pr["probe_waits"] > 0)
+        pr["long_k"] = pr["probe_long_waits"] / pr["probe_long"].where(pr["probe_long"] > 0)
     return pr
 
 
@@ -190,6 +205,17 @@ def probes(res: Results) -> pd.DataFrame:
         return pr
     by = ["series_name", "flavor", "threads"]
     out = over_repeats(pr, by, PROBE_MEASURES)
+    # a share of sessions is a proportion: its value and exact interval pooled over the runs' sessions
+    # (stats.proportion_ci), never a t interval that can reach below 0 or above 1
+    for name in (*SHARES, "long_share"):
+        if f"{name}_count" not in pr:
+            continue
+        sums = pr.groupby(by, sort=False)[[f"{name}_count", f"{name}_of"]].sum(min_count=1)
+        for i, key in enumerate(out[by].itertuples(index=False, name=None)):
+            k, n = sums.loc[key] if key in sums.index else (np.nan, np.nan)
+            if n == n and n > 0 and k == k:
+                lo, hi = stats.proportion_ci(int(round(k)), int(round(n)))
+                out.loc[i, [name, f"{name}_lo", f"{name}_hi"]] = [k / n, lo, hi]
     # the cost is a paired ratio: the geometric mean of the pairs' ratios, its interval on their logs
     pairs = {k: stats.pair_ratio_ci(g["qps"], g["control_qps"]) for k, g in pr.groupby(by, sort=False)}
     for i, name in enumerate(("cost", "cost_lo", "cost_hi")):
@@ -327,8 +353,9 @@ def findings_numbers(res: Results) -> dict:
            "own": [], "sized": [], "length": []}
     if len(top_pr):
         fol = top_pr[served(top_pr, "wakeup", "broadcast")]
-        out["followers"] = _records(fol, "series_name", "threads", "n", "waits_per_waiter",
-                                    *_with_ci("efficiency_waiters_over_waits", "efficiency_mean_1_over_k"))
+        out["followers"] = _records(fol, "series_name", "threads", "n",
+                                    *_with_ci("waits_per_waiter", "efficiency_waiters_over_waits",
+                                              "efficiency_mean_1_over_k"))
         lock = top_pr[served(top_pr, "wakeup", "lock release")]
         out["lock"] = _records(lock, "series_name", "threads", "n", "share_k2", *_with_ci("share_k3_or_more"))
         for r in out["lock"]:
@@ -405,8 +432,17 @@ def probe_witness(res: Results) -> pd.DataFrame:
                      else np.nan, "long_runs": [int(x) for x in g["probe_long"]] if "probe_long" in g and
                      g["probe_long"].notna().all() else [],
                      "pfs_runs": int(pfs.sum()), "pfs_same": int((pw[pfs] == g.loc[pfs, "probe_waits"]).sum()),
-                     "switched": int(g["cs_per_op"].notna().sum()) if "cs_per_op" in g else 0})
+                     "switched": int(g["cs_per_op"].notna().sum()) if "cs_per_op" in g else 0,
+                     # the followers' own switches out, where the probe counted them (NaN where not)
+                     "sleeps": _sum_all(g, "probe_fsleeps"), "needless_sleeps": _sum_all(g, "probe_needless_sleeps"),
+                     "preempted": _sum_all(g, "probe_fpreempted"), "long_waits": _sum_all(g, "probe_long_waits"),
+                     "slept": int((g["probe_fsleeps"] > 0).sum()) if "probe_fsleeps" in g else 0})
     return pd.DataFrame(rows)
+
+
+def _sum_all(g: pd.DataFrame, col: str) -> float:
+    """``col`` summed over the runs of ``g``, NaN where any run lacks it."""
+    return float(g[col].sum()) if col in g and g[col].notna().all() else np.nan
 
 
 def counter_witness(res: Results) -> pd.DataFrame:

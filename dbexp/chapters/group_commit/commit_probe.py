@@ -7,6 +7,8 @@ from dbexp.metrics.uprobe import Bpftrace, maps, server_binary
 
 COUNTS = ("enrolls", "waiters", "waits", "syncs", "commits")
 TIMED = ("wait_ns", "long")  # where the program times each follower's wait (MySQL's): absent before the first, 0 then
+# where the program also counts the followers' switches out and the waits of those past 100 ms (MySQL's): 0 if none
+SWITCHED = ("fsleeps", "needless_sleeps", "fpreempted", "long_waits")
 
 
 class CommitProbe(Bpftrace):
@@ -25,6 +27,6 @@ class CommitProbe(Bpftrace):
     def finished(self) -> None:
         got = maps(self.lines)
         self.counts = {k.lstrip("@"): int(v) for k, v in got.items() if isinstance(v, int)}
-        for name in COUNTS + (TIMED if "@wait_ns" in self.text else ()):
+        for name in COUNTS + (TIMED if "@wait_ns" in self.text else ()) + (SWITCHED if "@fsleeps" in self.text else ()):
             self.counts.setdefault(name, 0)
         self.waits_hist = [(lo, n) for lo, hi, n in got.get("@khist", [])]

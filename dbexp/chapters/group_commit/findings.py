@@ -40,3 +40,39 @@ def interval_labels(df: pd.DataFrame, cols, fmt: str = ".1%") -> pd.DataFrame:
             out[f"{c}_ci"] = [None if v != v else ("one run" if lo != lo else prose.ci(lo, hi, fmt))
                               for v, lo, hi in zip(out[c], out[f"{c}_lo"], out[f"{c}_hi"])]
     return out
+
+
+def headline(res: Results) -> str:
+    """The page's answer in a sentence or two, from the data: on the runs' CPU, how many times MySQL's waiting
+    followers were woken each at the most probe threads (the middle server, and the range over the others) with
+    95% intervals, against MariaDB's one wakeup per follower, and the commits a durable sync carried on that
+    server ('' without MySQL probe runs)."""
+    from dbexp.experiments.chapter import cpu_models
+
+    from .analysis import at_most_threads, last_threads, probes, served
+
+    pr = probes(res)
+    top = last_threads(pr) if len(pr) else pr
+    mine = top[served(top, "wakeup", "broadcast")] if len(top) else top
+    if mine.empty:
+        return ""
+    mine = mine.sort_values("waits_per_waiter").reset_index(drop=True)
+    mid = mine.iloc[len(mine) // 2]
+    cell = lambda r: (f"{prose.num(r['waits_per_waiter'], '.2f')} "
+                      + (prose.ci(r["waits_per_waiter_lo"], r["waits_per_waiter_hi"], ".2f")
+                         if r["waits_per_waiter_lo"] == r["waits_per_waiter_lo"] else "(one run)"))
+    others = [f"{cell(r)} on {r['series_name'].split(' ', 1)[1]}" for _, r in mine.iterrows()
+              if r["series_name"] != mid["series_name"]]
+    text = (f"On an {cpu_models(res.runs)}, with {int(mid['threads'])} client threads MySQL's waiting followers were "
+            f"each woken {cell(mid)} times ({mid['series_name']}" + (f"; {', '.join(others)}" if others else "") + ")")
+    t = at_most_threads(res)
+    own = t[served(t, "wakeup", "own")] if len(t) else t
+    if len(own):
+        text += ", where MariaDB wakes each follower once"
+    g = t[t["series_name"] == mid["series_name"]] if len(t) else t
+    if len(g) and g["group_size"].notna().all():
+        r = g.iloc[0]
+        size = prose.num(r["group_size"], ".1f") + (f" {prose.ci(r['group_size_lo'], r['group_size_hi'], '.1f')}"
+                                                    if r["group_size_lo"] == r["group_size_lo"] else "")
+        text += f"; a durable sync carried {size} commits there"
+    return text + " (95% intervals over the runs)."

@@ -36,16 +36,26 @@ class BinlogGroupCommit(CommitPath):
     # every Stage_manager::enroll_for (a session joining a stage's queue; a follower waits inside it
     # until its group is done), the pthread_cond_wait calls made inside it, every binlog sync and
     # every ordered commit; a follower's time inside enroll_for (from entering it to its return) is its
-    # wait: summed (@wait_ns), and counted where it passed 100 ms (@long, the source's "over 100 ms")
+    # wait: summed (@wait_ns), and counted where it passed 100 ms (@long, the source's "over 100 ms", with
+    # the waits of those followers, @long_waits); and every time a follower that has begun waiting is switched
+    # out: asleep (@fsleeps; in its second wait or later, after a wakeup that found its commit not done,
+    # @needless_sleeps), or preempted (@fpreempted). The scheduler reports a sleeping task's state with bit 0
+    # or 1 set (S or D) and a preempted one's without (TASK_REPORT_MAX).
     PROGRAM = """
 uprobe:{bin}:{enroll} /{only}/ {{ @in[tid] = nsecs; @k[tid] = 0; }}
 uprobe:{libc}:pthread_cond_wait /@in[tid]/ {{ @k[tid] = @k[tid] + 1; }}
+tracepoint:sched:sched_switch /@k[args->prev_pid] > 0/ {{
+  if (args->prev_state & 3) {{
+    @fsleeps = count();
+    if (@k[args->prev_pid] > 1) {{ @needless_sleeps = count(); }}
+  }} else {{ @fpreempted = count(); }}
+}}
 uretprobe:{bin}:{enroll} /@in[tid]/ {{
   @enrolls = count();
   if (@k[tid] > 0) {{
     @waiters = count(); @waits = sum(@k[tid]); @khist = lhist(@k[tid], 1, 11, 1);
     $d = nsecs - @in[tid]; @wait_ns = sum($d);
-    if ($d > 100000000) {{ @long = count(); }}
+    if ($d > 100000000) {{ @long = count(); @long_waits = sum(@k[tid]); }}
   }}
   delete(@in[tid]); delete(@k[tid]);
 }}
@@ -54,7 +64,7 @@ uprobe:{bin}:{ordered} /{only}/ {{ @commits = count(); }}
 BEGIN {{ printf("ready\\n"); }}
 END {{ clear(@in); clear(@k); }}
 """
-    PROBES = 7  # what PROGRAM attaches
+    PROBES = 8  # what PROGRAM attaches
 
     def commit_settings(self, binlog: bool) -> dict[str, str]:
         """Start-up settings: durable commits, the binlog on or off, and the condition instrument
