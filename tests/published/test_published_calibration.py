@@ -58,31 +58,42 @@ def test_relative_versions_start_at_each_flavors_base(res):
 
 def test_claims_table_has_the_books_shape_and_both_readings(res):
     table = cal.claims(res)
-    assert list(table.columns) == list(verdicts.COLUMNS + verdicts.KEYS) and len(table) == 4
-    single, qps, cpu, pg = table.to_dict("records")
-    # each row tests its ledger entry and names what its runs stored of the configuration they ran (issue 43)
-    assert [r["id"] for r in (single, qps, cpu, pg)] == ["relative-qps-below-one", "point-5-7-to-8-0",
-                                                         "point-loss-is-cpu", "pg-point-similar"]
-    assert single["witness_ok"] and qps["witness_ok"] and cpu["witness_ok"]
+    assert list(table.columns) == list(verdicts.COLUMNS + verdicts.KEYS) and len(table) == 8
+    single, aa, scan, settle, cached, qps, cpu, pg = table.to_dict("records")
+    # each row tests its ledger entries and names what its runs stored of the configuration they ran (issue 43);
+    # the lab's own A/A is the chapter's tested claim (issue 44), beside the source's three read on it
+    assert [r["id"] for r in table.to_dict("records")] == [
+        "relative-qps-below-one, below-one-may-be-noise, base-run-outlier", "aa-intervals-hold",
+        "scan-prone-to-variance", "settle-reduces-variance", "cached-no-read-io", "point-5-7-to-8-0",
+        "point-loss-is-cpu", "pg-point-similar"]
+    assert single["witness_ok"] and aa["witness_ok"] and cached["witness_ok"] and qps["witness_ok"] and cpu["witness_ok"]
     assert "the server's CPUs read back as asked (1) in 48 of 48" in single["witness"]
+    assert "each pair's two runs on two starts of one image in 24 of 24 pairs" in single["witness"]
     assert "(5.7.22; 8.0.15) in 8; per query the server counted 1.00 selects, 1.00 rows read" in qps["witness"]
     assert "the server's CPU read from its container's cgroup in 8 of 8" in cpu["witness"]
     # the PostgreSQL claim is on IO-bound reads: the runs read from their buffers, so its witness fails, and
     # the verdict stays "not testable here"
     assert not pg["witness_ok"] and pg["witness"].endswith("the reads were cached, where the source's were IO-bound")
+    # the published runs predate the scan test and the settle part (issue 44): not measured
+    for row in (scan, settle):
+        assert row["verdict"].startswith("not measured at this scale (needs the") and row["witness_ok"] is False
     seconds = _spread_seconds(res)
     sp = cal.spread_table(res)
     ps = sp[sp["script"] == "oltp_point_select"]
     n = int(ps["n"].max())
-    # the source's practice on 600 s runs is not judged on runs of seconds: the lab's spread is in the measured column
-    assert single["verdict"].startswith("not testable here (the source's runs were 600 s (reads) or 900 s (writes)")
-    assert f"{seconds:g} s on one server CPU" in single["verdict"]
+    # single runs read as the source reads a relative QPS: noise alone read as a regression of 5% or more
+    s_ = cal.aa_summary(res)
+    assert single["verdict"] == (f"agrees (noise alone read as a regression of 5% or more in {s_['below']} of "
+                                 f"{s_['n']} A/A pairs of single runs)")
+    lo, hi = s_["below_ci"]
+    assert (f"{s_['below']} of {s_['n']} read below 0.95 ({lo:.0%} to {hi:.0%} of such pairs, exact 95% interval)"
+            in single["measured here"])
     moves = stats.single_runs_spread(float(ps["cv"].median()))
-    assert f"the ratio of two single {seconds:g} s runs moves by up to {moves:.1%} either way" in single["measured here"]
+    assert f"puts 95% of such ratios within {moves:.1%} of 1" in single["measured here"]
     assert f"{n} repeats of {seconds:g} s per server, 4 clients" in single["here: conditions"]
-    k = int(ps["episodes"].sum())
-    assert ("no run fell in a machine episode" in single["measured here"]) == (k == 0)
-    assert (f"without the {plural(k, 'run')} of machine episodes" in single["measured here"]) == (k > 0)
+    # this lab's intervals, fitted on the flavor's other servers, hold 1 on 11 of 12 A/A comparisons
+    assert aa["verdict"] == "agrees" and aa["measured here"].startswith("11 of 12 servers' A/A intervals hold 1")
+    assert cached["verdict"].startswith("agrees") and "0 of 48 runs at 0.01 or more" in cached["measured here"]
     assert "8.0.15 over 5.7.22" in qps["here: conditions"] and "16 clients" in qps["source: number, conditions"]
     # each reading's interval is in the measured column, and the verdict is the one it gives against x1.23
     def said(value, figure):
@@ -113,16 +124,16 @@ def test_claims_table_has_the_books_shape_and_both_readings(res):
     assert pg["verdict"].startswith("not testable here (the source's point queries are IO-bound")
     # with two runs of 5.7.22 in an episode of the machine, both readings are given, and the verdict of each
     ep = cal.claims(_with_episodes(res)).to_dict("records")
-    assert f"without the {k + 2} runs of machine episodes" in ep[1]["measured here"]
-    assert f"without the {k + 2} runs" in ep[2]["verdict"]
+    assert f"without the {k + 2} runs of machine episodes" in ep[5]["measured here"]
+    assert f"without the {k + 2} runs" in ep[6]["verdict"]
 
 
 def test_version_claims_read_only_their_flavors_runs(res):
     table = cal.claims(res)
     pg = cal.claims(_only(res, lambda w: w["flavor"] != "mysql"))
-    assert list(pg["verdict"][1:3]) == ["not measured at this scale"] * 2
-    assert pg["measured here"][1] == "not measured at this scale (needs mysql 5.7 and 8.0)"
-    assert pg.iloc[3].equals(table.iloc[3])
+    assert list(pg["verdict"][5:7]) == ["not measured at this scale"] * 2
+    assert pg["measured here"][5] == "not measured at this scale (needs mysql 5.7 and 8.0)"
+    assert pg.iloc[7].equals(table.iloc[7])
 
 
 def test_the_machines_episodes_are_told_apart(res):
@@ -159,8 +170,8 @@ def test_a_spread_with_no_steady_run_is_told_as_the_machines_state_not_as_episod
     n = int((w["part"] == "spread").sum())
     assert cal.episodes_sentence(every).startswith(f"Every one of the {n} spread runs had its server's CPU busy less")
     text = cal.findings(every)
-    assert f"Every one of the {n} runs had the server's CPU busy under" in text and "None" not in text
-    assert len(cal.claims(every)) == 4
+    assert "None" not in text and "nan" not in text.lower()
+    assert len(cal.claims(every)) == 8
 
 
 def test_pinning_raises_cpu_per_query_with_pair_intervals(res):
@@ -227,8 +238,8 @@ def test_run_length_check_places_each_long_ratio_against_its_interval(res):
         where = "above" if c["long"] > c["ci_high"] else "below"
         assert (f"against {c['ratio']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}] (the long ratio {where} that "
                 "interval, not inside it)") in text
-    assert "one run each 60 s long" not in cal.claims(res)["measured here"][1]
-    assert f"from one {_factor(res) * seconds:g} s run each" in cal.claims(res)["measured here"][1]
+    assert "one run each 60 s long" not in cal.claims(res)["measured here"][5]
+    assert f"from one {_factor(res) * seconds:g} s run each" in cal.claims(res)["measured here"][5]
 
 
 def test_readme_block_is_the_readmes(res):
@@ -270,50 +281,41 @@ def test_sampler_cost_sentence_in_each_branch(res):
 
 
 def test_findings_are_five_with_numbers_and_intervals(res):
-    bullets = cal.findings(res).split("\n\n")
-    assert 5 <= len(bullets) <= 7 and all(b.startswith("- **") for b in bullets)  # co-tenancy and instances added two
+    """At most five bullets of one or two sentences, each with its numbers and 95% intervals (issue 45)."""
+    bullets = cal.findings(res).splitlines()
+    assert len(bullets) == 5 and all(b.startswith("- **") for b in bullets)
+    assert all(len(b.split()) <= 80 for b in bullets), [len(b.split()) for b in bullets]
+    s_ = cal.aa_summary(res)
+    lo, hi = s_["below_ci"]
+    assert bullets[0].startswith(f"- **One run is not an answer**: a {_spread_seconds(res):g} s point-select run")
+    assert f"read below 0.95 in {s_['below']} of {s_['n']} pairs ({lo:.0%} to {hi:.0%}, exact 95% interval)" in bullets[0]
     n = cal.spread_numbers(cal.spread_table(res))
-    n_runs = int((res.wide["part"] == "spread").sum())
-    assert (f"CV is {n['cv_ps_median']:.1%} in the median and {n['cv_ps_max']:.1%} at worst ({n['cv_ps_max_server']})"
-            in bullets[0])
-    k = cal.episode_numbers(res)["episodes"]
-    episodes = "an episode" if k == 1 else "episodes"
-    assert (f"{k} of {n_runs} runs fell in {episodes} of the machine" in bullets[0]) == (k > 0)
-    assert f"{k + 2} of {n_runs} runs fell in episodes of the machine" in cal.findings(_with_episodes(res))
+    assert f"the spread's CV is {n['cv_ps_median']:.1%} in the median, {n['cv_ps_max']:.1%} at worst" in bullets[0]
     rt = cal.ratio_table(res).set_index(["ratio", "flavor"])
     h = rt.loc[("harness", "mysql")]
-    assert f"harness / hand is {h['ratio_qps']:.3f} [{h['ci_low']:.3f}, {h['ci_high']:.3f}] on mysql 8.0.15" in bullets[1]
+    assert f"harness / hand {h['ratio_qps']:.3f} [{h['ci_low']:.3f}, {h['ci_high']:.3f}] (mysql 8.0.15)" in bullets[1]
     # the heading follows the intervals: an interval of harness / hand or container / bare that excludes 1
     # is not "the lab does not bend throughput"
     cost = rt.loc[["harness", "container"]]
     bent = ~((cost["ci_low"] <= 1) & (cost["ci_high"] >= 1))
-    assert bullets[1].startswith("- **The lab's own cost is not ruled out here**" if bent.any()
+    assert bullets[1].startswith("- **The lab's own cost is not ruled out**" if bent.any()
                                  else "- **The lab does not bend throughput")
-    # ... and where runs ten times as long moved a harness or container QPS ratio, it says so
-    from dbexp.chapters.calibration.findings import _checks, _length_groups
-    moved = [c for c in _length_groups(_checks(res)[0])["outside"]
-             if c["what"] == "QPS" and c["label"].split(": ")[-1] in ("harness / hand", "container / bare")]
-    assert ("for longer runs the lab's cost is not ruled out" in bullets[1]) == (bool(moved) and not bent.any())
-    assert all(f"{c['label']} was {c['long']:.3f}" in bullets[1] for c in moved if not bent.any())
-    assert bullets[1].count(" than ") == int(bent.sum())
-    busy = cal.analysis.ratio_busy(res)
-    assert (f"{busy['reference_episodes']} of the {busy['reference_runs']} reference runs" in bullets[1]) == (
-        bent.any() and busy["reference_episodes"] / busy["reference_runs"] > busy["b_episodes"] / busy["b_runs"])
+    assert "with 1,000 idle sessions held, " in bullets[1]
     cpu = cal.cpu_table(res).set_index(["ratio", "flavor"])
-    m, p = cpu.loc[("pinning", "mysql")], cpu.loc[("pinning", "postgres")]
-    assert (f"the server's CPU per query {m['ratio_cpu']:.2f} [{m['ci_low']:.2f}, {m['ci_high']:.2f}] on mysql 8.0.15 and "
-            f"{p['ratio_cpu']:.2f} [{p['ci_low']:.2f}, {p['ci_high']:.2f}]") in bullets[2]
-    assert "with 1,000 idle sessions held (1,007 server processes) on postgres 16.14" in bullets[3]
+    m = cpu.loc[("pinning", "mysql")]
+    assert f"server CPU per query {m['ratio_cpu']:.2f} [{m['ci_low']:.2f}, {m['ci_high']:.2f}]" in bullets[2]
+    vc = cal.variance_components(res).set_index("flavor")
+    assert (f"{vc.loc['mysql', 'between_instances_pct']:.1f}% (mysql, {vc.loc['mysql', 'between_df']:.1f} dof)"
+            in bullets[3])
+    ai = cal.aa_intervals(res)
+    assert f"held 1 in {int(ai['holds'].sum())} of {len(ai)} A/A comparisons they were not fitted on" in bullets[3]
     checks = cal.length_checks(res)
     measured = checks[checks["position"].notna()]
     assert bullets[4].startswith(f"- **Run length**: of {len(measured)} comparisons measured again")
-    assert f"{(measured['reading'] == 'agrees').sum()} agree with their short runs" in bullets[4]
-    moved_n = int((measured["position"] != "inside").sum())
-    assert (f"run length moved {moved_n}:" in bullets[4]) == (moved_n > 0)
-    unchecked = cal.findings(_only(res, lambda w: w["part"] != "length")).split("\n\n")
+    unchecked = cal.findings(_only(res, lambda w: w["part"] != "length")).splitlines()
     assert unchecked[4].startswith("- **Run length is not checked in these results**")
     # a run without the sessions part or MySQL still has a summary
-    assert len(cal.findings(_only(res, lambda w: (w["part"] != "sessions") & (w["flavor"] != "mysql"))).split("\n\n")) == 5
+    assert len(cal.findings(_only(res, lambda w: (w["part"] != "sessions") & (w["flavor"] != "mysql"))).splitlines()) == 5
     assert "read-write was not measured" in cal.spread_reading(_only(res, lambda w: w["script"] != "oltp_read_write"))
 
 

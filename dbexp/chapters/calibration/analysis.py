@@ -56,7 +56,23 @@ def with_derived(w: pd.DataFrame) -> pd.DataFrame:
     out["total_cpu_per_op_us"] = out["cpu_per_op_us"] + out["client_cpu_per_op_us"]
     out["server_cpus_used"] = out["qps"] * out["cpu_per_op_us"] / 1e6
     out["episode"] = out["server_busy_pct"] < EPISODE_BUSY_PCT
+    if "workload" in out and "script" in out:  # the versions chapter's script names its test by its statement
+        out["script"] = _script_label(out)
     return out
+
+
+def _script_label(w: pd.DataFrame) -> pd.Series:
+    """Each run's test: its sysbench script, or the statement the versions chapter's script ran (scan)."""
+    opts = [((x or {}).get("options") or {}) if isinstance(x, dict) else {} for x in w["workload"]]
+    return pd.Series([o.get("statement") or s for o, s in zip(opts, w["script"])], index=w.index)
+
+
+def spread_frame(res: Results) -> pd.DataFrame:
+    """The spread's runs (:func:`with_derived`, the scan test's script named ``scan``) with their server's label,
+    for the page's charts."""
+    w = _derived(res)
+    w = w[w["part"] == "spread"] if len(w) else w
+    return w.assign(server=w["series_name"]) if len(w) else w
 
 
 def _derived(res: Results) -> pd.DataFrame:
@@ -504,44 +520,252 @@ def _cotenancy_table(res: Results) -> pd.DataFrame:
 
 def variance_components(res: Results, script: str = "oltp_point_select") -> pd.DataFrame:
     """How the spread's QPS splits into a part between independently started instances of a server and a
-    part between runs on one instance: per server, a one-way random-effects analysis of variance of log
-    QPS over its instances (the runs nested in them; Kalibera and Jones' two levels), then per flavor the
-    mean of its servers' components. Standard deviations on the log scale, as percentages; a between-instance
-    component the runs cannot tell from 0 is 0 (the estimate is truncated there). Computed once per results
-    and script."""
+    part between runs on one instance (Kalibera and Jones' two levels): per flavor, each server's log QPS
+    nested in its instances (stats.nested), the between-instance variance pooled over the flavor's servers by
+    the method of moments and truncated at 0 only after pooling (stats.pooled_between), with the Satterthwaite
+    degrees of freedom of the pooled estimate (``between_df``) and of the within-instance one (``within_df``),
+    the estimate before truncation (``raw_pct``, signed: a negative one says the instances agree more than
+    their runs predict). Standard deviations on the log scale as percentages. Computed once per results and
+    script."""
     return memo(res, f"calibration.variance_components.{script}", lambda: _variance_components(res, script))
 
 
-def _variance_components(res: Results, script: str) -> pd.DataFrame:
+def _nested_parts(res: Results, script: str) -> dict[tuple[str, str], dict]:
+    """Per spread server (flavor, version) of ``script``: its log QPS nested in its instances (stats.nested)."""
     w = res.wide
     w = w[(w["part"] == "spread") & (w["script"] == script)] if len(w) else w
-    if w.empty or "instance" not in w or w["instance"].nunique() < 2:
-        return pd.DataFrame()
-    per_server = []
-    for (flavor, version), g in w.groupby(["flavor", "version"]):
-        x = np.log(g["qps"].astype(float))
-        groups = [x[g["instance"] == i].to_numpy() for i in sorted(g["instance"].dropna().unique())]
-        groups = [a for a in groups if len(a)]
-        k, n = len(groups), sum(len(a) for a in groups)
-        if k < 2 or n - k < 1:
+    if w.empty or "instance" not in w:
+        return {}
+    return {key: stats.nested(np.log(g["qps"].astype(float)), g["instance"].astype(str))
+            for key, g in w.groupby(["flavor", "version"])}
+
+
+def _variance_components(res: Results, script: str) -> pd.DataFrame:
+    parts = _nested_parts(res, script)
+    rows = []
+    for flavor in dict.fromkeys(f for f, _ in parts):
+        mine = [p for (f, _), p in parts.items() if f == flavor]
+        fit = stats.pooled_between(mine)
+        if not fit["parts"]:
             continue
-        grand = x.mean()
-        msw = sum(((a - a.mean()) ** 2).sum() for a in groups) / (n - k)
-        msb = sum(len(a) * (a.mean() - grand) ** 2 for a in groups) / (k - 1)
-        n0 = (n - sum(len(a) ** 2 for a in groups) / n) / (k - 1)
-        per_server.append({"flavor": flavor, "version": version, "instances": k, "runs": n,
-                           "between_instances": max(0.0, (msb - msw) / n0), "between_runs": msw})
-    if not per_server:
+        between, within = fit["between"], fit["within"]
+        rows.append({"flavor": flavor, "servers": fit["parts"], "instances": int(np.median([p["k"] for p in mine])),
+                     "runs": int(sum(p["n"] for p in mine)), "between_instances_pct": 100 * math.sqrt(between),
+                     "raw_pct": 100 * math.copysign(math.sqrt(abs(fit["raw"])), fit["raw"]),
+                     "between_df": fit["df"], "between_runs_pct": 100 * math.sqrt(within),
+                     "within_df": fit["df_within"],
+                     "instance_share_pct": 100 * between / (between + within) if between + within > 0 else float("nan")})
+    return pd.DataFrame(rows)
+
+
+# --- the lab's own A/A: single runs and intervals, from the spread ---------------------------------------------
+
+AA_BAND = verdicts.NEAR_BAND  # an A/A single-run ratio this far below 1 reads as a regression of 5% or more
+
+
+def aa_pairs(res: Results, script: str = "oltp_point_select") -> pd.DataFrame:
+    """The spread's A/A single-run pairs, the source's practice (one run per version) read on one server against
+    itself: per server, its runs on its second instance over its runs on its first, each taken in run order with
+    the first unused run of the other instance (so no run is in two pairs): ``ratio``, the two runs' ids, and
+    whether the two ran on different server starts of one build (``apart``) and the same image
+    (``same_image``)."""
+    w = _derived(res)
+    w = w[(w["part"] == "spread") & (w["script"] == script)] if len(w) else w
+    if w.empty or "instance" not in w:
         return pd.DataFrame()
-    s = pd.DataFrame(per_server)
-    out = s.groupby("flavor", sort=False).agg(servers=("version", "size"), instances=("instances", "median"),
-                                               runs=("runs", "sum"), between_instances=("between_instances", "mean"),
-                                               between_runs=("between_runs", "mean")).reset_index()
-    out["between_instances_pct"] = 100 * np.sqrt(out["between_instances"])
-    out["between_runs_pct"] = 100 * np.sqrt(out["between_runs"])
-    out["instance_share_pct"] = 100 * out["between_instances"] / (out["between_instances"] + out["between_runs"])
-    return out[["flavor", "servers", "instances", "runs", "between_instances_pct", "between_runs_pct",
-                "instance_share_pct"]]
+    rows = []
+    for (flavor, version), g in w.groupby(["flavor", "version"], sort=False):
+        insts = sorted(g["instance"].dropna().unique())
+        if len(insts) < 2:
+            continue
+        a = g[g["instance"] == insts[0]].sort_values("started_at")
+        b = g[g["instance"] == insts[1]].sort_values("started_at")
+        for (_, ra), (_, rb) in zip(a.iterrows(), b.iterrows()):
+            rows.append({"flavor": flavor, "version": version, "server": f"{flavor} {version.split('-')[0]}",
+                         "ratio": float(rb["qps"] / ra["qps"]), "a": ra["run_id"], "b": rb["run_id"],
+                         "apart": str(ra.get("server_instance")) != str(rb.get("server_instance")),
+                         "same_image": str(ra.get("image_digest", "")) == str(rb.get("image_digest", "")),
+                         "episode": bool(ra["episode"] or rb["episode"])})
+    return pd.DataFrame(rows)
+
+
+def aa_summary(res: Results, script: str = "oltp_point_select") -> dict:
+    """The A/A single-run pairs summed up: ``n``; ``below`` (ratios under 1 - AA_BAND: noise alone reading as a
+    regression of AA_BAND or more) and ``above`` (over 1 + AA_BAND), each with its exact 95% interval as a share
+    (stats.proportion_ci); the smallest and largest ratio and the median distance from 1 (``median_gap``);
+    ``apart`` and ``same_image``, the pairs whose runs ran on two starts of one image."""
+    p = aa_pairs(res, script)
+    nan = float("nan")
+    if p.empty:
+        return {"n": 0}
+    n = len(p)
+    below, above = int((p["ratio"] < 1 - AA_BAND).sum()), int((p["ratio"] > 1 + AA_BAND).sum())
+    # a pair beyond the band whose repeat (the same server's other pair) reads within it: a single run's apparent
+    # change that repeating removes
+    beyond = (p["ratio"] < 1 - AA_BAND) | (p["ratio"] > 1 + AA_BAND)
+    within_other = p.groupby("server")["ratio"].transform(
+        lambda r: [bool(((r.drop(i) >= 1 - AA_BAND) & (r.drop(i) <= 1 + AA_BAND)).any()) for i in r.index])
+    repeated = p.groupby("server")["ratio"].transform("size") >= 2
+    return {"n": n, "below": below, "above": above, "below_ci": stats.proportion_ci(below, n),
+            "above_ci": stats.proportion_ci(above, n), "min": float(p["ratio"].min()), "max": float(p["ratio"].max()),
+            "median_gap": float(np.median(np.abs(np.log(p["ratio"])))), "servers": int(p["server"].nunique()),
+            "apart": int(p["apart"].sum()), "same_image": int(p["same_image"].sum()), "band": AA_BAND,
+            "beyond": int((beyond & repeated).sum()), "gone": int((beyond & repeated & within_other.astype(bool)).sum()),
+            "episodes": int(p["episode"].sum()) if "episode" in p else 0, "nan": nan}
+
+
+def aa_intervals(res: Results, script: str = "oltp_point_select", level: float = 0.95) -> pd.DataFrame:
+    """Each spread server against itself, its second instance over its first (the mean of its runs there over
+    the mean of its runs on the first, on the logs), with the 95% interval this lab would give a comparison of
+    two servers measured so: the variance of the difference of two instance means, 2 x the between-instance
+    variance plus the within-instance variance over each instance's runs, the components pooled over the
+    flavor's OTHER servers (held out: an interval is never checked on the pairs it was fitted on;
+    stats.pooled_between) and the t quantile on their Satterthwaite degrees of freedom (stats.satterthwaite):
+    ``holds``, whether it holds 1."""
+    parts = _nested_parts(res, script)
+    w = res.wide
+    w = w[(w["part"] == "spread") & (w["script"] == script)] if len(w) else w
+    rows = []
+    for (flavor, version), part in parts.items():
+        if part["k"] != 2:
+            continue
+        others = [p for (f, v), p in parts.items() if f == flavor and v != version]
+        fit = stats.pooled_between(others)
+        if not fit["parts"]:
+            continue
+        g = w[(w["flavor"] == flavor) & (w["version"] == version)]
+        insts = sorted(g["instance"].astype(str).unique())
+        x = [np.log(g.loc[g["instance"].astype(str) == i, "qps"].astype(float)) for i in insts]
+        d = float(x[1].mean() - x[0].mean())
+        terms = [(2 * fit["between"], fit["df"]), (fit["within"] * (1 / len(x[0]) + 1 / len(x[1])), fit["df_within"])]
+        var = sum(v for v, _ in terms)
+        dof = stats.satterthwaite(terms)
+        half = stats.t_quantile(level, dof) * math.sqrt(var) if dof == dof else float("nan")
+        lo, hi = math.exp(d - half), math.exp(d + half)
+        rows.append({"flavor": flavor, "version": version, "server": f"{flavor} {version.split('-')[0]}",
+                     "ratio": math.exp(d), "low": lo, "high": hi, "dof": dof, "holds": bool(lo <= 1 <= hi),
+                     "fitted_on": fit["parts"]})
+    return pd.DataFrame(rows)
+
+
+# --- the scan test's variance, and the settle part -------------------------------------------------------------
+
+SCAN_LABEL = "scan"  # the spread's scan runs, as the analysis names their script
+
+
+def _pooled_var(g: pd.DataFrame) -> tuple[float, int]:
+    """The variance of log QPS between runs of one server, pooled over the servers of ``g``: (variance, dof)."""
+    ss, dof = 0.0, 0
+    for _, h in g.groupby(["flavor", "version"]):
+        x = np.log(h["qps"].astype(float).to_numpy())
+        if len(x) >= 2:
+            ss += float(((x - x.mean()) ** 2).sum())
+            dof += len(x) - 1
+    return (ss / dof if dof else float("nan")), dof
+
+
+def _var_ratio(a: tuple[float, int], b: tuple[float, int], level: float = 0.95) -> tuple[float, float, float]:
+    """The ratio of two variances with their F interval (scipy's F distribution)."""
+    from scipy.stats import f
+
+    (va, da), (vb, db) = a, b
+    if not (da and db) or va != va or vb != vb or vb == 0:
+        return float("nan"), float("nan"), float("nan")
+    r = va / vb
+    tail = (1 - level) / 2
+    return r, r / f.ppf(1 - tail, da, db), r / f.ppf(tail, da, db)
+
+
+def scan_variance(res: Results) -> pd.DataFrame:
+    """Per flavor with scan runs in the spread: the variance of log QPS between runs of one server (pooled over
+    its servers, each server's own mean taken out) of the scan test and of point selects, as coefficients of
+    variation (``scan_cv``, ``point_cv``, in %), with their degrees of freedom, and the scan's variance over point
+    selects' with its F interval (``ratio``, ``low``, ``high``); and per flavor but the one the source names (its
+    part's ``scan_named``: PostgreSQL), that flavor's scan variance over this one's (``pg_ratio``, ``pg_low``,
+    ``pg_high``). Empty where no scan ran."""
+    w = _derived(res)
+    w = w[w["part"] == "spread"] if len(w) else w
+    if w.empty:
+        return pd.DataFrame()
+    scans = w[w["script"] == SCAN_LABEL]
+    if scans.empty:
+        return pd.DataFrame()
+    points = w[w["script"] == "oltp_point_select"]
+    by = {f: (_pooled_var(scans[scans["flavor"] == f]), _pooled_var(points[points["flavor"] == f]))
+          for f in dict.fromkeys(scans["flavor"])}
+    named = [f for f in by if PARTS.part_for_name(f).scan_named]  # the flavor the source names (PostgreSQL)
+    pg = by[named[0]][0] if named else (float("nan"), 0)
+    rows = []
+    for flavor, (sv, pv) in by.items():
+        r, lo, hi = _var_ratio(sv, pv)
+        pr, plo, phi = _var_ratio(pg, sv) if flavor not in named else (float("nan"),) * 3
+        rows.append({"flavor": flavor, "servers": int(scans.loc[scans["flavor"] == flavor, "version"].nunique()),
+                     "scan_runs": int((scans["flavor"] == flavor).sum()), "scan_cv": 100 * math.sqrt(sv[0]),
+                     "scan_df": sv[1], "point_cv": 100 * math.sqrt(pv[0]) if pv[0] == pv[0] else float("nan"),
+                     "point_df": pv[1], "ratio": r, "low": lo, "high": hi, "pg_ratio": pr, "pg_low": plo,
+                     "pg_high": phi,
+                     "scan_s": float(scans.loc[scans["flavor"] == flavor, "workload"].map(
+                         lambda x: x["duration_s"]).max())})
+    return pd.DataFrame(rows)
+
+
+SCAN_READ = 0.99  # a scan reads the whole table: at least this share of its rows per query, by the server's count
+
+
+def scan_witness(res: Results) -> verdicts.Witness | None:
+    """What the spread's scan runs stored that shows each scan read the whole table: the rows the server counted
+    read per query (InnoDB's Innodb_rows_read, PostgreSQL's tup_returned) against the table's rows, and every run
+    as the page says (configuration); None where no scan ran."""
+    w = _derived(res)
+    w = w[w["part"] == "spread"] if len(w) else w
+    if w.empty:
+        return None
+    scans = w[w["script"] == SCAN_LABEL]
+    if scans.empty:
+        return None
+    counts = _counted(res, scans["run_id"], ("Innodb_rows_read", "tup_returned"))
+    read = counts.sum(axis=1, min_count=1).to_numpy() / pd.to_numeric(scans["queries"], errors="coerce").to_numpy()
+    rows = scans["workload"].map(lambda x: x["table_size"]).to_numpy(dtype=float)
+    whole = int((read >= SCAN_READ * rows).sum())
+    c = configuration(res, scans)
+    ok = len(scans) > 0 and whole == len(scans) and c["pinned"] == c["container"] == c["alone"] == c["runs"]
+    return verdicts.witness(ok, f"the server counted {np.nanmin(read):,.0f} to {np.nanmax(read):,.0f} rows read per "
+                                f"scan of a {int(rows.max()):,}-row table (the whole table in {whole} of {len(scans)} "
+                                f"runs); pinned as asked in {c['pinned']}, the only server under load in {c['alone']}")
+
+
+def settle_runs(res: Results) -> pd.DataFrame:
+    """The settle part's runs (:func:`with_derived`): each read run right after its burst of writes (immediate)
+    or after the wait (settled), with the backlog the writes left as the reads began (``settle_backlog``: InnoDB's
+    history list, PostgreSQL's all-visible share of the table's pages)."""
+    w = _derived(res)
+    return w[w["part"] == "settle"] if len(w) and "part" in w else w.iloc[0:0]
+
+
+def settle_table(res: Results) -> pd.DataFrame:
+    """Per settle server: its immediate and settled reads' CV of QPS (``immediate_cv``, ``settled_cv``, %), the
+    immediate over the settled variance of log QPS with its F interval (``ratio``, ``low``, ``high``), their QPS
+    (settled over immediate, a pair ratio over the ABBA repeats: ``qps_ratio``, ``qps_low``, ``qps_high``), the
+    median backlog at each side's start, the wait and the runs."""
+    w = settle_runs(res)
+    if w.empty:
+        return pd.DataFrame()
+    rows = []
+    for (flavor, version), g in w.groupby(["flavor", "version"], sort=False):
+        im, st = g[g["variant"] == "immediate"], g[g["variant"] == "settled"]
+        vi = _pooled_var(im)
+        vs = _pooled_var(st)
+        r, lo, hi = _var_ratio(vi, vs)
+        q, qlo, qhi, n = stats.pair_ratio_by(st.set_index(["sweep_id", "repeat"])["qps"],
+                                             im.set_index(["sweep_id", "repeat"])["qps"])
+        rows.append({"flavor": flavor, "version": version, "server": f"{flavor} {version.split('-')[0]}",
+                     "runs": len(im), "immediate_cv": 100 * stats.cv(im["qps"]), "settled_cv": 100 * stats.cv(st["qps"]),
+                     "ratio": r, "low": lo, "high": hi, "qps_ratio": q, "qps_low": qlo, "qps_high": qhi, "pairs": n,
+                     "immediate_backlog": float(im["settle_backlog"].median()),
+                     "settled_backlog": float(st["settle_backlog"].median()),
+                     "wait_s": float(st["settle_wait_s"].max()), "write_s": float(g["settle_write_s"].max()),
+                     "read_s": float(g["workload"].map(lambda x: x["duration_s"]).max())})
+    return pd.DataFrame(rows)
 
 
 def neighbour_server(res: Results) -> str:

@@ -17,6 +17,7 @@ split their spread into a part between instances and a part between runs of one 
 
 from __future__ import annotations
 
+import time
 from contextlib import closing
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ from dbexp.servers.engines import Engines
 from dbexp.servers.registry import flavor_of_spec
 from dbexp.servers.sql import query
 from dbexp.workloads.sessions import HolderPool
+from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
 
 # The flavors this chapter measures, each with its versions' part (every flavor: the measurement
@@ -40,6 +42,10 @@ LENGTH_FACTOR = 10  # the run-length check's runs are this many times as long as
 # every version the catalog builds offline, once (a build with an extension added is the same server)
 ALL_OFFLINE = tuple(dict.fromkeys(f"{b.flavor}:{b.version}@offline" for b in OFFLINE))
 WORKLOADS = ("oltp_point_select", "oltp_read_write")
+# the source's scan test (every row read, none returned), as the versions chapter's script defines it
+SCAN_SCRIPT, SCAN_OPTIONS = "versions_tests", (("statement", "scan"),)
+SETTLE_VARIANTS = ("immediate", "settled")  # the settle part's reads: right after the writes, or after settle_s
+SETTLE_WRITES = "oltp_write_only"  # the settle part's burst of writes (the row count unchanged)
 # the variants of the ratios part: the reference (what every chapter measures) and one B per ratio
 VARIANTS = ("reference", "hand", "bare", "unpinned")
 
@@ -71,13 +77,21 @@ class Scale:
     neighbour_server: str = "mysql:8.0@offline"
     cotenancy_repeats: int = 3
     cotenancy_duration_s: int = 5  # a window's seconds: its clients start one after another on the client CPU
+    scan_s: int = 0  # the spread's servers also run the scan test for this many seconds a run (0: not)
+    # settle time: these servers, a write burst of settle_write_s, then point selects of settle_read_s read at
+    # once or after settle_s seconds, settle_repeats ABBA repeats
+    settle_servers: tuple[str, ...] = ()
+    settle_repeats: int = 5
+    settle_write_s: int = 2
+    settle_s: int = 3
+    settle_read_s: int = 2
 
 
 @dataclass(frozen=True)
 class CalibrationPoint:
-    part: str  # spread, ratios, sessions or length (older results: harness, container, pinning)
+    part: str  # spread, ratios, sessions, length, cotenancy or settle (older results: harness, container, pinning)
     variant: str | None = None  # the run's side of a ratio (VARIANTS; sessions: harness or hand; cotenancy:
-    # subject or neighbour <i>)
+    # subject or neighbour <i>; settle: immediate or settled)
     sessions: int = 0  # idle sessions held open on the server during the run
     neighbours: int = 0  # co-tenancy: the active neighbours in the run's window
 
@@ -125,6 +139,9 @@ def estimated_s(sc: Scale, cpus: Cpus = Cpus()) -> float:
                                           for _, spec in started)
         windows = {(p.together or p.key(CHAPTER.name)): p.workload.duration_s for p in part.points}
         total += part.repeats * sum(d + RUN_OVERHEAD_S for d in windows.values())
+        settle = [p for p in part.points if p.params.part == "settle"]  # a write burst each, and the wait
+        total += part.repeats * sum(sc.settle_write_s + RUN_OVERHEAD_S + (sc.settle_s if p.params.variant == "settled"
+                                                                        else 0) for p in settle)
         total += SESSIONS_HOLD_S * len({p.group_name for p in part.points if p.params.sessions})
     return total
 
@@ -149,15 +166,21 @@ class Calibration(Chapter):
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000,
                        warmup_s=1, ratio_duration_s=2, session_counts=(10,), length_factor=2,
-                       length_servers=("postgres:16@offline",), workloads=("oltp_point_select",)),
+                       length_servers=("postgres:16@offline",), workloads=("oltp_point_select",), scan_s=1,
+                       settle_servers=("postgres:16@offline",), settle_repeats=1, settle_write_s=1, settle_s=1,
+                       settle_read_s=1),
         "default": Scale(tuple(ALL_OFFLINE), ("mysql:8.0@offline", "postgres:16@offline"), 4, 6, 3, 100000,
                          ratio_duration_s=3, workloads=("oltp_point_select",), session_counts=(1000,),
                          length_servers=("postgres:16@offline",), instances=2, length_factor=4,
-                         cotenancy_servers=offline_series(flavors=("mysql",))),
+                         cotenancy_servers=("mysql:5.7@offline", "mysql:8.0@offline"), neighbours=(0, 1, 5),
+                         scan_s=2, settle_servers=("mysql:8.0@offline", "postgres:16@offline")),
         "full": Scale(tuple(ALL_OFFLINE), ("mysql:5.7@offline", "mysql:8.0@offline", "postgres:12@offline",
                                            "postgres:16@offline", "postgres:18@offline"), 10, 30, 30, 1000000,
                       ratio_duration_s=10, sessions_pairs=40,
-                      length_servers=("mysql:8.0@offline", "postgres:16@offline")),
+                      length_servers=("mysql:8.0@offline", "postgres:16@offline"),
+                      cotenancy_servers=offline_series(flavors=("mysql",)), scan_s=10,
+                      settle_servers=("mysql:8.0@offline", "postgres:16@offline"), settle_repeats=10,
+                      settle_write_s=10, settle_s=10, settle_read_s=10),
     }
     knob_help = {
         "servers": 'the servers of the spread part, e.g. ["mysql:8.0@offline"]',
@@ -181,6 +204,12 @@ class Calibration(Chapter):
         "neighbour_server": "the neighbours' server",
         "cotenancy_repeats": "the ABBA repeats of the co-tenancy part",
         "cotenancy_duration_s": "the seconds of each co-tenancy window",
+        "scan_s": "the seconds of each scan run the spread's servers also make (0: none)",
+        "settle_servers": 'the servers of the settle part, e.g. ["mysql:8.0@offline"]',
+        "settle_repeats": "the ABBA repeats of the settle part",
+        "settle_write_s": "the seconds of the settle part's burst of writes",
+        "settle_s": "the seconds the settled reads wait after the writes",
+        "settle_read_s": "the seconds of each settle part's read run",
     }
     engines = PARTS
 
@@ -189,9 +218,9 @@ class Calibration(Chapter):
         server one group of the reference and the three B runs, walked in ABBA order (a repeat of the
         group holds one pair per ratio). Part 3, the harness with N sessions held. Part 4, run length:
         the same comparisons once with runs length_factor times as long."""
-        def wl(script: str, duration_s: int, pinned: bool = True) -> Workload:
+        def wl(script: str, duration_s: int, pinned: bool = True, options=()) -> Workload:
             return Workload(script, sc.threads, duration_s, 1, sc.table_size,
-                            cpuset=cpus.client if pinned else None)
+                            cpuset=cpus.client if pinned else None, options=options)
 
         def ratio_points(spec: str, seconds: int, part: str, variants=VARIANTS) -> list[Point]:
             pinned = self.server_config(spec, cpus.server)
@@ -205,6 +234,10 @@ class Calibration(Chapter):
 
         spread = [Point(self.server_config(spec, cpus.server), CalibrationPoint("spread"), wl(script, sc.duration_s),
                         group=f"spread {spec}") for spec in sc.servers for script in sc.workloads]
+        if sc.scan_s:  # the scan test on the same servers, between their other runs
+            spread += [Point(self.server_config(spec, cpus.server), CalibrationPoint("spread"),
+                             wl(SCAN_SCRIPT, sc.scan_s, options=SCAN_OPTIONS), group=f"spread {spec}")
+                       for spec in sc.servers]
         ratios = [p for spec in sc.ratio_servers for p in ratio_points(spec, sc.ratio_duration_s, "ratios")]
         held = self.server_config(sc.sessions_server, cpus.server,
                                   {"max_connections": str(max(sc.session_counts, default=0) + 100)})
@@ -216,6 +249,11 @@ class Calibration(Chapter):
                  Part(sessions, sc.sessions_pairs or sc.ratio_pairs)]
         if sc.cotenancy_servers and sc.neighbours:
             parts.append(Part(self._cotenancy(sc, cpus, wl), sc.cotenancy_repeats))
+        if sc.settle_servers:  # reads right after a burst of writes, or settle_s later, in ABBA order
+            parts.append(Part([Point(self.server_config(spec, cpus.server), CalibrationPoint("settle", variant),
+                                     wl("oltp_point_select", sc.settle_read_s), f"settle {spec}")
+                               for spec in sc.settle_servers for variant in SETTLE_VARIANTS], sc.settle_repeats))
+            self.settle = (sc.settle_write_s, sc.settle_s)
         if sc.length_factor:
             length: dict[str, Point] = {}
             for spec in claim_servers(sc.servers):
@@ -256,6 +294,8 @@ class Calibration(Chapter):
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
         check_whole(sc.neighbours, "neighbours", 0)
         check_whole(sc.instances, "instances")
+        check_whole([sc.scan_s, sc.settle_s], "seconds", 0)
+        check_whole([sc.settle_repeats, sc.settle_write_s, sc.settle_read_s], "settle part's count or seconds")
         return sc
 
     def session(self, server) -> HolderPool:
@@ -279,6 +319,8 @@ class Calibration(Chapter):
         n = point.params.sessions
         if point.params.part == "cotenancy":  # alone, measured as the windows with neighbours are
             return measure_together([(server, point.workload)])[0]
+        if point.params.part == "settle":
+            return self._settle(server, point, pool)
         if not n:
             return super().measure(server, point, pool)
         seen = pool.hold(n, "idle").observed()
@@ -286,6 +328,25 @@ class Calibration(Chapter):
             raise RuntimeError(f"asked for {n} idle sessions, the server sees {seen['sessions']}")
         got = super().measure(server, point, pool)
         got.measurements["observed_sessions"] = (float(seen["sessions"]), "count")
+        return got
+
+    settle = (2, 3)  # the settle part's seconds of writes and of waiting, as the design last asked
+
+    def _settle(self, server, point: Point, pool: HolderPool) -> Measured:
+        """A burst of writes (SETTLE_WRITES, the point's clients), then, for the settled side, the wait; the
+        backlog the writes left (the flavor's cleanup state: InnoDB's history list, PostgreSQL's all-visible
+        share) read as the reads start, and the reads measured as every run is."""
+        write_s, wait_s = self.settle
+        w = point.workload
+        sysbench.run(Workload(SETTLE_WRITES, w.threads, write_s, w.tables, w.table_size, cpuset=w.cpuset), server)
+        if point.params.variant == "settled":
+            time.sleep(wait_s)
+        with closing(server.connect(w.database)) as conn:
+            (_, backlog), = server.flavor.capability("cleanup").state(conn, "sbtest1").values()
+        got = super().measure(server, point, pool)
+        got.measurements["settle_backlog"] = (float(backlog), "count")
+        got.measurements["settle_wait_s"] = (float(wait_s if point.params.variant == "settled" else 0), "s")
+        got.measurements["settle_write_s"] = (float(write_s), "s")
         return got
 
     # claims, findings and the README block: claims.py and findings.py, found by Chapter (the analysis

@@ -177,10 +177,17 @@ def findings(res: Results) -> str:
     # the lab's cost comparisons whose answer moved with runs ten times as long (the run-length check)
     moved = [c for c in (length or {}).get("outside", []) if c["what"] == "QPS"
              and any(c["label"].endswith(f"{p['a']} / {p['b']}") for p in cost)]
-    return prose.render(CHAPTER, "findings", spread=spread, cost=cost, bent=bent, busy=ratio_busy(res),
+    from dbexp.chapters.calibration.analysis import aa_intervals, aa_summary
+
+    aa = aa_summary(res)
+    ai = aa_intervals(res)
+    intervals = {"holds": int(ai["holds"].sum()), "n": len(ai)} if len(ai) else None
+    text = prose.render(CHAPTER, "findings", spread=spread, cost=cost, bent=bent, busy=ratio_busy(res),
                         pinning=parts.get("pinning"), cpu=cpu, sessions=sessions, length=length, moved=moved,
-                        durations=_seconds_range(res), cotenancy=cotenancy_numbers(res),
-                        variance=variance_components(res).to_dict("records"))
+                        durations=durations(res, spread=True), cotenancy=cotenancy_numbers(res),
+                        variance=variance_components(res).to_dict("records"), aa=aa if aa.get("n") else None,
+                        intervals=intervals)
+    return "\n".join(text.split("\n\n"))
 
 
 def cotenancy_numbers(res: Results) -> dict | None:
@@ -213,3 +220,34 @@ def readme_block(res: Results) -> str:
                   hardware=hardware_label(res.host), threads=int(w["threads"].max()),
                   ratio_durations=durations(res, False), spread_durations=durations(res, True),
                   repeats=int(sp["n"].max()), ratios=ratios, spread=sp.to_dict("records")) + "\n"
+
+
+def headline(res: Results) -> str:
+    """The page's answer in two sentences, from the data: on the runs' CPU, how often one run of a server against
+    one on another start of it read as a regression of 5% or more (an exact 95% interval) and how many of the
+    lab's own A/A intervals held 1; and pinning's QPS ratio on each ratio server with its interval ('' without
+    the spread's A/A pairs)."""
+    from dbexp.chapters.calibration.analysis import aa_intervals, aa_summary
+    from dbexp.experiments.chapter import cpu_models
+
+    aa = aa_summary(res)
+    if not aa.get("n"):
+        return ""
+    lo, hi = aa["below_ci"]
+    seconds = durations(res, spread=True)
+    text = (f"On an {cpu_models(res.runs)}, one {seconds} s point-select run of a server against one on another start "
+            f"of the same server read below {1 - aa['band']:.2f} in {aa['below']} of {aa['n']} pairs ({lo:.0%} to "
+            f"{hi:.0%} of such pairs, exact 95% interval): single runs cannot tell a {aa['band']:.0%} regression from "
+            "noise here")
+    ai = aa_intervals(res)
+    if len(ai):
+        text += f", while this lab's 95% intervals held 1 in {int(ai['holds'].sum())} of {len(ai)} such comparisons"
+    text += "."
+    rt = ratio_table(res)
+    pin = rt[(rt["ratio"] == "pinning") & (rt["pairs"] > 0)] if len(rt) else rt
+    if len(pin):
+        cells = [f"{r['ratio_qps']:.3f} {prose.ci(r['ci_low'], r['ci_high'], '.3f')} ({server_label(r)})"
+                 for _, r in pin.iterrows()]
+        text += (" Pinning the server and its client to one CPU each gave " + " and ".join(cells)
+                 + " of the QPS unpinned (pair ratios, 95% t intervals).")
+    return text

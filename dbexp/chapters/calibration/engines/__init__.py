@@ -45,6 +45,11 @@ class Series(ABC):
     # seconds a sweep spends starting one of its servers and preparing the table (the published runs'
     # gap between groups less their 5 s warm-up), for the design's time estimate
     start_s: float = 15.0
+    # the server's own count of reads from storage (a count of its status or statistics) and its words
+    storage_reads: tuple[str, str] = ("", "")
+    # what the cleanup capability's state reads after writes (the settle part's backlog), in words, and its format
+    backlog: tuple[str, str] = ("the backlog", ",.0f")
+    scan_named = False  # the flavor the source names where it says the scan test varies ("especially")
 
     def __init__(self, flavor):
         self.flavor = flavor

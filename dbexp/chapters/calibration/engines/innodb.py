@@ -18,8 +18,11 @@ class MySQLSeries(Series):
     def neighbour_settings(self, i: int) -> dict[str, str]:
         return {"server_id": str(100 + i)}  # replication's identity: nothing here replicates
     start_s = 15.0
+    storage_reads = ('Innodb_buffer_pool_reads', 'InnoDB buffer pool reads from disk')
+    backlog = ("InnoDB's history list", ',.0f')
     claims = (
-        VersionClaim(CALLAGHAN_24, "MySQL 5.7 to 8.0 lost throughput on every point-query test",
+        VersionClaim(CALLAGHAN_24, "MySQL 5.7 to 8.0 lost throughput on every point-query test (read here on "
+                     "oltp_point_select, one of them; the versions chapter runs the others)",
                      "8.0", "5.7", "point-select QPS", NEEDS,
                      number=(f"'big regressions for all' point tests, no QPS figure in the text; its hot-points "
                              f"cpu/o +{HOT_POINTS_CPU - 1:.0%} gives QPS x 1/{HOT_POINTS_CPU:g} = "

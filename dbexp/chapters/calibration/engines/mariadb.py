@@ -9,6 +9,8 @@ from dbexp.chapters.calibration.engines import Series
 class MariaDBSeries(Series):
     base = "10.11"
     start_s = 5.0
+    storage_reads = ('Innodb_buffer_pool_reads', 'InnoDB buffer pool reads from disk')
+    backlog = ("InnoDB's history list", ',.0f')
 
     def neighbour_settings(self, i: int) -> dict[str, str]:
         return {"server_id": str(100 + i)}  # replication's identity: nothing here replicates

@@ -12,6 +12,9 @@ class PostgresSeries(Series):
     def neighbour_settings(self, i: int) -> dict[str, str]:
         return {"cluster_name": f"neighbour{i}"}  # the name in the processes' titles
     start_s = 3.0
+    storage_reads = ('blks_read', 'blocks read from outside shared buffers')
+    backlog = ("the table's all-visible share of pages", '.0%')
+    scan_named = True  # "especially with Postgres"
     claims = (
         VersionClaim(CALLAGHAN_PG, "PostgreSQL point queries are roughly unchanged from 12.22 to 18.1",
                      "18", "12", "point-select QPS", "postgres 12 and 18",
