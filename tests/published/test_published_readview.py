@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -261,3 +262,55 @@ def test_the_double_latch_counts_the_global_mutex_and_shows_the_others_apart(pub
     assert "agrees on" not in verdict  # an agreement says its conditions differ from the source's
     real = latch_row(published, readview.tidy(published)).verdict
     assert "on mysql 9.7.4 (its trx-sys split" in real and "on mysql 5.7.22, mysql 8.0.15 (one trx-sys mutex" in real
+
+
+def _page_texts(chapter: str):
+    """Every text the chapter's page shows from its published data/ (its code cells run in this process: the glued
+    values, the displayed Markdown and tables as HTML) and the frames its CSV downloads write, by name."""
+    import json
+    import re
+    from unittest import mock
+
+    from dbexp.book import downloads, page, tables
+
+    nb = json.loads((Path(__file__).resolve().parents[2] / "notebooks" / f"{chapter}.ipynb").read_text())
+    texts, csvs = [], {}
+
+    def keep(obj, *a, **k):
+        data = getattr(obj, "data", None)
+        texts.append(data if isinstance(data, str) else obj.to_html() if hasattr(obj, "to_html") else "")
+
+    def write_csv(res, rows, name, root=None):
+        csvs[name] = rows.copy()
+        return f"_data/{chapter}/{name}.csv"
+
+    ns = {"__name__": "__main__"}
+    glue = lambda name, value: texts.append(value if isinstance(value, str) else str(value))  # noqa: E731
+    with mock.patch("IPython.display.display", keep), mock.patch.object(tables, "display", keep), \
+            mock.patch("dbexp.book.glued.glue", glue), mock.patch.object(page, "glue", glue), \
+            mock.patch.object(downloads, "write_csv", write_csv):
+        for c in nb["cells"]:
+            if c["cell_type"] == "code":
+                code = "".join(c["source"]) + ("\nrun = False\n" if "parameters" in c["metadata"].get("tags", []) else "")
+                exec(compile(code, f"{chapter}.ipynb", "exec"), ns)
+    return "\n".join(texts), csvs, re
+
+
+def test_the_page_shows_no_nan_no_impossible_share_and_no_empty_csv_row():
+    """Issue 45's defects, on this page's published data: no 'nan' or 'NaN' anywhere it shows text; no interval of
+    a share outside [0%, 100%] (a percentage interval below 0, or above 100 around a share under it); no CSV
+    download whose first row is empty in most of its columns."""
+    text, csvs, re = _page_texts("readview")
+    assert not re.findall(r"\bnan\b", text, re.I), re.findall(r".{60}\bnan\b.{20}", text, re.I)[:3]
+    bad = []
+    for m in re.finditer(r"(-?[\d.,]+)% \[(-?[\d.,]+)%, (-?[\d.,]+)%\]", text):
+        v, lo, hi = (float(x.replace(",", "")) for x in m.groups())
+        if lo < 0 or (v <= 100 and hi > 100) or lo == hi:  # a share's exact interval is never one value
+            bad.append(m.group(0))
+    assert not bad, bad[:5]
+    assert csvs
+    for name, frame in csvs.items():
+        if len(frame):
+            first = frame.iloc[0]
+            empty = first.isna() | (first.astype(str).str.strip() == "")
+            assert empty.mean() <= 0.5, (name, list(first.index[empty]))
