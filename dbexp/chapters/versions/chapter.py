@@ -73,8 +73,9 @@ PROFILE_SYMBOLS = 200  # the symbols kept per server and window (the rest summed
 # is not among them: switched on at run time it starts empty, where a server started with it has built it
 # during the warm-up.
 SWITCHED = ("innodb_log_writer_threads", "innodb_flush_log_at_trx_commit")
-LEAD_S = 0.4  # measure_together's lead: from the last client's start to the first mark, and before the end
-EDGES_S = 2 * LEAD_S + 0.3  # a window's seconds outside every server's turns (the leads, the clients' starts)
+LEAD_S = 0.4  # measure_together's lead where the clients run at once (slice_s 0); clients taking turns start one
+# at a time and stop two slices before the first one's end
+EDGES_S = 1.1  # a window's seconds outside every server's turns (measured: 0.8 to 2.0 s for 3 servers at 1M rows)
 REFERENCE_LOOP = 200_000  # iterations of the host-speed loop (about 5 to 10 ms of one CPU)
 
 # the default scale's PostgreSQL versions: the source's base (12) and 16, 17 and 18 (17 / 16 on hot-points is a
