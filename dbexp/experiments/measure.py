@@ -181,16 +181,17 @@ class ServerWatch:
 
     def __init__(self, server, conn, cgroup):
         self.activity = server.flavor.capability("sessions").activity
-        self.conn, self.cgroup = conn, cgroup
+        self.conn, self.cgroup, self.port = conn, cgroup, server.port
         self.idle, self.reads = 0, 0
         idle = [self.read() for _ in range(self.IDLE_READS)]
         self.idle, self.first, self.reads = min(r.running for r in idle), idle[-1], 0
 
     def read(self) -> Reading:
+        pending = procfs.tcp_unread(self.port)  # first: a statement found waiting is counted by a later read
         statements, running = self.activity(self.conn)
         t = time.monotonic()
         self.reads += 1
-        return Reading(t, statements, running - self.idle, self.cgroup.cpu_seconds())
+        return Reading(t, statements, running - self.idle, self.cgroup.cpu_seconds(), pending)
 
     def run_statements(self, marks: int) -> float:
         """The client statements the server executed since this watch was built, by its own count: a read now

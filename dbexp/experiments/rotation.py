@@ -58,6 +58,7 @@ class Reading:
     statements: float  # its count of statements executed (each read adds one, seen by the next)
     running: int  # client statements executing as it answered, the read's own left out
     cpu_s: float  # its container's CPU time, read at once after
+    pending: int = 0  # bytes on its client connections it has not read yet (a statement sent, not yet begun)
 
 
 class Watch(Protocol):
@@ -103,14 +104,17 @@ class Quiet:
 
 
 def wait_quiet(watch: Watch, timeout_s: float = QUIET_TIMEOUT_S) -> Quiet:
-    """Read the server until two reads in a row find no client statement executing and none begun between
-    them (its count grew by the first read's own only), or ``timeout_s`` passes."""
+    """Read the server until two reads in a row find no client statement executing, none begun between them (its
+    count grew by the first read's own only) and none waiting unread on its connections (a statement the stopped
+    client sent just before it stopped, which a server thread has not picked up yet: on one server CPU the reads'
+    own thread can run first), or ``timeout_s`` passes."""
     readings = [watch.read()]
 
     def settled() -> bool:
         prev, cur = readings[-1], watch.read()
         readings.append(cur)
-        return prev.running == 0 and cur.running == 0 and cur.statements - prev.statements == 1
+        return (prev.running == 0 and cur.running == 0 and prev.pending == 0 and cur.pending == 0
+                and cur.statements - prev.statements == 1)
 
     ok = bool(poll(settled, timeout_s, QUIET_POLL_S))
     return Quiet(readings[-1], ok, len(readings), readings[-1].cpu_s - readings[-2].cpu_s if ok else None)

@@ -205,3 +205,29 @@ def window(start: Snapshot, end: Snapshot) -> dict[str, float]:
     out["threads_new"] = float(len(end.switches.keys() - start.switches.keys()))
     out["threads_gone"] = float(len(start.switches.keys() - end.switches.keys()))
     return out
+
+
+TCP_TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
+ESTABLISHED = "01"
+
+
+def tcp_unread(port: int, tables=TCP_TABLES) -> int:
+    """Bytes that arrived on the established connections of a server listening on ``port`` and that it has not
+    read yet (each socket's rx_queue, in this network namespace: the lab's servers use the host's). A client's
+    statement sent just before the client was stopped waits there until a server thread reads it, and only then
+    does the server count it as begun."""
+    total = 0
+    for table in tables:
+        try:
+            with open(table) as f:
+                next(f, None)  # the header
+                for line in f:
+                    fields = line.split()
+                    if len(fields) < 5 or fields[3] != ESTABLISHED:
+                        continue
+                    local_port = int(fields[1].rsplit(":", 1)[1], 16)
+                    if local_port == port:
+                        total += int(fields[4].split(":")[1], 16)
+        except FileNotFoundError:  # no IPv6 in this kernel: its table is absent
+            continue
+    return total

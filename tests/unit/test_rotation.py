@@ -218,3 +218,57 @@ def test_the_turns_lighter_reading_of_a_process_set_agrees_with_the_full_snapsho
     assert all(light.switches[t][0] >= full.switches[t][0] for t in full.switches)  # read just after
     assert light.io.keys() == full.io.keys() and light.io[os.getpid()][1] >= full.io[os.getpid()][1]
     assert procfs.switches_and_bytes([2 ** 22 + 7]).switches == {}  # a process that is not there
+
+
+class LateServer(Server):
+    """A server whose stopped client's last statement waits unread on its connection for ``unread`` reads (the
+    reads' own thread ran first on the server CPU), then begins and runs for one read: without the unread bytes,
+    two reads would find it quiet before that statement began, and it would run in the next server's turn."""
+
+    def __init__(self, per_slice=10, unread=3):
+        super().__init__(per_slice, tail=0)
+        self.unread, self.waiting = unread, 0
+
+    def client(self):
+        inner = super().client()
+        server = self
+
+        class Client:
+            def send(self, sig):
+                inner.send(sig)
+                if sig == signal.SIGSTOP:
+                    server.waiting = server.unread
+
+        return Client()
+
+    def read(self) -> Reading:
+        r = super().read()
+        if self.waiting:
+            self.waiting -= 1
+            if not self.waiting:  # picked up now: it begins, and runs through this read
+                self.statements += 1
+                return Reading(r.t, self.statements, 1, r.cpu_s, 0)
+            return Reading(r.t, r.statements, 0, r.cpu_s, 120)
+        return r
+
+
+def test_a_turn_waits_for_a_statement_still_unread_on_its_servers_connection():
+    servers = [LateServer(10, unread=3), Server(20)]
+    turns = Rotation([s.client() for s in servers], 0.001, watches=servers)
+    turns.run_until(time.monotonic() + 0.05)
+    late = turns.of(0)
+    assert late and all(t.quiet and t.statements == 11 for t in late)  # its slice's 10 and the late one
+    assert all(t.outside == 0 for t in turns.turns if t.outside is not None)
+
+
+def test_the_unread_bytes_of_a_servers_connections_are_read_from_the_kernels_tcp_table(tmp_path):
+    from dbexp.metrics.procfs import tcp_unread
+
+    table = tmp_path / "tcp"
+    table.write_text(
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        "   0: 0100007F:0D3D 00000000:0000 0A 00000000:00000000 00:00000000 00000000   999        0 1\n"  # listening
+        "   1: 0100007F:0D3D 0100007F:A1B2 01 00000000:0000004A 00:00000000 00000000   999        0 2\n"  # 74 unread
+        "   2: 0100007F:A1B2 0100007F:0D3D 01 00000010:00000000 00:00000000 00000000     0        0 3\n"  # the client
+        "   3: 0100007F:0D3E 0100007F:A1B3 01 00000000:00000020 00:00000000 00000000   999        0 4\n")  # another port
+    assert tcp_unread(0x0D3D, tables=(str(table), str(tmp_path / "absent"))) == 0x4A
