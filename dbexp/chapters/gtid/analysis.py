@@ -53,22 +53,41 @@ def main_runs(w: pd.DataFrame, length: int = 1) -> pd.DataFrame:
     return w[w["length"] == length] if len(w) else w
 
 
-def ratios(res: Results, length: int = 1) -> pd.DataFrame:
+POOL_BY = ["flavor"]  # the A/A pairs the variance between instances is pooled over: every version's (one flavor)
+
+
+def all_ratios(res: Results, length: int = 1) -> pd.DataFrame:
     """Per server, test and threads, and comparison: the ratio A / B of each value, A and B of a window
     paired, with its 95% interval and half-width; runs of ``length``.
 
-    Two levels (the windows nested in the instances they ran on, sets of servers started on their own):
-    the ratio is the geometric mean of the instances' geometric means of their windows' ratios, and its
-    interval is taken at the instance level, from the variance between instances beyond what the windows
-    explain, pooled per server and value over the tests' A/A controls (the twin over *binlog*: two servers
-    started apart, as A and B of every comparison are), plus the comparison's own variance between windows
-    (stats.nested_ratio_ci, a t quantile on the pooled degrees of freedom). Results from one instance (or
-    before instances were recorded) keep the windows' paired t interval."""
+    Two levels, as Kalibera and Jones ask (the windows nested in the instances they ran on, sets of servers
+    started on their own): the ratio is the geometric mean of the instances' geometric means of their windows'
+    ratios, and its interval is taken at the instance level, from two variance components
+    (dbexp.experiments.paired.component_ratios): the variance between instances beyond what the windows
+    explain, pooled over the tests' A/A controls of every version (the twin over *binlog*: two servers started
+    apart, as A and B of every comparison are) by the method of moments and truncated at 0 only after pooling,
+    and the comparison's own variance between windows, a t quantile on their Satterthwaite degrees of freedom.
+    Each A/A control also a second time (``held_out`` True) with the variance between instances fitted on the
+    other half of the tests' controls only: the honest count of how often an interval holds 1. Results from one
+    instance (or before instances were recorded) keep the windows' paired t interval."""
     def compute():  # the page, its claims and its findings read it several times: computed once
         w = main_runs(tidy(res), length)
         w = w[[c for c in (*KEYS, "config", "repeat", "instance", *VALUES) if c in w]]
-        return paired.nested_ratios(w, KEYS, lambda g: RATIOS, VALUES, by="config", control=CONTROL,
-                                    pool_by=["series_name"])
+        if w.empty:
+            return pd.DataFrame()
+        w = w.assign(flavor=w["series_name"].str.split(" ").str[0])
+        r = paired.component_ratios(w, ["flavor", *KEYS], lambda g: RATIOS, VALUES, by="config", control=CONTROL,
+                                    pool_by=POOL_BY, held_out_by="test")
+        return r.drop(columns="flavor") if len(r) else r
+    return memo(res, f"gtid.all_ratios.{length}", compute)
+
+
+def ratios(res: Results, length: int = 1) -> pd.DataFrame:
+    """:func:`all_ratios` as the page reads them: every comparison once, the A/A controls with the variance
+    between instances fitted on all of them (the held-out intervals are :func:`controls`')."""
+    def compute():
+        r = all_ratios(res, length)
+        return r[~r["held_out"].astype(bool)].drop(columns="held_out").reset_index(drop=True) if len(r) else r
     return memo(res, f"gtid.ratios.{length}", compute)
 
 
@@ -211,13 +230,18 @@ def resolution(res: Results) -> dict[str, float]:
 
 
 def control(res: Results) -> dict[str, float]:
-    """The A/A control's throughput ratios (two identical servers in one window): how far from 1 the
-    ratios lie (the largest distance), how many intervals hold 1, and their median half-width."""
-    r = ratios(res)
-    cpu = r[(r["value"] == "server CPU/o") & (r["comparison"] == CONTROL)] if len(r) else r
-    r = r[(r["value"] == "throughput") & (r["comparison"] == CONTROL)] if len(r) else r
-    if r.empty or r["half_width"].isna().all():
+    """The A/A control's throughput ratios (two identical servers in one window), each interval with the
+    variance between instances fitted on the other half of the tests' controls (:func:`controls`' held-out
+    rows): how far from 1 the ratios lie (the largest distance), how many intervals hold 1, and their median
+    half-width; ``cpu_ratio``: the geometric mean of their CPU per query ratios."""
+    c = controls(res)
+    r = c[c["held_out"]] if len(c) else c
+    if r.empty or r["hi"].isna().all():
         return {"n": 0}
+    r = r.assign(ci_low=r["lo"], ci_high=r["hi"], half_width=[paired.half_width(x, lo, hi) for x, lo, hi
+                                                             in zip(r["ratio"], r["lo"], r["hi"])])
+    a = ratios(res)
+    cpu = a[(a["value"] == "server CPU/o") & (a["comparison"] == CONTROL)] if len(a) else a
     return {**paired.control(r), "cpu_ratio": stats.gmean(cpu["ratio"]) if len(cpu) else float("nan")}
 
 
@@ -242,22 +266,90 @@ def spread(res: Results) -> dict[str, float]:
     return {"n": int(paired.notna().sum()), "qps_cv": float(alone.median()), "ratio_sd": float(paired.median())}
 
 
+CONTROL_COLUMNS = ["flavor", "series_name", "test", "threads", "held_out", "ratio", "lo", "hi", "pairs", "instances",
+                   "dof", "between", "between_df", "holds_1"]
+
+
 def controls(res: Results) -> pd.DataFrame:
-    """The A/A pairs per version and test: the twin's throughput over *binlog*'s (two servers of the same
-    build and settings, started apart), with its interval at the instance level (ratios), and whether
-    the interval holds 1 (columns flavor, series_name, test, threads, ratio, lo, hi, pairs, instances,
-    holds_1)."""
-    r = ratios(res)
+    """The A/A pairs per version and test: the twin's throughput over *binlog*'s (two servers of the same build
+    and settings, started apart), with its interval at the instance level, twice: with the variance between
+    instances fitted on the other half of the tests' pairs (``held_out`` True: what the coverage is counted on)
+    and on all of them (False); and whether the interval holds 1 (columns CONTROL_COLUMNS)."""
+    r = all_ratios(res)
     r = r[(r["comparison"] == CONTROL) & (r["value"] == "throughput")] if len(r) else r
     if r.empty:
-        return pd.DataFrame(columns=["flavor", "series_name", "test", "threads", "ratio", "lo", "hi", "pairs",
-                                     "instances", "holds_1"])
-    out = r.assign(flavor=r["series_name"].str.split(" ").str[0], lo=r["ci_low"], hi=r["ci_high"])
+        return pd.DataFrame(columns=CONTROL_COLUMNS)
+    out = r.assign(flavor=r["series_name"].str.split(" ").str[0], lo=r["ci_low"], hi=r["ci_high"],
+                   held_out=r["held_out"].astype(bool))
     out["holds_1"] = paired.holds_one(out)
-    return out[["flavor", "series_name", "test", "threads", "ratio", "lo", "hi", "pairs", "instances",
-                "holds_1"]].reset_index(drop=True)
+    return out[CONTROL_COLUMNS].sort_values(["series_name", "test", "threads", "held_out"], key=lambda col: (
+        col.map(version_key) if col.name == "series_name" else col)).reset_index(drop=True)
 
 
 def derived(res: Results) -> dict[str, pd.DataFrame]:
     """What publishing writes beside the runs: data/gtid/controls.parquet (:func:`controls`)."""
     return {"controls": controls(res)}
+
+
+# each comparison as the page states it: what turning the feature off gains, "off / on" (the sources' own
+# direction: the GTID source's nogtid over gtid, the regression source's gains), the A/A control as twin / binlog;
+# (the label, whether ratios()' A / B is inverted to get it)
+EFFECTS = {"GTIDs": ("GTIDs: without / with", True), "the binlog": ("binlog: off / on", True),
+           "performance_schema off": ("performance_schema: off / on", False),
+           CONTROL: ("A/A: twin / binlog", False)}
+
+
+def effects(res: Results, value: str = "throughput") -> pd.DataFrame:
+    """Every comparison's ratio of ``value`` in the page's one direction (EFFECTS: off / on, the A/A control twin
+    / binlog), with its 95% interval: columns series_name, version, test, threads, comparison, effect (its label),
+    ratio, ci_low, ci_high, pairs, instances, source (the source's own number where it printed one, else NaN)."""
+    r = ratios(res)
+    r = r[r["value"] == value] if len(r) else r
+    if r.empty:
+        return pd.DataFrame(columns=["series_name", "version", "test", "threads", "comparison", "effect", "ratio",
+                                     "ci_low", "ci_high", "pairs", "instances", "source"])
+    rows = []
+    for x in r.itertuples():
+        label, invert = EFFECTS[x.comparison]
+        ratio, lo, hi = (1 / x.ratio, 1 / x.ci_high, 1 / x.ci_low) if invert else (x.ratio, x.ci_low, x.ci_high)
+        rows.append({"series_name": x.series_name, "version": x.series_name.split(" ", 1)[-1], "test": x.test,
+                     "threads": x.threads, "comparison": x.comparison, "effect": label, "ratio": ratio, "ci_low": lo,
+                     "ci_high": hi, "pairs": x.pairs, "instances": x.instances,
+                     "source": _source_effect(x.comparison, x.series_name, x.test) if value == "throughput"
+                     else float("nan")})
+    return pd.DataFrame(rows)
+
+
+def _source_effect(comparison: str, name: str, test: str) -> float:
+    """The sources' own number for one effect (EFFECTS' direction), where they printed one for this version's
+    family and test: the regression source's gains on update-non-index (5.7 and 8.0), the GTID source's
+    8-core nogtid / gtid on insert and update-index (its versions from 8.0.44: a newer family only)."""
+    from dbexp.experiments import ledger as src
+
+    if comparison in ("the binlog", "performance_schema off") and test == "update-non-index":
+        g = src.gain("skip-log-bin" if comparison == "the binlog" else "performance_schema=0", name)
+        return float("nan") if g is None else g
+    if comparison == "GTIDs" and test in ("insert", "update-index") and version_key(name) >= (8, 0, 44):
+        low, high = src.EIGHT_TPUT[test]
+        return 2 / (low + high)  # the middle of "about 5%", as nogtid / gtid
+    return float("nan")
+
+
+PER_COMMIT = ("binlog_bytes_per_commit", "binlog_events_per_commit", "binlog_gtid_events_per_commit",
+              "binlog_anonymous_gtid_events_per_commit", "binlog_table_map_events_per_commit",
+              "binlog_rows_events_per_commit", "binlog_query_events_per_commit")
+
+
+def binlog_per_commit(res: Results) -> pd.DataFrame:
+    """What each commit wrote to the binlog, per version, test, thread count and configuration with the binlog
+    on: medians over the windows of the bytes per commit and of the events per commit by type (those the runs
+    stored: the events are read back after each window, chapter.event_figures)."""
+    w = main_runs(tidy(res))
+    cols = [c for c in PER_COMMIT if c in w]
+    if w.empty or "binlog_bytes_per_commit" not in cols:
+        return pd.DataFrame()
+    w = w.dropna(subset=["binlog_bytes_per_commit"])
+    out = w.groupby(["series_name", "test", "threads", "config"], observed=True)[cols].median().reset_index()
+    out["config"] = out["config"].astype(str)
+    return out.sort_values(["series_name", "test", "threads"], key=lambda col: (
+        col.map(version_key) if col.name == "series_name" else col), kind="stable").reset_index(drop=True)

@@ -10,8 +10,8 @@ import pandas as pd
 
 from dbexp.book import prose
 from dbexp.catalog.versions import version_key
-from dbexp.chapters.gtid.analysis import (control, gap_changes, length_check, main_runs, pick, ratios, resolution,
-                                          spread, tidy, twin_over_binlog, windows)
+from dbexp.chapters.gtid.analysis import (control, effects, gap_changes, length_check, main_runs, pick, ratios,
+                                          resolution, spread, tidy, twin_over_binlog, windows)
 from dbexp.chapters.gtid.configs import TARGET_HALF_WIDTH
 from dbexp.chapters.gtid.engines.innodb import of_series
 from dbexp.experiments import ledger as src
@@ -52,8 +52,9 @@ def resolution_numbers(res: Results) -> dict:
 def _point(x, label: str | None = None) -> dict:
     """A ratio with its point and its interval (None where one window gave no interval)."""
     interval = (x.ci_low, x.ci_high) if x.ci_low == x.ci_low else (None, None)
-    return {"label": label or f"{x.series_name} {x.test} {x.threads}t", "ratio": x.ratio,
-            "low": interval[0], "high": interval[1]}
+    return {"label": label or f"{x.series_name.split(' ', 1)[-1]} {x.test}", "ratio": x.ratio,
+            "low": interval[0], "high": interval[1],
+            "source": getattr(x, "source", None) if getattr(x, "source", None) == getattr(x, "source", None) else None}
 
 
 def _extremes(g: pd.DataFrame) -> dict | None:
@@ -89,40 +90,54 @@ def length_numbers(res: Results) -> dict:
             if resolved.any() else None}
 
 
+def _by_version(e: pd.DataFrame) -> list[dict]:
+    """One effect's rows (effects()) as points labelled by version, oldest first."""
+    e = e.sort_values("series_name", key=lambda col: col.map(version_key)) if len(e) else e
+    return [_point(x, x.version) for x in e.itertuples()]
+
+
 def findings_numbers(res: Results) -> dict:
-    r = ratios(res)
-    tput = r[(r["value"] == "throughput")] if len(r) else r
-    gtid = tput[(tput["comparison"] == "GTIDs") & (tput["threads"] == 1)] if len(tput) else tput
-    insert = [_point(x, x.series_name.split(" ", 1)[-1]) for x in gtid[gtid["test"] == "insert"].itertuples()] \
-        if len(gtid) else []
+    """The page's five findings' numbers, each ratio in the page's direction (analysis.effects: what turning a
+    feature off gains), with its 95% interval."""
+    e = effects(res)
+    one = e[e["threads"] == 1] if len(e) else e
+    unx = one[one["test"] == "update-non-index"] if len(one) else one
+    gtid = one[one["comparison"] == "GTIDs"] if len(one) else one
+    per_commit = gtid[gtid["series_name"].map(lambda n: of_series(n).gtid_table_per_commit())] if len(gtid) else gtid
+    cpu = effects(res, "server CPU/o")
+    cpu = cpu[(cpu["comparison"] == "the binlog") & (cpu["test"] == "update-non-index") & (cpu["threads"] == 1)] \
+        if len(cpu) else cpu
+    cpu = cpu.assign(ratio=1 / cpu["ratio"], ci_low=1 / cpu["ci_high"], ci_high=1 / cpu["ci_low"]) if len(cpu) else cpu
     w = main_runs(tidy(res))
     old, new = (pick(w, f) if len(w) else None for f in ("5.7", "8.0"))
     gc = gap_changes(res)
     gc = gc[(gc["base"] == old) & (gc["new"] == new) & (gc["threads"] == 1)] if len(gc) else gc
-    head = binlog = pfs = None
+    head = moves = None
     if len(gc):
         x = gc.iloc[0]
         head = {"ratio": x["gap"], "low": x["gap_low"], "high": x["gap_high"], "source": src.gap(),
                 "old": old.split(" ", 1)[-1], "new": new.split(" ", 1)[-1]}
-        for config, factor in (("binlog off", "skip-log-bin"), ("binlog, P_S off", "performance_schema=0")):
-            y = gc[gc["config"] == config]
-            if len(y):
-                y = y.iloc[0]
-                found = {"ratio": y["ratio"], "low": y["ci_low"], "high": y["ci_high"], "points": y["points"],
-                         "source": src.gap_change(factor), "source_points": src.gap_points(factor)}
-                if config == "binlog off":
-                    binlog = found
-                else:
-                    pfs = found
-    off = tput[(tput["comparison"] == "the binlog") & (tput["test"] == "update-non-index") & (tput["threads"] == 1)] \
-        if len(tput) else tput
-    gains = [{"label": x.series_name.split(" ", 1)[-1], "ratio": 1 / x.ratio, "low": 1 / x.ci_high,
-              "high": 1 / x.ci_low, "source": src.gain("skip-log-bin", x.series_name)} for x in off.itertuples()]
-    old_versions = sorted({n.split(" ", 1)[-1] for n in gtid["series_name"] if not of_series(n).gtid_table_per_commit()},
-                          key=version_key) if len(gtid) else []
-    return {"gtid": _extremes(gtid), "insert": insert, "old_versions": old_versions, "insert_source": src.EIGHT_TPUT["insert"],
-            "head": head, "binlog": binlog, "gains": gains, "pfs": pfs, "length": length_numbers(res),
-            "turns": turn_numbers(res), **resolution_numbers(res)}
+        moves = [{"what": what, "points": y["points"], "ratio": y["ratio"], "low": y["ci_low"], "high": y["ci_high"],
+                  "source_points": src.gap_points(factor)}
+                 for config, factor, what in (("binlog off", "skip-log-bin", "the binlog off"),
+                                              ("binlog, P_S off", "performance_schema=0", "performance_schema off"))
+                 for y in [gc[gc["config"] == config]] if len(y) for y in [y.iloc[0]]]
+    return {"binlog": _by_version(unx[unx["comparison"] == "the binlog"]) if len(unx) else [],
+            "binlog_cpu": _by_version(cpu),
+            "binlog_all": _extremes(one[one["comparison"] == "the binlog"]) if len(one) else None,
+            "gtid": _extremes(gtid), "gtid_table": _extremes(per_commit),
+            "gtid_table_versions": sorted({x.split(" ", 1)[-1] for x in per_commit["series_name"]}, key=version_key)
+            if len(per_commit) else [],
+            "insert": [p for p in _by_version(per_commit[per_commit["test"] == "insert"])] if len(per_commit) else [],
+            "pfs": _by_version(unx[unx["comparison"] == "performance_schema off"]) if len(unx) else [],
+            "pfs_all": _extremes(one[one["comparison"] == "performance_schema off"]) if len(one) else None,
+            "head": head, "moves": moves or [], "length": length_numbers(res), "control": control(res),
+            "turns": turn_numbers(res)}
+
+
+def headline(res: Results) -> str:
+    """The page's answer in one or two sentences (the template headline.md.j2; '' with no ratio)."""
+    return sentence(res, "headline").strip()
 
 
 def turn_numbers(res: Results) -> dict:
@@ -138,11 +153,6 @@ NUMBERS = {"turns": turn_numbers, "headline": findings_numbers, "gtid_loss": los
 def findings(res: Results) -> str:
     """The page's findings (the template findings.md.j2)."""
     return sentence(res, "findings")
-
-
-def headline(res: Results) -> str:
-    """The page's answer in one or two sentences (the template headline.md.j2; '' with no GTID ratio)."""
-    return sentence(res, "headline").strip()
 
 
 def sentence(res: Results, name: str) -> str:

@@ -27,6 +27,21 @@ class GtidEngine(ABC):
         commit got one)."""
 
     @abstractmethod
+    def binlog_end(self, conn) -> tuple[str, int] | None:
+        """Where the binary log ends now (its last file and that file's size), or None where it is off: the
+        position a window's events are read from afterwards (:meth:`binlog_events`)."""
+
+    @abstractmethod
+    def binlog_events(self, conn, start: tuple[str, int], limit: int) -> dict[str, float]:
+        """The events of the binary log from ``start`` (at most ``limit``), counted by type up to the last
+        transaction's end: {event type: count, "transactions": the transactions ended}."""
+
+    @abstractmethod
+    def compiled_defaults(self, server) -> dict[str, bool]:
+        """Whether GTIDs are on by the binary's own defaults, no option file read (``gtid_mode``,
+        ``enforce_gtid_consistency``: True where ON)."""
+
+    @abstractmethod
     def gtid_table_per_commit(self) -> bool:
         """Whether each commit's GTID is written to a table (what the GTID source's versions do)."""
 

@@ -4,8 +4,11 @@ the binlog's size."""
 
 from __future__ import annotations
 
+import re
+
 from dbexp.chapters.gtid.configs import CONFIGS
 from dbexp.chapters.gtid.engines import GtidEngine
+from dbexp.errors import DbexpError
 from dbexp.experiments import binlog as mysql_binlog
 from dbexp.servers.options import same_setting
 from dbexp.servers.registry import flavor_of_spec
@@ -66,6 +69,39 @@ class MySQLBinlog(GtidEngine):
             return None
         return float(sum(int(r[1]) for r in query(conn, "SHOW BINARY LOGS")))
 
+    def binlog_end(self, conn) -> tuple[str, int] | None:
+        """The last binlog file and its size (SHOW BINARY LOGS: the end of the log when no commit is being
+        written, an event boundary), or None with the binlog off."""
+        if not self.binlog_on(conn):
+            return None
+        rows = query(conn, "SHOW BINARY LOGS")
+        return str(rows[-1][0]), int(rows[-1][1])
+
+    def binlog_events(self, conn, start: tuple[str, int], limit: int) -> dict[str, float]:
+        """SHOW BINLOG EVENTS from ``start`` (at most ``limit`` events, in that file), counted by event type up
+        to the last transaction's end (an ``Xid`` event: InnoDB's commit), with "transactions": how many ended.
+        A read of what each commit wrote, not of its bytes (:meth:`binlog_bytes`)."""
+        name, pos = start
+        if not re.fullmatch(r"[\w.-]+", name):
+            raise DbexpError(f"bad binlog file name {name!r}: expected letters, digits, '.', '_' or '-'")
+        rows = query(conn, f"SHOW BINLOG EVENTS IN '{name}' FROM {int(pos)} LIMIT {int(limit)}")
+        return count_events([str(r[2]) for r in rows])
+
+    def compiled_defaults(self, server) -> dict[str, bool]:
+        """gtid_mode and enforce_gtid_consistency as the server binary's own defaults print them (its options
+        probe, ``mysqld --no-defaults --verbose --help``, run in the server's container): True where ON."""
+        entrypoint, user, args = self.flavor.options_probe
+        if server.container is None:
+            raise DbexpError(f"{self.flavor.name} {self.flavor.version}: its compiled defaults are read in its "
+                             "container, and this server runs without one")
+        code, out = server.container.exec_run([*entrypoint, *args], **({"user": user} if user else {}))
+        found = parse_defaults(out.decode("utf-8", "replace"), ("gtid_mode", "enforce_gtid_consistency"))
+        missing = [name for name, v in found.items() if v is None]
+        if code != 0 or missing:
+            raise DbexpError(f"{self.flavor.name} {self.flavor.version}: its options probe (exit {code}) printed "
+                             f"no default for {', '.join(missing) or 'every option'}")
+        return {name: same_setting(v, "ON") for name, v in found.items()}
+
     def gtids_executed(self, conn) -> float:
         """The GTIDs in ``gtid_executed`` (every transaction committed with one, since the server started),
         counted from the set's intervals (:func:`count_gtids`)."""
@@ -91,6 +127,26 @@ class MySQLBinlog(GtidEngine):
             query(conn, f"SET GLOBAL gtid_mode = {mode}")
         if not on:
             query(conn, "SET GLOBAL enforce_gtid_consistency = OFF")
+
+
+def count_events(types: list[str]) -> dict[str, float]:
+    """Binlog event types in the log's order, counted up to the last transaction's end (an ``Xid`` event:
+    InnoDB's commit), with "transactions": how many ended."""
+    ends = [i for i, t in enumerate(types) if t == "Xid"]
+    counts: dict[str, float] = {"transactions": float(len(ends))}
+    for t in types[:ends[-1] + 1] if ends else []:
+        counts[t] = counts.get(t, 0.0) + 1
+    return counts
+
+
+def parse_defaults(text: str, names) -> dict[str, str | None]:
+    """The value column of ``mysqld --verbose --help``'s table of defaults for each option of ``names`` (its
+    line: the option's name with dashes, spaces, the value), None where it has no line."""
+    out = {}
+    for name in names:
+        m = re.search(rf"^{re.escape(name.replace('_', '-'))}[ \t]+(\S+)[ \t]*$", text, re.M)
+        out[name] = m.group(1) if m else None
+    return out
 
 
 def count_gtids(text: str) -> int:
