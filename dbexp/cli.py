@@ -175,6 +175,54 @@ def bench(spec, script, threads, duration, repeats, tables, table_size, server_c
 
 
 @main.command()
+@click.argument("spec")
+@click.option("--script", default="oltp_point_select", show_default=True)
+@click.option("--events", default=1000, show_default=True,
+              help="sysbench events counted (after a warm-up pass as long, on one client thread).")
+@click.option("--tables", default=1, show_default=True)
+@click.option("--table-size", default=10000, show_default=True)
+@click.option("--sim/--no-sim", default=True, show_default=True,
+              help="Simulate the caches and the branch predictor too (misses per operation; slower).")
+@click.option("--twice", is_flag=True,
+              help="Count on two separately started servers and say whether the counts agree within 0.5%.")
+@click.option("--top", default=15, show_default=True, help="Functions shown, by inclusive instructions.")
+@click.option("--server-cpuset", default="1", show_default=True)
+@click.option("--client-cpuset", default="0", show_default=True)
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE")
+@click.option("--force", is_flag=True, help="Count again points already recorded.")
+def count(spec, script, events, tables, table_size, sim, twice, top, server_cpuset, client_cpuset, settings,
+          force):
+    """Count SPEC's instructions per statement under valgrind's callgrind and record them (experiment
+    'count'): a cost that is the same on every x86-64 machine, with the functions it goes to."""
+    from dbexp.experiments import counted
+    from dbexp.results import Store
+    from dbexp.servers import ServerConfig, parse_settings
+    from dbexp.workloads import Workload
+
+    config = ServerConfig(spec, server_cpuset or None, settings=parse_settings(settings))
+    workload = Workload(script, 1, tables=tables, table_size=table_size, cpuset=client_cpuset or None)
+    store = Store()
+    point = counted.point(config, workload, "callgrind-sim" if sim else "callgrind")
+    ids = counted.run(counted.Counted("count", events), [point], store, instances=2 if twice else 1, force=force)
+    wide = store.measurements_wide(store.runs("count").query("run_id in @ids")).sort_values("instance")
+    cols = {"version": "version", "instance": "server", "instructions_per_op": "instructions/op",
+            "d1_misses_per_op": "D1 misses/op", "ll_misses_per_op": "LL misses/op",
+            "branch_mispredicts_per_op": "mispredicts/op", "ops_counted": "ops", "valgrind_start_s": "start s",
+            "count_ops_per_s": "ops/s counted"}
+    shown = wide[[c for c in cols if c in wide]].rename(columns=cols)
+    click.echo(shown.to_string(index=False, float_format=lambda v: f"{v:,.1f}"))
+    table = counted.functions(store, wide["run_id"].iloc[0], "inclusive", top)
+    click.echo(f"\ntop {len(table)} functions by inclusive instructions per statement (server {wide['instance'].iloc[0]}):")
+    click.echo(table.to_string(index=False, formatters={"per_op": "{:,.0f}".format, "share": "{:.1%}".format,
+                                                         "calls_per_op": "{:.2f}".format}))
+    if twice:
+        row = counted.agreement(store, ids).iloc[0]
+        verdict = "agree" if row["agree"] else "do not agree"
+        click.echo(f"\nthe two servers' counts differ by {row['spread']:.3%} of their mean: they {verdict} "
+                   f"within {counted.AGREE:.1%}")
+
+
+@main.command()
 @click.option("--write-parameters", is_flag=True,
               help="Rewrite each chapter notebook's parameters cell from its chapter's Scale.")
 @click.option("--write-derived", is_flag=True,

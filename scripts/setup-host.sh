@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the host tools the lab drives: sysbench, debootstrap, Docker's engine, MySQL/PostgreSQL
 # clients, the libraries the offline MySQL binaries need for bare runs, Chromium for the chart
-# check, perf and bpftrace for looking inside a running server, and a local registry (docker-registry, run by
+# check, perf and bpftrace for looking inside a running server, valgrind for counting a server's
+# instructions (dbexp/servers/valgrind.py mounts it into the server's container), and a local registry (docker-registry, run by
 # tests/test_registry.py, which starts its own; on systemd hosts the package also starts a service on
 # port 5000). Debian-like hosts (Ubuntu too) as root or with password-less sudo;
 # elsewhere it says what is missing.
@@ -19,6 +20,7 @@ have mvn || need+=(maven)
 have npm || need+=(npm)
 have perf || need+=(linux-perf)
 have bpftrace || need+=(bpftrace)
+have valgrind || need+=(valgrind)
 have docker-registry || need+=(docker-registry)
 python3 -m venv --help >/dev/null 2>&1 || need+=(python3-venv)
 # libaio1 was renamed libaio1t64 in Debian 13 and Ubuntu 24.04

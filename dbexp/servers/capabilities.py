@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import abc
 
+from dbexp.errors import DbexpError
+
 
 class Capability:
     """A piece of one flavor's knowledge, bound to the flavor (and so to its version). This module
@@ -88,7 +90,30 @@ class Cleanup(Capability, abc.ABC):
         """The cleanup's state as a precondition: {check: (ok, what was seen)}."""
 
 
-NAMES = ("relaxed_commit", "set_global", "sessions", "uprobes", "series", "cleanup")  # every capability there is
+class Callgrind(Capability, abc.ABC):
+    """What valgrind's callgrind needs to count the work of a server's client statements
+    (dbexp.servers.valgrind runs the server under it; dbexp.metrics.callgrind counts)."""
+
+    entry: str  # --toggle-collect pattern: the function a client statement's work runs inside
+    statement: str  # pattern of the function entered once per client statement inside ``entry``
+    # One process per connection (PostgreSQL's backends), whose counts callgrind writes as the connection
+    # ends; else one process serves every connection, and :meth:`mark` ends a window
+    per_connection: bool
+    marker: str = ""  # the function only :meth:`mark`'s statement enters: callgrind dumps before it
+
+    @abc.abstractmethod
+    def settings(self, requested: dict[str, str]) -> dict[str, str]:
+        """Settings that make a count repeatable and let the server run under valgrind, given those
+        requested (which win over these); options this version does not know are left out by the caller."""
+
+    def mark(self, conn) -> None:
+        """End a window: run the statement that enters :attr:`marker` (one process for every connection)."""
+        raise DbexpError(f"{self.flavor.name} {self.flavor.version} counts a process per connection: there is "
+                         "no window to mark")
+
+
+NAMES = ("relaxed_commit", "set_global", "sessions", "uprobes", "series", "cleanup",
+         "callgrind")  # every capability there is
 
 
 def table(base: dict[str, type[Capability] | None], **changes: type[Capability] | None) -> dict:

@@ -9,6 +9,9 @@ from dbexp.errors import DbexpError
 
 _CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 _MEMORY = re.compile(r"^\d+[bkmg]?$", re.I)
+# Ways to run a server under valgrind (dbexp.servers.valgrind.MODES): callgrind counting instructions,
+# or instructions and simulated caches and branches
+UNDER = ("callgrind", "callgrind-sim")
 
 
 def check_cpuset(value: str | None, what: str = "cpuset") -> str | None:
@@ -59,11 +62,15 @@ class ServerConfig:
     memory: str | None = "4g"  # container memory limit; None: unlimited
     settings: dict[str, str] = field(default_factory=dict)  # my.cnf options / postgresql.conf
     source: str | None = None  # overrides an @source suffix in spec
+    under: str | None = None  # run under valgrind: one of UNDER (dbexp.servers.valgrind); None: natively
 
     def __post_init__(self):
         check_cpuset(self.cpuset, "server cpuset")
+        if self.under is not None and self.under not in UNDER:
+            raise DbexpError(f"bad way to run a server {self.under!r}: valid are {', '.join(UNDER)} (or none)")
         if self.memory is not None and not _MEMORY.match(str(self.memory)):
             raise DbexpError(f"bad memory limit {self.memory!r}: expected a size like 2g, 512m")
 
     def key(self) -> tuple:
-        return (self.spec, self.cpuset, self.memory, tuple(sorted(self.settings.items())), self.source)
+        key = (self.spec, self.cpuset, self.memory, tuple(sorted(self.settings.items())), self.source)
+        return key + (self.under,) if self.under else key

@@ -63,6 +63,7 @@ class Server:
     ready_s: float = 0.0
     data_dir: str | None = None  # a bare process's data directory on this host (containers: None)
     log_path: Path | None = None  # a bare process's log file
+    under: Any = None  # the dbexp.servers.valgrind.Valgrind it runs under (config.under), else None
 
     @property
     def host(self) -> str:
@@ -131,6 +132,8 @@ class Server:
             remove(self.container)
         if self.process is not None:
             stop_process(self.process, self.flavor.stop_signal)
+        if self.under is not None:
+            self.under.close()
 
 
 def stop_process(proc: Child, sig: int, timeout_s: float = 60) -> None:
@@ -241,10 +244,24 @@ def start(config: ServerConfig, role: str = "experiment", name: str | None = Non
     if config.memory:
         kwargs["mem_limit"] = config.memory
         kwargs["memswap_limit"] = config.memory
+    settings, environment, under = config.settings, flavor.environment(), None
+    if config.under:  # valgrind's (dbexp.servers.valgrind): the server starts natively, its folder mounted
+        from dbexp.servers.valgrind import Valgrind, counting_settings, image_path
+
+        settings = {**counting_settings(flavor, image, config.settings), **config.settings}
+        under = Valgrind.for_server(config.under, flavor, flavor.command(port, settings))
+        environment.update(under.environment(image_path(image.ref)))
+        kwargs["volumes"] = under.volumes()
+        labels["dbexp.under"] = config.under
     started = time.monotonic()
-    container = run_container(image.ref, flavor.command(port, config.settings), flavor.environment(), labels,
-                              name=name, shm_size="256m", **kwargs)
-    server = Server(config, build, flavor, image, port, container=container, started_at=started)
+    try:
+        container = run_container(image.ref, flavor.command(port, settings), environment, labels,
+                                  name=name, shm_size="256m", **kwargs)
+    except BaseException:
+        if under is not None:
+            under.close()
+        raise
+    server = Server(config, build, flavor, image, port, container=container, started_at=started, under=under)
     try:
         wait_ready(server)
     except BaseException:

@@ -143,6 +143,36 @@ class Cleanup(capabilities.Cleanup):
         return {f"history list <= {self.HISTORY_LIMIT}": (history <= self.HISTORY_LIMIT, history)}
 
 
+class Callgrind(capabilities.Callgrind):
+    """A client statement's work: ``do_command`` (one command read and dispatched, login and the
+    connection's other work outside it), one ``dispatch_command`` per statement. One process serves
+    every connection: a window ends with ``DO ACOS(...)``, whose function no workload of the lab calls
+    and every MySQL and MariaDB build here exports (callgrind names only exported functions in these
+    stripped binaries)."""
+
+    entry = "do_command(*"
+    statement = "dispatch_command(*"
+    per_connection = False
+    marker = "Item_func_acos::val_real*"
+
+    def settings(self, requested: dict[str, str]) -> dict[str, str]:
+        """No buffer pool loaded at startup (8.0's default loads the pages of the last shutdown: two
+        500-statement counts then differed by 3%) nor dumped; no spin loops (valgrind runs one thread at
+        a time, so a spinning thread spins its whole time slice, counted): InnoDB's mutexes and
+        8.0's waits for the redo log (a CPU high-water mark of 0 turns their spinning off); InnoDB's own
+        I/O threads instead of native AIO (sid's libaio waits with io_pgetevents, which valgrind 3.19
+        does not handle; a statement's page reads are synchronous either way); MariaDB 11.8's address
+        space for the buffer pool reserved to its size (its default reservation, 8 TiB, does not map
+        under valgrind)."""
+        return {"innodb_buffer_pool_load_at_startup": "OFF", "innodb_buffer_pool_dump_at_shutdown": "OFF",
+                "innodb_spin_wait_delay": "0", "innodb_sync_spin_loops": "0", "innodb_log_spin_cpu_pct_hwm": "0",
+                "innodb_use_native_aio": "OFF",
+                "innodb_buffer_pool_size_max": requested.get("innodb_buffer_pool_size", "128M")}
+
+    def mark(self, conn) -> None:
+        query(conn, "DO ACOS(@dbexp_mark)")
+
+
 class MySQL(Flavor):
     name = "mysql"
     title = "MySQL"
@@ -150,7 +180,7 @@ class MySQL(Flavor):
     ready_line = "ready for connections"
     options_probe = (("mysqld",), None, ("--no-defaults", "--verbose", "--help"))
     capabilities = {"relaxed_commit": RelaxedCommit, "set_global": SetGlobal, "sessions": Sessions,
-                    "uprobes": Uprobes, "series": SeriesFacts, "cleanup": Cleanup}
+                    "uprobes": Uprobes, "series": SeriesFacts, "cleanup": Cleanup, "callgrind": Callgrind}
     series_table: tuple[Series, ...] = MYSQL_SERIES  # what differs between its series (``series``)
     version_store = "undo"
     counter_series = ("Questions", "Com_select", "Com_commit", "Innodb_rows_read", "Innodb_rows_updated",

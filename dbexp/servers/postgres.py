@@ -98,6 +98,22 @@ class Cleanup(capabilities.Cleanup):
         return {f"all-visible pages >= {self.ALL_VISIBLE:.0%}": (share >= self.ALL_VISIBLE, round(share, 4))}
 
 
+class Callgrind(capabilities.Callgrind):
+    """A client statement's work: ``PostgresMain``, the backend's loop over its client's messages
+    (login included: a count subtracts two windows that both hold one), one ``PortalRun`` per statement
+    executed (simple or extended protocol: the npm builds inline the message handlers into the loop).
+    A process per connection: callgrind writes each backend's counts as its connection ends."""
+
+    entry = "PostgresMain"
+    statement = "PortalRun"
+    per_connection = True
+
+    def settings(self, requested: dict[str, str]) -> dict[str, str]:
+        """No autovacuum: its workers start by the clock (slower under valgrind), and what they prune or
+        mark changes what the counted backend finds."""
+        return {"autovacuum": "off"}
+
+
 class Postgres(Flavor):
     name = "postgres"
     title = "PostgreSQL"
@@ -106,7 +122,7 @@ class Postgres(Flavor):
     options_probe = (("postgres",), "postgres", ("--describe-config",))
     version_query = "SHOW server_version"
     capabilities = {"relaxed_commit": RelaxedCommit, "set_global": SetGlobal, "sessions": Sessions,
-                    "uprobes": Uprobes, "cleanup": Cleanup}
+                    "uprobes": Uprobes, "cleanup": Cleanup, "callgrind": Callgrind}
     version_store = "heap"
     counter_series = ("xact_commit", "tup_returned", "tup_fetched", "tup_updated", "blks_read", "blks_hit",
                       "numbackends", "wal_bytes", "buffers_alloc")

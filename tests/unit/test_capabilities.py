@@ -12,7 +12,8 @@ pytestmark = pytest.mark.unit
 
 INTERFACES = {"relaxed_commit": capabilities.RelaxedCommit, "set_global": capabilities.SetGlobal,
               "sessions": capabilities.Sessions, "uprobes": capabilities.Uprobes,
-              "series": capabilities.SeriesFacts, "cleanup": capabilities.Cleanup}
+              "series": capabilities.SeriesFacts, "cleanup": capabilities.Cleanup,
+              "callgrind": capabilities.Callgrind}
 
 
 def test_every_capability_name_has_its_interface():
