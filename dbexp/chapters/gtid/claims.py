@@ -77,10 +77,18 @@ def gtid_witness(g: pd.DataFrame) -> verdicts.Witness:
 
 
 def turn_witness(g: pd.DataFrame) -> verdicts.Witness:
-    """One at a time, per-operation figures counted in each server's own turns (rotation.describe), in the
-    runs ``g``."""
-    ok, what = rotation.describe(g)
-    return verdicts.witness(ok, f"turns: {what}")
+    """One at a time, per-operation figures counted in each server's own turns, in the runs ``g``: every run's
+    turns held (rotation.held: every turn ended with its server quiet, no statement outside its own turns), said
+    in a few words (the page's method section says what the turns show at length: rotation.describe)."""
+    if g.empty:
+        return verdicts.witness(False, "turns: no runs")
+    n = rotation.numbers(g)
+    ok = bool(rotation.held(g).all())
+    if not n["stored"]:
+        return verdicts.witness(False, f"turns: {n['old']} runs stored no turn records (their per-operation figures "
+                                       "span the whole run, every client at once at its start and end)")
+    return verdicts.witness(ok, f"turns held in {n['held']} of {len(g)} runs ({n['quiet']:,} of {n['turns']:,} turns "
+                                f"ended quiet, {n['outside']} statements outside a server's own turns)")
 
 
 def per_op_witness(g: pd.DataFrame) -> verdicts.Witness:
@@ -150,12 +158,16 @@ def _version(name: str) -> str:
 
 
 def per_version(found: dict[str, str]) -> str:
-    """Verdicts by server as one cell: the verdict where every server gave it, else each server's."""
+    """Verdicts by server as one cell: the verdict where every server gave it, else each verdict once, after the
+    servers that gave it ('5.7.22, 8.0.15: not testable here (...); 9.7.4: agrees')."""
     if not found:
         return NM
     if len(set(found.values())) == 1:
         return next(iter(found.values()))
-    return "; ".join(f"{_version(name)}: {v}" for name, v in found.items())
+    by: dict[str, list[str]] = {}
+    for name, v in found.items():
+        by.setdefault(v, []).append(_version(name))
+    return "; ".join(f"{', '.join(names)}: {v}" for v, names in by.items())
 
 
 def _clients(threads) -> str:
@@ -228,7 +240,7 @@ def predates_source(name: str) -> str | None:
     if of_series(name).gtid_table_per_commit():
         return None
     return verdicts.not_testable(f"the source measured {src.GTID_RANGE}, which write each commit's GTID to "
-                                 f"mysql.gtid_executed; {_version(name)} does not")
+                                 "mysql.gtid_executed (from 8.0.17); this version does not")
 
 
 def _span(lo: float, hi: float) -> str:
