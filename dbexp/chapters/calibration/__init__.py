@@ -11,12 +11,13 @@ from dbexp.chapters.calibration.analysis import (EPISODE_BUSY_PCT, RATIOS, aa_in
                                                  version_ratio)
 from dbexp.chapters.calibration.charts import aa_chart
 from dbexp.chapters.calibration.claims import claims
+from dbexp.chapters.calibration.claims import conditions as claims_conditions
 from dbexp.chapters.calibration.chapter import CHAPTER, Scale, estimated_s, run
 from dbexp.chapters.calibration.findings import (cpu_reading, episodes_sentence, findings, length_reading,
                                                   ratio_design, ratio_reading, readme_block, sampler_cost_sentence,
                                                   spread_reading)
 
-__all__ = ["CHAPTER", "EPISODE_BUSY_PCT", "RATIOS", "Scale", "aa_chart", "aa_intervals", "aa_pairs", "aa_summary", "claims",
+__all__ = ["CHAPTER", "EPISODE_BUSY_PCT", "RATIOS", "Scale", "aa_chart", "claims_conditions", "aa_intervals", "aa_pairs", "aa_summary", "claims",
            "scan_variance", "settle_table", "spread_frame", "cotenancy_table", "cpu_reading", "cpu_table", "episode_numbers",
            "episodes_sentence", "estimated_s", "findings", "length_checks", "length_reading", "ratio_design",
            "ratio_numbers", "ratio_reading", "ratio_table", "readme_block", "relative_versions", "run",

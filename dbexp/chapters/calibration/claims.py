@@ -33,11 +33,19 @@ def _seconds(df: pd.DataFrame) -> float:
     return float(df["workload"].map(lambda x: x["duration_s"]).max())
 
 
+def conditions(res: Results) -> str:
+    """What every row's runs share, said once above the claims table (issue 45): clients, pinning, the table."""
+    w = res.wide[res.wide["part"] == "spread"]
+    if w.empty:
+        return ""
+    rows = w["workload"].map(lambda x: x["table_size"]).max()
+    return (f"{int(w['threads'].max())} clients, the server pinned to one CPU and sysbench to another, 1 table x "
+            f"{rows:,} rows cached")
+
+
 def _spread_here(res: Results, n: int, versions: str = "") -> str:
     w = res.wide[res.wide["part"] == "spread"]
-    rows = w["workload"].map(lambda x: x["table_size"]).max()
-    return (f"{versions}{n} repeats of {_seconds(w):g} s per server, {int(w['threads'].max())} clients, the server "
-            f"pinned to one CPU and sysbench to another, 1 table x {rows:,} rows cached")
+    return f"{versions}{n} repeats of {_seconds(w):g} s per server"
 
 
 def _as_run(c: dict) -> tuple[bool, str]:
@@ -144,8 +152,7 @@ def scan_row(res: Results) -> verdicts.ClaimRow:
     sv = scan_variance(res)
     if sv.empty:
         why = "needs the spread's scan runs (the scan test beside point selects on the same servers)"
-        return verdicts.ClaimRow(claim, source, verdicts.not_measured(why), verdicts.not_measured(why),
-                                 verdicts.not_measured(why), ids=ids,
+        return verdicts.ClaimRow(claim, source, "\u2014", "\u2014", verdicts.not_measured(why), ids=ids,
                                  witness=verdicts.witness(False, "no such runs stored with these results"))
     seen = scan_witness(res)
     cells, found = [], []
@@ -178,8 +185,7 @@ def settle_row(res: Results) -> verdicts.ClaimRow:
     st = settle_table(res)
     if st.empty:
         why = "needs the settle part (reads right after a burst of writes, or after a wait)"
-        return verdicts.ClaimRow(claim, source, verdicts.not_measured(why), verdicts.not_measured(why),
-                                 verdicts.not_measured(why), ids=ids,
+        return verdicts.ClaimRow(claim, source, "\u2014", "\u2014", verdicts.not_measured(why), ids=ids,
                                  witness=verdicts.witness(False, "no such runs stored with these results"))
     runs = settle_runs(res)
     found, cells, verdict = {}, [], []

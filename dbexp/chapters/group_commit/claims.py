@@ -118,12 +118,18 @@ def waiters_beyond_followers(res: Results) -> tuple[int, int]:
     return int(over.sum()), len(pr)
 
 
-def _here(res: Results, servers: str, threads: int, n: int, how: str) -> str:
+def conditions(res: Results) -> str:
+    """What every row's runs share, said once above the claims table (issue 45): the workload, the server's CPU,
+    the runs' length."""
     w = res.wide
     host = (w["host"].iloc[0] or {}).get("cpus", "?") if "host" in w and len(w) else "?"
     cpus = str(w["server_cpus"].iloc[0]) if "server_cpus" in w and len(w) else "?"
-    return (f"{servers}; sysbench oltp_update_non_index (one-row autocommit updates), {threads} client threads; "
-            f"the server on CPU {cpus} of a {host}-CPU VM; {duration_s(res):g} s runs, {n} per point; {how}")
+    return (f"sysbench oltp_update_non_index (one-row autocommit updates), the server on CPU {cpus} of a {host}-CPU "
+            f"VM, {duration_s(res):g} s runs")
+
+
+def _here(res: Results, servers: str, threads: int, n: int, how: str) -> str:
+    return f"{servers}; {threads} client threads, {n} runs per point; {how}"
 
 
 def claims(res: Results) -> pd.DataFrame:
@@ -323,8 +329,8 @@ LONG_WOKEN = BINWANG.cite("When waits of over 100 ms appeared, the followers tha
 def _no_switch_count(claim: str, source: str, ids) -> verdicts.ClaimRow:
     why = ("needs probe runs that count the followers' own switches out and the waits of those past 100 ms, which "
            "the probe does from this code on: these results' probe runs predate it")
-    return verdicts.ClaimRow(claim, source, verdicts.not_measured(why), verdicts.not_measured(why),
-                             verdicts.not_measured(why), ids=ids, witness=verdicts.witness(
+    return verdicts.ClaimRow(claim, source, "\u2014", "\u2014", verdicts.not_measured(why), ids=ids,
+                             witness=verdicts.witness(
                                  False, "no count of the followers' own switches out stored with these probe runs"))
 
 

@@ -45,6 +45,7 @@ serves a server (PARTS, of_spec for a spec, of_run for a stored run).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from functools import cache
@@ -221,9 +222,10 @@ class ReadView(Chapter):
                 # scans of rows inside and below the view's range with the H prepared transactions held
                 if h in sc.visibility:
                     out += [point(h, "visibility", seconds=sc.visibility_s)]
-                # when a snapshot and an id are taken: at H = 0, in its block (on its server)
+                # when a snapshot and an id are taken: at H = 0, in its block (on its server), in the first repeat
+                # only (its trials count what each saw: the same answer every time, no spread to estimate)
                 if sc.trials and h == min(sc.holders):
-                    out += [point(h, "mechanics", seconds=1)]
+                    out += [dataclasses.replace(point(h, "mechanics", seconds=1), repeats=1)]
         return [Part(out, sc.repeats, sc.instances)]
 
     def timed(self, point: Point) -> bool:
@@ -231,18 +233,21 @@ class ReadView(Chapter):
         return point.params.mode != "mechanics"
 
     def session(self, server) -> Holdings:
-        """The server's holdings, with the visibility runs' tables made first: the old one's rows written
-        before any holder exists (its writer's id kept as ``vis_old_id``)."""
-        part = PARTS.of(server.flavor)
-        pool = Holdings(server, part)
-        pool.vis_old_id = visibility.install(server, part, "sbtest")
-        return pool
+        return Holdings(server, PARTS.of(server.flavor))
+
+    @staticmethod
+    def _installed(server, point: Point, pool: Holdings) -> None:
+        """The visibility runs' tables, made at the first point on a server, before it holds anything: the old
+        one's rows written before any holder exists (its writer's id kept as ``vis_old_id``)."""
+        if getattr(pool, "vis_old_id", None) is None:
+            pool.vis_old_id = visibility.install(server, PARTS.of(server.flavor), point.workload.database)
 
     def measure(self, server, point: Point, pool: Holdings) -> Measured:
         """Hold the point's prepared transactions or idle sessions (resizing what is held), check
         that the server lists them, then measure the readers, with the snapshot function timed in a
         probe run. No per-second SHOW GLOBAL STATUS: its cost grows with the number of connections."""
         p: ReadViewPoint = point.params
+        self._installed(server, point, pool)
         if p.mode in OWN_RUNS:
             return self._own_run(server, point, pool)
         pool.hold_prepared(p.holders if p.mode == "prepared" else 0)

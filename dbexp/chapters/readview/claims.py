@@ -17,7 +17,7 @@ from dbexp.experiments.sources import BINWANG, KERNELMAKER_MVCC, PG14_NOTES
 
 NAN = float("nan")
 BINWANG_THERE = "MySQL 8.0.27 on NUMA servers (x86 and ARM) at up to hundreds of connections"
-BINWANG_WHERE = BINWANG_THERE.replace(" on ", ", BenchmarkSQL TPC-C on ", 1)
+BINWANG_WHERE = "the book's MySQL 8.0.27, TPC-C on NUMA servers"
 
 
 def _f(x: float, signed: bool = True) -> str:
@@ -37,15 +37,12 @@ def _servers(names) -> str:
 
 
 def _lab(w: pd.DataFrame, names) -> str:
-    """This lab's conditions for the runs of ``names``: readers, server CPUs, run length, repeats."""
+    """The servers of ``names`` these runs measured: the conditions every row shares (readers, the server's CPU,
+    run length, repeats) are said once, above the table (issue 45)."""
     g = w[w["series_name"].isin(list(names))]
     if g.empty:
         return verdicts.NOT_MEASURED
-    cpus = g["server_cpus"].iloc[0]
-    ncpu = len(str(cpus).split(","))
-    return (f"{_servers(sorted(set(g['series_name'])))}; {int(g['readers'].max())} readers and a writer on "
-            f"{'one server CPU' if ncpu == 1 else f'{ncpu} server CPUs'} (this lab's 2-core VM); "
-            f"{g['workload'].map(lambda x: x['duration_s']).max():g} s runs, {int(g['repeat'].nunique())} repeats")
+    return _servers(sorted(set(g["series_name"])))
 
 
 def _here_short(w: pd.DataFrame, names, named: bool = True) -> str:
@@ -557,8 +554,7 @@ def _visibility_row(res: Results, w: pd.DataFrame, families: tuple[str, ...], cl
     if not names:
         why = ("needs the visibility runs (scans of rows inside and below the view's range at two H above 0 or "
                "more), which these results do not hold")
-        return verdicts.ClaimRow(claim, source, verdicts.not_measured(why), verdicts.not_measured(why),
-                                 verdicts.not_measured(why), ids=ids,
+        return verdicts.ClaimRow(claim, source, "\u2014", "\u2014", verdicts.not_measured(why), ids=ids,
                                  witness=verdicts.witness(False, "no visibility runs stored with these results"))
     seen = _vis_witnesses(res)
     measured, verdict, found = [], [], {}
@@ -610,8 +606,7 @@ def _mech_rows(res: Results) -> list[dict]:
 
 def _mech_not_measured(claim: str, source: str, ids) -> verdicts.ClaimRow:
     why = "needs the mechanics runs (trials of when a snapshot and an id are taken), which these results do not hold"
-    return verdicts.ClaimRow(claim, source, verdicts.not_measured(why), verdicts.not_measured(why),
-                             verdicts.not_measured(why), ids=ids,
+    return verdicts.ClaimRow(claim, source, "\u2014", "\u2014", verdicts.not_measured(why), ids=ids,
                              witness=verdicts.witness(False, "no mechanics runs stored with these results"))
 
 

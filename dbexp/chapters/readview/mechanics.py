@@ -24,7 +24,7 @@ from contextlib import closing
 from dbexp.servers.sql import query
 
 TABLE = "dbexp_mechanics"
-TRIALS = 8  # trials per run at default scale (each both parts and the control)
+TRIALS = 10  # trials of the one mechanics run per server at default scale (each both parts and the control)
 COUNTS = ("trials", "committed", "seen_after_begin", "control", "control_committed", "control_seen",
           "repeatable", "reader_no_id", "writer_id", "writer_listed", "only_writers_listed", "snapshot_read",
           "write_id", "later_id")
