@@ -118,3 +118,53 @@ def test_trials_under_a_near_writer_never_see_a_row_their_snapshot_cannot(prepar
             assert len(tr["between_rows"]) == 4 and all(r == r for r in tr["between_rows"])
         if exact:
             assert m["set_changed"][0] == 0  # the exact scan is the control: it never changes
+
+
+def test_an_ann_run_builds_its_index_and_judges_every_answer_against_the_exact_one(prepared):
+    """Seed 002's run on a small set: the index built and sized, every ef_search asked in two passes, recall from
+    the exact answers; pgvector's float32 index returns no pair out of exact order (the judge's control)."""
+    from dbexp.chapters.vector_isolation.ann import AnnPoint, ann_set, measure_ann
+
+    srv, part, _, _ = prepared
+    for storage in part.ann_storages:
+        p = AnnPoint(storage, 8, 32, (10, 40), 10, 20, 2, 800, 8, 0, "0")
+        rows, queries, truth = ann_set(p, {})
+        part.ann_load(srv, rows)
+        got = measure_ann(part, srv, p, rows, queries, truth)
+        m = got.measurements
+        assert m["index_build_s"][0] > 0 and m["index_bytes"][0] > 0
+        assert 0.5 < m["recall_ef10"][0] <= m["recall_ef40"][0] + 0.05 and m["recall_ef40"][0] > 0.9
+        assert m["qps_ef10"][0] > 0 and m["short_ef40"][0] == 0
+        qps = [s for s in got.series if s[1] == "ann_qps"]
+        assert len(qps) == 4 and len([s for s in got.series if s[1] == "ann_recall"]) == 40
+        if storage == "vector":
+            assert m["inverted_ef10"][0] == 0 and m["inverted_ef40"][0] == 0
+
+
+def test_btree_trials_repeat_their_answer_and_pass_the_rows_they_cannot_see(prepared):
+    from dbexp.chapters.vector_isolation.btree import KeyedPoint, measure_keyed
+
+    srv, part, _, _ = prepared
+    got = measure_keyed(part, srv, KeyedPoint(2000, 100, 10, 4, 5, 100.0, 0, "0"), 21)
+    m = got.measurements
+    trials: dict[str, list[float]] = {}
+    for _, source, name, value in got.series:
+        assert source == "btree"
+        trials.setdefault(name, []).append(value)
+    assert m["reader_transactions"][0] == 4 and m["btree_set_changed"][0] == 0 and m["btree_leaked"][0] == 0
+    assert m["btree_plan_btree"][0] == 4 and m["btree_other_plan_sort"][0] == 4
+    assert min(trials["unseen_inside"]) >= 5  # every row written lay inside the first answer's key range
+    if part.shows_pages:
+        assert m["entries_removed"][0] == 0 and m["entries_added"][0] >= 20
+
+
+def test_graph_trials_read_the_neighbour_lists_around_a_writers_rows(prepared):
+    srv, part, rows, _ = prepared
+    if not part.shows_pages:
+        pytest.skip(f"{part.label} shows no index page")
+    p = VectorPoint("graph", "near", 5, 100.0, 5, 20, "off", False, False, 3, 1.0, SHAPE.rows, SHAPE.dims, 8, 32, 0, "0")
+    got = measure_point(part, srv, p, dataset.checksum(rows), dirty=True, stream=31)
+    m = got.measurements
+    assert m["graph_trials"][0] == 3 and m["writes_between"][0] == 15
+    assert m["lists_appended"][0] == 15  # one neighbour list a new row
+    assert m["lists_changed"][0] > 0 and m["neighbours_added"][0] > 0

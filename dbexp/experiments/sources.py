@@ -35,3 +35,7 @@ KERNELMAKER_PGVECTOR_RR = Source("https://kernelmaker.github.io/pgvector_rr",
 PGHACKERS_PINS = Source("https://www.postgresql.org/message-id/"
                         "CAE8JnxNTETEUiAOF31%3D_yo%3DpvyAi9npOeJfcTvEJJbi4vomtYA%40mail.gmail.com",
                         "Addressing buffer private reference count scalability issue (pgsql-hackers, March 2026)")
+CALLAGHAN_VECTORS_1 = Source("https://smalldatum.blogspot.com/2025/01/evaluating-vector-indexes-in-mariadb.html",
+                             "Evaluating vector indexes in MariaDB and pgvector: part 1")
+CALLAGHAN_VECTORS_2 = Source("https://smalldatum.blogspot.com/2025/01/evaluating-vector-indexes-in-mariadb_13.html",
+                             "Evaluating vector indexes in MariaDB and pgvector: part 2")

@@ -16,6 +16,7 @@ from dbexp.experiments.chapter import Results, memo
 from dbexp.servers.registry import flavor_class
 
 LEVEL = 0.95
+VECTOR_KINDS = ("readers", "query_rate", "insert_rate", "graph")  # the points of measure.VectorPoint
 NEW_ROW_WRITERS = ("insert", "near")  # writers whose rows have new ids (the rows a snapshot cannot see)
 
 
@@ -85,16 +86,20 @@ def runs(res: Results) -> pd.DataFrame:
         if w.empty:
             return w
         w = w[w["status"] == "ok"].copy() if "status" in w else w.copy()
-        for col, default in (("rate", np.nan), ("reader_between", False)):
+        for col, default in (("rate", np.nan), ("reader_between", False), ("writer", ""), ("gap_writes", np.nan),
+                             ("k", np.nan), ("ef_search", np.nan), ("iterative", "off"), ("exact", False),
+                             ("transactions", np.nan), ("m", np.nan)):
             if col not in w:
                 w[col] = default
         w["reader_between"] = [_true(v) for v in w["reader_between"]]
         w["engine"] = _engine(w)
         w["index"] = [PARTS.part_for_name(f).label for f in w["flavor"]]
-        w["setting"] = [setting_label(r) for _, r in w.iterrows()]
-        if w["m"].nunique() > 1:  # more than one graph degree: each setting names its m
-            w["setting"] = w["setting"] + [f", m={int(m)}" for m in w["m"]]
-        w["writer_label"] = [writer_label(r) for _, r in w.iterrows()]
+        # the vector trials' own points (the ann runs and the B-tree trials have settings of their own)
+        vec = w["kind"].isin(VECTOR_KINDS)
+        w["setting"] = [setting_label(r) if v else "" for v, (_, r) in zip(vec, w.iterrows())]
+        if w.loc[vec, "m"].nunique() > 1:  # more than one graph degree: each setting names its m
+            w.loc[vec, "setting"] = w.loc[vec, "setting"] + [f", m={int(m)}" for m in w.loc[vec, "m"]]
+        w["writer_label"] = [writer_label(r) if v else "" for v, (_, r) in zip(vec, w.iterrows())]
         return w
     return memo(res, "vector_runs", compute)
 
@@ -117,6 +122,8 @@ def trials(res: Results) -> pd.DataFrame:
             return pd.DataFrame(columns=RUN_KEYS + ["trial", *TRIAL_FIELDS])
         w = w[w["kind"] == "readers"]
         s = s[(s["source"] == "txn") & s["run_id"].isin(w["run_id"])]
+        if w.empty or s.empty:
+            return pd.DataFrame(columns=RUN_KEYS + ["trial", *TRIAL_FIELDS])
         t = s.pivot_table(index=["run_id", "t"], columns="name", values="value", aggfunc="first").reset_index()
         t = t.rename(columns={"t": "trial"})
         for f in TRIAL_FIELDS:
@@ -279,6 +286,7 @@ def costs(res: Results) -> pd.DataFrame:
 def settings_table(res: Results) -> pd.DataFrame:
     """What every run of the chapter shared: the data set, the index and the writer's pace."""
     w = runs(res)
+    w = w[w["kind"].isin(VECTOR_KINDS)] if len(w) else w
     if w.empty:
         return pd.DataFrame()
     cols = [c for c in ("rows", "dims", "m", "ef_construction", "gap_writes", "rate") if c in w]
@@ -288,6 +296,7 @@ def settings_table(res: Results) -> pd.DataFrame:
 def shared_text(res: Results) -> str:
     """One sentence on what every run shared: the data set, the index and the trials' design."""
     w = runs(res)
+    w = w[w["kind"].isin(VECTOR_KINDS)] if len(w) else w
     if w.empty:
         return ""
     one = lambda c: ", ".join(f"{v:,}" if isinstance(v, (int, np.integer)) else f"{v:g}" for v in sorted(w[c].unique()))

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import pandas as pd
 
+from dbexp.chapters.vector_isolation import ann_analysis as ann
 from dbexp.chapters.vector_isolation.analysis import (NEW_ROW_WRITERS, difference_ci, mechanism_columns, rate_ci,
                                                       runs, summarize, trials)
 from dbexp.chapters.vector_isolation.engines.mariadb import MariaDBVector
 from dbexp.chapters.vector_isolation.engines.postgres import Pgvector
 from dbexp.experiments import claims_ledger, verdicts
 from dbexp.experiments.chapter import Results
+from dbexp.experiments.sources import CALLAGHAN_VECTORS_1 as ANN_POST
+from dbexp.experiments.sources import CALLAGHAN_VECTORS_2 as ANN_POST_2
 from dbexp.experiments.sources import KERNELMAKER_PGVECTOR_RR as POST
 
 
@@ -116,29 +119,6 @@ def _changes(s: dict) -> str:
     return f"{_pct(s['set_changed'], s['transactions'])} changed ({_how(s)})"
 
 
-def _pages(t: pd.DataFrame) -> tuple[str, str, verdicts.Witness]:
-    """insert-rewrites-lists: index pages written per trial against what appending the new rows can write."""
-    shown = t.dropna(subset=["index_pages_written"])
-    written = shown[shown["writer"].isin(NEW_ROW_WRITERS) & (shown["writes_between"] > 0)]
-    idle = shown[shown["writer"] == "none"]
-    if written.empty:
-        return "not shown by these engines", verdicts.NOT_MEASURED, verdicts.witness(False, "no index page was read")
-    # an insert appends its element and neighbour tuples on the insert page (or a new one) and may touch the
-    # metapage: at most two pages a row and one more; pages beyond that are other nodes' pages rewritten
-    bound = 2 * written["writes_between"] + 1
-    beyond = int((written["index_pages_written"] > bound).sum())
-    text = (f"index pages written while a trial's snapshot was open: {written['index_pages_written'].mean():.1f} "
-            f"of {written['index_pages'].mean():.0f} on average ({written['writes_between'].mean():.1f} rows "
-            f"inserted between the two searches); more pages than appending those rows can write (two a row and "
-            f"the metapage) in {beyond} of {len(written)} trials; "
-            f"{idle['index_pages_written'].mean():.1f} with no writer" if len(idle) else "")
-    w = verdicts.witness(len(idle) > 0, f"the index's pages read with pageinspect after {len(written)} trials "
-                                        f"under inserts and {len(idle)} with no writer (their LSNs against the WAL "
-                                        "position taken when each snapshot began)")
-    ok = beyond * 2 > len(written) and (idle["index_pages_written"].max() == 0 if len(idle) else False)
-    return text, verdicts.holds(ok), w
-
-
 def _graph_rows(t: pd.DataFrame) -> str:
     g = t.dropna(subset=["graph_rows_updated"])
     g = g[g["writer"].isin(NEW_ROW_WRITERS) & (g["writes_between"] > 0)]
@@ -175,7 +155,7 @@ def _mariadb(t: pd.DataFrame) -> tuple[str, str, verdicts.Witness | None]:
     search."""
     maria = t[(t["index"] == MariaDBVector.label) & ~t["exact"].astype(bool) & t["writer"].isin(NEW_ROW_WRITERS)]
     if maria.empty:
-        return "", verdicts.NOT_MEASURED, None
+        return "", verdicts.NOT_MEASURED, verdicts.witness(False, "no MariaDB trial under a writer of new rows")
     apart = maria["reader_between"].astype(bool)
     one, between = summarize(maria[~apart]), summarize(maria[apart])
     side = _beside(t)
@@ -225,7 +205,7 @@ def _mariadb(t: pd.DataFrame) -> tuple[str, str, verdicts.Witness | None]:
     return text, verdicts.witnessed(verdict, w), w
 
 
-def _measure(entry_id: str, t: pd.DataFrame) -> tuple[str, str, verdicts.Witness | None]:
+def _measure(entry_id: str, t: pd.DataFrame, res: Results) -> tuple[str, str, verdicts.Witness | None]:
     """(what was measured, verdict, witness) for a tested ledger entry."""
     pg = _select(t, Pgvector.label)  # one reader, index scans, writers of new rows
     if entry_id == "pgvector-set-changes":
@@ -283,8 +263,7 @@ def _measure(entry_id: str, t: pd.DataFrame) -> tuple[str, str, verdicts.Witness
                                         "check")
         return _per_engine(pg, judge, witness)
     if entry_id == "insert-rewrites-lists":
-        text, verdict, w = _pages(_select(t, Pgvector.label, writers=None))
-        return text + _graph_rows(t), verdicts.witnessed(verdict, w), w
+        return _lists(res)
     if entry_id == "mariadb-repeats":
         return _mariadb(t)
     if entry_id == "set-not-order":
@@ -301,33 +280,261 @@ def _measure(entry_id: str, t: pd.DataFrame) -> tuple[str, str, verdicts.Witness
                 return text, verdicts.not_resolved("no set changed")
             return text, verdicts.events(s["plan_changed"], s["set_changed"], 1.0, "none")
         return _per_engine(pg, judge, _post_mechanism)
-    if entry_id == "btree-repeats":
-        ctl = t[t["exact"].astype(bool) | (t["writer"] == "none")]
-
-        def judge(s):
-            return (_pct(s["set_changed"], s["transactions"]),
-                    verdicts.events(s["set_changed"], s["transactions"], rate_ci(0, s["transactions"])[2], "none"))
-
-        def witness_of(g: pd.DataFrame) -> verdicts.Witness:
-            ex = g[g["exact"].astype(bool)]
-            if ex.empty:
-                return verdicts.witness(False, "no exact-scan trial under a writer")
-            s = summarize(ex)
-            inside = (f"; rows the snapshot could not see lay inside the first answer's radius in "
-                      f"{s['unseen_inside']} of {s['unseen_recorded']}" if s["unseen_recorded"] else "")
-            ok = bool((ex["writes_between"] > 0).all()) and (s["unseen_inside"] > 0 if s["unseen_recorded"] else True)
-            return verdicts.witness(ok, f"the writer committed {s['writes_between']:.0f} rows between the two "
-                                        f"searches of each of the {s['transactions']} exact-scan trials{inside}")
-        parts, vs, ws = [], [], {}
-        for engine, g in _engines(ctl):
-            text, v = judge(summarize(g))
-            w = witness_of(g)
-            parts.append(f"{engine}: {text}")
-            vs.append(verdicts.witnessed(v, w))
-            ws[engine] = w
-        return ("exact scan under the writer and index scan with no writer: " + "; ".join(parts),
-                verdicts.combine(vs), verdicts.witnesses(ws))
+    if entry_id in KEYED_ENTRIES:
+        return KEYED_ENTRIES[entry_id](res)
+    if entry_id in ANN_ENTRIES:
+        return ANN_ENTRIES[entry_id](res)
     raise KeyError(f"no measurement for ledger entry {entry_id!r}")
+
+
+# --- the graph's neighbour lists, the B-tree trials (seed 000) -------------------------------------------------------
+
+def graph_trials(res: Results) -> pd.DataFrame:
+    """One row per graph trial (series source ``graph``) with its run's engine."""
+    w = runs(res)
+    s = res.series
+    if w.empty or s is None or s.empty or not (w["kind"] == "graph").any():
+        return pd.DataFrame()
+    w = w[w["kind"] == "graph"]
+    s = s[(s["source"] == "graph") & s["run_id"].isin(w["run_id"])]
+    t = s.pivot_table(index=["run_id", "t"], columns="name", values="value", aggfunc="first").reset_index()
+    return t.merge(w[["run_id", "engine", "instance"]], on="run_id")
+
+
+def keyed_trials(res: Results) -> pd.DataFrame:
+    """One row per B-tree trial (series source ``btree``) with its run's engine and whether it read pages."""
+    w = runs(res)
+    s = res.series
+    if w.empty or s is None or s.empty or not (w["kind"] == "btree").any():
+        return pd.DataFrame()
+    w = w[w["kind"] == "btree"]
+    s = s[(s["source"] == "btree") & s["run_id"].isin(w["run_id"])]
+    t = s.pivot_table(index=["run_id", "t"], columns="name", values="value", aggfunc="first").reset_index()
+    if "entries_removed" not in t:
+        t["entries_removed"] = float("nan")
+        t["entries_added"] = float("nan")
+    return t.merge(w[["run_id", "engine", "index", "instance"]], on="run_id")
+
+
+def _lists(res: Results) -> tuple[str, str, verdicts.Witness | None]:
+    """insert-rewrites-lists: neighbours dropped from lists that were there before a writer's rows."""
+    g = graph_trials(res)
+    if g.empty:
+        return "", verdicts.NOT_MEASURED, verdicts.witness(False, "these results hold no graph trials")
+    parts, vs, ws = [], [], {}
+    for engine, e in g.groupby("engine", sort=False):
+        n, rows = len(e), int(e["writes_between"].sum())
+        dropped, changed = int(e["neighbours_dropped"].sum()), int(e["lists_changed"].sum())
+        hit = int((e["neighbours_dropped"] > 0).sum())
+        parts.append(f"{engine}: {rows} rows written near a query in {n} trials changed {changed} neighbour lists "
+                     f"that were there before ({changed / max(rows, 1):.1f} a row) and dropped {dropped} neighbours "
+                     f"from them ({dropped / max(rows, 1):.1f} a row; in {hit} of {n} trials), "
+                     f"{int(e['neighbours_added'].sum())} added to them")
+        w = verdicts.witness(bool((e["lists_appended"] > 0).all()),
+                             f"every list read from the index's pages before and after each trial: the new rows' "
+                             f"{int(e['lists_appended'].sum())} own lists appended, {int(e['lists_gone'].sum())} "
+                             "lists gone")
+        vs.append(verdicts.witnessed(verdicts.events(dropped, n, 1.0, "some"), w))
+        ws[engine] = w
+    return "; ".join(parts), verdicts.combine(vs), verdicts.witnesses(ws)
+
+
+def _keyed_engines(res: Results, judge, witness, pages_only: bool = False):
+    t = keyed_trials(res)
+    if t.empty:
+        return "", verdicts.NOT_MEASURED, verdicts.witness(False, "these results hold no B-tree trials")
+    if pages_only:
+        t = t[t["entries_removed"].notna()]
+        if t.empty:
+            return ("", verdicts.NOT_MEASURED,
+                    verdicts.witness(False, "no B-tree trial here read its index's pages"))
+    parts, vs, ws = [], [], {}
+    for engine, g in t.groupby("engine", sort=False):
+        text, v = judge(g)
+        w = witness(g)
+        parts.append(f"{engine}: {text}")
+        vs.append(verdicts.witnessed(v, w))
+        ws[engine] = w
+    return "; ".join(parts), verdicts.combine(vs), verdicts.witnesses(ws)
+
+
+def _btree_repeats(res: Results):
+    def judge(g):
+        c, n = int(g["set_changed"].sum()), len(g)
+        return (f"{_pct(c, n)} trials changed their set, {int(g['order_changed'].sum())} their order",
+                verdicts.events(c, n, 1.0, "none"))
+
+    def witness(g):
+        inside = int((g["unseen_inside"] > 0).sum())
+        btree = int((g["plan_btree"] > 0).sum())
+        return verdicts.witness(inside == len(g) and btree == len(g),
+                                f"rows the snapshot could not see lay inside the first answer's key range in {inside} "
+                                f"of {len(g)} trials ({g['unseen_inside'].mean():.1f} a trial); both searches read the "
+                                f"B-tree in {btree}")
+    return _keyed_engines(res, judge, witness)
+
+
+def _btree_filters(res: Results):
+    def judge(g):
+        leaked = int(g["leaked"].sum())
+        return (f"{leaked} rows the snapshot could not see returned in {len(g)} trials",
+                verdicts.events(leaked, len(g), 1.0, "none"))
+
+    def witness(g):
+        inside = int(g["unseen_inside"].sum())
+        return verdicts.witness(inside > 0, f"{inside} such rows lay inside the first answers' key ranges, which a "
+                                            "backward B-tree scan passes before it reaches the k-th row")
+    return _keyed_engines(res, judge, witness)
+
+
+def _append_only(res: Results):
+    def judge(g):
+        gone, before = int(g["entries_removed"].sum()), g["entries_before"].mean()
+        return (f"{gone} leaf entries (key, heap row) gone of about {before:,.0f} after {len(g)} trials' inserts",
+                verdicts.events(gone, len(g), 1.0, "none"))
+
+    def witness(g):
+        added, rows = int(g["entries_added"].sum()), int(g["writes_between"].sum())
+        return verdicts.witness(added >= rows > 0, f"{added} entries added by {rows} rows inserted (each read "
+                                                   "from the leaf pages by pageinspect, posting lists expanded)")
+    return _keyed_engines(res, judge, witness, pages_only=True)
+
+
+def _plans(res: Results):
+    def judge(g):
+        c, n = int(g["other_set_differs"].sum()), len(g)
+        straddle = int(((g["other_set_differs"] > 0) & (g["ties_straddle"] > 0)).sum())
+        return (f"another plan returned another set in {_pct(c, n)} trials ({straddle} of them where the LIMIT cut "
+                f"through rows of one key), another order in {int(g['other_order_differs'].sum())}",
+                verdicts.events(c, n, rate_ci(0, n)[2], "some"))
+
+    def witness(g):
+        ties, sort = int((g["ties_straddle"] > 0).sum()), int((g["other_plan_sort"] > 0).sum())
+        return verdicts.witness(ties > 0 and sort == len(g),
+                                f"the LIMIT cut through rows of one key in {ties} of {len(g)} trials; the other "
+                                f"query read the rows and sorted them in {sort}, the first read the B-tree")
+    return _keyed_engines(res, judge, witness)
+
+
+KEYED_ENTRIES = {"btree-repeats": _btree_repeats, "btree-scan-filters-new-rows": _btree_filters,
+                 "indexes-append-only": _append_only, "plan-variability": _plans}
+
+
+# --- the ann runs (seed 002) ------------------------------------------------------------------------------------
+
+PG32, PG16, MARIA = (Pgvector.ann_label("vector"), Pgvector.ann_label("halfvec"),
+                     MariaDBVector.ann_label(MariaDBVector.ann_storages[0]))
+QPS_AT_RECALL = (1.76, 3.5)  # part 1's tables: MariaDB's best QPS over pgvector's at recall 0.95 to 1.0
+BUILD_AT_RECALL = (2.0, 3.4)  # part 1: "about 2X or more", 2.3x to 3.4x in its tables below recall 1.0
+SIMILAR = (0.8, 1.25)  # "similar": a ratio within these
+ABOUT_TWO = (1.8, 2.2)  # "about 2X"
+
+
+NO_ANN = verdicts.witness(False, "these results hold no ann runs")
+
+
+def _ci(r, lo, hi, fmt=".2f") -> str:
+    return f"{r:{fmt}}x [{lo:{fmt}}, {hi:{fmt}}]" if lo == lo else f"{r:{fmt}}x"
+
+
+def _judged_answers(res: Results, algorithms) -> verdicts.Witness:
+    c = ann.curves(res)
+    c = c[c["algorithm"].isin(algorithms)] if len(c) else c
+    if c.empty:
+        return verdicts.witness(False, "no ann run of " + " and ".join(algorithms))
+    return verdicts.witness(bool(c["queries"].min() > 0),
+                            f"{int(c['queries'].max())} queries judged against their exact answers at each of "
+                            f"{len(c)} settings of {' and '.join(algorithms)} (recall@10 "
+                            f"{c['recall'].min():.3f} to {c['recall'].max():.3f})")
+
+
+def _qps_at_recall(res: Results):
+    r = ann.ratios_at(res, MARIA, PG32)
+    if r.empty or "ratio" not in r:
+        return "", verdicts.NOT_MEASURED, NO_ANN
+    r = r.dropna(subset=["ratio"])
+    parts = [f"recall >= {x['target']:.2f}: MariaDB {x['qps']:,.0f}/s ({x['setting']}) over pgvector on {x['other']} "
+             f"{x['other_qps']:,.0f}/s ({x['other_setting']}): {_ci(x['ratio'], x['low'], x['high'])}"
+             for _, x in r.iterrows()]
+    vs = [verdicts.magnitude(x["low"], x["high"], *QPS_AT_RECALL) for _, x in r.iterrows()]
+    w = _judged_answers(res, (MARIA, PG32))
+    return "; ".join(parts), verdicts.witnessed(verdicts.combine(vs), w), w
+
+
+def _builds_at_recall(res: Results):
+    r = ann.ratios_at(res, MARIA, PG32)
+    if r.empty or "ratio" not in r:
+        return "", verdicts.NOT_MEASURED, NO_ANN
+    r = r.dropna(subset=["ratio"])
+    parts = [f"recall >= {x['target']:.2f}: pgvector on {x['other']} {x['other_build_s']:.1f} s ({x['other_setting']}) "
+             f"over MariaDB {x['build_s']:.1f} s ({x['setting']}): {_ci(x['build_ratio'], x['build_low'], x['build_high'])}"
+             for _, x in r.iterrows()]
+    vs = [verdicts.magnitude(x["build_low"], x["build_high"], *BUILD_AT_RECALL) for _, x in r.iterrows()]
+    b = ann.builds(res)
+    w = verdicts.witness(len(b) > 0 and bool((b["runs"] > 0).all()),
+                         f"{int(b['runs'].sum())} builds timed, each on the same rows")
+    return "; ".join(parts), verdicts.witnessed(verdicts.combine(vs), w), w
+
+
+def _pairs(res: Results, a: str, b: str, column: str, expect, what: str, unit: str):
+    r = ann.size_ratios(res, a, b)
+    if r.empty:
+        return "", verdicts.NOT_MEASURED, NO_ANN
+    lo_col, hi_col = column.replace("ratio", "low"), column.replace("ratio", "high")
+    parts = [f"m={int(x['m'])} ({x['server']}{'' if x['server'] == x['other'] else ' / ' + x['other']}): "
+             f"{_ci(x[column], x[lo_col], x[hi_col])}" for _, x in r.iterrows()]
+    vs = [expect(x[lo_col], x[hi_col]) for _, x in r.iterrows()]
+    bl = ann.builds(res)
+    w = verdicts.witness(len(bl) > 0, f"{int(bl['runs'].sum())} indexes built, their {unit}")
+    return f"{what}: " + "; ".join(parts), verdicts.witnessed(verdicts.combine(vs), w), w
+
+
+def _similar(lo, hi) -> str:
+    return verdicts.reproduced(lo, hi, *SIMILAR)
+
+
+ANN_ENTRIES = {
+    "mariadb-qps-at-recall": _qps_at_recall,
+    "mariadb-builds-faster": _builds_at_recall,
+    "mariadb-build-less": lambda res: _pairs(res, PG32, MARIA, "build_ratio",
+                                             lambda lo, hi: verdicts.interval(lo, hi, "above"),
+                                             "build seconds, pgvector over MariaDB", "builds timed"),
+    "halfvec-size-like-mariadb": lambda res: _pairs(res, PG16, MARIA, "size_ratio", _similar,
+                                                    "index bytes, pgvector halfvec over MariaDB", "sizes read"),
+    "float32-index-2x": lambda res: _pairs(res, PG32, PG16, "size_ratio",
+                                           lambda lo, hi: verdicts.magnitude(lo, hi, *ABOUT_TWO),
+                                           "index bytes, pgvector vector over halfvec", "sizes read"),
+    "halfvec-build-similar": lambda res: _pairs(res, PG16, PG32, "build_ratio", _similar,
+                                                "build seconds, halfvec over vector", "builds timed"),
+    "mariadb-16-bit": lambda res: _sixteen_bits(res),
+}
+
+
+def _sixteen_bits(res: Results):
+    """mariadb-16-bit: answers out of exact distance order, per algorithm; float32's as the control."""
+    inv = ann.inversions(res)
+    if inv.empty:
+        return "", verdicts.NOT_MEASURED, NO_ANN
+    by = {a: g for a, g in inv.groupby("algorithm")}
+    if MARIA not in by or PG32 not in by:
+        return "", verdicts.NOT_MEASURED, verdicts.witness(False, "no ann run of MariaDB and pgvector's float32 both")
+    text = "; ".join(f"{a}: {int(g['inverted'].sum())} adjacent pairs out of exact order of {int(g['pairs'].sum()):,}"
+                     + (f" (largest relative gap {g['largest_gap'].max():.1e})" if g["inverted"].sum() else "")
+                     for a, g in by.items())
+    control = int(by[PG32]["inverted"].sum())
+    w = verdicts.witness(control == 0, f"pgvector's float32 index returned {control} pairs out of order: a pair out "
+                                       "of order is the index's rounding, not the judge's")
+    maria = int(by[MARIA]["inverted"].sum())
+    gap = float(by[MARIA]["largest_gap"].max())
+    half_gap = float(by[PG16]["largest_gap"].max()) if PG16 in by else float("nan")
+    if not maria:
+        v = verdicts.not_resolved("no MariaDB answer out of exact order: its index's rounding did not show")
+    elif half_gap == half_gap and gap < half_gap / 4:
+        v = verdicts.in_direction("finer than float16", f"MariaDB's pairs out of order lie at most {gap:.1e} apart, "
+                                  f"halfvec's {half_gap:.1e}: 16-bit values, finer than float16's")
+    else:
+        v = verdicts.agrees()
+    return text, verdicts.witnessed(v, w), w
 
 
 def claims(res: Results) -> pd.DataFrame:
@@ -336,12 +543,15 @@ def claims(res: Results) -> pd.DataFrame:
     for e in ledger():
         w = None
         if e["status"] == "tested":
-            measured, verdict, w = _measure(e["id"], t) if len(t) else ("", verdicts.NOT_MEASURED, None)
+            own = e["id"] in KEYED_ENTRIES or e["id"] in ANN_ENTRIES or e["id"] == "insert-rewrites-lists"
+            measured, verdict, w = (_measure(e["id"], t, res) if len(t) or own else
+                                    ("", verdicts.NOT_MEASURED, verdicts.witness(False, "no reader trials here")))
         elif e["status"] == "not testable here":
             measured, verdict = "", verdicts.not_testable(e.get("why", ""))
         else:
             measured, verdict = "", verdicts.not_measured(e["why"])
-        rows.append(verdicts.ClaimRow(POST.cite(e["claim"], "post"), e["conditions"],
+        source = (ANN_POST_2 if e["id"] == "batch-qps" else ANN_POST) if e["source"].startswith("002_") else POST
+        rows.append(verdicts.ClaimRow(source.cite(e["claim"], "post"), e["conditions"],
                                       HERE if e["status"] == "tested" else "", measured, verdict,
                                       ids=(e["id"],), witness=w))
     return verdicts.table(rows)

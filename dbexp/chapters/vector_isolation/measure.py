@@ -44,7 +44,7 @@ from dbexp.errors import DbexpError, RetryableError
 from dbexp.experiments.measure import Measured, client_pinned, cpu_window
 
 WRITERS = ("none", "insert", "near", "update", "delete")
-KINDS = ("readers", "query_rate", "insert_rate")
+KINDS = ("readers", "query_rate", "insert_rate", "graph")  # graph: the index's neighbour lists around the writes
 NEW_ROWS = ("insert", "near")  # writers whose rows are new ids, above every id a snapshot saw
 WARMUP_QUERIES = 20  # k-NN queries before the first trial: the copied index into the server's buffers
 RATE_ALONE_STREAM = 500_000  # the rows the insert-rate point writes (no reader)
@@ -293,6 +293,47 @@ def _readers(part, server, p: VectorPoint, stream: int, m: dict, series: list) -
             m[name] = (float(np.mean(col[name])), "pages" if name.startswith("index") else "rows")
 
 
+def neighbour_changes(before: dict, after: dict) -> dict[str, float]:
+    """What a writer did to the graph's neighbour lists (pgvector's pages read before and after): lists that were
+    there before and changed, neighbours dropped from them (an entry gone from a list that is still there: the
+    post's D evicted from T's list), neighbours added to them, and lists appended (the new rows' own)."""
+    kept = [loc for loc in before if loc in after]
+    return {
+        "lists_before": float(len(before)),
+        "lists_changed": float(sum(before[loc] != after[loc] for loc in kept)),
+        "neighbours_dropped": float(sum(len(before[loc] - after[loc]) for loc in kept)),
+        "neighbours_added": float(sum(len(after[loc] - before[loc]) for loc in kept)),
+        "lists_gone": float(len(before) - len(kept)),
+        "lists_appended": float(len(after) - len(kept)),
+    }
+
+
+def _graph(part, server, p: VectorPoint, stream: int, m: dict, series: list) -> None:
+    """Trials without a reader: the neighbour lists read from the index's pages, ``gap_writes`` rows written
+    around a query of the trial's own by the paced writer, the lists read again (neighbour_changes)."""
+    monitor = part.connect(server)
+    writer = Writer(part, server, p, stream)
+    try:
+        recs = []
+        for j in range(p.transactions):
+            qv = dataset.draw(p.dims, 1, dataset.stream(stream, j, "query"))[0]
+            before = part.neighbor_lists(monitor)
+            if before is None:
+                raise DbexpError(f"{part.label} shows no index page: its graph cannot be read")
+            written, took = writer.write(qv, dataset.stream(stream, j, "rows"))
+            rec = neighbour_changes(before, part.neighbor_lists(monitor)) | {
+                "writes_between": float(written), "gap_s": took}
+            recs.append(rec)
+            series += [(float(j), "graph", name, value) for name, value in rec.items()]
+    finally:
+        writer.close()
+        monitor.close()
+    m["graph_trials"] = (float(len(recs)), "count")
+    for name in ("lists_changed", "neighbours_dropped", "neighbours_added", "lists_appended", "lists_gone",
+                 "writes_between"):
+        m[name] = (float(sum(r[name] for r in recs)), "count")
+
+
 def _query_rate(part, server, p: VectorPoint, stream: int, m: dict) -> None:
     queries = dataset.draw(p.dims, 256, stream)
     conn = part.connect(server)
@@ -355,6 +396,8 @@ def measure_point(part: VectorIndex, server, p: VectorPoint, pristine_checksum: 
                 _readers(part, server, p, stream, m, series)
             elif p.kind == "query_rate":
                 _query_rate(part, server, p, stream, m)
+            elif p.kind == "graph":
+                _graph(part, server, p, stream, m, series)
             else:
                 _insert_rate(part, server, p, m)
         m.update(cpu)
@@ -363,5 +406,7 @@ def measure_point(part: VectorIndex, server, p: VectorPoint, pristine_checksum: 
     what = (f"{p.transactions} REPEATABLE READ trials, each its own query, k={p.k}, ef_search={p.ef_search}, "
             f"iterative {p.iterative}{', exact scan' if p.exact else ''}; {between} between the two searches"
             f"{'; another reader between' if p.reader_between else ''}"
-            if p.kind == "readers" else f"{p.kind} for {p.seconds:g} s")
+            if p.kind == "readers" else
+            f"{p.transactions} trials of the neighbour lists around {p.gap_writes} rows written near a query"
+            if p.kind == "graph" else f"{p.kind} for {p.seconds:g} s")
     return Measured(m, [], series, what)

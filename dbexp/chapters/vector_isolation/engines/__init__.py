@@ -35,6 +35,7 @@ class VectorIndex(abc.ABC):
     variant = ""  # the catalog variant a server needs for this part (postgres:17+pgvector), "" for none
     search_setting = ""  # the server's name for the candidate-list size
     iterative_modes: tuple[str, ...] = ("off",)  # the iterative-scan settings this engine knows
+    shows_pages = False  # whether a client can read the index's pages (its neighbour lists, its B-tree entries)
 
     def __init__(self, flavor):
         self.flavor = flavor
@@ -145,3 +146,94 @@ class VectorIndex(abc.ABC):
         """A counter of rows of the graph's own table updated in place so far (the server's total), or None
         where the graph is not a table of rows."""
         return None
+
+    # --- the ann-benchmarks comparison (seed 002): its own table, an index per storage and m ------------------
+    ann_storages: tuple[str, ...] = ()  # how the index stores the vectors, as this engine offers it
+
+    @classmethod
+    def ann_label(cls, storage: str) -> str:
+        """The algorithm's name on the page ('pgvector halfvec', 'MariaDB')."""
+        return cls.label if len(cls.ann_storages) == 1 else f"{cls.label} {storage}"
+
+    def ann_connect(self, server, autocommit: bool = True):
+        return server.connect(ANN_DATABASE, autocommit=autocommit)
+
+    def ann_load(self, server, rows) -> None:
+        """The ann set's table (``rows``: id i is rows[i - 1]) in a database of its own, without an index."""
+        raise NotImplementedError(f"{self.label} has no ann-benchmarks part")
+
+    def ann_build(self, server, storage: str, m: int, ef_construction: int) -> dict[str, float]:
+        """Build the table's HNSW index for ``storage`` and ``m`` anew (the one before dropped): its build's
+        seconds (``index_build_s``) and its bytes (``index_bytes``)."""
+        raise NotImplementedError(f"{self.label} has no ann-benchmarks part")
+
+    def ann_knn(self, conn, q: str, storage: str, k: int) -> list[int]:
+        raise NotImplementedError(f"{self.label} has no ann-benchmarks part")
+
+    def ann_plan(self, conn, q: str, storage: str, k: int) -> str:
+        """What the ann query's plan reads: the index's name, or 'exact'."""
+        raise NotImplementedError(f"{self.label} has no ann-benchmarks part")
+
+    # --- a B-tree under the same trials (seed 000: 1853, 1889): table keyed (id, grp) with an index on grp ------
+    def keyed_make(self, conn, rows: int, groups: int) -> None:
+        """The table ``keyed`` made anew: ids 1..rows, grp = id * KEYED_STEP mod ``groups`` (a non-unique key, about
+        rows / groups rows each), and a B-tree index on grp."""
+        with conn.cursor() as cur:
+            cur.execute(f"DROP TABLE IF EXISTS {KEYED}")
+            cur.execute(f"CREATE TABLE {KEYED} (id integer PRIMARY KEY, grp integer NOT NULL)")
+            for start in range(1, rows + 1, 1000):
+                values = ",".join(f"({i}, {i * KEYED_STEP % groups})" for i in range(start, min(rows, start + 999) + 1))
+                cur.execute(f"INSERT INTO {KEYED} (id, grp) VALUES {values}")
+            cur.execute(f"CREATE INDEX {KEYED_INDEX} ON {KEYED} (grp)")
+        self.keyed_analyze(conn)
+
+    def keyed_analyze(self, conn) -> None:
+        with conn.cursor() as cur:
+            cur.execute(f"ANALYZE TABLE {KEYED}")
+            cur.fetchall()
+
+    def keyed_sql(self, k: int, index: bool) -> str:
+        """The rows at or below a grp value, highest grp first: through the B-tree (a backward scan) or, with
+        ``index`` False, another plan (the whole table read and sorted)."""
+        return f"SELECT id, grp FROM {KEYED} WHERE grp <= %s ORDER BY grp DESC LIMIT {int(k)}"
+
+    def keyed_other_plan(self, conn) -> None:
+        """Turn the B-tree off for the rest of the reader's transaction (engines that take a hint instead: none)."""
+
+    def keyed_rows(self, conn, x: int, k: int, index: bool = True) -> list[tuple[int, int]]:
+        with conn.cursor() as cur:
+            cur.execute(self.keyed_sql(k, index), (int(x),))
+            return [(int(a), int(b)) for a, b in cur.fetchall()]
+
+    @abc.abstractmethod
+    def keyed_plan(self, conn, x: int, k: int, index: bool = True) -> str:
+        """'btree' where the plan reads keyed_grp, else 'sort'."""
+
+    def keyed_insert(self, conn, row_id: int, grp: int) -> None:
+        with conn.cursor() as cur:
+            cur.execute(f"INSERT INTO {KEYED} (id, grp) VALUES (%s, %s)", (int(row_id), int(grp)))
+
+    def keyed_count(self, conn, lo: int, hi: int, above_id: int = 0) -> int:
+        """Rows with lo <= grp <= hi and an id above ``above_id``, as ``conn`` sees the table."""
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT count(*) FROM {KEYED} WHERE grp BETWEEN %s AND %s AND id > %s",
+                        (int(lo), int(hi), int(above_id)))
+            return int(cur.fetchone()[0])
+
+    def keyed_entries(self, conn) -> set | None:
+        """The B-tree's leaf entries as (key, heap row) pairs, posting lists expanded, or None where the engine
+        shows no index page."""
+        return None
+
+    # --- the graph's neighbour lists as the index pages hold them (pgvector) ------------------------------------
+    def neighbor_lists(self, conn) -> dict | None:
+        """{(block, offset) of a neighbour list: frozenset of the (block, offset) of the elements it lists}, read
+        from the index's pages, or None where the engine shows none."""
+        return None
+
+
+ANN_DATABASE = "ann"
+ANN_TABLE = "ann"
+KEYED = "keyed"
+KEYED_INDEX = "keyed_grp"
+KEYED_STEP = 7919  # a prime: grp = id * step mod groups spreads consecutive ids over the key's values

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import time
 
-from dbexp.chapters.vector_isolation.engines import DATABASE, TABLE, Search, VectorIndex
+from dbexp.chapters.vector_isolation.engines import (ANN_DATABASE, ANN_TABLE, DATABASE, KEYED, KEYED_INDEX, TABLE,
+                                                      Search, VectorIndex)
 from dbexp.errors import DbexpError
 
 BASE = f"{TABLE}_base"
+ANN_BASE = f"{ANN_TABLE}_base"
+ANN_INDEX = "ann_hnsw"
 INDEX = "embedding_hnsw"
 FIRST_VECTOR_INDEX = (11, 7)  # the release that brought VECTOR INDEX
 
@@ -28,9 +31,42 @@ def _one(conn, sql: str, params=None):
         return cur.fetchone()
 
 
+def _fill(conn, table: str, rows) -> None:
+    """``table`` made anew without an index, ids 1.. holding ``rows``."""
+    from dbexp.chapters.vector_isolation.dataset import literal
+
+    dims = int(rows.shape[1])
+    _run(conn, f"DROP TABLE IF EXISTS {table}")
+    _run(conn, f"CREATE TABLE {table} (id INT PRIMARY KEY, embedding VECTOR({dims}) NOT NULL) ENGINE=InnoDB")
+    batch = 500
+    for start in range(0, len(rows), batch):
+        chunk = rows[start:start + batch]
+        values = ",".join(f"({start + j + 1}, VEC_FromText('{literal(v)}'))" for j, v in enumerate(chunk))
+        _run(conn, f"INSERT INTO {table} (id, embedding) VALUES {values}")
+
+
+def _graph_pages_bytes(conn, database: str, table: str) -> float:
+    """The bytes of the pages the graph's hidden table's indexes hold (InnoDB's own count, free extents left out:
+    information_schema.innodb_sys_tablestats), NaN where the server lists none."""
+    pages = _one(conn, "SELECT SUM(clust_index_size + other_index_size) FROM information_schema.innodb_sys_tablestats "
+                       "WHERE name LIKE %s OR name LIKE %s",
+                 (f"{database}/{table}#i#%", f"{database}/{table}@0023i@0023%"))[0]
+    size = _one(conn, "SELECT @@innodb_page_size")[0]
+    return float(pages) * float(size) if pages is not None else float("nan")
+
+
+def _graph_bytes(conn, database: str, table: str) -> float:
+    """The bytes of the graph's hidden table (table#i#01), by its tablespace's name ('#' is '@0023' on disk)."""
+    size = _one(conn, "SELECT COALESCE(SUM(file_size), 0) FROM information_schema.innodb_sys_tablespaces "
+                      "WHERE name LIKE %s OR name LIKE %s",
+                (f"{database}/{table}#i#%", f"{database}/{table}@0023i@0023%"))[0]
+    return float(size or 0)
+
+
 class MariaDBVector(VectorIndex):
     label = "MariaDB"
     search_setting = "mhnsw_ef_search"
+    ann_storages = ("mhnsw",)  # one storage: the index quantizes every vector itself (no setting)
 
     def __init__(self, flavor):
         super().__init__(flavor)
@@ -52,28 +88,16 @@ class MariaDBVector(VectorIndex):
         self.build_s = time.perf_counter() - t0
 
     def prepare(self, server, rows, m: int, ef_construction: int) -> dict[str, float]:
-        from dbexp.chapters.vector_isolation.dataset import literal
-
         self.dims, self.m = int(rows.shape[1]), int(m)
         server.ensure_database(DATABASE)
         conn = self.connect(server)
         try:
-            _run(conn, f"DROP TABLE IF EXISTS {BASE}")
-            _run(conn, f"CREATE TABLE {BASE} (id INT PRIMARY KEY, embedding VECTOR({self.dims}) NOT NULL) "
-                       "ENGINE=InnoDB")
-            batch = 500
-            for start in range(0, len(rows), batch):
-                chunk = rows[start:start + batch]
-                values = ",".join(f"({start + j + 1}, VEC_FromText('{literal(v)}'))" for j, v in enumerate(chunk))
-                _run(conn, f"INSERT INTO {BASE} (id, embedding) VALUES {values}")
+            _fill(conn, BASE, rows)
             self._create(conn)
-            # the graph's hidden table (items#i#01), by its tablespace's name ('#' is '@0023' on disk)
-            size = _one(conn, "SELECT COALESCE(SUM(file_size), 0) FROM information_schema.innodb_sys_tablespaces "
-                              "WHERE name LIKE %s OR name LIKE %s",
-                        (f"{DATABASE}/{TABLE}#i#%", f"{DATABASE}/{TABLE}@0023i@0023%"))[0]
+            size = _graph_bytes(conn, DATABASE, TABLE)
         finally:
             conn.close()
-        return {"index_build_s": self.build_s, "index_bytes": float(size or 0)}
+        return {"index_build_s": self.build_s, "index_bytes": size}
 
     def restore(self, server) -> None:
         if not self.dims:
@@ -135,3 +159,67 @@ class MariaDBVector(VectorIndex):
 
     def update(self, conn, row_id: int, v: str) -> None:
         _run(conn, f"UPDATE {TABLE} SET embedding = VEC_FromText(%s) WHERE id = %s", (v, row_id))
+
+    # --- the ann-benchmarks comparison ----------------------------------------------------------------------------
+    def ann_load(self, server, rows) -> None:
+        self.ann_dims = int(rows.shape[1])
+        server.ensure_database(ANN_DATABASE)
+        conn = self.ann_connect(server)
+        try:
+            _fill(conn, ANN_BASE, rows)
+        finally:
+            conn.close()
+
+    def ann_build(self, server, storage: str, m: int, ef_construction: int) -> dict[str, float]:
+        """The indexed table made anew and filled from the plain one in id order (MariaDB builds its graph as the
+        rows go in; it has no ef_construction); the same fill into a table without the index, timed just
+        before, is the rows' own part of it (``table_fill_s``)."""
+        if storage not in self.ann_storages:
+            raise DbexpError(f"bad storage {storage!r}; MariaDB's ann part knows {', '.join(self.ann_storages)}")
+        conn = self.ann_connect(server)
+        try:
+            d = int(self.ann_dims)
+            _run(conn, f"DROP TABLE IF EXISTS {ANN_TABLE}")
+            _run(conn, f"CREATE TABLE {ANN_TABLE} (id INT PRIMARY KEY, embedding VECTOR({d}) NOT NULL) ENGINE=InnoDB")
+            t0 = time.perf_counter()
+            _run(conn, f"INSERT INTO {ANN_TABLE} SELECT id, embedding FROM {ANN_BASE} ORDER BY id")
+            fill_s = time.perf_counter() - t0
+            _run(conn, f"DROP TABLE {ANN_TABLE}")
+            _run(conn, f"CREATE TABLE {ANN_TABLE} (id INT PRIMARY KEY, embedding VECTOR({d}) NOT NULL, "
+                       f"VECTOR INDEX {ANN_INDEX} (embedding) M={int(m)} DISTANCE=euclidean) ENGINE=InnoDB")
+            t0 = time.perf_counter()
+            _run(conn, f"INSERT INTO {ANN_TABLE} SELECT id, embedding FROM {ANN_BASE} ORDER BY id")
+            build_s = time.perf_counter() - t0
+            size = _graph_bytes(conn, ANN_DATABASE, ANN_TABLE)
+            pages = _graph_pages_bytes(conn, ANN_DATABASE, ANN_TABLE)
+        finally:
+            conn.close()
+        return {"index_build_s": build_s, "index_bytes": size, "index_pages_bytes": pages, "table_fill_s": fill_s}
+
+    def _ann_sql(self, k: int) -> str:
+        return (f"SELECT id FROM {ANN_TABLE} ORDER BY VEC_DISTANCE_EUCLIDEAN(embedding, VEC_FromText(%s)) "
+                f"LIMIT {int(k)}")
+
+    def ann_knn(self, conn, q: str, storage: str, k: int) -> list[int]:
+        with conn.cursor() as cur:
+            cur.execute(self._ann_sql(k), (q,))
+            return [int(r[0]) for r in cur.fetchall()]
+
+    def ann_plan(self, conn, q: str, storage: str, k: int) -> str:
+        with conn.cursor() as cur:
+            cur.execute("EXPLAIN " + self._ann_sql(k), (q,))
+            names = [d[0] for d in cur.description]
+            row = dict(zip(names, cur.fetchone()))
+        return str(row.get("key") or "exact")
+
+    # --- the B-tree ----------------------------------------------------------------------------------------------
+    def keyed_sql(self, k: int, index: bool) -> str:
+        hint = "" if index else f" IGNORE INDEX ({KEYED_INDEX})"
+        return f"SELECT id, grp FROM {KEYED}{hint} WHERE grp <= %s ORDER BY grp DESC LIMIT {int(k)}"
+
+    def keyed_plan(self, conn, x: int, k: int, index: bool = True) -> str:
+        with conn.cursor() as cur:
+            cur.execute("EXPLAIN " + self.keyed_sql(k, index), (int(x),))
+            names = [d[0] for d in cur.description]
+            row = dict(zip(names, cur.fetchone()))
+        return "btree" if row.get("key") == KEYED_INDEX else "sort"
