@@ -3,7 +3,11 @@ that each ask a query of their own twice while a paced writer commits rows betwe
 candidate list and pgvector's iterative scan under rows written around the query; rows from the data set's
 mixture; another reader between the writes and the second search), the two controls (no writer; an exact
 scan under the same writer), and the throughput alone (queries per second with no writer, inserts per second
-with no reader)."""
+with no reader); on the same servers, the graph trials (pgvector's neighbour lists around a writer's rows), the
+B-tree trials (btree.py) and seed 002's ann runs (ann.py: an index per storage and m, every ef_search asked).
+
+At default the vector trials took 12.6 minutes for three servers on two instances each (the issue-43 design,
+published on an AMD EPYC VM); the graph, B-tree and ann parts add what the page's minutes show beyond that."""
 
 from __future__ import annotations
 

@@ -13,9 +13,10 @@ from dbexp.chapters.vector_isolation import ann_analysis as ann
 from dbexp.experiments.chapter import Results
 
 
-def _series(df: pd.DataFrame) -> pd.Series:
-    """'pgvector halfvec, PostgreSQL 17.10' from the algorithm and the server it ran on."""
-    return [f"{a}, {s.split(' on ')[-1]}" for a, s in zip(df["algorithm"], df["server"])]
+def _series(df: pd.DataFrame) -> list[str]:
+    """'pgvector halfvec, PostgreSQL 17.10' from the algorithm and the server it ran on ('MariaDB 11.8.9' where the
+    server's name says it all)."""
+    return [f"{a}, {s.split(' on ')[-1]}" if " on " in s else s for a, s in zip(df["algorithm"], df["server"])]
 
 
 def recall_qps(res: Results) -> alt.FacetChart | None:
@@ -27,8 +28,8 @@ def recall_qps(res: Results) -> alt.FacetChart | None:
             alt.Tooltip("qps_low:Q", format=",.0f"), alt.Tooltip("qps_high:Q", format=",.0f"), "runs"]
     base = alt.Chart(c).encode(color=alt.Color("series:N", title=None, legend=charts.legend()))
     x = alt.X("recall:Q", title="recall@10 (mean of the queries)", scale=alt.Scale(zero=False))
-    y = alt.Y("qps:Q", title="queries per second, one client (log axis)", scale=alt.Scale(type="log", zero=False),
-              axis=alt.Axis(format=",~r"))
+    y = alt.Y("qps:Q", title="queries per second, one client (log axis)",
+              scale=alt.Scale(type="log", zero=False, nice=False), axis=alt.Axis(format=",~r"))
     lines = base.mark_line(strokeWidth=1.5).encode(x=x, y=y, order="ef:Q", detail="m:N")
     points = base.mark_point(filled=True, size=40).encode(x=x, y=y, shape=alt.Shape("m_label:N", title=None,
                                                                                       legend=charts.legend()),
@@ -36,8 +37,9 @@ def recall_qps(res: Results) -> alt.FacetChart | None:
     up = base.mark_rule().encode(x=x, y="qps_low:Q", y2="qps_high:Q")
     side = base.mark_rule().encode(x="recall_low:Q", x2="recall_high:Q", y=y)
     return (alt.layer(lines, up, side, points).properties(width=560, height=330)
-            .properties(title=charts.titled("Queries per second against recall@10 (ann-benchmarks' chart): a line per "
-                                            "algorithm and m through its ef_search values, 95% intervals", res)))
+            .properties(title=charts.titled("Queries per second against recall@10, as ann-benchmarks draws them", res,
+                                            "a line per algorithm and m through its ef_search values; 95% intervals "
+                                            "(QPS over runs, recall over queries)")))
 
 
 def builds(res: Results) -> alt.HConcatChart | None:

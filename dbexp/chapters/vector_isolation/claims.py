@@ -448,12 +448,15 @@ def _judged_answers(res: Results, algorithms) -> verdicts.Witness:
                             f"{c['recall'].min():.3f} to {c['recall'].max():.3f})")
 
 
+CLAIM_TARGETS = (0.95, 0.98, 0.99)  # the targets of the post's tables this lab's settings can reach (1.0 aside)
+
+
 def _qps_at_recall(res: Results):
-    r = ann.ratios_at(res, MARIA, PG32)
+    r = ann.ratios_at(res, MARIA, PG32, CLAIM_TARGETS)
     if r.empty or "ratio" not in r:
         return "", verdicts.NOT_MEASURED, NO_ANN
     r = r.dropna(subset=["ratio"])
-    parts = [f"recall >= {x['target']:.2f}: MariaDB {x['qps']:,.0f}/s ({x['setting']}) over pgvector on {x['other']} "
+    parts = [f"recall >= {x['target']:.2f}, MariaDB {x['qps']:,.0f}/s ({x['setting']}) over {x['other']} "
              f"{x['other_qps']:,.0f}/s ({x['other_setting']}): {_ci(x['ratio'], x['low'], x['high'])}"
              for _, x in r.iterrows()]
     vs = [verdicts.magnitude(x["low"], x["high"], *QPS_AT_RECALL) for _, x in r.iterrows()]
@@ -462,12 +465,12 @@ def _qps_at_recall(res: Results):
 
 
 def _builds_at_recall(res: Results):
-    r = ann.ratios_at(res, MARIA, PG32)
+    r = ann.ratios_at(res, MARIA, PG32, CLAIM_TARGETS)
     if r.empty or "ratio" not in r:
         return "", verdicts.NOT_MEASURED, NO_ANN
     r = r.dropna(subset=["ratio"])
-    parts = [f"recall >= {x['target']:.2f}: pgvector on {x['other']} {x['other_build_s']:.1f} s ({x['other_setting']}) "
-             f"over MariaDB {x['build_s']:.1f} s ({x['setting']}): {_ci(x['build_ratio'], x['build_low'], x['build_high'])}"
+    parts = [f"recall >= {x['target']:.2f}, {x['other']} {x['other_build_s']:.1f} s ({x['other_setting']}) over "
+             f"MariaDB {x['build_s']:.1f} s ({x['setting']}): {_ci(x['build_ratio'], x['build_low'], x['build_high'])}"
              for _, x in r.iterrows()]
     vs = [verdicts.magnitude(x["build_low"], x["build_high"], *BUILD_AT_RECALL) for _, x in r.iterrows()]
     b = ann.builds(res)

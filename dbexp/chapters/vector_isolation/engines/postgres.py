@@ -270,7 +270,8 @@ class Pgvector(VectorIndex):
                         f"LATERAL bt_page_stats('{KEYED_INDEX}', b::int) s, "
                         f"LATERAL bt_page_items('{KEYED_INDEX}', b::int) i, "
                         "LATERAL unnest(COALESCE(i.htids, ARRAY[i.ctid])) h "
-                        "WHERE s.type = 'l' AND NOT (s.btpo_next <> 0 AND i.itemoffset = 1)")
+                        "WHERE (s.type = 'l' OR (s.type = 'r' AND s.btpo_level = 0)) "
+                        "AND NOT (s.btpo_next <> 0 AND i.itemoffset = 1)")
             return {(str(d), str(h)) for d, h in cur.fetchall()}
 
     def neighbor_lists(self, conn) -> dict:
