@@ -341,15 +341,26 @@ PER_COMMIT = ("binlog_bytes_per_commit", "binlog_events_per_commit", "binlog_gti
 
 
 def binlog_per_commit(res: Results) -> pd.DataFrame:
-    """What each commit wrote to the binlog, per version, test, thread count and configuration with the binlog
-    on: medians over the windows of the bytes per commit and of the events per commit by type (those the runs
-    stored: the events are read back after each window, chapter.event_figures)."""
+    """What each commit wrote to the binlog, per version, test and thread count: medians over the windows of the
+    bytes per commit at *binlog* and *binlog + GTID*, and of the events per commit the runs read back after each
+    window (chapter.event_figures), by type: every event, table maps and rows events at *binlog*, anonymous GTID
+    events at *binlog* and GTID events at *binlog + GTID* (columns series_name, test, threads, then
+    "<measurement> at <configuration>" for those the runs stored)."""
     w = main_runs(tidy(res))
-    cols = [c for c in PER_COMMIT if c in w]
-    if w.empty or "binlog_bytes_per_commit" not in cols:
+    if w.empty or "binlog_bytes_per_commit" not in w:
         return pd.DataFrame()
-    w = w.dropna(subset=["binlog_bytes_per_commit"])
-    out = w.groupby(["series_name", "test", "threads", "config"], observed=True)[cols].median().reset_index()
-    out["config"] = out["config"].astype(str)
-    return out.sort_values(["series_name", "test", "threads"], key=lambda col: (
-        col.map(version_key) if col.name == "series_name" else col), kind="stable").reset_index(drop=True)
+    wanted = [("binlog_bytes_per_commit", "binlog"), ("binlog_bytes_per_commit", "binlog + GTID"),
+              ("binlog_events_per_commit", "binlog"), ("binlog_table_map_events_per_commit", "binlog"),
+              ("binlog_rows_events_per_commit", "binlog"), ("binlog_anonymous_gtid_events_per_commit", "binlog"),
+              ("binlog_gtid_events_per_commit", "binlog + GTID")]
+    keys = ["series_name", "test", "threads"]
+    out = None
+    for col, config in wanted:
+        if col not in w or w.loc[w["config"] == config, col].isna().all():
+            continue
+        m = (w[w["config"] == config].groupby(keys)[col].median().rename(f"{col} at {config}").reset_index())
+        out = m if out is None else out.merge(m, on=keys, how="outer")
+    if out is None:
+        return pd.DataFrame()
+    return out.sort_values(keys, key=lambda col: (col.map(version_key) if col.name == "series_name" else col),
+                           kind="stable").reset_index(drop=True)
