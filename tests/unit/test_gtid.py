@@ -542,3 +542,16 @@ def test_the_defaults_row_reads_each_binarys_own_defaults():
     gone = [{k: x for k, x in r.items() if not k.startswith("default_")} for r in _two_versions(tests=("insert",))]
     assert gtid.claims(_res(gone)).set_index("id").loc["gtid-on-by-default-in-9-5", "verdict"].startswith(
         "not measured here (witness failed: no default read with these")
+
+
+def test_what_each_commit_writes_is_one_row_per_version_and_test():
+    rows = _two_versions(tests=("insert", "update-non-index"))
+    for r in rows:
+        if r["config"] == "binlog + GTID":
+            r["binlog_bytes_per_commit"] = 700.0
+    bt = gtid.binlog_per_commit(_res(rows))
+    assert len(bt) == 4 and list(bt["series_name"]) == ["mysql 5.7.22"] * 2 + ["mysql 8.0.15"] * 2
+    x = bt.iloc[0]
+    assert x["binlog_bytes_per_commit at binlog"] == 650 and x["binlog_bytes_per_commit at binlog + GTID"] == 700
+    assert x["binlog_events_per_commit at binlog"] == 5 and x["binlog_anonymous_gtid_events_per_commit at binlog"] == 1
+    assert x["binlog_gtid_events_per_commit at binlog + GTID"] == 1
