@@ -131,6 +131,7 @@ def measure_keyed(part: VectorIndex, server, p: KeyedPoint, stream: int) -> Meas
             part.keyed_make(monitor, p.rows, p.groups)
             if _state(monitor) != (p.rows, p.rows):
                 raise RetryableError(f"the keyed table holds {_state(monitor)} rows and largest id, not {p.rows}")
+            m["precondition_ok"] = (1.0, "bool")
             pages = part.keyed_entries(monitor) is not None
             recs = []
             with cpu_window(server, p.client_cpus) as cpu:

@@ -99,12 +99,12 @@ class VectorIsolation(Chapter):
     }
     # the parts this wave added: the neighbour lists, the B-tree trials and the ann-benchmarks comparison
     scales["smoke"] = replace(scales["smoke"], graph_trials=3, keyed_rows=2000, keyed_groups=100, keyed_trials=6,
-                              ann_rows=2000, ann_dims=32, ann_queries=40, ann_m=(8, 16), ann_efs=(10, 40), ann_passes=2)
+                              ann_rows=2000, ann_dims=32, ann_queries=40, ann_m=(4, 16), ann_efs=(10, 40), ann_passes=2)
     scales["default"] = replace(scales["default"], graph_trials=5, keyed_rows=10000, keyed_groups=500,
-                                keyed_trials=20, ann_rows=10000, ann_dims=64, ann_queries=200, ann_m=(8, 16, 32),
+                                keyed_trials=20, ann_rows=10000, ann_dims=64, ann_queries=200, ann_m=(4, 8, 16),
                                 ann_efs=(10, 20, 40, 80, 160), ann_passes=3)
     scales["full"] = replace(scales["full"], graph_trials=20, keyed_rows=50000, keyed_groups=2500, keyed_trials=100,
-                             ann_rows=50000, ann_dims=128, ann_queries=1000, ann_m=(6, 8, 12, 16, 32),
+                             ann_rows=50000, ann_dims=128, ann_queries=1000, ann_m=(4, 6, 8, 12, 16, 32),
                              ann_efs=(10, 20, 40, 80, 120, 200, 400), ann_passes=5)
     order = "grouped"  # a point's state is made before it (the pristine table), not inherited
     engines = PARTS

@@ -45,18 +45,9 @@ def _fill(conn, table: str, rows) -> None:
         _run(conn, f"INSERT INTO {table} (id, embedding) VALUES {values}")
 
 
-def _graph_pages_bytes(conn, database: str, table: str) -> float:
-    """The bytes of the pages the graph's hidden table's indexes hold (InnoDB's own count, free extents left out:
-    information_schema.innodb_sys_tablestats), NaN where the server lists none."""
-    pages = _one(conn, "SELECT SUM(clust_index_size + other_index_size) FROM information_schema.innodb_sys_tablestats "
-                       "WHERE name LIKE %s OR name LIKE %s",
-                 (f"{database}/{table}#i#%", f"{database}/{table}@0023i@0023%"))[0]
-    size = _one(conn, "SELECT @@innodb_page_size")[0]
-    return float(pages) * float(size) if pages is not None else float("nan")
-
-
 def _graph_bytes(conn, database: str, table: str) -> float:
-    """The bytes of the graph's hidden table (table#i#01), by its tablespace's name ('#' is '@0023' on disk)."""
+    """The bytes on disk of the graph's hidden table (table#i#01), by its tablespace's name ('#' is '@0023' on disk):
+    InnoDB extends a file in steps (a megabyte and more), so a small graph's file holds free space too."""
     size = _one(conn, "SELECT COALESCE(SUM(file_size), 0) FROM information_schema.innodb_sys_tablespaces "
                       "WHERE name LIKE %s OR name LIKE %s",
                 (f"{database}/{table}#i#%", f"{database}/{table}@0023i@0023%"))[0]
@@ -191,10 +182,9 @@ class MariaDBVector(VectorIndex):
             _run(conn, f"INSERT INTO {ANN_TABLE} SELECT id, embedding FROM {ANN_BASE} ORDER BY id")
             build_s = time.perf_counter() - t0
             size = _graph_bytes(conn, ANN_DATABASE, ANN_TABLE)
-            pages = _graph_pages_bytes(conn, ANN_DATABASE, ANN_TABLE)
         finally:
             conn.close()
-        return {"index_build_s": build_s, "index_bytes": size, "index_pages_bytes": pages, "table_fill_s": fill_s}
+        return {"index_build_s": build_s, "index_bytes": size, "table_fill_s": fill_s}
 
     def _ann_sql(self, k: int) -> str:
         return (f"SELECT id FROM {ANN_TABLE} ORDER BY VEC_DISTANCE_EUCLIDEAN(embedding, VEC_FromText(%s)) "

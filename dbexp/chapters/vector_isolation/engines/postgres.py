@@ -223,7 +223,7 @@ class Pgvector(VectorIndex):
             size = _one(conn, "SELECT pg_relation_size(%s)", (ANN_INDEX,))[0]
         finally:
             conn.close()
-        return {"index_build_s": build_s, "index_bytes": float(size), "index_pages_bytes": float(size)}
+        return {"index_build_s": build_s, "index_bytes": float(size)}
 
     def _ann_sql(self, storage: str, k: int) -> str:
         expr, _, cast = self._ann_expr(storage)
@@ -263,15 +263,16 @@ class Pgvector(VectorIndex):
         return "btree" if _plan_index(doc["Plan"]) == KEYED_INDEX else "sort"
 
     def keyed_entries(self, conn) -> set:
-        """(key bytes, heap row) of every leaf entry (pageinspect's bt_page_items, posting lists expanded by its
-        htids; the high key of a page with a right sibling left out: a copy of a key, not an entry)."""
+        """(key bytes, heap row) of every leaf entry (pageinspect's bt_page_items, a posting list expanded by its
+        tids, a plain entry its htid; the high key of a page with a right sibling left out: a copy of a key, not an
+        entry)."""
         with conn.cursor() as cur:
             cur.execute(f"SELECT i.data, h FROM generate_series(1, pg_relation_size('{KEYED_INDEX}') / {PAGE} - 1) b, "
                         f"LATERAL bt_page_stats('{KEYED_INDEX}', b::int) s, "
                         f"LATERAL bt_page_items('{KEYED_INDEX}', b::int) i, "
-                        "LATERAL unnest(COALESCE(i.htids, ARRAY[i.ctid])) h "
+                        "LATERAL unnest(COALESCE(i.tids, ARRAY[i.htid])) h "
                         "WHERE (s.type = 'l' OR (s.type = 'r' AND s.btpo_level = 0)) "
-                        "AND NOT (s.btpo_next <> 0 AND i.itemoffset = 1)")
+                        "AND NOT (s.btpo_next <> 0 AND i.itemoffset = 1) AND h IS NOT NULL")
             return {(str(d), str(h)) for d, h in cur.fetchall()}
 
     def neighbor_lists(self, conn) -> dict:
