@@ -11,10 +11,11 @@ information, so all of them are 0, but every form is read.
 
 What a function costs is kept as callgrind_annotate computes it (valgrind's own reader, so that the
 two agree): the exclusive cost is the function's own cost lines; the inclusive cost is the cost of
-every call into it where any call into it was recorded, else its own cost plus its calls' (the
-function a toggled collection starts in, ``do_command``, has no recorded caller when the caller ran
-uncollected). A function that calls itself counts its nested calls again in its inclusive cost, as
-there. Functions are told apart by object and name (callgrind_annotate by file and name: the
+every call into it where any call into it was recorded, else its own cost plus its calls'. A function
+that calls itself counts its nested calls again in its inclusive cost, as there. One difference: a call
+still running when the dump was written (``calls=0``: the stack of each thread at a dump, the mark's
+statement among them) is a call here, its caller's own cost there, so that here the functions' own
+costs add up to the file's totals. Functions are told apart by object and name (callgrind_annotate by file and name: the
 servers' builds have no file information, so ``???`` for all).
 
 gprof2dot's parser (PyPI) reads this format too, but keeps only the first event, and the lab needs
@@ -59,6 +60,12 @@ class Profile:
     called: dict[Fn, list[int]] = field(default_factory=dict)  # the inclusive cost of every call into it
     calling: dict[Fn, list[int]] = field(default_factory=dict)  # the inclusive cost of its calls out
     calls: dict[Fn, int] = field(default_factory=dict)  # calls into it
+    callers: dict[Fn, set[Fn]] = field(default_factory=dict)  # the functions recorded calling it
+    # (caller, callee) of the calls still running when the dump was written ('calls=0': made before it, their
+    # cost so far in it): the stack of every thread at the dump. callgrind_annotate (3.19) reads such a
+    # call's cost as the caller's own; here it is the call's, so that the functions' own costs add up to
+    # the totals
+    running: set[tuple[Fn, Fn]] = field(default_factory=set)
 
     @property
     def trigger(self) -> str:
@@ -94,6 +101,18 @@ class Profile:
         unqualified signature's start: 'do_command' finds 'do_command(THD*)')."""
         return sorted(fn for fn in self.functions() if fn[1] == name or fn[1].startswith(name + "("))
 
+    def above(self, fns) -> set[Fn]:
+        """The functions that called ``fns``, directly or through others (their callers' callers...), less
+        ``fns`` themselves: where the entry function of a toggled collection was called from."""
+        out: set[Fn] = set()
+        todo = list(fns)
+        while todo:
+            for caller in self.callers.get(todo.pop(), ()):
+                if caller not in out:
+                    out.add(caller)
+                    todo.append(caller)
+        return out - set(fns)
+
     def minus(self, earlier: "Profile") -> "Profile":
         """What was counted in this profile and not in ``earlier`` (two windows of one kind, the longer
         less the shorter): every cost and count subtracted, function by function."""
@@ -112,14 +131,17 @@ class Profile:
                        {**self.header, "minus": earlier.header.get("trigger", "")},
                        diff(self.own, earlier.own), diff(self.called, earlier.called),
                        diff(self.calling, earlier.calling),
-                       {k: self.calls.get(k, 0) - earlier.calls.get(k, 0) for k in set(self.calls) | set(earlier.calls)})
+                       {k: self.calls.get(k, 0) - earlier.calls.get(k, 0) for k in set(self.calls) | set(earlier.calls)},
+                       {k: self.callers.get(k, set()) | earlier.callers.get(k, set())
+                        for k in set(self.callers) | set(earlier.callers)})
 
-    def top(self, event: str = "Ir", n: int = 30, inclusive: bool = True) -> list[tuple[Fn, int]]:
+    def top(self, event: str = "Ir", n: int = 30, inclusive: bool = True,
+            leave_out: set[Fn] = frozenset()) -> list[tuple[Fn, int]]:
         """The ``n`` functions with the largest cost of ``event`` (in absolute value: a difference of two
-        profiles may go below 0), largest first; ties by name."""
+        profiles may go below 0), largest first, ties by name; none of ``leave_out``."""
         i = self._index(event)
         cost = self.inclusive if inclusive else self.exclusive
-        rows = [(fn, cost(fn)[i]) for fn in self.functions()]
+        rows = [(fn, cost(fn)[i]) for fn in self.functions() - set(leave_out)]
         rows.sort(key=lambda r: (-abs(r[1]), r[0]))
         return rows[:n]
 
@@ -177,7 +199,8 @@ def parse(text: str, source: str = "callgrind output") -> Profile:
     fn: Fn | None = None
     cob: str | None = None
     callee: Fn | None = None
-    pending_calls = 0  # the next cost line is the cost of this many calls to ``callee``
+    pending_calls: int | None = None  # the next cost line is the cost of this many calls to ``callee`` (0 too:
+    # a call still running when the dump was written, made before it)
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -231,11 +254,14 @@ def parse(text: str, source: str = "callgrind output") -> Profile:
         if fn is None:
             raise DbexpError(f"{where}: a cost line before any 'fn=': {line[:80]!r}")
         cost = _numbers(fields[npos:], len(events), where)
-        if pending_calls:
+        if pending_calls is not None:
             profile.calls[callee] = profile.calls.get(callee, 0) + pending_calls
+            profile.callers.setdefault(callee, set()).add(fn)
+            if pending_calls == 0:
+                profile.running.add((fn, callee))
             _add(profile.called.setdefault(callee, [0] * len(events)), cost)
             _add(profile.calling.setdefault(fn, [0] * len(events)), cost)
-            pending_calls = 0
+            pending_calls = None
             cob = None  # a call's object is named before each call into another object
         else:
             _add(profile.own.setdefault(fn, [0] * len(events)), cost)

@@ -153,17 +153,18 @@ def detach(server: Server) -> None:
 
 
 def run_container(ref: str, command: list[str], environment: dict[str, str], labels: dict[str, str],
-                  name: str | None = None, **kwargs: Any):
+                  name: str | None = None, volumes: list[tuple[str, str, str]] | None = None, **kwargs: Any):
     """Start ``ref`` with host networking (testcontainers' DockerContainer); the docker Container.
-    ``kwargs`` go to the docker SDK (cpuset_cpus, mem_limit, shm_size, ...). Until removed (:func:`remove`
-    or at exit) it is this process's; a start that fails or is interrupted leaves nothing behind."""
+    ``volumes``: (host path, container path, mode) bind mounts; ``kwargs`` go to the docker SDK (cpuset_cpus,
+    mem_limit, shm_size, ...). Until removed (:func:`remove` or at exit) it is this process's; a start that
+    fails or is interrupted leaves nothing behind."""
     from testcontainers.core.config import testcontainers_config
     from testcontainers.core.container import DockerContainer
 
     client()  # an engine answers, or one line says how to start one
     testcontainers_config.ryuk_disabled = True  # the lab removes its own containers (module docstring)
     wrapper = (DockerContainer(ref, docker_client_kw={"timeout": 120}, command=command, env=environment,
-                               name=name)
+                               name=name, volumes=volumes)
                .with_kwargs(network="host", labels=labels, **kwargs))
     try:
         wrapper.start()
@@ -251,12 +252,11 @@ def start(config: ServerConfig, role: str = "experiment", name: str | None = Non
         settings = {**counting_settings(flavor, image, config.settings), **config.settings}
         under = Valgrind.for_server(config.under, flavor, flavor.command(port, settings))
         environment.update(under.environment(image_path(image.ref)))
-        kwargs["volumes"] = under.volumes()
         labels["dbexp.under"] = config.under
     started = time.monotonic()
     try:
         container = run_container(image.ref, flavor.command(port, settings), environment, labels,
-                                  name=name, shm_size="256m", **kwargs)
+                                  name=name, volumes=under.volumes() if under else None, shm_size="256m", **kwargs)
     except BaseException:
         if under is not None:
             under.close()

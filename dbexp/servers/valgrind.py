@@ -187,12 +187,10 @@ class Valgrind:
         return {"PATH": f"{WORK}:{path}", "DBEXP_IMAGE_PATH": path, "VALGRIND_LIB": f"{MOUNT}/lib",
                 "VALGRIND_OPTS": " ".join(self.options)}
 
-    def volumes(self) -> dict[str, dict[str, str]]:
-        """The docker SDK's ``volumes``: valgrind read-only, the folder read-write."""
+    def volumes(self) -> list[tuple[str, str, str]]:
+        """Bind mounts (host path, container path, mode): valgrind read-only, the folder read-write."""
         launcher, lib = host_files()
-        return {launcher: {"bind": f"{MOUNT}/valgrind.bin", "mode": "ro"},
-                lib: {"bind": f"{MOUNT}/lib", "mode": "ro"},
-                str(self.work): {"bind": WORK, "mode": "rw"}}
+        return [(launcher, f"{MOUNT}/valgrind.bin", "ro"), (lib, f"{MOUNT}/lib", "ro"), (str(self.work), WORK, "rw")]
 
     def command_line(self) -> str:
         """What runs the server, as a person would type it (for provenance): valgrind's version, then
