@@ -5,21 +5,26 @@ Each page with Altair charts is loaded from disk by Debian's headless Chromium w
 every host name unresolvable (so nothing can come from a CDN); after the scripts have
 run, the DOM is dumped and the charts expected (Altair's ``altair-viz-*`` containers)
 are compared with the charts drawn (vega's ``class="marks"`` canvas or svg). The page is drawn
-1280 px wide, and a script (TABLE_CHECK) reports each table (``dbexp-table``, the labelled
+1280 px wide, and a script (``static/check-tables.js``) reports each table (``dbexp-table``, the labelled
 blocks apart) that is wider than its column, so that it scrolls, or that breaks a number across
-two lines of a cell.
+two lines of a cell. The page's height at that width is read too (:func:`screens`: the book's length in
+screens of WINDOW).
 
 Every page is loaded by one Chromium, in turn, into a 1280 px frame of a small harness page (written
-beside them, removed after): one browser start for the whole book instead of one per page. Given a
-``known`` file, a page whose charts all drew is
-recorded there by its content key (:func:`page_key`: the page, every file under ``_static`` its
-scripts and styles come from, the browser and this module); a later check does not load a page
-with the same key again, and says so in its result (``PageResult.known``).
+beside them, removed after; its HTML and JavaScript are static files of this package, ``static/``):
+one browser start for the whole book instead of one per page. Given a ``known`` file, a page whose
+charts all drew is recorded there by its content key (:func:`page_key`: the page, every file under
+``_static`` its scripts and styles come from, the browser, this module and its static files); a later
+check does not load a page with the same key again, and says so in its result (``PageResult.known``).
+
+Without a browser, :func:`defects` reads every built page for what no page may show: a code cell's
+source, "nan" in its text, a CSV download with a row that says nothing.
 """
 
 from __future__ import annotations
 
 import html as html_lib
+import html.parser as html_lib_parser
 import json
 import os
 import re
@@ -42,63 +47,37 @@ _SKIP_PAGES = {"genindex.html", "search.html"}
 # A table of the chapters (dbexp.book.tables.show): class dbexp-table.
 _TABLE = re.compile(r"<table\b[^>]*\bdbexp-table\b")
 WINDOW = (1280, 900)  # the width the book is read at (its pages' checks, and the screenshots)
-# Reads one loaded page (its document): each table (``dbexp-table``, the labelled blocks apart) that is
-# wider than its column, so that it scrolls, or that breaks a number across two lines of a cell.
-TABLE_CHECK = r"""function dbexpTables(doc){
-  const out=[];
-  doc.querySelectorAll('table.dbexp-table:not(.dbexp-blocks)').forEach((t,i)=>{
-    let h=t.closest('section'); h=h?h.querySelector('h1,h2,h3'):null;
-    const heads=[...t.querySelectorAll('thead th')].slice(0,3).map(x=>x.textContent.trim()).join(', ');
-    const where=(h?h.textContent.replace('#','').trim():'table '+(i+1)).slice(0,60)+' (columns '+heads+', ...)';
-    const box=t.parentElement;
-    if(box.scrollWidth>box.clientWidth+1) out.push(where+': '+box.scrollWidth+' px wide in a column of '+box.clientWidth);
-    const broken=[];
-    t.querySelectorAll('td').forEach(td=>{
-      const w=doc.createTreeWalker(td,NodeFilter.SHOW_TEXT); let n;
-      while((n=w.nextNode())){
-        for(const m of n.textContent.matchAll(/(?<![\w.,])(?:[+\u2212-](?=\d))?\d[\d,.]*%?/g)){
-          const r=doc.createRange(); r.setStart(n,m.index); r.setEnd(n,m.index+m[0].length);
-          const tops=new Set([...r.getClientRects()].map(x=>Math.round(x.top)));
-          if(tops.size>1) broken.push(m[0]);
-        }
-      }
-    });
-    if(broken.length) out.push(where+': numbers broken across lines ('+broken.slice(0,3).join(', ')+')');
-  });
-  return out;
-}"""
 CHART_WAIT_MS = 8000  # virtual time a page's charts get to draw after its load (and its fonts)
 SETTLE_MS = 500  # then virtual time for the layout to settle, before the tables are read
-# The harness: loads each page into a WINDOW-sized frame in turn, waits for its charts, reads it
-# (vega's drawn marks, Altair's error boxes, the tables), writes what it saw so far into
-# <pre id="dbexp-seen"> after each page and everything into <pre id="dbexp-check"> at the end.
-HARNESS = """<!DOCTYPE html><html><body style="margin:0">
-<iframe id="f" style="width:%(width)dpx;height:%(height)dpx;border:0"></iframe>
-<pre id="dbexp-seen"></pre>
-<script>
-%(tables)s
-const pages=%(pages)s, seen=[], frame=document.getElementById('f');
-const sleep=ms=>new Promise(r=>setTimeout(r,ms));
-const marks=d=>d.querySelectorAll('canvas.marks, svg.marks').length;
-async function read(p){
-  await new Promise(r=>{frame.onload=r; frame.src=p.url;});
-  const d=frame.contentDocument;
-  if(!d) return {page:p.url, drawn:0, errors:['the page could not be read (no document)'], tables:[]};
-  if(d.fonts) await d.fonts.ready;
-  for(let t=0; marks(d)<p.expected && t<%(wait)d; t+=50) await sleep(50);
-  await sleep(%(settle)d);
-  return {page:p.url, drawn:marks(d), tables:dbexpTables(d),
-          errors:[...d.querySelectorAll('div.error')].map(e=>e.textContent.trim())};
-}
-(async()=>{
-  for(const p of pages){
-    seen.push(await read(p));
-    document.getElementById('dbexp-seen').textContent=JSON.stringify(seen.map(s=>s.page));
-  }
-  const pre=document.createElement('pre'); pre.id='dbexp-check'; pre.textContent=JSON.stringify(seen);
-  document.body.appendChild(pre);
-})();
-</script></body></html>"""
+# The harness, static files of this package (dbexp/book/static/, read when a check runs): check-harness.html,
+# the page that loads each page into a WINDOW-sized frame in turn, waits for its charts and reads it (vega's drawn
+# marks, Altair's error boxes, the tables, its height), writing what it saw so far into the pre element
+# dbexp-seen after each page and everything into one dbexp-check at the end (check-harness.js); check-tables.js,
+# the function that reads one page's tables (each ``dbexp-table``, the labelled blocks apart, that is wider
+# than its column, so that it scrolls, or that breaks a number across two lines of a cell).
+STATIC = ("check-harness.html", "check-harness.js", "check-tables.js")
+_PLACEHOLDER = re.compile(r"\{\{(settings|tables|harness)\}\}")
+
+
+def static_text(name: str) -> str:
+    """One of the check's static files (STATIC), as installed with the package."""
+    from importlib.resources import files
+
+    if name not in STATIC:
+        raise ValueError(f"not a static file of the browser check: {name!r}; they are {', '.join(STATIC)}")
+    return files("dbexp.book").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def harness_html(pages: list[dict]) -> str:
+    """The harness page for ``pages`` (each {"url", "expected"}): check-harness.html with its settings (the
+    frame's size, the pages, the waits) and its two scripts filled in."""
+    settings = json.dumps({"width": WINDOW[0], "height": WINDOW[1], "pages": pages, "wait": CHART_WAIT_MS,
+                           "settle": SETTLE_MS}).replace("<", "\\u003c")  # no "</script>" inside the script
+    fill = {"settings": settings, "tables": static_text("check-tables.js"),
+            "harness": static_text("check-harness.js")}
+    return _PLACEHOLDER.sub(lambda m: fill[m[1]], static_text("check-harness.html"))
+
+
 _RESULT = re.compile(r'<pre id="dbexp-check"[^>]*>(.*?)</pre>', re.S)
 _SEEN = re.compile(r'<pre id="dbexp-seen"[^>]*>(.*?)</pre>', re.S)
 
@@ -111,6 +90,7 @@ class PageResult:
     errors: list[str] = field(default_factory=list)  # chart error messages shown on the page
     known: bool = False  # not loaded now: the same page drew all its charts in an earlier check
     tables: list[str] = field(default_factory=list)  # tables that scroll or break a number at WINDOW's width
+    height: int = 0  # the page's height in px at WINDOW's width, as drawn (0: not loaded now)
 
     @property
     def ok(self) -> bool:
@@ -209,16 +189,14 @@ def has_tables(page: Path) -> bool:
 
 
 def check_pages(pages: list[Path]) -> list[PageResult]:
-    """Load the pages in one headless Chromium, in turn, through the harness (see HARNESS); one
+    """Load the pages in one headless Chromium, in turn, through the harness (see STATIC); one
     PageResult per page, in order. A page that never finishes loading stops the check, named."""
     pages = [Path(p).resolve() for p in pages]
     if not pages:
         return []
     todo = [{"url": p.as_uri(), "expected": expected_charts(p)} for p in pages]
     harness = pages[0].parent / ".dbexp-check.html"
-    harness.write_text(HARNESS % {"width": WINDOW[0], "height": WINDOW[1], "tables": TABLE_CHECK,
-                                  "pages": json.dumps(todo), "wait": CHART_WAIT_MS, "settle": SETTLE_MS},
-                       encoding="utf-8")
+    harness.write_text(harness_html(todo), encoding="utf-8")
     try:
         proc = _chromium(["--allow-file-access-from-files",
                           f"--virtual-time-budget={(CHART_WAIT_MS + VIRTUAL_TIME_BUDGET_MS) * len(pages)}",
@@ -234,7 +212,7 @@ def check_pages(pages: list[Path]) -> list[PageResult]:
                  else f"exit {proc.returncode}: {_last_line(proc.stderr)}")
         raise DbexpError(f"the browser check did not finish ({where})")
     return [PageResult(page, item["expected"], got["drawn"], [_text(e) for e in got["errors"]],
-                       tables=got["tables"])
+                       tables=got["tables"], height=int(got.get("height") or 0))
             for page, item, got in zip(pages, todo, json.loads(html_lib.unescape(found.group(1))))]
 
 
@@ -242,17 +220,27 @@ def check_page(page: Path | str) -> PageResult:
     return check_pages([Path(page)])[0]
 
 
-def chart_pages(html_dir: Path | str) -> list[Path]:
-    """HTML pages of the built book that contain Altair charts or the chapters' tables."""
+def book_pages(html_dir: Path | str) -> list[Path]:
+    """The built book's pages a reader reads: every HTML page but the index, search and redirect pages and the
+    copied files (``_static``, ``_sources``, ``_images``, ``_downloads``)."""
     html_dir = Path(html_dir)
     pages = []
     for page in sorted(html_dir.rglob("*.html")):
         rel = page.relative_to(html_dir)
-        if rel.parts[0] in ("_static", "_sources", "_images") or page.name in _SKIP_PAGES:
+        if rel.parts[0] in ("_static", "_sources", "_images", "_downloads") or page.name in _SKIP_PAGES:
             continue
-        if expected_charts(page) or has_tables(page):
-            pages.append(page)
+        if page.name.startswith(".") or _REDIRECT.search(page.read_text(encoding="utf-8", errors="replace")[:2000]):
+            continue
+        pages.append(page)
     return pages
+
+
+_REDIRECT = re.compile(r"<meta\s+http-equiv=[\"']?refresh\b", re.I)
+
+
+def chart_pages(html_dir: Path | str) -> list[Path]:
+    """HTML pages of the built book that contain Altair charts or the chapters' tables."""
+    return [page for page in book_pages(html_dir) if expected_charts(page) or has_tables(page)]
 
 
 def check_charts(html_dir: Path | str, *, raise_on_failure: bool = True,
@@ -295,10 +283,154 @@ def check_charts(html_dir: Path | str, *, raise_on_failure: bool = True,
     return results
 
 
+# --- the book's length: screens of WINDOW ------------------------------------------------------------
+
+SCREENS_LIMIT = 150  # the whole book, in screens of WINDOW (issue 45: 285 before the chapters were shortened)
+
+
+@dataclass
+class Screens:
+    """The book's length as a reader at WINDOW scrolls it: each page's height drawn at WINDOW's width, in px and
+    in screens of WINDOW's height."""
+
+    heights: dict[str, int]  # page (relative to the HTML folder) -> px, in the book's order of file names
+
+    @property
+    def per_page(self) -> dict[str, float]:
+        return {page: px / WINDOW[1] for page, px in self.heights.items()}
+
+    @property
+    def total(self) -> float:
+        return sum(self.per_page.values())
+
+    def describe(self) -> list[str]:
+        """One line per page (the longest first) and the total, as `dbexp book --screens` prints them."""
+        width = max((len(p) for p in self.heights), default=0)
+        lines = [f"{page:{width}}  {n:6.1f} screens ({self.heights[page]:,} px)"
+                 for page, n in sorted(self.per_page.items(), key=lambda item: -item[1])]
+        return lines + [f"{'the book':{width}}  {self.total:6.1f} screens of {WINDOW[0]} x {WINDOW[1]} "
+                        f"(limit {SCREENS_LIMIT})"]
+
+
+def screens(html_dir: Path | str) -> Screens:
+    """Every page of the built book (:func:`book_pages`) drawn in one headless Chromium at WINDOW's width, its
+    charts drawn first (they take their height when they draw), and its height read."""
+    html_dir = Path(html_dir)
+    if not (html_dir / "index.html").is_file():
+        raise DbexpError(f"no built book to measure: {html_dir / 'index.html'} does not exist")
+    results = check_pages(book_pages(html_dir))
+    return Screens({r.page.relative_to(html_dir.resolve()).as_posix(): r.height for r in results})
+
+
+# --- what no page may show: checked in the built pages' text, no browser --------------------------------
+
+NAN = re.compile(r"(?<![A-Za-z0-9_])nan(?![A-Za-z0-9_])", re.I)  # pandas' and numpy's missing value, printed
+
+
+@dataclass
+class Defect:
+    where: str  # the page (relative to the HTML folder), and the CSV for a CSV's
+    kind: str  # "code cell", "nan" or "empty CSV row"
+    detail: str
+
+    def describe(self) -> str:
+        return f"{self.where}: {self.kind}: {self.detail}"
+
+
+class _PageText(html_lib_parser.HTMLParser):
+    """A page's text outside its scripts and styles, and the source of each code cell it shows (myst-nb's
+    ``cell_input``, unless inside a ``details`` toggle: a cell tagged hide-input shows a "show code" button)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.text: list[str] = []
+        self.code: list[str] = []
+        self._skip = 0  # inside script or style
+        self._details = 0
+        self._cell = 0  # div depth inside a shown cell_input (0: outside)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style"):
+            self._skip += 1
+        elif tag == "details":
+            self._details += 1
+        elif tag == "div":
+            if self._cell:
+                self._cell += 1
+            elif not self._details and "cell_input" in (dict(attrs).get("class") or "").split():
+                self._cell = 1
+                self.code.append("")
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style"):
+            self._skip = max(0, self._skip - 1)
+        elif tag == "details":
+            self._details = max(0, self._details - 1)
+        elif tag == "div" and self._cell:
+            self._cell -= 1
+
+    def handle_data(self, data):
+        if self._skip:
+            return
+        self.text.append(data)
+        if self._cell:
+            self.code[-1] += data
+
+
+def page_defects(page: Path | str, html_dir: Path | str | None = None) -> list[Defect]:
+    """What one built page must not show: a code cell's source (every chapter cell is tagged remove-input or
+    remove-cell), "nan" or "NaN" in its text outside scripts (a missing value printed), and a CSV it links
+    (dbexp.book.downloads) with a row empty but for at most one cell."""
+    page = Path(page)
+    html_dir = Path(html_dir) if html_dir is not None else page.parent
+    where = page.resolve().relative_to(html_dir.resolve()).as_posix() if page.resolve().is_relative_to(
+        html_dir.resolve()) else page.name
+    source = page.read_text(encoding="utf-8", errors="replace")
+    parsed = _PageText()
+    parsed.feed(source)
+    found = [Defect(where, "code cell", _first_line(code)) for code in parsed.code]
+    text = " ".join(" ".join(parsed.text).split())
+    found += [Defect(where, "nan", f"...{text[max(0, m.start() - 40):m.end() + 20]}...") for m in NAN.finditer(text)]
+    for csv_path in linked_csvs(page):
+        found += [Defect(f"{where} ({csv_path.name})", "empty CSV row", row) for row in empty_csv_rows(csv_path)]
+    return found
+
+
+def linked_csvs(page: Path | str) -> list[Path]:
+    """The CSV files a built page links (Sphinx copies a {download} target to ``_downloads/<hash>/``)."""
+    page = Path(page)
+    hrefs = re.findall(r'href="([^"#?]+\.csv)"', page.read_text(encoding="utf-8", errors="replace"))
+    return [p for p in dict.fromkeys((page.parent / html_lib.unescape(h)).resolve() for h in hrefs) if p.is_file()]
+
+
+def empty_csv_rows(path: Path | str) -> list[str]:
+    """The rows of a CSV of three or more columns that say nothing: every cell empty but at most one (a chart's
+    reference mark written as a row, say), each as 'row N: its text'."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    if not rows or len(rows[0]) < 3:
+        return []
+    return [f"row {i}: {','.join(row)[:80]}" for i, row in enumerate(rows[1:], 1)
+            if sum(bool(cell.strip()) for cell in row) <= 1]
+
+
+def defects(html_dir: Path | str) -> list[Defect]:
+    """:func:`page_defects` of every page of the built book, in its order of file names."""
+    html_dir = Path(html_dir)
+    return [d for page in book_pages(html_dir) for d in page_defects(page, html_dir)]
+
+
+def _first_line(code: str) -> str:
+    line = next((l.strip() for l in code.splitlines() if l.strip()), "")
+    return line if len(line) <= 80 else line[:77] + "..."
+
+
 def page_key(page: Path | str, static_hash: str) -> str:
     """What decides whether a page's charts draw: its HTML, the files under the book's _static
     (``static_hash``: its scripts and styles, vega among them; not the search index, which is data),
-    the browser (its path, size and time) and this module's source."""
+    the browser (its path, size and time), this module's source and its static files (the harness)."""
     from dbexp.book.freshness import Digest
 
     digest = Digest()
@@ -308,6 +440,8 @@ def page_key(page: Path | str, static_hash: str) -> str:
     digest.add("static", static_hash)
     digest.add("browser", f"{browser} {st.st_size} {st.st_mtime_ns} {VIRTUAL_TIME_BUDGET_MS}")
     digest.add("checker", Path(__file__).read_bytes())
+    for name in STATIC:
+        digest.add(name, static_text(name))
     return digest.hexdigest()
 
 

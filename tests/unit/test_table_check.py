@@ -39,3 +39,22 @@ def test_a_table_that_fits_and_the_blocks_pass(tmp_path):
               "<tbody>" + ROW.format("x") + "</tbody></table></div>")
     result = check.check_page(_page(tmp_path, fits + blocks))
     assert result.tables == [] and result.ok
+
+
+def test_the_harness_is_read_from_the_package_and_filled_in():
+    html = check.harness_html([{"url": "file:///x/</script>.html", "expected": 2}])
+    assert "{{" not in html and "function dbexpTables(doc)" in html and "</script>.html" not in html
+    assert all(check.static_text(name) for name in check.STATIC)
+
+
+def test_each_page_is_measured_in_screens_of_the_window(tmp_path):
+    """A page 2,700 px tall at 1280 px is 3 screens of 900; a short one under 1 (the window's height, at least)."""
+    (tmp_path / "index.html").write_text("<html><head><meta http-equiv='refresh' content='0; url=a.html'></head></html>")
+    (tmp_path / "a.html").write_text("<html><body style='margin:0'><div style='height:2700px'>tall</div></body></html>")
+    (tmp_path / "b.html").write_text("<html><body style='margin:0'><p>short</p></body></html>")
+    measured = check.screens(tmp_path)
+    assert list(measured.heights) == ["a.html", "b.html"]  # the redirect is no page
+    assert measured.per_page["a.html"] == pytest.approx(3.0, abs=0.01)
+    assert measured.per_page["b.html"] == pytest.approx(1.0, abs=0.01)  # the frame's height, at least
+    assert measured.total == pytest.approx(4.0, abs=0.02)
+    assert measured.describe()[-1].startswith("the book") and f"limit {check.SCREENS_LIMIT}" in measured.describe()[-1]
