@@ -110,7 +110,16 @@ def chart_rows(chart) -> pd.DataFrame | None:
     if not frames:
         return None
     unique = list({id(f): f for f in frames}.values())
-    return unique[0] if len(unique) == 1 else pd.concat(unique, ignore_index=True)
+    # a reference mark's own one-row frame (a rule at x = 1, say) is no row the chart measured: beside data
+    # it would start the CSV with a row empty but for its constant
+    data = [f for f in unique if not _reference(f, unique)] or unique
+    return data[0] if len(data) == 1 else pd.concat(data, ignore_index=True)
+
+
+def _reference(frame: pd.DataFrame, frames: list[pd.DataFrame]) -> bool:
+    """A frame of at most one row that shares no column with the chart's other frames: a reference mark's."""
+    others = set().union(*(set(f.columns) for f in frames if f is not frame))
+    return len(frame) <= 1 and bool(others) and not set(frame.columns) & others
 
 
 def chart(chart_obj, res, name: str, rows: pd.DataFrame | None = None, root=None) -> None:

@@ -232,3 +232,58 @@ def test_workflow_passes_actionlint_when_installed():
         pytest.skip("actionlint is not installed (make lint-ci installs it)")
     proc = subprocess.run([found, str(WORKFLOW)], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_reference_rule_adds_no_empty_row_to_the_charts_csv():
+    """charts.ratio_forest draws a dashed rule at 1 from a one-row frame of its own ({"x": [1.0]}): its CSV holds
+    the ratios alone, not a first row empty but for that 1.0 (11 of 91 downloads did)."""
+    df = pd.DataFrame({"label": ["a", "b"], "ratio_qps": [0.9, 1.2], "ci_low": [0.8, 1.1], "ci_high": [1.0, 1.3]})
+    import altair as alt
+
+    one = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule().encode(x="x:Q")
+    points = alt.Chart(df).mark_point().encode(x="ratio_qps:Q", y="label:N")
+    rows = downloads.chart_rows(alt.layer(one, points))
+    assert list(rows.columns) == list(df.columns) and len(rows) == 2
+    assert not rows.isna().all(axis=1).any() and "x" not in rows
+    alone = downloads.chart_rows(one)  # a chart of one row only keeps it
+    assert list(alone["x"]) == [1.0]
+
+
+# --- what no built page may show (dbexp.book.check.page_defects) ----------------------------------------
+
+SHOWN_CELL = ('<div class="cell docutils container"><div class="cell_input docutils container">'
+              '<div class="highlight"><pre><span>ctl</span> = versions.controls(res)\nif len(ctl):</pre></div></div>'
+              '<div class="cell_output docutils container"><p>a table</p></div></div>')
+HIDDEN_CELL = ('<div class="cell docutils container"><details class="hide above-input"><summary>Show code cell source'
+               '</summary><div class="cell_input docutils container"><pre>hidden = 1</pre></div></details></div>')
+
+
+def test_a_shown_code_cell_nan_text_and_an_empty_csv_row_are_each_found(tmp_path):
+    from dbexp.book import check
+
+    (tmp_path / "_downloads" / "abc").mkdir(parents=True)
+    (tmp_path / "_downloads" / "abc" / "ratio.csv").write_text(
+        "x,label,ratio,ci_low\n1.0,,,\n,mysql 8.0,0.9,0.8\n")
+    (tmp_path / "_downloads" / "abc" / "fine.csv").write_text("label,ratio,ci_low\nmysql 8.0,0.9,0.8\n")
+    page = tmp_path / "book" / "versions.html"
+    page.parent.mkdir()
+    page.write_text("<html><head><style>.nan{}</style><script>var x = NaN; // nan</script></head><body>"
+                    f"{SHOWN_CELL}{HIDDEN_CELL}<p>13.23 nan, 15.18 NaN; 3 nanoseconds, Nancy, nano</p>"
+                    '<a href="../_downloads/abc/ratio.csv">ratio.csv</a> <a href="../_downloads/abc/fine.csv">f</a>'
+                    "</body></html>")
+    found = check.page_defects(page, tmp_path)
+    assert [(d.where, d.kind) for d in found] == [("book/versions.html", "code cell"), ("book/versions.html", "nan"),
+                                                  ("book/versions.html", "nan"),
+                                                  ("book/versions.html (ratio.csv)", "empty CSV row")]
+    assert found[0].detail == "ctl = versions.controls(res)"
+    assert "13.23 nan" in found[1].detail and found[3].detail == "row 1: 1.0,,,"
+    assert check.defects(tmp_path) == found  # the book: every page
+
+
+def test_a_clean_page_has_no_defect(tmp_path):
+    from dbexp.book import check
+
+    page = tmp_path / "intro.html"
+    page.write_text("<html><body><div class='cell docutils container'><div class='cell_output docutils container'>"
+                    "<p>2.5 ns per version [2.1, 2.9]; a missing value reads \u2014</p></div></div></body></html>")
+    assert check.page_defects(page) == []
