@@ -137,12 +137,12 @@ def execute_chapter(
             )
         except PapermillExecutionError as exc:
             raise DbexpError(
-                f"chapter {name} failed in {_cell_label(tmp, source, exc.cell_index)}: "
+                f"chapter {name} failed in {_cell_label(source, exc.cell_index, exc.source, exc.exec_count)}: "
                 f"{exc.ename}: {_one_line(exc.evalue)}"
             ) from None
         except TimeoutError:  # nbclient's CellTimeoutError
             raise DbexpError(
-                f"chapter {name}: {_cell_label(tmp, source, _last_started(tmp))} ran longer "
+                f"chapter {name}: {_started_cell_label(tmp, source)} ran longer "
                 f"than the per-cell timeout of {timeout_s:g} s"
             ) from None
         except DbexpError:
@@ -150,7 +150,7 @@ def execute_chapter(
         except Exception as exc:  # a dead kernel, a kernel that did not start, ...
             hint = _last_line(kernel_log)
             raise DbexpError(
-                f"chapter {name} failed in {_cell_label(tmp, source, _last_started(tmp))}: "
+                f"chapter {name} failed in {_started_cell_label(tmp, source)}: "
                 f"{type(exc).__name__}: {_one_line(exc)}" + (f" (kernel: {hint})" if hint else "")
             ) from None
         finally:
@@ -240,48 +240,47 @@ def _one_line(value) -> str:
     return line if len(line) <= 300 else line[:297] + "..."
 
 
-def _read_without_error_markers(tmp: Path):
-    """The executed notebook as papermill numbered its cells (before it inserted
-    its error-marker cells on failure)."""
-    from papermill.execute import remove_error_markers
-
-    return remove_error_markers(nbformat.read(tmp, as_version=4))
-
-
-def _last_started(tmp: Path) -> int | None:
-    """Index of the last cell papermill started, from its autosaved output."""
+def _started_cell_label(tmp: Path, source: Path) -> str:
+    """The label (:func:`_cell_label`) of the last cell papermill started, from the executed notebook it saved
+    when the engine stopped (papermill's metadata of each cell: its status). Only a cell that failed makes
+    papermill add its error-marker cells, and that failure is labelled from papermill's error instead."""
     try:
-        nb = _read_without_error_markers(tmp)
+        nb = nbformat.read(tmp, as_version=4)
     except Exception:
-        return None
+        return "a cell"
     started = [
         i
         for i, cell in enumerate(nb.cells)
         if cell.get("metadata", {}).get("papermill", {}).get("status") not in (None, "pending")
     ]
-    return started[-1] if started else None
+    if not started:
+        return "a cell"
+    cell = nb.cells[started[-1]]
+    return _cell_label(source, started[-1], cell.get("source", ""), cell.get("execution_count"))
 
 
-def _cell_label(tmp: Path, source: Path, index: int | None) -> str:
-    """'cell 4 of notebooks/x.ipynb (In [3]): first line of its source'.
+def _cell_label(source: Path, index: int | None, text: str | None, execution_count: int | None) -> str:
+    """'cell 4 of notebooks/x.ipynb (In [3]) `first line of its source`'.
 
-    ``index`` counts the executed notebook's cells, which include the cell papermill
-    injected; the label counts the source notebook's cells from 1, as an editor does.
+    ``index`` counts the executed notebook's cells, which include the cell papermill injected; the label
+    counts the source notebook's cells from 1, as an editor does: the source's cell with the same text at
+    ``index`` or just before it (after the injected cell).
     """
     if index is None:
         return "a cell"
+    number = index + 1
     try:
-        nb = _read_without_error_markers(tmp)
-        cell = nb.cells[index]
+        cells = nbformat.read(source, as_version=4).cells
     except Exception:
-        return f"cell {index + 1}"
-    injected = sum(
-        1 for c in nb.cells[:index] if "injected-parameters" in c.get("metadata", {}).get("tags", [])
-    )
-    label = f"cell {index - injected + 1} of {source.parent.name}/{source.name}"
-    if cell.get("execution_count") is not None:
-        label += f" (In [{cell.execution_count}])"
-    first = next((line.strip() for line in cell.source.splitlines() if line.strip()), "")
+        cells = []
+    for candidate in (index - 1, index):
+        if 0 <= candidate < len(cells) and cells[candidate].get("source") == text:
+            number = candidate + 1
+            break
+    label = f"cell {number} of {source.parent.name}/{source.name}"
+    if execution_count is not None:
+        label += f" (In [{execution_count}])"
+    first = next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
     if first:
         label += f" `{first if len(first) <= 60 else first[:57] + '...'}`"
     return label

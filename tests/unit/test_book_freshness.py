@@ -309,3 +309,59 @@ def test_pages_that_drew_are_not_loaded_again_while_unchanged(tmp_path: Path, mo
     loaded.clear()
     check_mod.check_charts(html)  # no record given: every page is loaded
     assert sorted(loaded) == ["one", "two"]
+
+
+# --- the engine that executes chapters in one kernel -------------------------------------------------
+
+def _installed(module: str) -> str:
+    from importlib.metadata import version
+
+    top = module.split(".")[0]
+    return f"{top} {version(top)}"
+
+
+def test_the_chapter_engine_relies_only_on_listed_names_the_installed_papermill_and_nbclient_have():
+    """dbexp/book/kernels.py's RELIED_ON lists each name of papermill, nbclient and jupyter_client that the book's
+    execution uses (kernels.py and execute.py); each must exist in the installed versions, with the keyword
+    arguments the engine passes, and no other name of papermill's or nbclient's may be imported."""
+    import ast
+    import importlib
+    import inspect
+
+    from dbexp.book import kernels
+
+    for module, path in kernels.RELIED_ON:
+        found = importlib.import_module(module)
+        for part in path.split("."):
+            assert hasattr(found, part), (
+                f"{module}.{path} is gone from the installed {_installed(module)}: dbexp/book/kernels.py's engine "
+                f"relies on it (RELIED_ON); adapt the engine to the new version or pin the old one in pyproject.toml")
+            found = getattr(found, part)
+    from nbclient import NotebookClient
+
+    from jupyter_client import AsyncKernelClient
+
+    for method, keyword in ((NotebookClient.__init__, "km"), (AsyncKernelClient.execute_interactive, "store_history")):
+        assert keyword in inspect.signature(method).parameters, (
+            f"{method.__qualname__} of the installed {_installed(method.__module__)} takes no {keyword}=: "
+            "dbexp/book/kernels.py's engine passes it")
+    listed = {(m, p.split(".")[0]) for m, p in kernels.RELIED_ON}
+    book = Path(kernels.__file__).parent
+    for source in (book / "kernels.py", book / "execute.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("papermill",
+                                                                                                    "nbclient"):
+                for alias in node.names:
+                    assert (node.module, alias.name) in listed, (
+                        f"{source.name} imports {alias.name} from {node.module}, which kernels.RELIED_ON does not "
+                        "list: list it there (and say why it is safe to rely on), or use a listed name")
+
+
+def test_a_changed_name_fails_the_reliance_check_with_its_name(monkeypatch):
+    """The check above says which name went missing (here: nbclient's execute_cell taken away)."""
+    from nbclient import NotebookClient
+
+    monkeypatch.delattr(NotebookClient, "execute_cell")
+    with pytest.raises(AssertionError, match=r"nbclient\.NotebookClient\.execute_cell is gone from the installed "
+                                             r"nbclient \d"):
+        test_the_chapter_engine_relies_only_on_listed_names_the_installed_papermill_and_nbclient_have()
