@@ -257,6 +257,36 @@ def chapters(write_parameters, write_derived, previous_from_history):
                                       else "no earlier publication in git"))
 
 
+def minutes_block(root=None) -> str:
+    """README.md's minutes table (dbexp.results.readme.minutes_markdown) from every published chapter's
+    data/<chapter>/summary.parquet, in the book's order, with each chapter's ``Scale.fits`` (what its default
+    scale does to fit its time; empty where the chapter's Scale has none)."""
+    from dbexp import chapters as registry
+    from dbexp.book import front
+    from dbexp.results import readme
+
+    fits = {name: getattr(chapter.Scale, "fits", "") for name, chapter in registry.every().items()}
+    return readme.minutes_markdown(front.summaries(root), fits)
+
+
+@main.command("readme")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if a block differs from what data/ gives.")
+def readme_blocks(check):
+    """Rewrite README.md's blocks generated from every chapter's published data/: the minutes table (each
+    chapter's measuring time, runs, sweeps and machine, from data/<chapter>/summary.parquet)."""
+    from dbexp.results import readme
+
+    body = minutes_block()
+    if not readme.stale_block(readme.MINUTES_BLOCK, body):
+        click.echo(f"README.md's {readme.MINUTES_BLOCK} block is up to date")
+    elif check:
+        click.echo(f"README.md's {readme.MINUTES_BLOCK} block differs from data/: run `dbexp readme`", err=True)
+        sys.exit(1)
+    else:
+        readme.write_block(readme.MINUTES_BLOCK, body)
+        click.echo(f"rewrote README.md's {readme.MINUTES_BLOCK} block from data/*/summary.parquet")
+
+
 @main.command()
 @click.option("--scale", type=click.Choice(SCALES), default="smoke", show_default=True)
 @click.option("--render-only", is_flag=True, help="Render from the published data/ without running servers.")
@@ -268,7 +298,9 @@ def chapters(write_parameters, write_derived, previous_from_history):
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="Chapters executed at once when rendering only, each worker in one kernel "
                    "(default: the CPUs available).")
-def book(scale, render_only, publish, only, force, check, jobs):
+@click.option("--screens", is_flag=True, help="Afterwards, say how many screens of 1280 x 900 each page and the "
+              "whole book take, every page drawn in headless Chromium (also when the check fails).")
+def book(scale, render_only, publish, only, force, check, jobs, screens):
     """Execute the chapters with papermill, then build the HTML book. With --render-only, only the
     chapters whose notebook, data/, code or environment changed since they were executed."""
     # Before papermill imports jsonschema: see SKIP_IRI_GRAMMARS in dbexp/book/execute.py.
@@ -276,7 +308,7 @@ def book(scale, render_only, publish, only, force, check, jobs):
     from dbexp.book import build_book
 
     build_book(scale=scale, run=not render_only, publish=publish, only=list(only) or None, force=force,
-               check=check, jobs=jobs)
+               check=check, jobs=jobs, screens=screens)
 
 
 if __name__ == "__main__":

@@ -236,3 +236,55 @@ def test_render_only_executes_again_only_what_changed(book: Path):
     assert third.executed == ["throughput"]
     assert "One more sentence." in (third.html_dir / "book" / "throughput.html").read_text()
     assert freshness.recorded(book, "throughput")["render_key"] != key
+
+
+# --- the repository's own book, rendered from its data/ ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def published_book(tmp_path_factory) -> Path:
+    """The repository's book rendered from the committed data/ as `make book BOOKFLAGS=--render-only` renders it,
+    into a folder of its own (the repository's book/ is left as it is): its built HTML folder."""
+    root = tmp_path_factory.mktemp("published-book")
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(REPO / name, root / name)
+    for name in ("notebooks", "data"):
+        (root / name).symlink_to(REPO / name)
+    shutil.copytree(REPO / "book", root / "book", ignore=shutil.ignore_patterns("_build", "_data", "*.ipynb", ".*"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DBEXP_ROOT", str(root))  # the chapters' CSVs are written beside these pages
+        built = build_book("smoke", run=False, root=root, check=False, log=lambda _: None)
+    return built.html_dir
+
+
+def _defects(html_dir: Path, kind: str) -> list[str]:
+    return [d.describe() for d in check_mod.defects(html_dir) if d.kind == kind]
+
+
+def test_no_page_of_the_book_shows_a_code_cell(published_book: Path):
+    """Every code cell of a chapter is tagged remove-input (or remove-cell): a reader sees outputs, not code."""
+    shown = _defects(published_book, "code cell")
+    assert shown == [], f"{len(shown)} code cells shown: " + "; ".join(shown)
+
+
+def test_no_page_of_the_book_prints_nan(published_book: Path):
+    """No page's text (outside its scripts) holds "nan" or "NaN": a missing value is said, or left out."""
+    shown = _defects(published_book, "nan")
+    assert shown == [], f"{len(shown)} pages' texts print nan: " + "; ".join(shown)
+
+
+def test_no_csv_the_book_links_has_a_row_that_says_nothing(published_book: Path):
+    """Every CSV under a chart or table holds the rows it shows: none empty but for one cell (a reference line's
+    own row, 11 of 91 downloads once)."""
+    linked = {csv for page in check_mod.book_pages(published_book) for csv in check_mod.linked_csvs(page)}
+    assert len(linked) >= 50, f"only {len(linked)} CSV downloads found in the book"
+    shown = _defects(published_book, "empty CSV row")
+    assert shown == [], f"{len(shown)} empty CSV rows: " + "; ".join(shown)
+
+
+def test_the_book_is_at_most_its_limit_of_screens(published_book: Path):
+    """The whole book, drawn at 1280 px, is at most check.SCREENS_LIMIT screens of 900 px (`dbexp book --screens`
+    prints each page's count)."""
+    if not HAVE_CHROMIUM:
+        pytest.skip("no chromium: the pages' heights need Debian's chromium")
+    measured = check_mod.screens(published_book)
+    assert measured.total <= check_mod.SCREENS_LIMIT, "\n".join(measured.describe())

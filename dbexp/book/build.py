@@ -46,6 +46,8 @@ class BookBuild:
     left_out: list[str] = field(default_factory=list)  # TOC entries not in this build
     pages: list = field(default_factory=list)  # check.PageResult per page with charts
     reused: list[str] = field(default_factory=list)  # chapters unchanged since executed (run=False)
+    defects: list = field(default_factory=list)  # check.Defect per code cell, "nan" or empty CSV row shown (check)
+    screens: object = None  # check.Screens: the book's length at 1280 x 900 (screens=True)
 
 
 def html_dir(root: Path | str | None = None) -> Path:
@@ -65,6 +67,7 @@ def build_book(
     timeout_s: float = DEFAULT_CELL_TIMEOUT_S,
     log: Callable[[str], None] | None = None,
     jobs: int | None = None,
+    screens: bool = False,
 ) -> BookBuild:
     """Execute the chapter notebooks, build the HTML book, optionally check its charts.
 
@@ -86,6 +89,12 @@ def build_book(
     - ``log``: called with one line per step (default: print to stderr).
     - ``jobs``: chapters executed at once when rendering only, each worker in a kernel of its own
       (default: the CPUs this process may use). The browser check loads the pages in one browser.
+    - ``screens``: afterwards, draw every page at 1280 px in headless Chromium and say how many screens of
+      1280 x 900 each one and the book take (check.screens; the result's ``screens``).
+
+    With ``check``, the pages are also read for what none may show (check.defects: a code cell, "nan", a CSV
+    row that says nothing): each is said, and kept in the result's ``defects``; tests/test_book_pipeline.py
+    fails on them in the published book.
 
     Raises DbexpError (one line) on any failure.
     """
@@ -145,16 +154,33 @@ def build_book(
     say(f"jupyter-book built the pages in {time.monotonic() - started:.1f} s")
     index = out / "index.html"
     result = BookBuild(html_dir=out, index=index, executed=todo, left_out=left_out, reused=reused)
+    failed = None  # the browser check's failure, raised once the pages were also read and measured
     if check:
-        from dbexp.book.check import check_charts
+        from dbexp.book.check import check_charts, defects
 
         say("checking that every chart draws in headless Chromium, offline")
         started = time.monotonic()
-        result.pages = check_charts(out, known=root / toc.BOOK_DIR / "_build" / CHECKED_FILE)
-        again = sum(p.known for p in result.pages)
-        say(f"charts drawn: {sum(p.drawn for p in result.pages)} on {len(result.pages)} page(s) in "
-            f"{time.monotonic() - started:.1f} s"
-            + (f" ({again} page(s) unchanged since they last drew, not loaded again)" if again else ""))
+        try:
+            result.pages = check_charts(out, known=root / toc.BOOK_DIR / "_build" / CHECKED_FILE)
+        except DbexpError as error:
+            failed = error
+        else:
+            again = sum(p.known for p in result.pages)
+            say(f"charts drawn: {sum(p.drawn for p in result.pages)} on {len(result.pages)} page(s) in "
+                f"{time.monotonic() - started:.1f} s"
+                + (f" ({again} page(s) unchanged since they last drew, not loaded again)" if again else ""))
+        result.defects = defects(out)
+        for defect in result.defects:
+            say(f"shown where no page may show it: {defect.describe()}")
+    if screens:
+        from dbexp.book.check import screens as count_screens
+
+        say("drawing every page at 1280 px in headless Chromium to count its screens")
+        result.screens = count_screens(out)
+        for line in result.screens.describe():
+            say(f"  {line}")
+    if failed is not None:
+        raise failed
     say(f"book built: {index}")
     return result
 

@@ -29,3 +29,27 @@ def write_block(name: str, body: str, readme: Path | None = None) -> None:
     read_block(name, path)
     new = re.sub(re.escape(start) + r"\n.*?" + re.escape(end), lambda _: f"{start}\n{body}{end}", text, flags=re.S)
     path.write_text(new)
+
+
+MINUTES_BLOCK = "minutes"  # README.md's table of each chapter's measuring time, from data/<chapter>/summary.parquet
+MINUTES_COLUMNS = ("chapter", "minutes", "runs", "sweeps", "measured on", "until",
+                   "what its default scale does to fit")
+
+
+def minutes_markdown(summaries, fits=None) -> str:
+    """README.md's minutes table: one row per published chapter, in the order of ``summaries`` (the chapters'
+    summary rows, dbexp.book.front.summaries: chapter, minutes, runs, sweeps, cpu, measured_until), with what
+    each chapter's default scale does to fit its time from ``fits`` (chapter -> text: the chapter's
+    ``Scale.fits``; empty where it has none)."""
+    fits = fits or {}
+    lines = ["| " + " | ".join(MINUTES_COLUMNS) + " |", "|" + " --- |" * len(MINUTES_COLUMNS)]
+    for _, row in summaries.iterrows():
+        cells = (f"`{row['chapter']}`", f"{float(row['minutes']):.1f}", f"{int(row['runs']):,}", f"{int(row['sweeps'])}",
+                 str(row["cpu"] or ""), str(row["measured_until"] or "")[:10], str(fits.get(row["chapter"]) or ""))
+        lines.append("| " + " | ".join(" ".join(c.replace("|", "\\|").split()) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def stale_block(name: str, body: str, readme: Path | None = None) -> bool:
+    """Whether README.md's generated block ``name`` differs from ``body``."""
+    return read_block(name, readme) != body
