@@ -358,9 +358,18 @@ def long_woken_row(res: Results, timed: pd.DataFrame, probed: dict[str, dict]) -
     cells = "; ".join(f"{r.series_name}: {_num(r.long_k, r.long_k_lo, r.long_k_hi, r.n, '.2f')} waits per follower "
                       f"whose wait passed 100 ms, {r.waits_per_waiter:.2f} per waiting follower in all"
                       for r in lk.itertuples())
-    verdict = verdicts.combine(one_run("probe run") if r.n < 2 else verdicts.under_other_conditions(
-        verdicts.witnessed(verdicts.interval(r.long_k_lo, r.long_k_hi, "above", 1.0), found.get(r.series_name)), other)
-        for r in lk.itertuples())
+    def judged(r) -> str:
+        runs = [k for k in probed.get(r.series_name, {}).get("long_runs", []) if k > 0]
+        if r.n < 2:
+            return one_run("probe run")
+        if len(runs) < 2:  # a mean over the runs that had such waits: one run gives no interval
+            return verdicts.not_resolved(f"waits past 100 ms in {len(runs)} of {r.n} probe runs: no interval over "
+                                         "the runs; more runs (or longer ones) would give one")
+        return verdicts.under_other_conditions(verdicts.witnessed(verdicts.interval(r.long_k_lo, r.long_k_hi, "above",
+                                                                                     1.0), found.get(r.series_name)),
+                                               other)
+
+    verdict = verdicts.combine(judged(r) for r in lk.itertuples())
     return verdicts.ClaimRow(
         claim, source, _here(res, ", ".join(lk["series_name"]), t, n,
                              "each follower's wait timed and its waits counted inside Stage_manager::enroll_for with "
