@@ -377,8 +377,9 @@ def test_the_page_cleaner_may_overshoot_its_target_by_the_pages_written_never_mo
                          "depth": 100, "flavor": "mysql", "most": 100.0, "last": 99.0, "low": 0.0, "written": 0.0}])
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(claims, "free_after_scan", lambda _: f)
+        mp.setattr(claims, "tidy", lambda _: pd.DataFrame({"tick_writes": [14.0]}))  # runs with a write a second
         row, = claims._free_pages_row(None)
-        assert row.ids == ("page-cleaner-keeps-free-pages",) and row.witness.ok
+        assert row.ids == ("page-cleaner-keeps-free-pages",) and row.witness.ok and "a write a second" in row.here
         assert row.verdict.startswith("agrees (MySQL, in 4 of 4 runs; 2 ended 5-9 pages above the target")
         mp.setattr(claims, "free_after_scan", lambda _: f.assign(written=0.0))
         assert claims._free_pages_row(None)[0].verdict.startswith("disagrees")
@@ -496,6 +497,9 @@ def test_a_run_warms_the_hot_table_young_after_a_filler_then_sets_the_variants_s
         def warm(self, conn, table):
             calls.append(("read", table))
 
+        def standing(self, conn, table):
+            return {"resident": 207.0, "young": 0.0, "old": 207.0}
+
     class SetGlobal:
         def set(self, conn, name, value):
             calls.append(("set", name, value))
@@ -516,11 +520,18 @@ def test_a_run_warms_the_hot_table_young_after_a_filler_then_sets_the_variants_s
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(be.chapter, "PARTS", type("P", (), {"of": lambda self, flavor: Part(flavor)})())
         mp.setattr(be.chapter.time, "sleep", lambda s: calls.append(("sleep", s)))
-        be.CHAPTER.reset(Server(), point, {"hot_pages": 550, "big_pages": 4_000})
+        be.CHAPTER.reset(Server(), point, {"hot_pages": 550, "big_pages": 4_000, "hot_pages_read": True})
     defaults = [("set", n, v) for n, v in innodb.BufferPool.variants[0].settings]
     assert calls == [("restart",), *defaults, ("read", "filler"), ("read", "hot"), ("sleep", be.chapter.WARM_GAP_S),
                      ("read", "hot"), *[("set", n, v) for n, v in point.params.settings]]
     assert be.chapter.WARM_GAP_S > 1.0  # past innodb_old_blocks_time's 1 s
+    # a server's first run counts the hot table's pages as its first full read after the restart brings them in
+    state = {"hot_pages": 225, "big_pages": 4_000}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(be.chapter, "PARTS", type("P", (), {"of": lambda self, flavor: Part(flavor)})())
+        mp.setattr(be.chapter.time, "sleep", lambda s: None)
+        be.CHAPTER.reset(Server(), point, state)
+    assert state["hot_pages"] == 207 and state["hot_pages_read"]
 
 
 def test_every_claims_row_names_ledger_entries_and_every_tested_entry_has_one():
@@ -535,3 +546,79 @@ def test_every_claims_row_names_ledger_entries_and_every_tested_entry_has_one():
     assert used <= set(ledger), used - set(ledger)
     assert {i for i, s in ledger.items() if s == claims_ledger.TESTED} <= used
     assert set(claims.STEP_WITNESSES) == {c.id for c in claims.STEP_CLAIMS}
+
+
+def test_the_write_a_second_writes_until_stopped_and_a_failed_write_fails_the_run():
+    from dbexp.chapters.buffer_eviction.ticker import Ticker
+
+    class Part:
+        def __init__(self, fail_at=None):
+            self.writes, self.fail_at = 0, fail_at
+
+        def tick(self, conn, table):
+            self.writes += 1
+            if self.writes == self.fail_at:
+                raise OSError("lost connection")
+
+    class Server:
+        def connect(self, database):
+            return type("Conn", (), {"close": lambda self: None})()
+
+    part = Part()
+    with Ticker(Server(), part, "tick", "db", every_s=0.05) as tick:
+        tick.start()
+        time.sleep(0.3)
+        made = tick.stop()
+    assert made == part.writes and 4 <= made <= 8  # one at once, then one every 50 ms
+    part = Part(fail_at=2)
+    with Ticker(Server(), part, "tick", "db", every_s=0.01) as tick:
+        tick.start()
+        time.sleep(0.1)
+        with pytest.raises(RuntimeError, match="the write a second failed: OSError: lost connection"):
+            tick.stop()
+    assert innodb.BufferPool.writes_a_second and not postgres.SharedBuffers.writes_a_second
+    # the midpoint probe on the eviction runs' servers, and each engine's steps, asked of the parts
+    assert innodb.BufferPool.probes_midpoint and not postgres.SharedBuffers.probes_midpoint
+    assert be.MECHANICS_ENGINES == (innodb.BufferPool.engine, postgres.SharedBuffers.engine)
+
+
+def test_the_headline_gives_each_servers_misses_with_its_interval_and_the_cpu():
+    import dbexp.experiments.chapter as chapter_module
+
+    n = {"runs": 12,
+         "defaults": [{"server": "mysql 8.0.15", "misses": 0.0004, "lo": 0.0001, "hi": 0.0007, "state": "agrees"},
+                      {"server": "mysql 9.7.4", "misses": 0.285, "lo": 0.238, "hi": 0.332, "state": "not measured here"}],
+         "ring": [{"server": "postgres 18.4", "misses": 0.0, "misses_lo": 0.0, "misses_hi": 0.0, "state": "agrees",
+                   "diff": 0.676, "lo": 0.635, "hi": 0.716}]}
+    res = type("R", (), {"runs": pd.DataFrame()})()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(findings, "numbers", lambda _: n)
+        mp.setattr(chapter_module, "cpu_models", lambda runs: "AMD EPYC 7B13")
+        text = findings.headline(res)
+        assert text == ("On an AMD EPYC 7B13, while a scan read a table several times the pool, the hot table missed per "
+                        "hot query (95% intervals; kept: the whole interval under 0.01): InnoDB at its defaults, "
+                        "mysql 8.0.15 0.000 [0.000, 0.001] (kept); mysql 9.7.4 0.285 [0.238, 0.332] (not judged). "
+                        "PostgreSQL's sequential scan (its ring), postgres 18.4 0.000 [0.000, 0.000] (kept). Read "
+                        "through the primary key without a ring, PostgreSQL's hot set missed +0.676 [+0.635, +0.716] "
+                        "more (postgres 18.4).")
+        mp.setattr(findings, "numbers", lambda _: {"runs": 0})
+        assert findings.headline(res) == ""
+
+
+def test_the_headline_chart_draws_every_server_and_variant_in_the_pages_order():
+    from dbexp.chapters.buffer_eviction import charts as be_charts
+
+    sm = pd.DataFrame([_summary_row(s, v, misses_per_q=m, misses_low=m - 0.01, misses_high=m + 0.01, repeats=3)
+                       for s, v, m in (("postgres 18.4", "seq scan (ring)", 0.0),
+                                       ("mysql 8.0.15", "old_blocks_time=0", 0.6),
+                                       ("mysql 8.0.15", "defaults (scan depth 100)", 0.1),
+                                       ("mysql 5.7.22", "defaults (scan depth 100)", 0.2))])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(be_charts, "summary", lambda _: sm)
+        rows = be_charts.misses_rows(None)
+        assert list(rows["label"]) == ["mysql 5.7.22, defaults (scan depth 100)", "mysql 8.0.15, defaults (scan depth 100)",
+                                       "mysql 8.0.15, old_blocks_time=0", "postgres 18.4, seq scan (ring)"]
+        spec = be_charts.misses(None, "t").to_dict()
+        assert any(layer.get("mark", {}).get("strokeDash") for layer in spec["layer"])  # the line of 'kept'
+        mp.setattr(be_charts, "summary", lambda _: pd.DataFrame())
+        assert be_charts.misses(None, "t") is None

@@ -10,13 +10,15 @@ its prose in notebooks/buffer_eviction/).
 
 from __future__ import annotations
 
-from .analysis import (PHASES, chart_frame, mechanics, mechanics_rows, page_numbers, per_run, phase_of, recovery_s,
-                       sizes_mb, summary, tidy, timeline, usage_counts)
+from .analysis import (MECHANICS_ENGINES, PHASES, chart_frame, mechanics, mechanics_rows, page_numbers, per_run,
+                       phase_of, recovery_s, sizes_mb, summary, tidy, timeline, usage_counts)
+from . import charts
 from .chapter import PARTS, VARIANT_NAMES, VARIANTS, BufferEviction, Scale
 
 CHAPTER = BufferEviction()
 run = CHAPTER.run
 
-__all__ = ["CHAPTER", "PARTS", "PHASES", "Scale", "VARIANTS", "VARIANT_NAMES", "chart_frame", "mechanics",
+__all__ = ["CHAPTER", "MECHANICS_ENGINES", "PARTS", "PHASES", "Scale", "VARIANTS", "VARIANT_NAMES", "chart_frame",
+           "charts", "mechanics",
            "mechanics_rows", "page_numbers",
            "per_run", "phase_of", "recovery_s", "run", "sizes_mb", "summary", "tidy", "timeline", "usage_counts"]

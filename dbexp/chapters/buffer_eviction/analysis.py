@@ -641,9 +641,14 @@ YES_NO = ("uptime_continued", "shared_buffers_context_postmaster", "resize_pendi
 RANGES = ("early_reread_after_s", "late_reread_after_s", "resize_s", "spread_s", "immediate_s", "bgwriter_elapsed_s")
 
 
+# each engine's part and the observations its probe makes, in the page's order
+STEPS_OF = {BufferPool.engine: INNODB_STEPS, SharedBuffers.engine: POSTGRES_STEPS}
+MECHANICS_ENGINES = tuple(STEPS_OF)
+
+
 def mechanics_rows(res: Results, engine: str) -> pd.DataFrame:
-    """The step-by-step runs of one engine ("InnoDB", "PostgreSQL") as the page's table: one row per
-    observation, one column per server (steps.table)."""
+    """The step-by-step runs of one engine (one of MECHANICS_ENGINES, a part's ``engine``) as the page's
+    table: one row per observation, one column per server (steps.table)."""
     m = mechanics(res)
     if m.empty:
         return m
@@ -651,4 +656,4 @@ def mechanics_rows(res: Results, engine: str) -> pd.DataFrame:
     for c in SHARE:
         if c in m:
             m[c] = 100 * m[c]
-    return steps.table(m, INNODB_STEPS if engine == "InnoDB" else POSTGRES_STEPS, YES_NO, RANGES, range_fmt=".2f")
+    return steps.table(m, STEPS_OF[engine], YES_NO, RANGES, range_fmt=".2f")

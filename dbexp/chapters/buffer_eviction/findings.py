@@ -82,7 +82,8 @@ def numbers(res: Results) -> dict:
     for r in seq.merge(idx, on="series_name", suffixes=("", "_idx")).itertuples():
         diff = _difference(runs, r.series_name, "index scan (no ring)", "seq scan (ring)")
         ring.append({"server": r.series_name, "alloc": r.alloc_s_scan, "alloc_idx": r.alloc_s_scan_idx,
-                     "misses": r.misses_per_q, "misses_idx": r.misses_per_q_idx, "diff": diff[0], "lo": diff[1],
+                     "misses": r.misses_per_q, "misses_lo": r.misses_low, "misses_hi": r.misses_high,
+                     "misses_idx": r.misses_per_q_idx, "diff": diff[0], "lo": diff[1],
                      "hi": diff[2], "resident": r.hot_resident_scan, "resident_idx": r.hot_resident_scan_idx,
                      "state": kept(r.misses_low, r.misses_high, r.hot_resident_scan).split(" (")[0],
                      "lost_idx": kept(r.misses_low_idx, r.misses_high_idx,
@@ -117,3 +118,43 @@ def numbers(res: Results) -> dict:
 def findings(res: Results) -> str:
     """What this run found, as a Markdown list (the template's paragraphs, one per finding)."""
     return "\n".join(prose.render("buffer_eviction", "findings", **numbers(res)).split("\n\n"))
+
+
+def _state_word(state: str) -> str:
+    """A kept-verdict's category (verdicts.category) as the headline says it: kept, lost, unresolved or not
+    judged (the template's ``state`` macro)."""
+    words = ((verdicts.agrees(), "kept"), (verdicts.disagrees(), "lost"), (verdicts.not_resolved("-"), "unresolved"))
+    return next((word for made, word in words if verdicts.category(made) == verdicts.category(state)), "not judged")
+
+
+def _misses(r: dict, lo: str = "lo", hi: str = "hi") -> str:
+    return (f"{prose.num(r['misses'], '.3f')} " + (prose.ci(r[lo], r[hi], ".3f") if r[lo] == r[lo]
+                                                   else "(one repeat)"))
+
+
+def headline(res: Results) -> str:
+    """The page's answer in two sentences, from the data: on the runs' CPU, the hot table's misses per hot query
+    during the scan with their 95% intervals, InnoDB at its defaults and PostgreSQL's sequential scan (its ring),
+    each server's with what the page's rule makes of it (kept, lost, not judged where the hot set did not begin the
+    scan young), and the same read without a ring ('' without such runs)."""
+    from dbexp.experiments.chapter import cpu_models
+
+    n = numbers(res)
+    if not n.get("runs") or not (n["defaults"] or n["ring"]):
+        return ""
+    parts = []
+    if n["defaults"]:
+        parts.append("InnoDB at its defaults, " + "; ".join(
+            f"{r['server']} {_misses(r)} ({_state_word(r['state'])})" for r in n["defaults"]))
+    if n["ring"]:
+        parts.append("PostgreSQL's sequential scan (its ring), " + "; ".join(
+            f"{r['server']} {_misses(r, 'misses_lo', 'misses_hi')} ({_state_word(r['state'])})" for r in n["ring"]))
+    text = (f"On an {cpu_models(res.runs)}, while a scan read a table several times the pool, the hot table missed "
+            f"per hot query (95% intervals; kept: the whole interval under {prose.num(KEPT_MISSES, 'g')}): "
+            + ". ".join(parts) + ".")
+    if n["ring"]:
+        text += (" Read through the primary key without a ring, PostgreSQL's hot set missed "
+                 + ", ".join(f"{prose.num(r['diff'], '+.3f')} {prose.ci(r['lo'], r['hi'], '+.3f')} more ({r['server']})"
+                             if r["lo"] == r["lo"] else f"{prose.num(r['diff'], '+.3f')} more ({r['server']})"
+                             for r in n["ring"]) + ".")
+    return text

@@ -35,6 +35,11 @@ class BufferPart(abc.ABC):
     fills_pool_first: bool = False
     # settings made while the hot table is warmed, before the variant's own (InnoDB: the defaults' LRU settings)
     warm_settings: tuple[tuple[str, str], ...] = ()
+    # True: a write a second beside the hot workload (make_tick, tick; ticker.py), without which the pool's
+    # background cleaner does not run (InnoDB's page cleaner: only after activity)
+    writes_a_second: bool = False
+    # True: the midpoint probe (pool_mechanics) runs on the eviction runs' own servers (InnoDB's LRU midpoint)
+    probes_midpoint: bool = False
 
     query = staticmethod(query)
 
@@ -72,6 +77,14 @@ class BufferPart(abc.ABC):
         """Create ``dst``, a table of at least ``share`` times the pool's pages (rows made from ``src``'s ids),
         whose read fills the pool; its pages. Only where ``fills_pool_first``."""
         raise NotImplementedError(f"{self.flavor.name} needs no filler table")
+
+    def make_tick(self, conn, table: str) -> None:
+        """Create ``table``, one row the write a second updates. Only where ``writes_a_second``."""
+        raise NotImplementedError(f"{self.flavor.name} makes no write a second")
+
+    def tick(self, conn, table: str) -> None:
+        """One small write (a committed update of ``table``'s one row)."""
+        raise NotImplementedError(f"{self.flavor.name} makes no write a second")
 
     @abc.abstractmethod
     def full_read_sql(self, table: str, kind: str) -> list[str]:

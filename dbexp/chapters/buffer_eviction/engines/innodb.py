@@ -56,6 +56,9 @@ class BufferPool(BufferPart):
     # first read from a 5% old sublist before the second; innodb_lru_scan_depth at 1,024 or 1,536 would free
     # its old pages from the tail within the pause), then the variant's own are set
     warm_settings = variants[0].settings
+    # MySQL's page cleaner does its LRU batches only in a round after activity (ticker.py says how it was seen)
+    writes_a_second = True
+    probes_midpoint = True
 
     def buffer_pool_settings(self, mb: int) -> dict[str, str]:
         return {
@@ -132,6 +135,14 @@ class BufferPool(BufferPart):
             raise RuntimeError(f"the filler table {dst} took {pages:,} pages, under the {want:,} "
                                f"({share:g} x the pool's {int(pool):,}) it must have")
         return pages
+
+    def make_tick(self, conn, table: str) -> None:
+        self.query(conn, f"DROP TABLE IF EXISTS {table}")
+        self.query(conn, f"CREATE TABLE {table} (id INT NOT NULL PRIMARY KEY, n BIGINT NOT NULL) ENGINE = InnoDB")
+        self.query(conn, f"INSERT INTO {table} VALUES (1, 0)")
+
+    def tick(self, conn, table: str) -> None:
+        self.query(conn, f"UPDATE {table} SET n = n + 1 WHERE id = 1")
 
     def buffer_sample(self, conn, hot: str, big: str) -> dict[str, float]:
         t0 = time.perf_counter()
