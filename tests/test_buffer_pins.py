@@ -1,7 +1,8 @@
 """The buffer_pins chapter's runs against a real PostgreSQL 17 with pinbench: a curve run times every N and keeps
 what its loops touched, a window of two servers calls them in turn, a pin run counts the pins of its own backend
-only (a second connection reading at the same time is not counted), and every query shape runs the plan its
-settings force."""
+only (a second connection reading at the same time is not counted) and its I/O starts (writes by the backend, none
+for hits), the overflow table alone times both hashes in turn, and every query shape runs the plan its settings
+force."""
 
 from __future__ import annotations
 
@@ -95,6 +96,33 @@ def test_a_pin_run_counts_its_own_backend_only(server):
     assert sum(held.values()) == got["pins"]
 
 
+@pytest.mark.skipif(tracing.unavailable() is not None, reason="uprobes unavailable here")
+def test_the_probe_counts_io_starts_for_writes_and_none_for_hits(server):
+    """StartBufferIO counted by the pin probe: the backend's own writes start one I/O each, warm point selects
+    (every block a hit) none; and each new pin's slot modulo 32 is checked against the buffers held."""
+    conn = server.connect()
+    try:
+        conn.execute("SELECT pinbench_prewarm('sbtest1'::regclass)")
+    finally:
+        conn.close()
+    got = {k: v for k, (v, _) in measure_pins(server, PinPoint("flush", 1, False, 5, ROWS, "0")).measurements.items()}
+    assert got["blocks_written"] == 5 * queries.FLUSH_PAGES and got["io_starts_write"] == got["blocks_written"]
+    warm = {k: v for k, (v, _) in measure_pins(server, PinPoint("point_select", 1, False, 40, ROWS, "0")).measurements.items()}
+    assert warm["blocks_read"] == 0 and warm["io_starts_read"] == warm["io_starts_write"] == 0
+    assert 0 <= warm["slot32_taken"] <= warm["pins"]
+
+
+def test_the_overflow_table_alone_times_both_hashes_in_turn_within_each_round(server):
+    from dbexp.chapters.buffer_pins.measure import HashPoint, measure_hash
+
+    m = measure_hash(server, HashPoint("stride", (8, 100), 2000, 2))
+    names = sorted({name for _, _, name, _ in m.series})
+    assert names == ["identity_100", "identity_8", "murmur_100", "murmur_8"] and len(m.series) == 8
+    got = {k: v for k, (v, _) in m.measurements.items()}
+    assert got["w_identity_keys_100"] == got["w_murmur_keys_100"] == 101
+    assert got["w_identity_mean_dib_100"] > got["w_murmur_mean_dib_100"]
+
+
 @pytest.mark.parametrize("shape", sorted(queries.SHAPES))
 def test_every_shape_runs_the_plan_it_forces(server, shape):
     s = queries.shape(shape)
@@ -103,7 +131,8 @@ def test_every_shape_runs_the_plan_it_forces(server, shape):
         cur = conn.cursor()
         for name, value in s.settings:
             cur.execute(f"SET {name} = {value}")
-        nodes, hit, read = queries.explained(cur, s, 1)
+        nodes, hit, read, written = queries.explained(cur, s, 1)
     finally:
         conn.close()
     assert s.plan in nodes and hit + read > 0
+    assert written == (queries.FLUSH_PAGES if shape == "flush" else 0)

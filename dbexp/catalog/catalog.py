@@ -206,6 +206,17 @@ def _pg_source_direct(entries: int) -> Build:
                    args=plain.args + (("SERVER_EDIT", "server/refcount-direct.sh"),))
 
 
+# 18.6 from the same source with 8 entries, every function aligned to 64 bytes (the pgsql-hackers thread's CFLAGS +=
+# -falign-functions=64): the script SERVER_EDIT (dbexp/chapters/buffer_pins/extension/server/align-functions.sh)
+# adds the flag to the configured tree's CFLAGS and removes its objects, so that the install step rebuilds them
+# all. The same code as postgres:18.6+pinbench-src8, laid out differently. Spec postgres:18.6+pinbench-src8aligned@offline.
+def _pg_source_aligned(entries: int) -> Build:
+    """_pg_source(entries) compiled with -falign-functions=64."""
+    plain = _pg_source(entries)
+    return replace(plain, image=f"{plain.image}aligned", variant=f"{plain.variant}aligned",
+                   args=plain.args + (("SERVER_EDIT", "server/align-functions.sh"),))
+
+
 # Pre-releases and patched builds: a spec names them (postgres:19@offline) and `dbexp images list` shows them, but
 # they are not in OFFLINE, whose every series joins the chapters' server lists (offline_series, calibration's
 # ALL_OFFLINE).
@@ -223,6 +234,7 @@ PREVIEW: tuple[Build, ...] = (
                  "8c609673163107800596cbb4ff31581f3bc87d7ef7a87ed97a6c550d9d73918f", "experimental")),
     *(_pg_source(n) for n in REFCOUNT_ARRAY_SIZES),
     _pg_source_direct(32),
+    _pg_source_aligned(8),
 )
 
 # Series no registry reachable here ships, and why (said where they are asked for offline).

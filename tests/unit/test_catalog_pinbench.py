@@ -260,3 +260,71 @@ def test_the_edit_fails_in_one_line_on_a_file_it_was_not_written_for(tmp_path, t
         proc = _edit(tmp_path, None)[1]
     lines = [line for line in proc.stdout.splitlines() if line.startswith(image_build.BUILD_ERROR_MARK)]
     assert proc.returncode != 0 and len(lines) == 1 and why in lines[0], proc.stdout + proc.stderr
+
+
+ALIGN = "server/align-functions.sh"
+
+
+def test_the_aligned_build_is_the_8_entry_build_with_the_alignment_script():
+    aligned = lookup(parse_spec("postgres:18.6+pinbench-src8aligned@offline"))
+    stock = lookup(parse_spec("postgres:18.6+pinbench-src8@offline"))
+    assert len(aligned) == len(stock) == 1
+    a, s = aligned[0], stock[0]
+    assert (a.variant, a.image) == ("pinbench-src8aligned", "dbexp/postgres:18.6-pinbench-src8aligned")
+    assert a in PREVIEW and a not in catalog.OFFLINE and (a.artifact, a.recipe, a.base) == (s.artifact, s.recipe, s.base)
+    x, y = image_build.build_args(a), image_build.build_args(s)
+    assert {k for k in x if x[k] != y.get(k)} == {"SERVER_EDIT"} and x["SERVER_EDIT"] == ALIGN
+    assert x["REFCOUNT_ARRAY_ENTRIES"] == "8" and (project_root() / a.extension_source / ALIGN).is_file()
+
+
+MAKEFILE_GLOBAL = """# a configured tree's src/Makefile.global, the lines the script reads
+CC = gcc
+CFLAGS = -Wall -Wmissing-prototypes -fno-strict-aliasing -fwrapv -O2
+CFLAGS_SL = -fPIC
+"""
+
+
+def _align(tmp_path: Path, text: str | None):
+    import subprocess
+
+    tree = tmp_path / "tree"
+    mk = tree / "src" / "Makefile.global"
+    mk.parent.mkdir(parents=True, exist_ok=True)
+    if text is not None:
+        mk.write_text(text)
+    for obj in ("src/backend/storage/buffer/bufmgr.o", "src/common/hashfn.o", "contrib/pg_buffercache/x.o",
+                "src/backend/postgres"):
+        (tree / obj).parent.mkdir(parents=True, exist_ok=True)
+        (tree / obj).write_text("")
+    # the tree's own `make clean` (PostgreSQL's removes what it built): here, the objects and the program
+    (tree / "GNUmakefile").write_text("clean:\n\trm -f src/backend/storage/buffer/bufmgr.o src/common/hashfn.o "
+                                      "src/backend/postgres\n")
+    (tree / "contrib" / "Makefile").write_text("clean:\n\trm -f pg_buffercache/x.o\n")
+    script = project_root() / _pinbench("18").extension_source / ALIGN
+    return tree, subprocess.run(["sh", str(script), str(tree)], capture_output=True, text=True,
+                                env={"PATH": "/usr/bin:/bin"})
+
+
+def test_the_alignment_script_adds_the_flag_once_and_cleans_the_tree(tmp_path):
+    tree, proc = _align(tmp_path, MAKEFILE_GLOBAL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = (tree / "src" / "Makefile.global").read_text()
+    assert "CFLAGS = -Wall -Wmissing-prototypes -fno-strict-aliasing -fwrapv -O2 -falign-functions=64\n" in text
+    assert "CFLAGS_SL = -fPIC\n" in text  # the other CFLAGS lines untouched
+    assert not list(tree.rglob("*.o")) and not (tree / "src/backend/postgres").exists()  # all rebuilt by install
+    again = _align(tmp_path, None)[1]
+    assert again.returncode != 0 and "already sets -falign-functions" in again.stdout
+
+
+@pytest.mark.parametrize("text, why", [
+    (MAKEFILE_GLOBAL.replace("CFLAGS = ", "CFLAGS += "), "0 lines 'CFLAGS = ...', not one"),
+    (MAKEFILE_GLOBAL + "CFLAGS = -O0\n", "2 lines 'CFLAGS = ...', not one"),
+    (None, "needs the configured source tree"),
+])
+def test_the_alignment_script_fails_in_one_line_on_a_tree_it_was_not_written_for(tmp_path, text, why):
+    tree, proc = _align(tmp_path, text)
+    if text is None:
+        (tree / "src" / "Makefile.global").unlink(missing_ok=True)
+        proc = _align(tmp_path, None)[1]
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("dbexp-build-error: ")]
+    assert proc.returncode != 0 and len(lines) == 1 and why in lines[0], proc.stdout + proc.stderr

@@ -54,6 +54,8 @@ def curve_runs(res: Results, array: bool = False) -> pd.DataFrame:
         if w.empty or "kind" not in w:
             return pd.DataFrame(columns=["version", "kind", "pattern", "n", "ns", "run_id", "instance"])
         w = w[w["kind"].notna() & (w["status"] == "ok") & (w["spec"].str.contains(ARRAY_MARK, regex=False) == array)]
+        if w.empty:
+            return pd.DataFrame(columns=["version", "kind", "pattern", "n", "ns", "run_id", "instance"])
         if array:
             w = w.assign(spec=w["spec"].map(lambda x: re.sub(r":([^+@]+)\+pinbench-src.*?(@|$)",
                                                                 r":\1, array " + array_label(x) + r"\2", x)))
@@ -247,7 +249,7 @@ def pin_table(res: Results) -> pd.DataFrame:
 
 
 def _pin_table(res: Results) -> pd.DataFrame:
-    w = pin_runs(res)
+    w = query_pin_runs(res)
     if w.empty:
         return pd.DataFrame()
     w = _in_order(w)
@@ -266,7 +268,7 @@ def histograms(res: Results, source: str) -> pd.DataFrame:
 
 
 def _histograms(res: Results, source: str) -> pd.DataFrame:
-    w = pin_runs(res)
+    w = query_pin_runs(res)
     c = res.counters
     if w.empty or c.empty:
         return pd.DataFrame(columns=["version", "label", "value", "pins", "share"])
@@ -386,6 +388,8 @@ def array_runs(res: Results) -> pd.DataFrame:
         if w.empty or "kind" not in w:
             return pd.DataFrame(columns=["run_id", "build", "kind", "pattern", "instance", "window"])
         w = w[w["kind"].notna() & (w["status"] == "ok") & w["spec"].str.contains(ARRAY_MARK, regex=False)]
+        if w.empty:
+            return pd.DataFrame(columns=["run_id", "build", "kind", "pattern", "instance", "window"])
         window = w["window_start"] if "window_start" in w else pd.Series(np.nan, index=w.index)
         return pd.DataFrame({"run_id": w["run_id"], "build": w["spec"].map(array_label), "kind": w["kind"],
                              "pattern": w["pattern"], "instance": w["instance"], "window": window}).reset_index(drop=True)
@@ -537,3 +541,177 @@ def cold_over_warm(res: Results, ns=(1, 8, 100)) -> pd.DataFrame:
                          "ratio_text": _with_ci(r, lo, hi)})
     out = pd.DataFrame(rows)
     return out.sort_values(["version", "n"], key=_order).reset_index(drop=True) if len(out) else out
+
+
+# --- the overflow table alone (pinbench_hash) ------------------------------------------------------------------
+
+HASH_BASE = "identity"  # the thread's v1: the buffer number as its own hash
+
+
+def hash_runs(res: Results) -> pd.DataFrame:
+    """The ok runs of the overflow table alone (HashPoint: they carry a ``stride``): run_id, version, pattern,
+    instance. Computed once per results."""
+    def compute():
+        w = res.wide
+        if w.empty or "stride" not in w:
+            return pd.DataFrame(columns=["run_id", "version", "pattern", "instance"])
+        w = w[w["stride"].notna() & (w["status"] == "ok")]
+        return pd.DataFrame({"run_id": w["run_id"], "version": _version(w), "pattern": w["pattern"],
+                             "instance": w["instance"]}).reset_index(drop=True)
+    return memo(res, "buffer_pins.hash_runs", compute)
+
+
+def hash_table(res: Results) -> pd.DataFrame:
+    """Per version, key pattern and N held: murmurhash32's time per pin and release over the identity's, divided
+    within each round of a run (the two called in turn), the median over its rounds, then the geometric mean over
+    runs with its 95% interval; each hash's time (the median over runs of their medians, ns) and the table's shape
+    once its keys were in (buckets, growths while the held keys went in, the farthest and mean distance of a held
+    entry from its hash's bucket, the FIFO key's). Computed once per results."""
+    return memo(res, "buffer_pins.hash_table", lambda: _hash_table(res))
+
+
+def _hash_table(res: Results) -> pd.DataFrame:
+    runs = hash_runs(res)
+    s = res.series
+    if runs.empty or s.empty:
+        return pd.DataFrame()
+    s = s[(s["source"] == "pinbench") & s["run_id"].isin(runs["run_id"])]
+    wide = s.pivot_table(index=["run_id", "t"], columns="name", values="value")
+    w = res.wide.set_index("run_id")
+    rows = []
+    ns = sorted({int(c.split("_")[1]) for c in wide.columns if c.startswith(HASH_BASE + "_")})
+    for (version, pattern), g in runs.groupby(["version", "pattern"], sort=False):
+        for n in ns:
+            a, b = f"{HASH_BASE}_{n}", f"murmur_{n}"
+            if a not in wide or b not in wide:
+                continue
+            sub = wide.loc[wide.index.get_level_values("run_id").isin(g["run_id"])]
+            per_run = (sub[b] / sub[a]).dropna().groupby(level="run_id").median()
+            if per_run.empty:
+                continue
+            r, lo, hi, units = _over_runs(per_run.to_numpy())
+            at = w.loc[g["run_id"]]
+            row = {"version": version, "pattern": pattern, "n": n, "ratio": r, "lo": lo, "hi": hi, "runs": units,
+                   "ratio_text": _with_ci(r, lo, hi)}
+            for h in ("identity", "murmur"):
+                med = sub[f"{h}_{n}"].groupby(level="run_id").median()
+                row[f"{h}_ns"] = float(med.median())
+                for k in ("size", "grows", "max_dib", "mean_dib", "fifo_dib"):
+                    c = f"w_{h}_{k}_{n}"
+                    row[f"{h}_{k}"] = float(at[c].max()) if c in at else np.nan
+            rows.append(row)
+    out = pd.DataFrame(rows)
+    return out.sort_values(["version", "pattern", "n"], key=_order).reset_index(drop=True) if len(out) else out
+
+
+# --- what the probe saw of I/O and of an array of 32 indexed by buffer number ------------------------------------
+
+def query_pin_runs(res: Results) -> pd.DataFrame:
+    """pin_runs of the query shapes (queries.QUERY_SHAPES), without the backend's own writes (pinbench_flush)."""
+    from dbexp.chapters.buffer_pins.queries import QUERY_SHAPES
+
+    w = pin_runs(res)
+    return w[w["shape"].isin(QUERY_SHAPES)] if len(w) else w
+
+
+IO_FROM = 16  # StartBufferIO remembers the I/O in the resource owner from 16 on (ResourceOwnerRememberBufferIO)
+
+
+def io_table(res: Results) -> pd.DataFrame:
+    """Per version and shape (the writes of pinbench_flush included): runs, shared blocks hit, read and written
+    (EXPLAIN's buffers, planning's added), and the StartBufferIO calls the probe counted for reads and for writes,
+    summed over the runs; ``resowner``: whether the version's StartBufferIO remembers the I/O in the resource
+    owner (16 and later). Runs stored before the probe counted StartBufferIO are left out."""
+    w = pin_runs(res)
+    if w.empty or "io_starts_read" not in w:
+        return pd.DataFrame()
+    w = _in_order(w[w["io_starts_read"].notna()])
+    if w.empty:
+        return pd.DataFrame()
+    agg = w.groupby(["version", "label"], sort=False).agg(
+        runs=("run_id", "count"), hit=("blocks_hit", "sum"), read=("blocks_read", "sum"),
+        written=("blocks_written", "sum"), io_read=("io_starts_read", "sum"), io_write=("io_starts_write", "sum"),
+        cold=("cold", "max"), shape=("shape", "first")).reset_index()
+    agg["resowner"] = agg["version"].map(lambda v: int(str(v).split(".")[0]) >= IO_FROM)
+    return agg
+
+
+def slot_shares(res: Results) -> pd.DataFrame:
+    """Per version, the query shapes' new pins whose buffer number modulo 32 a buffer the backend already held had
+    (the pins an array of 32 entries indexed by buffer number could not keep in their slot), of all new pins, with
+    the exact (Clopper-Pearson) 95% interval; runs stored before the probe counted slots are left out."""
+    w = query_pin_runs(res)
+    if w.empty or "slot32_taken" not in w:
+        return pd.DataFrame()
+    w = w[w["slot32_taken"].notna()]
+    rows = []
+    for version, g in w.groupby("version", sort=False):
+        k, n = int(g["slot32_taken"].sum()), int(g["pins"].sum())
+        lo, hi = stats.proportion_ci(k, n)
+        rows.append({"version": version, "taken": k, "pins": n, "share": k / n, "lo": lo, "hi": hi,
+                     "runs": len(g)})
+    return pd.DataFrame(rows)
+
+
+def share_text(k: int, n: int) -> str:
+    """``k`` of ``n`` as a share with its exact 95% interval, printed with the digits that tell its ends apart
+    ("99.43% [99.42%, 99.44%]"); a share of all or none says so with the interval's one open end ("all 300;
+    95% interval from 98.8%")."""
+    lo, hi = stats.proportion_ci(k, n)
+    if k == n:
+        return f"all {n:,}; 95% interval from {_digits(lo, lo, 1.0)}"
+    if k == 0:
+        return f"none of {n:,}; 95% interval up to {_digits(hi, 0.0, hi)}"
+    return f"{_digits(k / n, lo, hi)} [{_digits(lo, lo, hi)}, {_digits(hi, lo, hi)}]"
+
+
+def _digits(x: float, lo: float, hi: float) -> str:
+    """``x`` as a percentage with the fewest decimals (1 to 6) at which ``lo`` and ``hi`` print apart."""
+    for d in range(1, 7):
+        if f"{lo:.{d}%}" != f"{hi:.{d}%}":
+            return f"{x:.{d}%}"
+    return f"{x:.6%}"
+
+
+def sequential_by_n(res: Results, kind: str = THREAD_KIND) -> pd.DataFrame:
+    """Per version and N: the curve's sequential time over its random time (``kind``, each run's fastest call; the
+    two orders are runs of their own, so unpaired: a Welch interval on the logs), beside the thread's own ratio at
+    that N (its table; NaN where it has none)."""
+    long = curve_runs(res)
+    c = long[long["kind"] == kind]
+    rows = []
+    for (version, n), g in c.groupby(["version", "n"], sort=False):
+        seq, rnd = g[g["pattern"] == "sequential"]["ns"], g[g["pattern"] == "random"]["ns"]
+        if len(seq) < 2 or len(rnd) < 2:
+            continue
+        r, lo, hi = stats.unpaired_ratio_ci(seq.to_numpy(), rnd.to_numpy())
+        src = SOURCE_NS["sequential"].get(n, np.nan) / SOURCE_NS["random"].get(n, np.nan)
+        rows.append({"version": version, "n": int(n), "ratio": r, "lo": lo, "hi": hi, "runs": min(len(seq), len(rnd)),
+                     "source": src, "ratio_text": _with_ci(r, lo, hi)})
+    return pd.DataFrame(rows)
+
+
+IO_KINDS = ("warm queries", "cold scans", "backend's writes")
+
+
+def io_summary(res: Results) -> pd.DataFrame:
+    """io_table summed per version over what ran: the warm runs of the query shapes, the cold scans, the backend's own
+    writes (pinbench_flush): blocks hit, read and written, and StartBufferIO's read and write starts."""
+    t = io_table(res)
+    if t.empty:
+        return t
+    what = np.where(t["shape"] == "flush", IO_KINDS[2], np.where(t["cold"].astype(bool), IO_KINDS[1], IO_KINDS[0]))
+    g = t.assign(runs=what).groupby(["version", "runs"], sort=False)[["hit", "read", "written", "io_read",
+                                                                      "io_write"]].sum().reset_index()
+    g["_k"] = g["runs"].map(IO_KINDS.index)
+    return g.sort_values(["version", "_k"], key=_order, kind="stable").drop(columns="_k").reset_index(drop=True)
+
+
+def with_measurement(res: Results, value: str) -> Results:
+    """``res`` with only the runs that measured ``value`` (a column of the runs' measurements): what this machine's
+    run can be set beside the published one's on (dbexp.book.charts.beside_published)."""
+    import dataclasses
+
+    w = res.wide
+    keep = w[value].notna() if value in w else pd.Series(False, index=w.index)
+    return dataclasses.replace(res, wide=w[keep].reset_index(drop=True))

@@ -1,8 +1,9 @@
 """The chapter's knobs and points: per server (a PostgreSQL build with the pinbench extension) and
 independently started instance, the curve runs (ns per buffer operation at each N, every kind and
-pattern) and, on the builds that keep their symbols, the pin-count runs (one query shape each; on 17
-and later the sequential scan warm and cold at each effective_io_concurrency); and the builds of one source
-whose arrays differ, measured together in windows (measure.measure_curves_together)."""
+pattern), the overflow table alone (pinbench_hash, each key pattern) and, on the builds that keep their
+symbols, the pin-count runs (one query shape each, the backend's own writes among them; on 17 and later
+the sequential scan warm and cold at each effective_io_concurrency); and the builds of one source whose
+arrays or layout differ, measured together in windows (measure.measure_curves_together)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from dataclasses import dataclass
 from dbexp.catalog import OFFLINE, PREVIEW
 from dbexp.chapters.buffer_pins import queries
 from dbexp.chapters.buffer_pins.engines import postgres
-from dbexp.chapters.buffer_pins.measure import (KINDS, PATTERNS, TABLE, CurvePoint, PinPoint, measure_curve,
-                                                measure_curves_together, measure_pins)
+from dbexp.chapters.buffer_pins.measure import (HASH_PATTERNS, KINDS, PATTERNS, CurvePoint, HashPoint, PinPoint,
+                                                measure_curve, measure_curves_together, measure_hash, measure_pins)
 from dbexp.errors import DbexpError, choices
 from dbexp.experiments.chapter import Chapter, Cpus, Part, check_names
 from dbexp.experiments.measure import Measured
@@ -28,7 +29,8 @@ PARTS = Engines("buffer_pins", {"postgres": postgres.Postgres},
 
 VARIANT = "pinbench"
 # 18.6 built from Debian's source: REFCOUNT_ARRAY_ENTRIES after it (8, 32), "direct" where the array is indexed by
-# buffer number with no linear search (the thread's v2 layout; extension/server/refcount_direct.inc)
+# buffer number with no linear search (the thread's v2 layout; extension/server/refcount_direct.inc), "aligned" where
+# every function is aligned to 64 bytes (extension/server/align-functions.sh)
 ARRAY_VARIANT = "pinbench-src"
 ARRAY_KINDS = (("fifo", "random"), ("fifo", "sequential"), ("hold", "random"))  # the curves the array windows time
 SOURCE_NS = (1, 2, 3, 7, 11, 19, 100, 988, 10000)  # the source's num_buffers
@@ -58,7 +60,8 @@ def array_key(variant: str) -> tuple[int, str]:
 
 def array_builds() -> list:
     """The builds of one source that differ only in the private refcount array (REFCOUNT_ARRAY_ENTRIES 8 and 32,
-    and 32 indexed by buffer number with no linear search), smallest first, the stock layout before the other."""
+    and 32 indexed by buffer number with no linear search) or in its layout (8, every function aligned to 64 bytes),
+    smallest first, the stock layout before the others."""
     return sorted((b for b in PREVIEW if b.variant.startswith(ARRAY_VARIANT)), key=lambda b: array_key(b.variant))
 
 
@@ -79,6 +82,9 @@ def _major(spec: str) -> int:
 DEFAULT_SERVERS = tuple(b.spec for b in pinbench_builds())
 ARRAY_SERVERS = tuple(b.spec for b in array_builds())
 ARRAY_NS = (1, 7, 8, 9, 19, 31, 32, 33, 100, 988, 10000)  # both sides of 8 and of 32
+# the overflow table alone: from the pins 19's array of 8 sends to it on; 100 keys make identity's table grow past its
+# 128 buckets with keys 1,024 apart, 988 hold it at 10% full
+HASH_NS = (8, 19, 100, 988)
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,8 @@ class Scale:
     pin_repeats: int  # pin runs per point
     array_servers: tuple[str, ...] = ()  # the two builds whose arrays differ, each timed like the others
     array_ns: tuple[int, ...] = ARRAY_NS
+    hash_ns: tuple[int, ...] = HASH_NS  # the keys held in the overflow table alone (pinbench_hash); () none
+    hash_ops: int = 20_000  # its timed rounds per call
 
 
 class BufferPins(Chapter):
@@ -107,7 +115,8 @@ class BufferPins(Chapter):
     Scale = Scale
     scales = {
         "smoke": Scale(("postgres:17+pinbench@offline",), (1, 7, 8, 9, 100), ("fifo", "cycle", "hold"), ("random",),
-                       20_000, 3, 64, 256, ("point_select", "range_100"), 50, 5_000, (1,), 1, 1, 1, ()),
+                       20_000, 3, 64, 256, ("point_select", "range_100", "seq_scan", "flush"), 50, 5_000, (1,), 1, 1,
+                       1, (), ARRAY_NS, (8, 100), 5_000),
         "default": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 50_000, 7, 64, 2048,
                          tuple(queries.SHAPES), 400, 100_000, (1, 16, 64), 2, 4, 2, ARRAY_SERVERS),
         "full": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 100_000, 11, 64, 4096,
@@ -128,6 +137,8 @@ class BufferPins(Chapter):
         "array_servers": 'the builds whose arrays differ, e.g. ["postgres:18.6+pinbench-src8", '
                          '"postgres:18.6+pinbench-src32direct"]',
         "array_ns": "the pins of the array comparison, e.g. [8, 9, 32, 33]",
+        "hash_ns": "the keys held in the overflow table alone (pinbench_hash), e.g. [8, 100]; [] for none",
+        "hash_ops": "pinbench_hash's timed rounds per call",
     }
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
@@ -145,6 +156,10 @@ class BufferPins(Chapter):
                                  f"valid are {choices(ARRAY_SERVERS)}")
         if min(sc.ns) < 1 or sc.rows < 1000:
             raise DbexpError(f"ns {list(sc.ns)} and rows {sc.rows}: every N must be at least 1, rows at least 1000")
+        if sc.hash_ns and (min(sc.hash_ns) < 1 or max(sc.hash_ns) + 1 > max(sc.ns) + sc.loop_blocks):
+            raise DbexpError(f"hash_ns {list(sc.hash_ns)}: each must be at least 1 and at most "
+                             f"{max(sc.ns) + sc.loop_blocks - 1} (the timing table's blocks, max(ns) + loop_blocks, "
+                             "less the FIFO's)")
         return sc
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
@@ -157,6 +172,10 @@ class BufferPins(Chapter):
                 curve.append(Point(cfg, CurvePoint(kind, pattern, tuple(sc.ns), sc.ops, sc.calls, sc.loop_blocks,
                                                    sc.cold_kb if kind == "hold_cold" else 0),
                                    group=f"buffer_pins {spec}"))
+            if sc.hash_ns:  # the overflow table alone, each hash in turn within a run
+                curve += [Point(cfg, HashPoint(pattern, tuple(sc.hash_ns), sc.hash_ops, sc.calls,
+                                               table_blocks=max(sc.ns) + sc.loop_blocks),
+                                group=f"buffer_pins {spec}") for pattern in HASH_PATTERNS]
             if not probed(spec):
                 continue
             for shape in sc.shapes:
@@ -191,7 +210,7 @@ class BufferPins(Chapter):
             if "installed" not in state:
                 part.install(conn)
                 state["installed"] = True
-            if isinstance(p, CurvePoint) and state.get("blocks", 0) < p.blocks:
+            if isinstance(p, (CurvePoint, HashPoint)) and state.get("blocks", 0) < p.blocks:
                 part.make_block_table(conn, p.blocks)
                 state["blocks"] = p.blocks
             if isinstance(p, PinPoint) and state.get("rows") != p.rows:
@@ -234,13 +253,15 @@ class BufferPins(Chapter):
         return {"sbtest1 all in shared buffers": (resident >= pages, f"{resident} of {pages} pages")}
 
     def timed(self, point: Point) -> bool:
-        """The curve is timed; a pin run counts pins, which steal cannot change."""
-        return isinstance(point.params, CurvePoint)
+        """The curve and the overflow table are timed; a pin run counts pins, which steal cannot change."""
+        return isinstance(point.params, (CurvePoint, HashPoint))
 
     def measure(self, server, point: Point, state: dict) -> Measured:
         p = point.params
         if isinstance(p, CurvePoint):
             return measure_curve(server, p)
+        if isinstance(p, HashPoint):
+            return measure_hash(server, p)
         return measure_pins(server, p)
 
     def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:

@@ -1,95 +1,154 @@
-"""The numbers of the page's findings, rendered by ``notebooks/buffer_pins/findings.md.j2``: the thread's
-benchmark (N held, a FIFO of one buffer) per version, its step past the array and its growth, beside our
-two readings (pin N and release N; N held while 64 others are read), what one overflow probe costs on each
-version (19~rc1's private refcount path differs), the array of 32 entries on raw time, and what real queries
-hold."""
+"""The numbers of the page's answer and findings, rendered by ``notebooks/buffer_pins/findings.md.j2``, each with its
+95% interval: the thread's benchmark (N held, a FIFO of one buffer) per version, its step past the array, its edge
+at 8 held and its growth to 10,000; what one probe of the overflow table costs on each version (19~rc1's private
+refcount path differs) and in a pin, lock, unlock, unpin sequence; an array of 32 entries and a layout-only build
+on raw time; the overflow table alone, keyed by buffer numbers with and without murmurhash32; and what real
+queries hold (shares with exact intervals), their I/O starts on hits."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from dbexp.book import prose
-from dbexp.chapters.buffer_pins.analysis import (GROWTH, KIND_LABELS, STEP, THREAD_KIND, array_table, overflow_ns,
-                                                 pin_table,
-                                                 pooled_share, shape_table, source_ratio)
+from dbexp.chapters.buffer_pins.analysis import (GROWTH, KIND_LABELS, STEP, THREAD_KIND, array_table, hash_table,
+                                                 io_table, overflow_ns, pooled_share, shape_table, share_text,
+                                                 slot_shares, source_ratio)
 from dbexp.experiments.chapter import Results
 
 PREVIEW = "19.0~rc1"  # the preview release whose bufmgr.c changed the private refcount path
 
 
-def _span(t, col: str) -> dict:
-    low, high = float(t[col].min()), float(t[col].max())
-    lv, hv = t.loc[t[col].idxmin(), "version"], t.loc[t[col].idxmax(), "version"]
-    return {"low": low, "high": high, "low_version": lv, "high_version": hv,
-            "text": f"{low:.2f}x ({lv})" if lv == hv else f"{low:.2f}x ({lv}) to {high:.2f}x ({hv})"}
+def _ci(r, lo, hi, fmt: str = ".2f", unit: str = "") -> str:
+    """A number with its 95% interval ("1.27x [1.22, 1.32]"); the number alone where there is no interval."""
+    if unit.startswith(" "):  # a unit of its own after the interval: "14.2 [12.4, 15.9] ns"
+        return f"{prose.num(r, fmt)}{unit}" if np.isnan(lo) else f"{prose.num(r, fmt)} {prose.ci(lo, hi, fmt)}{unit}"
+    if np.isnan(lo):
+        return f"{prose.num(r, fmt)}{unit}"
+    return f"{prose.num(r, fmt)}{unit} {prose.ci(lo, hi, fmt)}"
 
 
-def _ci(r, lo, hi) -> str:
-    return f"{r:.2f}" if np.isnan(lo) else f"{r:.2f} [{lo:.2f}, {hi:.2f}]"
+def _span(g, col: str, lo: str, hi: str, fmt: str = ".2f", unit: str = "x") -> dict | None:
+    """The lowest and the highest of ``col`` over the versions in ``g``, each with its interval and its version, as
+    one text ("1.24x [1.16, 1.32] (18.4) to 1.29x [1.28, 1.29] (13.23)"; one version: once)."""
+    g = g.dropna(subset=[col])
+    if g.empty:
+        return None
+    a, b = g.loc[g[col].idxmin()], g.loc[g[col].idxmax()]
+    one = _ci(a[col], a[lo], a[hi], fmt, unit)
+    text = (f"{one} ({a['version']})" if a["version"] == b["version"] else
+            f"{one} ({a['version']}) to {_ci(b[col], b[lo], b[hi], fmt, unit)} ({b['version']})")
+    return {"text": text, "low": float(a[col]), "high": float(b[col]), "low_version": a["version"],
+            "high_version": b["version"], "resolved_above": bool((g[lo] > 1).all()) if unit == "x" else False}
 
 
-def _curve(t, kind: str, cols) -> dict | None:
-    g = t[(t["kind"] == kind) & (t["pattern"] == "random")].dropna(subset=list(cols))
-    return {c: _span(g, c) for c in cols} if len(g) else None
+def _curve(res: Results) -> dict | None:
+    """The thread's benchmark (else *pin N, release N*) in random order: step, edge and growth over the versions."""
+    t = shape_table(res)
+    if t.empty:
+        return None
+    kind = THREAD_KIND if (t["kind"] == THREAD_KIND).any() else "cycle"
+    g = t[(t["kind"] == kind) & (t["pattern"] == "random")]
+    spans = {c: _span(g, c, f"{c}_lo", f"{c}_hi") for c in ("step", "edge", "growth")}
+    if spans["step"] is None or spans["growth"] is None:
+        return None
+    versions = list(dict.fromkeys(g["version"]))
+    return {"kind": kind, "label": KIND_LABELS[kind], "thread": kind == THREAD_KIND, **spans,
+            "edge_low": int(g["edge_pair"].iloc[0].split()[0]), "edge_high": int(g["edge_pair"].iloc[0].split()[-1]),
+            "first": versions[0], "last": versions[-1],
+            "source_step": source_ratio("random", STEP), "source_growth": source_ratio("random", GROWTH)}
 
 
-def _v19(res: Results) -> dict | None:
-    """What the operation's pin costs more with 8 held than with 7 (the overflow table's probe), ns: 19~rc1 against
-    the released versions, random order, on the thread's benchmark (fifo), else on ours that holds N (hold)."""
+def _probe(res: Results) -> dict | None:
+    """What 8 held add over 7 (the operation's pin misses the full array and probes the overflow table), ns: on the
+    thread's benchmark (else N held) 19~rc1 against the released versions; and in a pin, lock, unlock, unpin."""
     for kind in (THREAD_KIND, "hold"):
         o = overflow_ns(res, kind)
-        if len(o) >= 2 and PREVIEW in set(o["version"]):
+        if len(o):
             break
     else:
         return None
-    mine = o[o["version"] == PREVIEW].iloc[0]
+    out = {"kind": KIND_LABELS[kind], "preview": None, "released": None, "locked": None}
     rest = o[o["version"] != PREVIEW]
-    e = shape_table(res)
-    e = e[(e["kind"] == kind) & (e["pattern"] == "random")].set_index("version")
-    return {"kind": KIND_LABELS[kind], "ns": _ci(mine["ns"], mine["lo"], mine["hi"]), "low": float(rest["ns"].min()),
-            "high": float(rest["ns"].max()), "low_version": rest.loc[rest["ns"].idxmin(), "version"],
-            "high_version": rest.loc[rest["ns"].idxmax(), "version"], "below": bool(mine["hi"] < rest["lo"].min()),
-            "edge": _ci(e.loc[PREVIEW, "edge"], e.loc[PREVIEW, "edge_lo"], e.loc[PREVIEW, "edge_hi"])
-            if PREVIEW in e.index else ""}
+    if len(rest):
+        out["released"] = _span(rest, "ns", "lo", "hi", ".1f", " ns")
+    if PREVIEW in set(o["version"]):
+        mine = o[o["version"] == PREVIEW].iloc[0]
+        out["preview"] = {"text": _ci(mine["ns"], mine["lo"], mine["hi"], ".1f", " ns"),
+                          "below": bool(len(rest) and mine["hi"] < rest["lo"].min())}
+    locked = overflow_ns(res, "hold_lock")
+    if len(locked):
+        out["locked"] = _span(locked, "ns", "lo", "hi", ".1f", " ns")
+    return out
 
 
 def _array(res: Results) -> dict | None:
+    """The builds of one source against its 8 entries on raw time, the thread's benchmark in random order: 32 with no
+    linear search and 32 searched at 19 held; the layout-only build's span over every N."""
     t = array_table(res)
     if t.empty or not t["paired"].all():
         return None
-    t = t[t["kind"] == THREAD_KIND]
+    t = t[(t["kind"] == THREAD_KIND) & (t["pattern"] == "random")]
     out = {}
-    for build in ("32 direct", "32"):
-        for pattern in ("random", "sequential"):
-            g = t[(t["build"] == build) & (t["pattern"] == pattern)].set_index("n")
-            if {1, 19, 100} <= set(g.index):
-                out[f"{build.replace(' ', '_')}_{pattern}"] = {
-                    n: {"text": g.loc[n, "ratio_text"], "below": bool(g.loc[n, "hi"] < 1), "above": bool(g.loc[n, "lo"] > 1)}
-                    for n in (1, 19, 100)}
+    for build, key in (("32 direct", "direct"), ("32", "stock")):
+        g = t[(t["build"] == build)].set_index("n")
+        if 19 in g.index:
+            r = g.loc[19]
+            out[key] = {"text": _ci(r["ratio"], r["lo"], r["hi"]), "below": bool(r["hi"] < 1),
+                        "above": bool(r["lo"] > 1)}
+    aligned = t[t["build"] == "8 aligned"].assign(version=lambda d: "N = " + d["n"].map("{:,}".format))
+    if len(aligned):
+        out["aligned"] = _span(aligned, "ratio", "lo", "hi")
+        out["aligned"]["under"] = bool((aligned["hi"] < 1.03).all())
     return out or None
 
 
-def numbers(res: Results) -> dict:
-    t = shape_table(res)
+def _hash(res: Results) -> dict | None:
+    """The overflow table alone at its largest N: keys 1,024 apart with the identity over murmurhash32 (and how the
+    identity's table grew), and the buffers of neighbouring blocks with murmurhash32 over the identity."""
+    t = hash_table(res)
     if t.empty:
-        return {"enough": False}
-    out: dict = {"enough": True, "versions": list(dict.fromkeys(t["version"])), "fifo": None, "fifo_ran": False,
-                 "cycle": None,
-                 "hold": None, "pins": None, "array": _array(res), "v19": _v19(res),
-                 "source_step": source_ratio("random", STEP), "source_growth": source_ratio("random", GROWTH)}
-    out["fifo"] = _curve(t, THREAD_KIND, ("step", "edge", "growth"))
-    out["fifo_ran"] = bool((t["kind"] == THREAD_KIND).any())
-    out["cycle"] = _curve(t, "cycle", ("step", "growth"))
-    out["hold"] = _curve(t, "hold", ("edge", "growth"))
+        return None
+    out = {}
+    s = t[t["pattern"] == "stride"]
+    if len(s):
+        top = s[s["n"] == s["n"].max()].assign(inv=lambda d: 1 / d["ratio"], inv_lo=lambda d: 1 / d["hi"],
+                                               inv_hi=lambda d: 1 / d["lo"])
+        out["stride"] = {"n": int(top["n"].iloc[0]), **_span(top, "inv", "inv_lo", "inv_hi"),
+                         "size": int(top["identity_size"].max()), "grows": int(top["identity_grows"].max()),
+                         "dib": int(top["identity_max_dib"].max()), "murmur_size": int(top["murmur_size"].max())}
+    q = t[t["pattern"] == "sequential"]
+    if len(q):
+        top = q[q["n"] == q["n"].max()]
+        out["sequential"] = {"n": int(top["n"].iloc[0]), **_span(top, "ratio", "lo", "hi")}
+    return out or None
+
+
+def _queries(res: Results) -> dict | None:
+    """What real queries hold (every query shape and version pooled): new pins with at most 2 others held, pins with
+    a content lock, new pins whose slot in an array of 32 indexed by buffer number was taken; and the I/O starts
+    of hits (16 and later, warm runs)."""
     k, n = pooled_share(res, "held_at_pin", lambda v: v <= 3)
+    if not n:
+        return None
     lk, ln = pooled_share(res, "locks_per_pin", lambda v: v >= 1)
-    p = pin_table(res)
-    if n:
-        out["pins"] = {"share": k / n, "n": n, "locked": lk / ln if ln else float("nan"),
-                       "shapes": len(p["label"].unique()), "most": int(p["held_max"].max()),
-                       "most_label": p.loc[p["held_max"].idxmax(), "label"],
-                       "most_version": p.loc[p["held_max"].idxmax(), "version"]}
+    out = {"le2": share_text(k, n), "n": n, "locked": share_text(lk, ln) if ln else "", "slots": None, "io": None}
+    s = slot_shares(res)
+    if len(s):
+        out["slots"] = share_text(int(s["taken"].sum()), int(s["pins"].sum()))
+    io = io_table(res)
+    if len(io):
+        warm = io[io["resowner"] & ~io["cold"].astype(bool) & (io["shape"] != "flush")]
+        if len(warm):
+            starts = int(warm["io_read"].sum() + warm["io_write"].sum())
+            out["io"] = {"starts": starts, "hits": int(warm["hit"].sum()), "read": int(warm["read"].sum()),
+                         "versions": ", ".join(dict.fromkeys(warm["version"]))}
     return out
+
+
+def numbers(res: Results) -> dict:
+    curve = _curve(res)
+    return {"enough": curve is not None, "curve": curve, "probe": _probe(res), "array": _array(res),
+            "hash": _hash(res), "queries": _queries(res)}
 
 
 def findings(res: Results) -> str:
@@ -97,14 +156,23 @@ def findings(res: Results) -> str:
 
 
 def headline(res: Results) -> str:
-    """The page's answer in a sentence: the thread's benchmark's step past the 8-entry array and its growth to
-    10,000 pins held, on the versions measured (random order), against the thread's."""
-    n = numbers(res)
-    if not n["enough"] or n["fifo"] is None:
+    """The page's answer in one or two sentences, from the data: on the runs' CPU, the thread's benchmark's step past
+    the 8-entry array (11 held over 7) and its growth to 10,000 (over 1), the lowest and highest version with their
+    95% intervals, against the thread's; and the 32-entry array without its linear search at 19 held ('' without a
+    curve)."""
+    from dbexp.experiments.chapter import cpu_models
+
+    c = _curve(res)
+    if c is None:
         return ""
-    f = n["fifo"]
-    return (f"With the thread's benchmark (N pins held, one buffer pinned and released again), 11 held cost "
-            f"{f['step']['low']:.2f}x to {f['step']['high']:.2f}x what 7 cost and 10,000 held "
-            f"{f['growth']['low']:.2f}x to {f['growth']['high']:.2f}x what 1 cost on PostgreSQL "
-            f"{n['versions'][0]} to {n['versions'][-1]}, against the thread's {n['source_step']:.2f}x and "
-            f"{n['source_growth']:.2f}x (random order).")
+    what = ("the thread's benchmark (N pins held, one more buffer pinned and released again)" if c["thread"] else
+            f"our reading *{c['label']}* (no run of the thread's benchmark in these results)")
+    text = (f"On an {cpu_models(res.runs)}, {what} costs {c['step']['text']} as much with 11 pins as with 7 and "
+            f"{c['growth']['text']} as much with 10,000 as with 1 on PostgreSQL {c['first']} to {c['last']} (the thread: "
+            f"{c['source_step']:.2f}x and {c['source_growth']:.2f}x; random order, 95% intervals).")
+    a = _array(res)
+    if a and "direct" in a:
+        text += (f" An array of 32 entries without its linear search (18.6 built again) takes "
+                 f"{a['direct']['text']} of the 8-entry build's time at 19 held.")
+    return text
+

@@ -7,17 +7,23 @@
   benchmark as its author describes it); ``cycle`` pins N distinct buffers and releases them first in,
   first out, walking the whole table; ``hold`` keeps N pinned while it reads and releases 64 others,
   ``hold_lock`` the same with a share content lock and unlock between, ``hold_cold`` the same with a
-  cache-evicting walk before each operation. Each N is called ``calls`` times in a run, in rounds over every
+  cache-evicting walk before each operation (each timed alone: the median operation less the median pair of
+  clock reads timed beside it, alternately in one loop). Each N is called ``calls`` times in a run, in rounds over every
   N. Every call also returns what its timed loop touched (the witness: the buffers held, the blocks and
   buffers pinned, how often the previous operation's buffer was pinned again, blocks that moved), kept per N.
 - **Array windows** (:func:`measure_curves_together`): the same curve on the builds of one source whose arrays
   differ, measured in one window: each round calls every N on every build in turn, one call at a time, so that
   two builds' raw times are divided within a round, calls milliseconds apart.
+- **The overflow table alone** (:class:`HashPoint`, :func:`measure_hash`): pinbench_hash's simplehash keyed by
+  buffer number, hashed by the number itself and by murmurhash32, both called in turn at each N of a round (so that
+  their times are divided within a round); each call also returns the table's shape once its keys are in (buckets,
+  growths, distances of the entries from their buckets), the same in every call.
 - **Pins** (:class:`PinPoint`): a query shape run ``executions`` times on one connection while the
-  uprobes of pin_probe count, for that backend only, how many buffers it holds at each new pin and
-  how many content locks fall inside each pin. ``cold``: the server restarted and the host's page
-  cache dropped just before (reset), so a sequential scan reads from disk and its read stream can
-  look ahead.
+  uprobes of pin_probe count, for that backend only, how many buffers it holds at each new pin,
+  how many content locks fall inside each pin, the new pins whose slot modulo 32 a held buffer had,
+  and StartBufferIO's reads and writes (the ``flush`` shape: pages written by the backend itself,
+  pinbench_flush). ``cold``: the server restarted and the host's page cache dropped just before
+  (reset), so a sequential scan reads from disk and its read stream can look ahead.
 """
 
 from __future__ import annotations
@@ -58,10 +64,12 @@ class CurvePoint:
     calls: int  # calls per N, in rounds over every N
     loop_blocks: int  # hold: the blocks read and released while N stay pinned
     cold_kb: int  # hold_cold: KiB walked before each operation (0 for the other kinds)
-    # how the run keeps its calls: 3, every call as a series row and each N's witness (what its loops touched);
-    # 2 kept no witness, 1 only the fastest call and median per N; part of the point's key, so an older run is
-    # never reused
-    method: int = 3
+    # how the run keeps its calls: 5, every call as a series row and each N's witness (what its loops touched), a
+    # cold call's time the median operation less the median clock pair, the two timed alternately in one loop (4:
+    # the clock in a loop of its own after the operations; 3: their sums, which one switched-out clock read made
+    # -563 ns once); 2 kept no witness, 1 only the fastest call and median per N;
+    # part of the point's key, so an older run is never reused
+    method: int = 5
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -83,9 +91,83 @@ class PinPoint:
     executions: int
     rows: int  # sbtest1's rows
     client_cpus: str
+    # 2: the probe also counts StartBufferIO's reads and writes and the pins whose slot mod 32 was taken, and the
+    # blocks written and planning's buffers are read; part of the point's key, so an older run is never reused
+    method: int = 2
 
     def __post_init__(self):
         queries.shape(self.shape)
+
+
+HASHES = ("identity", "murmur")  # the overflow table's hash of a buffer number: none (the thread's v1), murmurhash32
+HASH_PATTERNS = ("sequential", "random", "stride")
+# what pinbench_hash returns after the time, in its order (pinbench--1.0.sql)
+HASH_WITNESS = ("keys", "size", "grows", "max_dib", "mean_dib", "fifo_dib")
+
+
+@dataclass(frozen=True)
+class HashPoint:
+    """The overflow table alone (pinbench_hash): ``ns`` keys held in a simplehash keyed by buffer number, one more
+    pinned and released again and again, with each hash in turn at each N of a round (so that murmur over
+    identity is divided within a round). ``pattern``: the buffers of the thread's benchmark's blocks (sequential,
+    random) or numbers ``stride`` apart."""
+    pattern: str
+    ns: tuple[int, ...]
+    ops: int  # timed rounds per call
+    calls: int  # calls per N and hash, in rounds over every N
+    stride: int = 1024
+    table_blocks: int = 0  # the timing table's pages the server's curves need (made once, at the first point)
+    method: int = 1
+
+    def __post_init__(self):
+        if self.pattern not in HASH_PATTERNS:
+            raise DbexpError(f"bad hash pattern {self.pattern!r}; valid are {choices(HASH_PATTERNS)}")
+
+    @property
+    def blocks(self) -> int:
+        """The table's pages: those the sequential and random keys need (the held blocks and the FIFO's), or the
+        curves' where more (so that the table is made once per server, whichever point comes first)."""
+        return max(max(self.ns) + 1, self.table_blocks)
+
+
+def measure_hash(server, p: HashPoint) -> Measured:
+    """Every N called ``calls`` times with both hashes, in rounds that visit every N once (each round starting one
+    N further on, the hash called first alternating), each call a series row (t = its round, name
+    ``identity_N``, ``murmur_N``); per hash and N the fastest call (``<hash>_ns_N``), the median
+    (``<hash>_median_N``) and what the table looked like once its keys were in (``w_<hash>_<witness>_N``: the
+    same in every call, the keys being fixed)."""
+    got: dict[tuple[str, int], list[float]] = {(h, n): [] for h in HASHES for n in p.ns}
+    seen: dict[tuple[str, int], tuple] = {}
+    series: list[tuple] = []
+    sql = "SELECT * FROM pinbench_hash(%s::regclass, %s, %s, %s, %s, %s)"
+    conn = server.connect()
+    try:
+        with conn.cursor() as cur, cpu_window(server, None) as window:
+            cur.execute("SELECT pinbench_prewarm(%s::regclass)", (TABLE,))
+            for r in range(p.calls):
+                for i in range(len(p.ns)):
+                    n = p.ns[(i + r) % len(p.ns)]
+                    for h in (HASHES if (r + i) % 2 == 0 else HASHES[::-1]):
+                        cur.execute(sql, (TABLE, n, p.ops, p.pattern, h, p.stride))
+                        row = cur.fetchone()
+                        got[(h, n)].append(float(row[0]))
+                        series.append((float(r), "pinbench", f"{h}_{n}", float(row[0])))
+                        w = tuple(float(v) for v in row[1:1 + len(HASH_WITNESS)])
+                        if seen.setdefault((h, n), w) != w:
+                            raise DbexpError(f"pinbench_hash {h} {p.pattern} at N = {n}: the table's shape changed "
+                                             f"between calls ({seen[(h, n)]} then {w}) with the same keys")
+    finally:
+        conn.close()
+    m: dict[str, tuple[float | None, str]] = dict(window)
+    for (h, n), values in got.items():
+        if not values or not all(v > 0 for v in values):
+            raise DbexpError(f"pinbench_hash {h} at N = {n} gave {values} ns: a time must be positive")
+        m[f"{h}_ns_{n}"] = (min(values), "ns")
+        m[f"{h}_median_{n}"] = (statistics.median(values), "ns")
+        for k, v in zip(HASH_WITNESS, seen[(h, n)]):
+            m[f"w_{h}_{k}_{n}"] = (v, "count")
+    m["calls_per_n"] = (float(p.calls), "count")
+    return Measured(m, [], series, sql % (f"'{TABLE}'", "N", p.ops, f"'{p.pattern}'", "HASH", p.stride))
 
 
 def call_sql(p: CurvePoint, n: int) -> tuple[str, tuple]:
@@ -268,18 +350,18 @@ def measure_pins(server, p: PinPoint) -> Measured:
             cur.fetchall()
             backend = backend_host_pid(server, conn)
             path = uprobe.server_binary(server.main_pid(), ("postgres",))
-            hits = reads = 0
+            hits = reads = written = 0
             nodes: set[str] = set()
             with client_pinned(p.client_cpus), cpu_window(server, p.client_cpus) as window:
                 with pin_probe.PinProbe(path, backend, pin=p.client_cpus) as probe:
                     for i in range(p.executions):
                         start = 1 + (i * 7919 * max(s.span, 1)) % max(p.rows - s.span, 1) if s.span else 0
-                        got, hit, read = queries.explained(cur, s, start)
+                        got, hit, read, wrote = queries.explained(cur, s, start)
                         if s.plan not in got:
                             raise DbexpError(f"{p.shape}: the plan used {' > '.join(got)}, not the {s.plan} "
                                              "its settings force")
                         nodes.update(got)
-                        hits, reads = hits + hit, reads + read
+                        hits, reads, written = hits + hit, reads + read, written + wrote
     finally:
         conn.close()
     c: pin_probe.PinCounts = probe.result
@@ -289,6 +371,9 @@ def measure_pins(server, p: PinPoint) -> Measured:
          "pins_per_execution": (c.pins / p.executions, "count"), "released": (float(c.released), "count"),
          "unmatched": (float(c.unmatched), "count"), "lock_calls": (float(c.lock_calls), "count"),
          "blocks_hit": (float(hits), "count"), "blocks_read": (float(reads), "count"),
+         "blocks_written": (float(written), "count"),
+         "slot32_taken": (float(c.slot32), "count"),  # new pins whose buf_id mod 32 a held buffer had
+         "io_starts_read": (float(c.io_in), "count"), "io_starts_write": (float(c.io_out), "count"),
          "held_max": (float(max(c.held)), "count"),
          "others_le2_share": (sum(v for k, v in c.held.items() if k <= 3) / c.pins, "ratio"),  # 0-2 held before it
          "locked_pin_share": (sum(v for k, v in c.locks.items() if k >= 1) / max(c.released, 1), "ratio"),

@@ -12,7 +12,13 @@ references, and per thread the number of distinct buffers pinned:
   holds, this one included (``@held``: exact from 1 to 63, then one bucket);
 - at each release that drops a buffer's count to 0, how many content locks (``LockBuffer`` share or
   exclusive, ``ConditionalLockBuffer``, ``LockBufferForCleanup``) the backend took on that buffer
-  while it held it (``@locks``: the source's Pin, (Lock, Unlock)+, Unpin).
+  while it held it (``@locks``: the source's Pin, (Lock, Unlock)+, Unpin);
+- at each new pin, whether another buffer the backend holds has the same number modulo 32 (``@slot32``: the
+  pins that an array of 32 entries indexed by buffer number, the thread's v2 layout, could not keep in their
+  slot, the held buffers per slot kept in ``@slot``);
+- every call of ``StartBufferIO``, the function that marks a buffer's I/O in progress (and, from 16 on,
+  remembers it in the resource owner: ``ResourceOwnerRememberBufferIO``, inlined from 17), for a read
+  (``@io_in``) or a write (``@io_out``): the thread's io-in-progress resource owner, which it says hits never use.
 
 Only the measured backend is counted (its host pid), not the server's other processes. Nothing in
 the server is patched; each probe costs a trap into the kernel, so probe runs are not timed runs.
@@ -41,7 +47,12 @@ uprobe:{path}:PinBuffer, uprobe:{path}:PinBuffer_Locked /pid == {backend}/ {{
     @held = lhist(@n[tid], 1, {held_max}, 1);
     @pins = count();
     @lk[tid, $id] = 0;
+    if (@slot[tid, $id % {slots}] > 0) {{ @slot32 = count(); }}
+    @slot[tid, $id % {slots}] = @slot[tid, $id % {slots}] + 1;
   }}
+}}
+uprobe:{path}:StartBufferIO /pid == {backend}/ {{
+  if ((uint8)arg1) {{ @io_in = count(); }} else {{ @io_out = count(); }}
 }}
 uprobe:{path}:IncrBufferRefCount /pid == {backend} && (int32)arg0 > 0/ {{
   @ref[tid, (int32)arg0 - 1] = @ref[tid, (int32)arg0 - 1] + 1;
@@ -58,6 +69,7 @@ uprobe:{path}:{unpin} /pid == {backend}/ {{
     @ref[tid, $id] = @ref[tid, $id] - 1;
     if (@ref[tid, $id] == 0) {{
       @n[tid] = @n[tid] - 1;
+      @slot[tid, $id % {slots}] = @slot[tid, $id % {slots}] - 1;
       @locks = lhist(@lk[tid, $id], 0, {locks_max}, 1);
       @released = count();
       delete(@ref[tid, $id]);
@@ -66,9 +78,10 @@ uprobe:{path}:{unpin} /pid == {backend}/ {{
   }} else {{ @unmatched = count(); }}
 }}
 BEGIN {{ printf("ready\\n"); }}
-END {{ clear(@ref); clear(@lk); clear(@n); }}
+END {{ clear(@ref); clear(@lk); clear(@n); clear(@slot); }}
 """
-PROBES = 2 + 1 + len(LOCKS) + 1 + 2  # pin x2, incr, locks, unpin, BEGIN, END
+PROBES = 2 + 1 + len(LOCKS) + 1 + 1 + 2  # pin x2, incr, locks, unpin, StartBufferIO, BEGIN, END
+SLOTS = 32  # the direct-mapped array's entries (the thread's v2): a new pin's slot is its buf_id modulo this
 
 
 def unpin_symbol(path: str) -> str:
@@ -79,7 +92,7 @@ def unpin_symbol(path: str) -> str:
 def script(path: str, backend: int) -> str:
     others = ", ".join(f"uprobe:{path}:{s}" for s in LOCKS[1:])  # LockBuffer: its mode 0 is an unlock
     return SCRIPT.format(path=path, backend=backend, offset=BUF_ID_OFFSET, held_max=HELD_MAX,
-                         locks_max=LOCKS_MAX, other_locks=others, unpin=unpin_symbol(path))
+                         locks_max=LOCKS_MAX, other_locks=others, unpin=unpin_symbol(path), slots=SLOTS)
 
 
 @dataclass
@@ -90,6 +103,9 @@ class PinCounts:
     unmatched: int  # releases of a pin taken before the probe attached
     held: dict[int, int]  # distinct buffers held at a new pin -> pins (HELD_MAX: that many or more)
     locks: dict[int, int]  # content locks taken during one pin -> pins (LOCKS_MAX: that many or more)
+    slot32: int = 0  # new pins whose buf_id modulo 32 a buffer already held had
+    io_in: int = 0  # StartBufferIO calls for a read
+    io_out: int = 0  # StartBufferIO calls for a write
 
 
 def _buckets(hist, low: int, top: int) -> dict[int, int]:
@@ -106,7 +122,8 @@ def counts(lines: list[str]) -> PinCounts:
     m = uprobe.maps(lines)
     return PinCounts(pins=int(m.get("@pins", 0)), released=int(m.get("@released", 0)),
                      lock_calls=int(m.get("@lockcalls", 0)), unmatched=int(m.get("@unmatched", 0)),
-                     held=_buckets(m.get("@held"), 1, HELD_MAX), locks=_buckets(m.get("@locks"), 0, LOCKS_MAX))
+                     held=_buckets(m.get("@held"), 1, HELD_MAX), locks=_buckets(m.get("@locks"), 0, LOCKS_MAX),
+                     slot32=int(m.get("@slot32", 0)), io_in=int(m.get("@io_in", 0)), io_out=int(m.get("@io_out", 0)))
 
 
 class PinProbe(uprobe.Bpftrace):

@@ -28,6 +28,7 @@ class Shape:
     span: int  # ids or keys one execution covers (the next one starts after it)
     plan: str  # the plan node the shape must use (checked on every execution)
     label: str
+    query: bool = True  # a query's pins (False: the backend's own writes, pinbench_flush, not counted among them)
 
 
 _NO_JOINS = (("enable_hashjoin", "off"), ("enable_mergejoin", "off"))
@@ -46,7 +47,13 @@ SHAPES: dict[str, Shape] = {s.name: s for s in (
     Shape("seq_scan", "SELECT count(c) FROM sbtest1 WHERE id > %s", (("enable_indexscan", "off"),
                                                                      ("enable_bitmapscan", "off")),
           0, "Seq Scan", "sequential scan (whole table)"),
+    # not a query: FLUSH_PAGES pages of sbtest1 written by the backend itself (pinbench_flush: each marked dirty
+    # unchanged and written with FlushOneBuffer), the writes whose I/O the probe sees start
+    Shape("flush", "SELECT pinbench_flush('sbtest1'::regclass, %s, 8)", (), 8, "Result",
+          "8 pages written by the backend", query=False),
 )}
+FLUSH_PAGES = 8
+QUERY_SHAPES = tuple(name for name, s in SHAPES.items() if s.query)
 
 
 def shape(name: str) -> Shape:
@@ -91,10 +98,13 @@ def plan_nodes(plan: dict) -> list[str]:
     return out
 
 
-def explained(cur, s: Shape, start: int) -> tuple[list[str], int, int]:
-    """Run one execution under EXPLAIN ANALYZE: (plan nodes, shared blocks hit, shared blocks read)."""
+def explained(cur, s: Shape, start: int) -> tuple[list[str], int, int, int]:
+    """Run one execution under EXPLAIN ANALYZE: (plan nodes, shared blocks hit, shared blocks read, shared blocks
+    written), planning's own buffers (PostgreSQL 13 and later list them apart) added to the execution's."""
     params = (start,) * s.sql.count("%s")
     cur.execute("EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) " + s.sql, params)
     doc = cur.fetchone()[0]
-    top = (doc[0] if isinstance(doc, list) else doc)["Plan"]
-    return plan_nodes(top), int(top.get("Shared Hit Blocks", 0)), int(top.get("Shared Read Blocks", 0))
+    doc = doc[0] if isinstance(doc, list) else doc
+    top, planning = doc["Plan"], doc.get("Planning") or {}
+    return (plan_nodes(top), *(int(top.get(k, 0)) + int(planning.get(k, 0))
+                               for k in ("Shared Hit Blocks", "Shared Read Blocks", "Shared Written Blocks")))

@@ -9,6 +9,15 @@
  *   pinbench_hold   N pins held while 64 other blocks are read and released in turn (ours);
  *   pinbench_cycle  rounds that pin N distinct buffers and release them first in, first out, walking the
  *                   whole table (ours: the first reading of the thread's benchmark).
+ * and two functions around them:
+ *   pinbench_hash   the thread's overflow table without the buffer manager: a backend-private simplehash
+ *                   (lib/simplehash.h, as 19's PrivateRefCountHash) keyed by buffer numbers, built twice, with
+ *                   the buffer number as its own hash (the thread's v1) and with murmurhash32 of it
+ *                   (common/hashfn.h: the thread's v2, and 19); N keys held, then one more pinned and released
+ *                   again and again, timed; it returns how the table grew and how far its entries sit from
+ *                   their buckets;
+ *   pinbench_flush  pages of a table written by this backend (FlushOneBuffer): a write through the buffer
+ *                   manager's I/O path, for the chapter's probe of StartBufferIO.
  * Each returns, beside the time per operation, what its timed loop touched (the witness the chapter stores
  * with every run): the distinct buffers held through the loop, the distinct blocks and buffers the loop
  * pinned, how many operations pinned the previous operation's buffer again, the blocks whose buffer changed
@@ -22,6 +31,7 @@
 
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "common/hashfn.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -35,6 +45,8 @@ PG_FUNCTION_INFO_V1(pinbench_fifo);
 PG_FUNCTION_INFO_V1(pinbench_hold);
 PG_FUNCTION_INFO_V1(pinbench_cycle);
 PG_FUNCTION_INFO_V1(pinbench_prewarm);
+PG_FUNCTION_INFO_V1(pinbench_hash);
+PG_FUNCTION_INFO_V1(pinbench_flush);
 
 #define WITNESS_COLUMNS 8
 #define DIRECT_SLOTS 32			/* an array indexed by buffer number mod 32: the thread's v2 layout */
@@ -215,6 +227,23 @@ result_of(FunctionCallInfo fcinfo, double ns, const Witness *w)
 	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
 }
 
+static int
+double_cmp(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* the median of n values (sorts them in place) */
+static double
+median_of(double *v, int n)
+{
+	qsort(v, n, sizeof(double), double_cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
 /* a walk over cold_kb KiB of private memory, one cache line at a time; returns a sum so it is not elided */
 static uint64
 walk(volatile char *mem, int bytes, int *pos)
@@ -320,9 +349,7 @@ pinbench_hold(PG_FUNCTION_ARGS)
 	int			pos = 0;
 	uint64		sink = 0;
 	Witness		w;
-	double		t0,
-				t1,
-				clock_ns = 0.0;
+	double		ns;
 
 	if (held < 0 || loop_blocks < 1 || ops < 1 || cold_kb < 0 || cold_kb > 1024 * 1024)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -356,7 +383,7 @@ pinbench_hold(PG_FUNCTION_ARGS)
 	if (bytes == 0)
 	{
 		/* warm: the whole loop timed at once */
-		t0 = now_ns();
+		double		t0 = now_ns();
 		for (int i = 0; i < ops; i++)
 		{
 			Buffer		b = ReadBuffer(rel, loop[i % loop_blocks]);
@@ -372,22 +399,34 @@ pinbench_hold(PG_FUNCTION_ARGS)
 			if ((i & 4095) == 0)
 				CHECK_FOR_INTERRUPTS();
 		}
-		t1 = now_ns();
+		ns = (now_ns() - t0) / ops;
 	}
 	else
 	{
 		/*
 		 * cold: a walk over cold_kb KiB between operations evicts the caches; each operation is timed
-		 * alone (two clock reads), and the clock's own cost, timed the same way with nothing between, is
-		 * subtracted
+		 * alone (two clock reads), and the clock's own cost, timed the same way with nothing between
+		 * after a walk of its own, is measured in the same iteration, just before: the two samples see the
+		 * same machine (a neighbour's load, the clock source's speed), where two loops one after the other
+		 * need not. The median of each is taken (sums of each came out at -563 ns per operation once, in a
+		 * published sweep), so that an operation or a clock read during which the backend was switched out
+		 * (milliseconds, against hundreds of ns) moves neither; an operation whose median is not above the
+		 * clock's is an error that says so, never a time.
 		 */
-		double		sum = 0.0;
+		double	   *op_ns = palloc(sizeof(double) * ops);
+		double	   *clock_only = palloc(sizeof(double) * ops);
+		double		op_median,
+					clock_median;
 
 		for (int i = 0; i < ops; i++)
 		{
 			double		a,
 						z;
 			Buffer		b;
+
+			sink += walk(mem, bytes, &pos);
+			a = now_ns();
+			clock_only[i] = now_ns() - a;
 
 			sink += walk(mem, bytes, &pos);
 			a = now_ns();
@@ -399,22 +438,22 @@ pinbench_hold(PG_FUNCTION_ARGS)
 			}
 			ReleaseBuffer(b);
 			z = now_ns();
-			sum += z - a;
+			op_ns[i] = z - a;
 			repeats += (b == prev);
 			prev = b;
 			if ((i & 255) == 0)
 				CHECK_FOR_INTERRUPTS();
 		}
-		for (int i = 0; i < ops; i++)
-		{
-			double		a;
-
-			sink += walk(mem, bytes, &pos);
-			a = now_ns();
-			clock_ns += now_ns() - a;
-		}
-		t0 = 0.0;
-		t1 = sum;
+		op_median = median_of(op_ns, ops);
+		clock_median = median_of(clock_only, ops);
+		pfree(op_ns);
+		pfree(clock_only);
+		if (!(op_median > clock_median))
+			ereport(ERROR, (errcode(ERRCODE_DATA_EXCEPTION),
+							errmsg("pinbench_hold cold at %d held: the median operation took %.0f ns, not more than "
+								   "the median pair of clock reads (%.0f ns) timed beside it; no time per operation "
+								   "can be derived", held, op_median, clock_median)));
+		ns = op_median - clock_median;
 	}
 
 	touched = Min(ops, loop_blocks);	/* the loop visits loop[i % loop_blocks] */
@@ -424,7 +463,7 @@ pinbench_hold(PG_FUNCTION_ARGS)
 	relation_close(rel, AccessShareLock);
 	if (sink == UINT64CONST(0xFFFFFFFFFFFFFFFF))
 		elog(DEBUG5, "pinbench sink %llu", (unsigned long long) sink);
-	return result_of(fcinfo, (t1 - t0 - clock_ns) / ops, &w);
+	return result_of(fcinfo, ns, &w);
 }
 
 Datum
@@ -510,4 +549,242 @@ pinbench_prewarm(PG_FUNCTION_ARGS)
 	}
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_INT64((int64) nblocks);
+}
+
+/*
+ * The overflow table of pins on its own: a simplehash keyed by buffer number (the key, a count, simplehash's
+ * status byte), twice: hashed by the identity (the thread's v1: "the buffer as the hash key directly") and by
+ * murmurhash32 (its v2, and 19's PrivateRefCountHash). Both start at 100 elements (128 buckets), the size
+ * 13 to 18 give their dynahash of private pins.
+ */
+typedef struct PinEntry
+{
+	Buffer		buffer;
+	char		status;
+	int32		refcount;
+} PinEntry;
+
+#define PIN_HASH_ELEMENTS 100
+
+#define SH_PREFIX pins_raw
+#define SH_ELEMENT_TYPE PinEntry
+#define SH_KEY_TYPE Buffer
+#define SH_KEY buffer
+#define SH_HASH_KEY(tb, key) ((uint32) (key))
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+#define SH_PREFIX pins_mix
+#define SH_ELEMENT_TYPE PinEntry
+#define SH_KEY_TYPE Buffer
+#define SH_KEY buffer
+#define SH_HASH_KEY(tb, key) murmurhash32((uint32) (key))
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* what one table did: its time per operation and its shape once the held keys and the FIFO's key are in */
+typedef struct HashRun
+{
+	double		ns;
+	int64		size;			/* buckets */
+	int32		grows;			/* times the table grew while the held keys went in */
+	int32		max_dib;		/* the farthest any entry sits from its hash's bucket */
+	double		mean_dib;
+	int32		fifo_dib;		/* where the FIFO's key sits from its bucket: its lookups probe this + 1 */
+} HashRun;
+
+static inline uint32
+hash_raw(Buffer b)
+{
+	return (uint32) b;
+}
+
+static inline uint32
+hash_mix(Buffer b)
+{
+	return murmurhash32((uint32) b);
+}
+
+/*
+ * P_run: hold ``held`` keys, then time ``ops`` rounds of a pin and a release of ``fifo`` as the buffer manager
+ * does them with its overflow table (a lookup that misses, an insert; a lookup that finds it, a delete)
+ */
+#define PIN_HASH_RUN(P, HASHFN) \
+static void \
+P##_run(const Buffer *keys, int held, Buffer fifo, int ops, HashRun *out) \
+{ \
+	P##_hash   *tb = P##_create(CurrentMemoryContext, PIN_HASH_ELEMENTS, NULL); \
+	uint64		size = tb->size; \
+	uint64		sink = 0; \
+	double		t0, t1, sum = 0.0; \
+	int64		used = 0; \
+	bool		found; \
+	PinEntry   *e; \
+	out->grows = 0; \
+	for (int i = 0; i < held; i++) \
+	{ \
+		e = P##_insert(tb, keys[i], &found); \
+		e->refcount = 1; \
+		if (tb->size != size) \
+		{ \
+			out->grows++; \
+			size = tb->size; \
+		} \
+		if ((i & 1023) == 0) \
+			CHECK_FOR_INTERRUPTS(); \
+	} \
+	e = P##_insert(tb, fifo, &found);	/* once untimed: its place, and any growth it makes */ \
+	if (tb->size != size) \
+		out->grows++; \
+	out->max_dib = 0; \
+	out->fifo_dib = 0; \
+	for (uint64 i = 0; i < tb->size; i++) \
+	{ \
+		PinEntry   *x = &tb->data[i]; \
+		uint64		home, dib; \
+		if (x->status != P##_SH_IN_USE) \
+			continue; \
+		home = HASHFN(x->buffer) & tb->sizemask; \
+		dib = i >= home ? i - home : i + tb->size - home; \
+		if (x->buffer == fifo) \
+			out->fifo_dib = (int32) dib; \
+		else \
+		{ \
+			out->max_dib = Max(out->max_dib, (int32) dib); \
+			sum += (double) dib; \
+			used++; \
+		} \
+	} \
+	out->mean_dib = used ? sum / used : 0.0; \
+	out->size = (int64) tb->size; \
+	P##_delete(tb, fifo); \
+	t0 = now_ns(); \
+	for (int i = 0; i < ops; i++) \
+	{ \
+		sink += (P##_lookup(tb, fifo) == NULL); \
+		e = P##_insert(tb, fifo, &found); \
+		e->refcount = 1; \
+		e = P##_lookup(tb, fifo); \
+		sink += e->refcount; \
+		P##_delete(tb, fifo); \
+		if ((i & 4095) == 0) \
+			CHECK_FOR_INTERRUPTS(); \
+	} \
+	t1 = now_ns(); \
+	if (sink != (uint64) ops * 2) \
+		elog(ERROR, "pinbench_hash: the FIFO's key was not found where it was put"); \
+	out->ns = (t1 - t0) / ops; \
+	P##_destroy(tb); \
+}
+
+PIN_HASH_RUN(pins_raw, hash_raw)
+PIN_HASH_RUN(pins_mix, hash_mix)
+
+Datum
+pinbench_hash(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	int32		held = PG_GETARG_INT32(1);
+	int32		ops = PG_GETARG_INT32(2);
+	char	   *pattern = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	char	   *hash = text_to_cstring(PG_GETARG_TEXT_PP(4));
+	int32		stride = PG_GETARG_INT32(5);
+	int32		seed = PG_GETARG_INT32(6);
+	Buffer	   *keys;
+	HashRun		run;
+	TupleDesc	desc;
+	Datum		values[7];
+	bool		nulls[7] = {0};
+	bool		mixed;
+
+	if (held < 0 || ops < 1 || stride < 1 || (int64) (held + 1) * stride > PG_INT32_MAX)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("held %d, ops %d, stride %d: need held >= 0, ops >= 1, stride >= 1 and (held + 1) x "
+							   "stride within int4", held, ops, stride)));
+	if (strcmp(hash, "identity") == 0)
+		mixed = false;
+	else if (strcmp(hash, "murmur") == 0)
+		mixed = true;
+	else
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("hash \"%s\" is not valid; valid are 'identity' and 'murmur'", hash)));
+	if (strcmp(pattern, "stride") != 0 && strcmp(pattern, "sequential") != 0 && strcmp(pattern, "random") != 0)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("pattern \"%s\" is not valid; valid are 'sequential', 'random' and 'stride'", pattern)));
+	keys = palloc(sizeof(Buffer) * (held + 1));
+	if (strcmp(pattern, "stride") == 0)
+	{
+		/* buffer numbers that differ only above their low bits: stride apart */
+		for (int i = 0; i <= held; i++)
+			keys[i] = (Buffer) ((i + 1) * stride);
+	}
+	else
+	{
+		/* the buffers of pinbench_fifo's blocks: the held ones and the FIFO's (its last) */
+		Relation	rel = open_checked(relid, (int64) held + 1);
+		BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+		BlockNumber *blocks = palloc(sizeof(BlockNumber) * nblocks);
+
+		for (BlockNumber i = 0; i < nblocks; i++)
+			blocks[i] = i;
+		if (strcmp(pattern, "random") == 0)
+			shuffle(blocks, (int) nblocks, seed);
+		buffers_of(rel, blocks, held + 1, keys);
+		relation_close(rel, AccessShareLock);
+		if (distinct_buffers(keys, held + 1) != held + 1)
+			ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+							errmsg("pinbench_hash: %d blocks are in fewer distinct buffers", held + 1)));
+	}
+	if (mixed)
+		pins_mix_run(keys, held, keys[held], ops, &run);
+	else
+		pins_raw_run(keys, held, keys[held], ops, &run);
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE || desc->natts != 7)
+		ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+						errmsg("pinbench_hash must be declared to return 7 columns: the SQL and the module differ")));
+	desc = BlessTupleDesc(desc);
+	values[0] = Float8GetDatum(run.ns);
+	values[1] = Int32GetDatum(held + 1);
+	values[2] = Int64GetDatum(run.size);
+	values[3] = Int32GetDatum(run.grows);
+	values[4] = Int32GetDatum(run.max_dib);
+	values[5] = Float8GetDatum(run.mean_dib);
+	values[6] = Int32GetDatum(run.fifo_dib);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+Datum
+pinbench_flush(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	int64		first = PG_GETARG_INT64(1);
+	int32		n = PG_GETARG_INT32(2);
+	Relation	rel;
+	BlockNumber nblocks;
+
+	if (first < 0 || n < 1)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("first %lld, n %d: need first >= 0 and n >= 1", (long long) first, n)));
+	rel = open_checked(relid, 1);
+	nblocks = RelationGetNumberOfBlocks(rel);
+	for (int i = 0; i < n; i++)
+	{
+		/* the page is not changed: marked dirty so that FlushOneBuffer writes it, by this backend */
+		Buffer		b = ReadBuffer(rel, (BlockNumber) ((first + i) % nblocks));
+
+		LockBuffer(b, BUFFER_LOCK_EXCLUSIVE);
+		MarkBufferDirty(b);
+		FlushOneBuffer(b);
+		UnlockReleaseBuffer(b);
+		CHECK_FOR_INTERRUPTS();
+	}
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_INT64((int64) n);
 }
