@@ -19,6 +19,8 @@ BINWANG = Source("https://github.com/enhancedformysql/"
                  "The-Art-of-Problem-Solving-in-Software-Engineering_How-to-Make-MySQL-Better",
                  "The Art of Problem-Solving in Software Engineering: How to Make MySQL Better")
 KERNELMAKER_MVCC = Source("https://kernelmaker.github.io/mysql-vs-pg-mvcc", "MySQL vs PostgreSQL MVCC")
+KERNELMAKER_BLOB = Source("https://kernelmaker.github.io/mysql-blob",
+                          "MySQL BLOB Internals - Partial Update Implementation and Multi-Versioning")
 PG14_NOTES = Source("https://www.postgresql.org/docs/release/14.0/", "PostgreSQL 14 release notes")
 CALLAGHAN_24 = Source("https://smalldatum.blogspot.com/2025/12/sysbench-for-mysql-56-through-95-on-2.html",
                       "Sysbench for MySQL 5.6 through 9.5 on a 2-socket, 24-core server")

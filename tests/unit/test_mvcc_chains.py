@@ -417,8 +417,11 @@ def test_a_step_claim_s_witness_is_each_run_s_own_observation():
     assert w.ok and w.what == "the key's heap pointers, stored with each run: 2 of 2 runs on 1 servers"
     assert not claims.steps_witness(m.assign(key_index_pointers=[2.0, float("nan"), float("nan")]),
                                     "key_index_pointers", "x").ok
-    assert claims.steps_witness(m, "vm_scanned_pages", "x") is None  # no run observed it: no witness
-    assert set(claims.STEP_OBSERVATIONS) == {c[0] for c in claims.PAGE_CLAIMS}
+    # no run observed it (a step the probe gained after these runs): a failed witness that says so, never a blank
+    gone = claims.steps_witness(m, "vm_scanned_pages", "x")
+    assert not gone.ok and gone.what == "x: not stored with these runs (they predate this step of the probe)"
+    assert claims.steps_witness(m.iloc[0:0], "vm_scanned_pages", "x") is None  # no step-by-step runs at all
+    assert set(claims.STEP_OBSERVATIONS) == {c[0] for c in claims.PAGE_CLAIMS + claims.BLOB_CLAIMS}
 
 
 def test_every_claims_row_names_ledger_entries_and_every_tested_entry_has_a_row():
@@ -426,7 +429,8 @@ def test_every_claims_row_names_ledger_entries_and_every_tested_entry_has_a_row(
 
     ledger = {e["id"]: e["status"] for e in claims_ledger.ledger("mvcc_chains")}
     named = {"undo-old-reader-pays", "heap-fresh-reader-pays", "indexed-column-not-hot", "versions-held-for-snapshots",
-             "vacuum-scans-cost", "purge-list-commit-order"} | {c[0] for c in claims.PAGE_CLAIMS}
+             "vacuum-scans-cost", "purge-list-commit-order", "hot-chain-same-page-cheap"} | {
+        c[0] for c in claims.PAGE_CLAIMS + claims.BLOB_CLAIMS}
     ids = set(claims.claims(_hot_results())["id"].str.split(", ").explode())
     assert ids <= set(ledger) and ids <= named
     assert {i for i, status in ledger.items() if status == claims_ledger.TESTED} <= named
@@ -452,3 +456,117 @@ def test_the_held_witness_is_the_collector_asked_and_the_garbage_polled_after():
     # polled, though not yet reclaimed (a smoke run's 200 dead tuples stay under autovacuum's threshold): still held
     assert claims.held_witness(t, gs[gs["series_name"] == "mysql 8.0.15"]).what.endswith("(none on postgres 16.14)")
     assert not claims.held_witness(t.assign(held_control=[0.0, float("nan")]), gs).ok
+
+
+def test_a_chain_on_its_page_costs_no_buffer_more_than_a_cold_row_where_its_lookups_were_probes():
+    row = claims.claims(_hot_results()).set_index("id").loc["hot-chain-same-page-cheap"]
+    assert row["witness_ok"] and row["verdict"] == "agrees"
+    assert row["measured here"] == ("postgres 18.4: buffers per lookup on the hot rows 3.00 (fresh reader), 3.00 (old), "
+                                    "on their cold neighbours 3.00; more on the hot rows in 0 of 3 runs")
+    assert "the chain of 11 versions on one page, 10 of them heap-only, in 3 of 3 runs" in row["witness"]
+    # a lookup that touched a page more than its cold neighbour: the claim fails, where the chain was on its page
+    more = claims.claims(_hot_results(buffers=4.0)).set_index("id").loc["hot-chain-same-page-cheap"]
+    assert more["witness_ok"] and more["verdict"] == "disagrees"
+    # the runs published before the plan check: not judged, whatever their buffers
+    old = claims.claims(_hot_results(checked=False, buffers=1.36)).set_index("id").loc["hot-chain-same-page-cheap"]
+    assert not old["witness_ok"] and old["verdict"].startswith("not measured here (witness failed: no plan stored")
+    # a chain that left its page is not the claim's
+    assert not claims.claims(_hot_results(pages=2)).set_index("id").loc["hot-chain-same-page-cheap", "witness_ok"]
+
+
+def _step_run(name: str, store: str, **obs) -> dict:
+    return {"series_name": name, "version_store": store, "repeat": 0, "instance": 0, **obs}
+
+
+UNDO_STEP = dict(undo_string_bytes_per_row=451.0, index_pages_before=60.0, index_pages_after=60.0, updates_in_place=4000.0, undo_int_bytes_per_row=41.0,
+                 id_gap_after_commit=2.0, id_gap_after_rollback=2.0, id_gap_after_locking=1.0, id_gaps_commit_min=2.0,
+                 id_gaps_commit_max=2.0,
+                 id_gaps_rollback_min=1.0, id_gaps_rollback_max=1.0, id_transactions=20.0, own_change_seen=1.0,
+                 other_change_hidden=1.0, lob_rows=100.0, lob_doc_bytes=66070.0, lob_pages_per_row=5.0,
+                 lob_small_changed_bytes=50.0, lob_large_changed_bytes=2000.0, lob_snapshot_sees_old=1.0,
+                 lob_fresh_sees_new=1.0)
+
+
+def _rows_of(m: pd.DataFrame, table) -> dict:
+    return {r.ids[0]: r for r in claims._page_rows(m, lambda text: text, table)}
+
+
+def test_the_undo_probe_s_new_steps_are_claims_that_can_fail():
+    partial = _step_run("mysql 8.0.15", "undo", **UNDO_STEP, lob_partial_update=1.0, lob_small_new_pages_per_row=0.0,
+                        lob_small_undo_bytes_per_row=164.0, lob_large_new_pages_per_row=1.0,
+                        lob_large_undo_bytes_per_row=0.0)
+    whole = _step_run("mysql 5.7.22", "undo", **UNDO_STEP, lob_partial_update=0.0, lob_small_new_pages_per_row=5.0,
+                      lob_small_undo_bytes_per_row=164.0, lob_large_new_pages_per_row=5.0,
+                      lob_large_undo_bytes_per_row=164.0)
+    m = pd.DataFrame([partial, whole])
+    page, blob = _rows_of(m, claims.PAGE_CLAIMS), _rows_of(m, claims.BLOB_CLAIMS)
+    for cid in ("undo-update-in-place", "trx-id-no-one-counter", "own-changes-visible"):
+        assert page[cid].verdict == "agrees (in 2 of 2 runs)" and page[cid].witness.ok, cid
+    assert "a committed write moved the id counter by 2 (from 2 to 2), a committed locking read by 1 (no undo" in \
+        page["trx-id-no-one-counter"].measured
+    # the partial-update claims judged on the version that has it, the old design's on the one without
+    for cid, server in (("blob-small-change-in-place", "mysql 8.0.15"), ("blob-partial-update-pages", "mysql 8.0.15"),
+                        ("blob-whole-rewrite", "mysql 5.7.22"), ("blob-undo-reference-only", "mysql 5.7.22")):
+        assert blob[cid].verdict == "agrees (in 1 of 1 runs)" and blob[cid].measured.startswith(server), cid
+    assert blob["blob-small-change-in-place"].measured == (
+        "mysql 8.0.15: a 50-byte change of a 66 KB document (5.0 LOB pages): 0.00 new LOB pages and 164 bytes of undo "
+        "per row (1 undo page = 164); the snapshot still read the old documents: yes (1 of 1 runs)")
+    # each can fail: a commit that draws no number, a row moved out of place, a small change written anew
+    bad = pd.DataFrame([{**partial, "id_gap_after_commit": 1.0, "index_pages_after": 75.0,
+                         "lob_small_new_pages_per_row": 5.0, "own_change_seen": 0.0}])
+    page, blob = _rows_of(bad, claims.PAGE_CLAIMS), _rows_of(bad, claims.BLOB_CLAIMS)
+    for cid in ("undo-update-in-place", "trx-id-no-one-counter", "own-changes-visible"):
+        assert page[cid].verdict.startswith("disagrees"), cid
+    assert blob["blob-small-change-in-place"].verdict.startswith("disagrees")
+    # no run of a version without partial update: said in the verdict, once
+    assert blob["blob-whole-rewrite"].verdict == verdicts.not_measured("no run here of a server the claim is about")
+    assert blob["blob-whole-rewrite"].here == blob["blob-whole-rewrite"].measured == "\u2014"
+
+
+HEAP_STEP = dict(cross_ctid_other_page=1.0, cross_hot_updated=0.0, cross_next_heap_only=0.0, key_index_pointers=2.0,
+                 cross_lookup_rows_fresh=1.0, cross_lookup_rows_old=1.0, tag_insert_xmin=1.0, tag_update_xmax=1.0,
+                 tag_new_xmin=1.0, tag_ctid_to_new=1.0, tag_new_ctid_self=1.0, tag_delete_xmax=1.0,
+                 tag_delete_ctid_self=1.0, rule_old_snapshot=1.0, rule_new_snapshot=1.0)
+
+
+def test_the_heap_probe_s_new_steps_are_claims_that_can_fail():
+    m = pd.DataFrame([_step_run("postgres 18.4", "heap", **HEAP_STEP)])
+    rows = _rows_of(m, claims.PAGE_CLAIMS)
+    for cid in ("no-ctid-hop-across-pages", "xmin-xmax-stamps", "visible-xmin-not-xmax", "xmax-marks-delete"):
+        assert rows[cid].verdict == "agrees (in 1 of 1 runs)" and rows[cid].witness.ok, cid
+    assert rows["no-ctid-hop-across-pages"].measured == (
+        "postgres 18.4: the last version on the first page points to another page (yes), marked HOT-updated: no, the "
+        "next heap-only: no; a lookup through the key's 2 index entries returned 1 row to a new snapshot and 1 to the "
+        "old one (1 of 1 runs)")
+    # a reader that hopped across the page would find the newest version from both entries
+    bad = pd.DataFrame([_step_run("postgres 18.4", "heap", **{**HEAP_STEP, "cross_lookup_rows_fresh": 2.0,
+                                                               "tag_update_xmax": 0.0, "rule_new_snapshot": 0.0,
+                                                               "tag_delete_ctid_self": 0.0})])
+    rows = _rows_of(bad, claims.PAGE_CLAIMS)
+    for cid in ("no-ctid-hop-across-pages", "xmin-xmax-stamps", "visible-xmin-not-xmax", "xmax-marks-delete"):
+        assert rows[cid].verdict.startswith("disagrees"), cid
+
+
+def test_only_mysql_from_8_0_3_updates_a_lob_partially():
+    assert mv.PARTS.of(flavor_of_spec("mysql:8.0.15@offline")).step_facts() == {"lob_partial_update": (1.0, "bool")}
+    for spec in ("mysql:5.7.22@offline", "mariadb:11.8.9@offline"):
+        assert mv.PARTS.of(flavor_of_spec(spec)).step_facts() == {"lob_partial_update": (0.0, "bool")}, spec
+    assert mv.PARTS.of(flavor_of_spec("postgres:18.4@offline")).step_facts() == {}
+
+
+def test_the_chart_draws_what_the_findings_quote_with_intervals():
+    from dbexp.chapters.mvcc_chains import charts as mvc
+
+    res = _hot_results()
+    t = mvc.costs(res)
+    assert list(t["panel"].unique()) == [mvc.PANELS[1], mvc.PANELS[2]]  # no InnoDB runs here
+    hot = t[t["panel"] == mvc.PANELS[1]].iloc[0]
+    ex = mv.excess_at(res, 10)
+    ex = ex[ex["variant"] == "col v, ff 70"].iloc[0]
+    assert (hot["ns"], hot["low"], hot["high"]) == (ex["ns_per_version"], ex["ci_low"], ex["ci_high"])
+    assert hot["witness"] == mvc.HELD
+    assert (mvc.costs(_hot_results(checked=False, buffers=1.36))["witness"] == mvc.FAILED).all()
+    res = SimpleNamespace(wide=res.wide, series=res.series, host={"cpus": 2, "cpu_model": "a CPU", "memory_gib": 2.0, "kernel": "6.1"},
+                          source="these tests")
+    spec = mvc.costs_per_version(res).to_dict()
+    assert len(spec["vconcat"]) == 2 and spec["title"]["text"].startswith("What one version costs the reader")

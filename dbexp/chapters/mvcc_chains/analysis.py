@@ -41,6 +41,10 @@ MECHANICS_LABELS = {
     "hot_versions_on_page": "2. versions on the page when the chain left it",
     "free_before_break": "2. free space before that update (bytes)", "version_needs": "2. what a version needs (bytes)",
     "key_index_pointers": "3. index pointers for the key",
+    "cross_ctid_other_page": "3. the first page's last version points to another page",
+    "cross_hot_updated": "3. ... and is marked HOT-updated", "cross_next_heap_only": "3. the next version is heap-only",
+    "cross_lookup_rows_fresh": "3. rows a lookup of the key returned to a new snapshot",
+    "cross_lookup_rows_old": "3. ... to the old snapshot",
     "prune_normal_before": "4. normal line pointers before the read", "prune_normal_after": "4. ... after it (no VACUUM)",
     "redirect_root_flags": "5. the root's lp_flags after VACUUM (2: redirect)",
     "redirect_to_live": "5. it points to the live version", "redirect_key_pointers": "5. index pointers for the key",
@@ -52,6 +56,12 @@ MECHANICS_LABELS = {
     "read_saw_committed": "8. a read under a writer's lock got the committed value",
     "read_under_write_ms": "8. ... in (ms)", "write_under_read_ms": "8. an update under a reader's snapshot took (ms)",
     "reader_still_sees_old": "8. ... the snapshot still sees the old value",
+    "tag_insert_xmin": "9. the first version's xmin is the inserter's id", "tag_update_xmax": "9. ... its xmax the updater's",
+    "tag_ctid_to_new": "9. ... its ctid the new version", "tag_new_xmin": "9. the new version's xmin is the updater's",
+    "tag_new_ctid_self": "9. ... its ctid itself", "tag_delete_xmax": "9. a deleted tuple's xmax is the deleter's id",
+    "tag_delete_ctid_self": "9. ... its ctid itself",
+    "rule_old_snapshot": "9. xmin visible and xmax not picks the version the old snapshot read",
+    "rule_new_snapshot": "9. ... and the one a new snapshot read",
     # undo (engines/undo_mechanics.py)
     "undo_int_bytes_per_row": "1. undo per row, a 4-byte integer changed (bytes; 1 page = 8.2)",
     "undo_string_bytes_per_row": "1. undo per row, a 400-byte string changed (bytes; 1 page = 8.2)",
@@ -59,17 +69,39 @@ MECHANICS_LABELS = {
     "lag_older_writer": "2. ... lowest seen with an older writer open (polled for up to 10 s)",
     "purge_older_writer_s": "2. ... reached in (s)",
     "lag_older_reader": "2. ... with a consistent snapshot open instead (3 s)",
+    "index_pages_before": "4. the table's clustered index pages before the updates",
+    "index_pages_after": "4. ... after its 4,000 updates",
+    "id_gap_after_commit": "5. the id counter moved by a committed write (median of 20)",
+    "id_gap_after_locking": "5. ... by a committed locking read (no undo)",
+    "id_gap_after_rollback": "5. ... by a rolled-back write (it ends in a commit)",
+    "own_change_seen": "6. a snapshot's transaction sees its own later write",
+    "other_change_hidden": "6. ... and not another session's later commit",
+    "lob_partial_update": "7. this version updates a LOB partially (MySQL from 8.0.3)",
+    "lob_pages_per_row": "7. LOB pages per document of about 66 KB",
+    "lob_small_new_pages_per_row": "7. new LOB pages per row, a 50-byte change",
+    "lob_small_undo_bytes_per_row": "7. ... undo per row (bytes; 1 page = 164)",
+    "lob_large_new_pages_per_row": "7. new LOB pages per row, a 2,000-byte change",
+    "lob_large_undo_bytes_per_row": "7. ... undo per row (bytes)",
+    "lob_snapshot_sees_old": "7. the older snapshot still reads the old documents",
 }
 UNDO_STEPS = ("undo_int_bytes_per_row", "undo_string_bytes_per_row", "lag_after_commits", "lag_older_writer",
               "purge_older_writer_s", "lag_older_reader", "read_saw_committed", "read_under_write_ms",
-              "write_under_read_ms", "reader_still_sees_old")
+              "write_under_read_ms", "reader_still_sees_old", "index_pages_before", "index_pages_after",
+              "id_gap_after_commit", "id_gap_after_locking", "id_gap_after_rollback", "own_change_seen", "other_change_hidden",
+              "lob_partial_update", "lob_pages_per_row", "lob_small_new_pages_per_row", "lob_small_undo_bytes_per_row",
+              "lob_large_new_pages_per_row", "lob_large_undo_bytes_per_row", "lob_snapshot_sees_old")
 # the undo probe numbers its no-waits step 3 (the heap's is 8)
 UNDO_LABELS = {**MECHANICS_LABELS, "read_saw_committed": "3. a read under a writer's lock got the committed value",
                "read_under_write_ms": "3. ... in (ms)", "write_under_read_ms": "3. an update under a reader's snapshot took (ms)",
                "reader_still_sees_old": "3. ... the snapshot still sees the old value"}
 YES_NO = ("redirect_to_live", "redirect_lookup_found", "xid_holder_has_xid", "xid_holder_has_snapshot",
-          "read_saw_committed", "reader_still_sees_old")
-MS = ("read_under_write_ms", "write_under_read_ms", "purge_older_writer_s")  # times, which differ run to run: a range
+          "read_saw_committed", "reader_still_sees_old", "cross_ctid_other_page", "cross_hot_updated",
+          "cross_next_heap_only", "tag_insert_xmin", "tag_update_xmax", "tag_ctid_to_new", "tag_new_xmin",
+          "tag_new_ctid_self", "tag_delete_xmax", "tag_delete_ctid_self", "rule_old_snapshot", "rule_new_snapshot",
+          "own_change_seen", "other_change_hidden", "lob_partial_update", "lob_snapshot_sees_old")
+# times, which differ run to run, and pages per row (fractions): a range, to a tenth
+MS = ("read_under_write_ms", "write_under_read_ms", "purge_older_writer_s", "lob_pages_per_row",
+      "lob_small_new_pages_per_row", "lob_large_new_pages_per_row")
 
 
 def mechanics_rows(res: Results, store: str) -> pd.DataFrame:
@@ -682,3 +714,4 @@ def per_version_rows(res: Results) -> pd.DataFrame:
     for col, texts in cells.items():
         out[col] = pd.Series([texts.get(k, float("nan")) for k in keys], index=out.index, dtype="str")
     return ordered(out)
+

@@ -60,7 +60,7 @@ class MechanicsPoint:
     """How an engine keeps and collects versions, observed step by step (engines/page_mechanics.py for the
     heap, engines/undo_mechanics.py for undo): facts of the code, so two runs per server, one on each instance."""
     mechanics: bool = True  # tells these runs apart from the chain points' in the results
-    steps: int = 2  # the probes' version: raised when their steps change, so that a resumed sweep observes again
+    steps: int = 3  # the probes' version: raised when their steps change, so that a resumed sweep observes again
 
 
 MECHANICS_REPEATS = 2
@@ -132,7 +132,8 @@ class MvccChains(Chapter):
         part = PARTS.of(server.flavor)
         if isinstance(point.params, MechanicsPoint):
             server.ensure_database("sbtest")
-            return Measured(MECHANICS[part.version_store](server), [], [], f"{part.version_store} step by step")
+            m = {**MECHANICS[part.version_store](server), **part.step_facts()}
+            return Measured(m, [], [], f"{part.version_store} step by step")
         return measure_point(server, part, point.params)
 
 

@@ -26,7 +26,7 @@ from dbexp.chapters.mvcc_chains.analysis import (at_largest_v, beyond_variant, c
 from dbexp.chapters.mvcc_chains.measure import HOLD_S
 from dbexp.experiments import steps, verdicts
 from dbexp.experiments.chapter import Results
-from dbexp.experiments.sources import KERNELMAKER_MVCC
+from dbexp.experiments.sources import KERNELMAKER_BLOB, KERNELMAKER_MVCC
 
 SOURCE = "no number: a reading of the engines' code (no version named, no benchmark, no run)"
 DIRECTION_ONLY = verdicts.DIRECTION_ONLY
@@ -70,6 +70,12 @@ def _ns(r) -> str:
     return f"{r['ns_per_version']:+,.0f} ns [{r['ci_low']:+,.0f}, {r['ci_high']:+,.0f}]"
 
 
+def conditions(res: Results) -> str:
+    """What every row's runs share, said once above the claims table (issue 45): the lab's conditions (:func:`lab`)."""
+    w = tidy(res)
+    return f"{lab(w)}, the table in memory" if len(w) else "the step-by-step probes alone"
+
+
 def _here(w: pd.DataFrame, store: str | None, what: str) -> str:
     """This lab's conditions for a claim: the servers (of one kind of version store, or all), what was
     measured, the V values and repeats, and the lab's own conditions."""
@@ -78,7 +84,7 @@ def _here(w: pd.DataFrame, store: str | None, what: str) -> str:
         return verdicts.NOT_MEASURED
     names = ", ".join(dict.fromkeys(g.sort_values("series_name")["series_name"]))
     vs = ", ".join(f"{v:,}" for v in sorted(g["versions"].unique()))
-    return f"{names}; {what}; V = {vs}, {g['repeat'].nunique()} repeats; {lab(w)}"
+    return f"{names}; {what}; V = {vs}, {g['repeat'].nunique()} repeats"
 
 
 def claims(res: Results) -> pd.DataFrame:
@@ -91,8 +97,58 @@ def claims(res: Results) -> pd.DataFrame:
                                                                                        COLD_VARIANT), clock_loop(res),
                                hot_witnesses(res)),
             _indexed_column(w, column_against_column(res), link, lookups(res)), _held(w, at_largest_v(res), cp, link, garbage_series(res)),
-            _collector_work(w, cp, link)] + _page_rows(mechanics(res), link)
+            _collector_work(w, cp, link), _chain_on_its_page(w, lookups(res), chains_on_page(res), link)]
+    m = mechanics(res)
+    rows += _page_rows(m, link) + _page_rows(m, KERNELMAKER_BLOB.cite, BLOB_CLAIMS)
     return verdicts.table(rows)
+
+
+def chain_witness(g: pd.DataFrame, chains: pd.DataFrame) -> verdicts.Witness:
+    """Whether the runs ``g`` (rows of :func:`analysis.lookups`, one server, the HOT variant at V = HOT_V) looked the
+    hot rows up as index probes along a chain on one page: every statement's plan checked, and pageinspect's chain
+    (``chains``: chains_on_page) V + 1 versions on one page, all but the first heap-only."""
+    if not plan_checked(g):
+        return verdicts.witness(False, "no plan stored with these runs (they predate the plan check)")
+    c = chains.rename(columns={"versions": "on_chain"}).merge(g[["run_id", "versions"]], on="run_id") \
+        if len(chains) else chains
+    if c.empty:
+        return verdicts.witness(False, f"every statement's plan index probes (checked in {len(g)} runs); no chain "
+                                       "read with pageinspect in these runs")
+    one = (c["on_chain"] == c["versions"] + 1) & (c["pages"] == 1) & (c["heap_only"] == c["versions"])
+    return verdicts.witness(bool(one.all()), f"every statement's plan index probes, one row each (checked in {len(g)} "
+                                             f"runs); pageinspect: the chain of {c['on_chain'].median():.0f} versions "
+                                             f"on one page, {c['heap_only'].median():.0f} of them heap-only, in "
+                                             f"{int(one.sum())} of {len(c)} runs")
+
+
+CHEAP_BUFFERS = 0.01  # a lookup along a chain on its page touches no buffer more than its cold neighbour's
+
+
+def _chain_on_its_page(w, looks: pd.DataFrame, chains: pd.DataFrame, link) -> verdicts.ClaimRow:
+    """PostgreSQL: stepping along a HOT chain on its page costs no page more. At V = HOT_V, HOT variant: each
+    reader's buffers per lookup on the hot rows against their cold neighbours (one probe, no chain), per run;
+    agrees where no run's hot lookups touched more (CHEAP_BUFFERS), each server gated by :func:`chain_witness`."""
+    claim = link("Advancing along a HOT chain is cheap: its versions share the heap page, so no other page is "
+                 "locked on the way")
+    ids = ("hot-chain-same-page-cheap",)
+    at = looks[(looks["versions"] == HOT_V) & (looks["variant"] == HOT_VARIANT)] if len(looks) else looks
+    if at.empty:
+        return verdicts.ClaimRow(claim, SOURCE, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED, verdicts.NOT_MEASURED,
+                                 ids=ids)
+    wit, parts, verdict_of = {}, [], []
+    for name, g in at.groupby("series_name"):
+        wit[name] = chain_witness(g, chains)
+        more = pd.concat([g[f"{r}_buffers"] - g[f"{r}_cold_buffers"] for r in ("fresh", "old")], axis=1).max(axis=1)
+        bad = int((more > CHEAP_BUFFERS).sum())
+        parts.append(f"{name}: buffers per lookup on the hot rows {_buffers(g, 'fresh'):.2f} (fresh reader), "
+                     f"{_buffers(g, 'old'):.2f} (old), on their cold neighbours {_buffers(g, 'fresh_cold'):.2f}; "
+                     f"more on the hot rows in {bad} of {len(g)} runs")
+        verdict_of.append(gate(verdicts.events(bad, len(g), float("nan"), "none"), wit[name]))
+    return verdicts.ClaimRow(claim, SOURCE,
+                             _here(w[w["versions"] == HOT_V], "heap", f"column v (no index) at fillfactor 70, a chain "
+                                   f"of {HOT_V} versions; shared-buffer accesses per lookup (EXPLAIN (BUFFERS)) "
+                                   "on the hot rows and on their cold neighbours"),
+                             "; ".join(parts), verdicts.combine(verdict_of), ids=ids, witness=joined(wit))
 
 
 # --- witnesses: what the stored observations of the judged runs show ---------------------------------------
@@ -220,6 +276,10 @@ def undo_witness(g: pd.DataFrame) -> verdicts.Witness:
                                               "update kept while the old snapshot read")
 
 
+def _yn(x) -> str:
+    return "yes" if x else "no"
+
+
 # each page-mechanics claim: the id in the ledger, the claim as the source states it, what is observed in
 # each run, and the test each run's observations pass where the claim holds
 PAGE_CLAIMS = (
@@ -283,6 +343,100 @@ PAGE_CLAIMS = (
                f"commit) right after {r.commits:.0f} commits and {r.lag_older_writer:.0f} at its lowest within "
                f"{r.purge_older_writer_s:.1f} s; a consistent snapshot held it at {r.lag_older_reader:.0f}",
      lambda r: r.lag_older_writer < 30 <= r.lag_older_reader),
+    ("undo-update-in-place", "index_pages_after",
+     "InnoDB copies the old values of the changed columns to undo and updates the record in place, so the clustered "
+     "index holds only the newest version",
+     lambda r: f"the table's clustered index pages {r.index_pages_before:.0f} before {r.updates_in_place:,.0f} "
+               f"updates, {r.index_pages_after:.0f} after, while undo grew {r.undo_int_bytes_per_row:.0f} bytes per row "
+               "for the first of them",
+     lambda r: r.index_pages_after == r.index_pages_before and r.undo_int_bytes_per_row > 0),
+    ("trx-id-no-one-counter", "id_gap_after_commit",
+     "InnoDB's transaction ids and commit numbers (trx_no) come from one counter",
+     lambda r: f"a committed write moved the id counter by {r.id_gap_after_commit:.0f} (from "
+               f"{r.id_gaps_commit_min:.0f} to {r.id_gaps_commit_max:.0f}), a committed locking read by "
+               f"{r.id_gap_after_locking:.0f} (no undo, so no commit number), a rolled-back write by "
+               f"{r.id_gap_after_rollback:.0f} (a rollback ends in a commit); medians of {r.id_transactions:.0f} each",
+     lambda r: r.id_gap_after_commit == 2 and r.id_gap_after_locking < 2),
+    ("own-changes-visible", "own_change_seen",
+     "A transaction sees its own changes although its id is among the active ones of its view (the view's "
+     "creator is kept apart), a read-only transaction turned read-write included",
+     lambda r: f"its own first write after its view was taken seen: {'yes' if r.own_change_seen else 'no'}; "
+               f"another session's later commit hidden: {'yes' if r.other_change_hidden else 'no'}",
+     lambda r: bool(r.own_change_seen) and bool(r.other_change_hidden)),
+    ("no-ctid-hop-across-pages", "cross_lookup_rows_fresh",
+     "A reader does not follow t_ctid from one heap page to the next: the HOT chain ends at its page's last "
+     "version, and the reader goes back to the index for the next entry",
+     lambda r: f"the last version on the first page points to another page ({'yes' if r.cross_ctid_other_page else 'no'}), "
+               f"marked HOT-updated: {'yes' if r.cross_hot_updated else 'no'}, the next heap-only: "
+               f"{'yes' if r.cross_next_heap_only else 'no'}; a lookup through the key's "
+               f"{r.key_index_pointers:.0f} index entries returned {r.cross_lookup_rows_fresh:.0f} row to a new "
+               f"snapshot and {r.cross_lookup_rows_old:.0f} to the old one",
+     lambda r: bool(r.cross_ctid_other_page) and not r.cross_hot_updated and not r.cross_next_heap_only
+               and r.key_index_pointers >= 2 and r.cross_lookup_rows_fresh == 1 and r.cross_lookup_rows_old == 1),
+    ("xmin-xmax-stamps", "tag_update_xmax",
+     "Each PostgreSQL tuple carries its inserter's id (xmin) and its deleter's (xmax): an update sets the old "
+     "version's xmax and the new version's xmin to the updater's id, the old version's ctid to the new one, and "
+     "the newest version's ctid to itself",
+     lambda r: f"the first version's xmin the inserter's id: {_yn(r.tag_insert_xmin)}, its xmax the updater's: "
+               f"{_yn(r.tag_update_xmax)}, its ctid the new version: {_yn(r.tag_ctid_to_new)}; the new version's xmin "
+               f"the updater's: {_yn(r.tag_new_xmin)}, its ctid itself: {_yn(r.tag_new_ctid_self)}",
+     lambda r: all(bool(x) for x in (r.tag_insert_xmin, r.tag_update_xmax, r.tag_new_xmin, r.tag_ctid_to_new,
+                                     r.tag_new_ctid_self))),
+    ("visible-xmin-not-xmax", "rule_old_snapshot",
+     "A tuple is visible to a snapshot when its inserter (xmin) is visible to it and its deleter (xmax) is not",
+     lambda r: f"of a row's two versions, the one the rule picks is the one read: by the old snapshot "
+               f"{_yn(r.rule_old_snapshot)}, by a new one {_yn(r.rule_new_snapshot)}",
+     lambda r: bool(r.rule_old_snapshot) and bool(r.rule_new_snapshot)),
+    ("xmax-marks-delete", "tag_delete_xmax",
+     "A DELETE, which leaves no next version, is recorded in the tuple's xmax alone",
+     lambda r: f"the deleted tuple's xmax the deleter's id: {'yes' if r.tag_delete_xmax else 'no'}; its ctid itself: "
+               f"{'yes' if r.tag_delete_ctid_self else 'no'}",
+     lambda r: bool(r.tag_delete_xmax) and bool(r.tag_delete_ctid_self)),
+)
+
+# the BLOB post's claims (KERNELMAKER_BLOB), judged on the undo probe's LOB step (engines/undo_mechanics.py step 7):
+# the partial-update ones on the versions that have it (the part's step_facts: MySQL from 8.0.3), the old design's
+# on the others (5.7 and MariaDB)
+def _partial(r) -> bool:
+    return getattr(r, "lob_partial_update", float("nan")) == 1
+
+
+def _whole(r) -> bool:
+    return getattr(r, "lob_partial_update", float("nan")) == 0
+
+
+def _lob_said(r, change: str) -> str:
+    size = getattr(r, f"lob_{change}_changed_bytes")
+    return (f"a {size:,.0f}-byte change of a {r.lob_doc_bytes / 1000:,.0f} KB document ({r.lob_pages_per_row:.1f} LOB pages): "
+            f"{getattr(r, f'lob_{change}_new_pages_per_row'):.2f} new LOB pages and "
+            f"{getattr(r, f'lob_{change}_undo_bytes_per_row'):,.0f} bytes of undo per row (1 undo page = "
+            f"{16384 / r.lob_rows:.0f}); the snapshot still read the old documents: "
+            f"{'yes' if r.lob_snapshot_sees_old else 'no'}")
+
+
+BLOB_CLAIMS = (
+    ("blob-small-change-in-place", "lob_small_new_pages_per_row",
+     "A change of at most 100 bytes to a LOB is made in place in its page, the changed bytes written to undo "
+     "first, with no new version of the page",
+     lambda r: _lob_said(r, "small"),
+     lambda r: r.lob_small_new_pages_per_row < 0.1 and bool(r.lob_snapshot_sees_old) and bool(r.lob_fresh_sees_new),
+     _partial),
+    ("blob-partial-update-pages", "lob_large_new_pages_per_row",
+     "With partial update, a larger change of a LOB copies only the pages it touches into new versions; the others "
+     "are shared with the old version",
+     lambda r: _lob_said(r, "large"),
+     lambda r: r.lob_large_new_pages_per_row <= 2 < r.lob_pages_per_row and bool(r.lob_snapshot_sees_old),
+     _partial),
+    ("blob-whole-rewrite", "lob_small_new_pages_per_row",
+     "Before partial update, any change of a LOB, however small, wrote the whole modified value to new pages",
+     lambda r: _lob_said(r, "small"),
+     lambda r: r.lob_small_new_pages_per_row >= r.lob_pages_per_row - 1 and bool(r.lob_snapshot_sees_old),
+     _whole),
+    ("blob-undo-reference-only", "lob_small_undo_bytes_per_row",
+     "Before partial update, the undo of a LOB change kept only the reference to the old value, not the value",
+     lambda r: _lob_said(r, "small"),
+     lambda r: r.lob_small_undo_bytes_per_row < r.lob_doc_bytes / 10 and bool(r.lob_snapshot_sees_old),
+     _whole),
 )
 
 
@@ -310,25 +464,52 @@ STEP_OBSERVATIONS = {
                             "snapshot",
     "undo-changed-columns-only": "the rollback segments' growth per row (INNODB_METRICS trx_rseg_current_size)",
     "purge-by-commit-not-creation": "purge's lag polled after the commits (SHOW ENGINE INNODB STATUS)",
+    "undo-update-in-place": "the clustered index's pages in the buffer pool (INNODB_BUFFER_PAGE) before and after "
+                            "the updates, and the rollback segments' growth",
+    "trx-id-no-one-counter": "InnoDB's transaction counter (SHOW ENGINE INNODB STATUS) read around each of 20 "
+                             "committed writes, 20 rolled-back ones and 20 committed locking reads",
+    "own-changes-visible": "the rows a consistent snapshot's transaction read after its own write and another's commit",
+    "no-ctid-hop-across-pages": "the link across pages and its tuples' flags (pageinspect), and a lookup's rows with "
+                                "its plan checked to be a probe of the primary key (EXPLAIN ANALYZE)",
+    "xmin-xmax-stamps": "each version's xmin, xmax and ctid (pageinspect) beside the writers' ids (txid_current)",
+    "visible-xmin-not-xmax": "each version's xmin and xmax (pageinspect) tested against two snapshots by the server "
+                             "(txid_visible_in_snapshot), and the version each snapshot read (ctid)",
+    "xmax-marks-delete": "the deleted tuple's xmax and ctid (pageinspect) beside the deleter's id",
+    "blob-small-change-in-place": "the table's LOB pages (INNODB_BUFFER_PAGE) and the rollback segments' size around "
+                                  "each change, and the documents an older snapshot read",
+    "blob-partial-update-pages": "the table's LOB pages (INNODB_BUFFER_PAGE) around each change, and the documents an "
+                                 "older snapshot read",
+    "blob-whole-rewrite": "the table's LOB pages (INNODB_BUFFER_PAGE) around each change, and the documents an older "
+                          "snapshot read",
+    "blob-undo-reference-only": "the rollback segments' size (INNODB_METRICS) and the table's LOB pages around each "
+                                "change",
 }
 
 
-def _page_rows(m: pd.DataFrame, link) -> list[verdicts.ClaimRow]:
+def _page_rows(m: pd.DataFrame, link, claims=PAGE_CLAIMS) -> list[verdicts.ClaimRow]:
     """The step-by-step claims (steps.claim_rows), each with its ledger id and, as its witness, the observation
     each run stored (steps_witness)."""
-    cs = [steps.StepClaim(*c) for c in PAGE_CLAIMS]
-    return [dataclasses.replace(r, ids=(c.id,), witness=steps_witness(m, c.needs, STEP_OBSERVATIONS[c.id]))
-            for c, r in zip(cs, steps.claim_rows(m, cs, SOURCE, _how, link))]
+    cs = [steps.StepClaim(*c) for c in claims]
+    rows = []
+    for c, r in zip(cs, steps.claim_rows(m, cs, SOURCE, _how, link)):
+        w = steps_witness(m, c.needs, STEP_OBSERVATIONS[c.id])
+        if r.verdict == verdicts.NOT_MEASURED:  # why, once, in the verdict (issue 45: no text repeated per column)
+            why = ("the probe's runs here predate this step" if w is not None and not w.ok else
+                   "no run here of a server the claim is about" if w is not None else "no step-by-step runs here")
+            r = dataclasses.replace(r, here="\u2014", measured="\u2014", verdict=verdicts.not_measured(why))
+        rows.append(dataclasses.replace(r, ids=(c.id,), witness=w))
+    return rows
 
 
 def steps_witness(m: pd.DataFrame, needs: str, words: str) -> verdicts.Witness | None:
     """The step-by-step runs' own observation of a claim's mechanism (``needs``, read in each run; ``words``:
-    what it is): held where every run of ``m`` that ran the step stored it; None where no run did."""
-    if m.empty or needs not in m:
+    what it is): held where every run of ``m`` that ran the step stored it; failed, saying so, where no run did (None
+    without step-by-step runs)."""
+    if m.empty:
         return None
-    seen = m[needs].notna()
-    if not seen.any():
-        return None
+    seen = m[needs].notna() if needs in m else pd.Series(False, index=m.index)
+    if not seen.any():  # a step the probe gained after these runs: said, so that the row is not left blank
+        return verdicts.witness(False, f"{words}: not stored with these runs (they predate this step of the probe)")
     stores = set(m.loc[seen, "version_store"])  # the runs of the engines whose probe has the step
     ran = m[m["version_store"].isin(stores)]
     n, k = int(ran[needs].notna().sum()), len(ran)
@@ -510,7 +691,7 @@ def _held(w, t, cp, link, gs: pd.DataFrame | None = None) -> verdicts.ClaimRow:
         SOURCE,
         (f"every server here, at V = {int(t['versions'].iloc[0]):,} ({int(t['commits'].iloc[0]):,} commits), "
          f"with the old snapshot and in a control without one; InnoDB's purge given up to {HOLD_S:.0f} s, PostgreSQL "
-         f"asked by VACUUM (VERBOSE); {lab(w)}") if len(t) else verdicts.NOT_MEASURED,
+         "asked by VACUUM (VERBOSE)") if len(t) else verdicts.NOT_MEASURED,
         "; ".join(parts) or verdicts.NOT_MEASURED, _held_verdict(t), ids=("versions-held-for-snapshots",),
         witness=held_witness(t, gs if gs is not None else pd.DataFrame()))
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from dbexp.book import prose
 from dbexp.chapters.mvcc_chains.analysis import (at_largest_v, collector_passes, column_against_column, excess_at,
-                                                 first_versions, interval, lookups, per_version)
+                                                 first_versions, interval, lookups, mechanics, per_version)
 from dbexp.chapters.mvcc_chains.claims import HELD_SHARE, HOT_V, HOT_VARIANT, hot_witnesses, non_hot_witnesses
 from dbexp.experiments.chapter import Results
 
@@ -98,7 +98,68 @@ def numbers(res: Results) -> dict:
             "slow": [{"server": name, **r.to_dict()} for name, r in slow.iterrows()],
             "fast": {"low": rest["reclaim_s"].min(), "high": rest["reclaim_s"].max()} if len(rest) else None,
             "one_poll": int(cp["one_poll"].sum()), "runs": len(cp), "poll": float(cp["poll_s"].median())}
+    out["steps"] = steps_held(res)
     return out
+
+
+def steps_held(res: Results) -> dict | None:
+    """The step-by-step claims (claims.PAGE_CLAIMS, BLOB_CLAIMS) as the probe runs show them: how many were observed,
+    how many held in every run that tested them, and the ledger ids of those that did not (None without probe runs)."""
+    from dbexp.chapters.mvcc_chains.claims import BLOB_CLAIMS, PAGE_CLAIMS
+    from dbexp.experiments import steps
+
+    m = mechanics(res)
+    if m.empty:
+        return None
+    m = m.reset_index(drop=True)
+    rows = list(m.itertuples())
+    seen, failed, runs = 0, [], 0
+    for c in (steps.StepClaim(*x) for x in PAGE_CLAIMS + BLOB_CLAIMS):
+        if c.needs not in m:
+            continue
+        tested = [r for r in rows if m.at[r.Index, c.needs] == m.at[r.Index, c.needs]
+                  and (c.only is None or c.only(r))]
+        if not tested:
+            continue
+        seen += 1
+        runs += len(tested)
+        if not all(bool(c.holds(r)) for r in tested):
+            failed.append(c.id)
+    return {"n": seen, "held": seen - len(failed), "failed": failed, "runs": len(rows),
+            "servers": int(m["series_name"].nunique())}
+
+
+def headline(res: Results) -> str:
+    """The page's answer in two sentences, from the data: on the runs' CPU, what each newer version costs InnoDB's
+    old reader beyond a fresh one (the median server's excess per version with its 95% interval, and the range over
+    the servers), what a HOT chain of 10 costs PostgreSQL's fresh reader where its lookups were witnessed as index
+    probes (else that it is not measured), and what the collectors held ('' without estimates)."""
+    from dbexp.experiments.chapter import cpu_models
+
+    n = numbers(res)
+    if not n.get("enough") or not n.get("undo"):
+        return ""
+    undo = per_version(res)
+    undo = undo[(undo["store"] == "undo") & (undo["reader"] == "old - fresh")].sort_values("ns_per_version")
+    mid = undo.iloc[len(undo) // 2]
+    text = (f"On an {cpu_models(res.runs)}, each newer version costs InnoDB's reader with an old snapshot "
+            f"{interval(mid)} ns per read more than a fresh reader ({mid['series_name']}, {mid['variant']}; "
+            f"{n['undo']['low']['interval'].split()[0]} to {n['undo']['high']['interval'].split()[0]} ns over "
+            f"{n['undo']['n']} servers and columns, 95% intervals)")
+    if n.get("hot"):
+        hot = n["hot"]
+        span = (hot["low"]["interval"] if hot["n"] == 1 else
+                f"{hot['low']['interval']} to {hot['high']['interval']}")
+        text += (f", while on a HOT chain of {HOT_V} PostgreSQL's fresh reader pays {span} ns per version more than "
+                 "the old one.")
+    else:
+        text += (f"; PostgreSQL's fresh reader on a HOT chain is not measured in these runs (their lookups were not "
+                 "shown to be index probes).")
+    held = n.get("held")
+    if held:
+        text += (f" With the snapshot open, the collectors kept at least half of the old versions in {held['held']} of "
+                 f"{held['variants']} variants, and reclaimed them once it ended.")
+    return text
 
 
 def findings(res: Results) -> str:

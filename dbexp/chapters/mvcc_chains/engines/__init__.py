@@ -83,6 +83,11 @@ class VersionStore(abc.ABC):
         ``hot_updates`` (heap-only: no new index entry); empty where the engine keeps no such count."""
         return {}
 
+    def step_facts(self) -> dict[str, tuple[float, str]]:
+        """What this version's code is known to do that its step-by-step probe's claims are judged by, stored with
+        each probe run ({measurement: (value, unit)}; none by default)."""
+        return {}
+
     def version_chain(self, conn_snapshot, conn, table: str, row_id: int) -> list[dict]:
         """The physical versions of one row as stored (heap engines only)."""
         raise NotImplementedError(f"{self.flavor.name} keeps old versions in undo, not as tuples on a page")

@@ -160,6 +160,15 @@ class Undo(VersionStore):
         """Purge has removed the versions of every transaction committed before the snapshot ended."""
         return g["purge_done_no"] >= peak["trx_id_counter"]
 
+    # the first MySQL with partial updates of a LOB (JSON_SET, JSON_REPLACE, JSON_REMOVE of a JSON column by values
+    # no longer than the old: the optimizer hands InnoDB binary diffs, lob::update in lob0update.cc)
+    LOB_PARTIAL_SINCE = (8, 0, 3)
+
+    def step_facts(self) -> dict[str, tuple[float, str]]:
+        """Whether this version updates a LOB partially (its step-by-step probe's LOB step is judged by it)."""
+        version = tuple(int(x) for x in re.findall(r"\d+", self.flavor.version)[:3])
+        return {"lob_partial_update": (float(version >= self.LOB_PARTIAL_SINCE), "bool")}
+
     def clock(self, reader, monitor, marker: str, loop: int = 1) -> PerfSchemaClock:
         if loop != 1:  # performance_schema times each statement to the nanosecond: one lookup each
             raise DbexpError(f"bad loop {loop!r} for InnoDB's statement clock: it times single statements (1)")

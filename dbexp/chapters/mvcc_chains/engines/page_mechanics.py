@@ -9,9 +9,13 @@ observed on one table of the server under test (autovacuum off on it, so only wh
    version lands on another page. Before each update the page's free space (``upper - lower`` of
    ``page_header``) is read; the chain should leave the page exactly when that free space is less than
    the new tuple plus its line pointer.
-3. **A broken chain gets a new index entry.** After it left the page, the primary key's leaf holds the
-   key's heap pointers (``bt_page_items``; from 13 on a posting list counts each of its pointers): one
-   per chain, so two.
+3. **A broken chain gets a new index entry, and no reader crosses pages.** After it left the page, the primary
+   key's leaf holds the key's heap pointers (``bt_page_items``; from 13 on a posting list counts each of its
+   pointers): one per chain, so two. The last version on the first page points (``t_ctid``) to the one on the
+   next page, but is not marked HOT-updated, and the next is not heap-only; a lookup of the key through the
+   index (EXPLAIN ANALYZE, checked to be a probe of the primary key) by a new snapshot and by the old one should
+   return one row each: a reader that followed ``t_ctid`` across the page would reach the newest version from
+   both entries and return it twice.
 4. **Reads prune.** The old snapshot ends; the first page is full of versions no snapshot needs. A plain
    read of the table (no VACUUM) by a session that connects afterwards visits it, and the page's normal line
    pointers are counted before and after: pruning turns them into dead and unused ones. (In trials on 14
@@ -31,6 +35,14 @@ observed on one table of the server under test (autovacuum off on it, so only wh
    open; a reader (a statement timeout of 2 s) reads the row and should get the committed value at once.
    Then a reader's REPEATABLE READ snapshot stays open while a writer (a lock timeout of 2 s) updates the
    row it read.
+9. **Transaction tags.** A transaction inserts two rows and commits; a REPEATABLE READ snapshot is taken; a second
+   transaction updates the first row and commits, a third deletes the second row and commits, each reading its
+   id (``txid_current()``). On the page: the first version's ``t_xmin`` is the inserter's id and its ``t_xmax``
+   the updater's, its ``t_ctid`` names the new version, whose ``t_xmin`` is the updater's and whose ``t_ctid``
+   names itself; the deleted tuple's ``t_xmax`` is the deleter's, its ``t_ctid`` itself (no next version). And
+   the rule: for the old snapshot and for a new one, of the first row's two versions exactly one has its
+   inserter visible and its deleter not (``txid_visible_in_snapshot``, the server's own test of a tag), and it
+   is the one the snapshot reads (its ``ctid``).
 """
 
 from __future__ import annotations
@@ -40,12 +52,13 @@ import time
 
 from dbexp.servers.sql import query
 
-from .postgres import parse_vacuum_verbose, vacuum_verbose
+from .postgres import lookup_probes, parse_vacuum_verbose, vacuum_verbose
 
 TABLE = "mech"
 PAD = 400  # bytes of the text column: the tuple's bulk, which an update of the integer leaves alone
 MAX_UPDATES = 500  # a chain that never leaves its page is an error, not a loop forever
 LP_NORMAL, LP_REDIRECT = 1, 2
+HOT_UPDATED, HEAP_ONLY = 0x4000, 0x8000  # t_infomask2's bits: a HOT-updated tuple, a heap-only one
 
 
 def _align(n: int) -> int:
@@ -92,14 +105,14 @@ def _key_pointers(conn, key: int) -> int:
 
 
 def observe(server, database: str = "sbtest") -> dict[str, tuple[float, str]]:
-    """The eight steps on ``server``: {measurement: (value, unit)}."""
+    """The nine steps on ``server``: {measurement: (value, unit)}."""
     admin = server.connect(database, autocommit=True)
     old = server.connect(database, autocommit=False)
     m: dict[str, tuple[float, str]] = {}
     try:
         query(admin, "CREATE EXTENSION IF NOT EXISTS pageinspect")
         query(admin, "SET synchronous_commit = on")  # committed rows hinted at once: VACUUM can set the map
-        for table in (TABLE, "mech_x", "mech_vm"):
+        for table in (TABLE, "mech_x", "mech_vm", "mech_s"):
             query(admin, f"DROP TABLE IF EXISTS {table}")
         query(admin, f"CREATE TABLE {TABLE} (id int PRIMARY KEY, v int NOT NULL, pad text NOT NULL) "
                      "WITH (fillfactor = 100, autovacuum_enabled = false)")
@@ -132,8 +145,9 @@ def observe(server, database: str = "sbtest") -> dict[str, tuple[float, str]]:
         m["version_needs"] = (float(needs), "bytes")
         m["updates_to_break"] = (float(updates), "updates")
 
-        # 3. the version off the page has an index entry of its own
+        # 3. the version off the page has an index entry of its own, and no lookup crosses from the first page
         m["key_index_pointers"] = (float(_key_pointers(admin, 1)), "pointers")
+        _no_hop(admin, old, m)
 
         # 4. the snapshot ends; a plain read by a session that arrives afterwards prunes the full page (see the
         # module's docstring for why not the session that made the updates)
@@ -167,6 +181,7 @@ def observe(server, database: str = "sbtest") -> dict[str, tuple[float, str]]:
         _xid_without_snapshot(server, admin, m, database)
         _visibility_map(admin, m)
         _no_waits(server, admin, m, database)
+        _tags(server, admin, m, database)
     finally:
         old.close()
         admin.close()
@@ -231,3 +246,84 @@ def _no_waits(server, admin, m: dict, database: str) -> None:
     finally:
         writer.close()
         reader.close()
+
+
+def _lookup_rows(conn) -> float:
+    """The rows a lookup of key 1 through the primary key returns to ``conn``'s snapshot (EXPLAIN ANALYZE, its plan
+    checked to be index probes: postgres.lookup_probes)."""
+    for setting in ("enable_seqscan", "enable_bitmapscan", "enable_indexonlyscan"):
+        query(conn, f"SET {setting} = off")
+    doc = query(conn, f"EXPLAIN (ANALYZE, FORMAT JSON) SELECT v FROM {TABLE} WHERE id = 1")[0][0]
+    probes, rows, _ = lookup_probes(doc, TABLE, f"{TABLE}_pkey")
+    if probes != 1:
+        raise RuntimeError(f"a lookup of key 1 ran {probes} probes of {TABLE}_pkey, not one")
+    return rows
+
+
+def _no_hop(admin, old, m: dict) -> None:
+    """3. The chain's link across the page, its tuples' flags, and what a lookup of the key returns (see the
+    module's docstring)."""
+    rows = query(admin, f"SELECT lp, t_ctid::text, t_infomask2 FROM heap_page_items(get_raw_page('{TABLE}', 0)) "
+                        "WHERE lp_flags = 1")
+    across = [(lp, mask) for lp, ctid, mask in rows if ctid and int(ctid.strip("()").split(",")[0]) != 0]
+    if len(across) != 1:
+        raise RuntimeError(f"expected one version on page 0 pointing to another page, found {len(across)}")
+    block, lp = _ctid(admin, 1)
+    mask_new = query(admin, f"SELECT t_infomask2 FROM heap_page_items(get_raw_page('{TABLE}', {block})) "
+                            "WHERE lp = %s", (lp,))[0][0]
+    m["cross_ctid_other_page"] = (float(block != 0), "bool")
+    m["cross_hot_updated"] = (float(bool(across[0][1] & HOT_UPDATED)), "bool")
+    m["cross_next_heap_only"] = (float(bool(mask_new & HEAP_ONLY)), "bool")
+    m["cross_lookup_rows_fresh"] = (_lookup_rows(admin), "rows")
+    m["cross_lookup_rows_old"] = (_lookup_rows(old), "rows")
+
+
+def _tags(server, admin, m: dict, database: str) -> None:
+    """9. Each version's transaction tags (see the module's docstring)."""
+    query(admin, "CREATE TABLE mech_s (id int PRIMARY KEY, v int NOT NULL) WITH (autovacuum_enabled = false)")
+    writer = server.connect(database, autocommit=False)
+    snap = server.connect(database, autocommit=False)
+    try:
+        def wrote(sql: str) -> int:
+            query(writer, sql)
+            xid = int(query(writer, "SELECT txid_current()")[0][0]) % 2 ** 32  # the tag on the page: 32 bits
+            writer.commit()
+            return xid
+
+        inserter = wrote("INSERT INTO mech_s VALUES (1, 0), (2, 0)")
+        query(snap, "BEGIN ISOLATION LEVEL REPEATABLE READ")
+        old_snapshot = query(snap, "SELECT txid_current_snapshot()::text")[0][0]
+        updater = wrote("UPDATE mech_s SET v = 1 WHERE id = 1")
+        deleter = wrote("DELETE FROM mech_s WHERE id = 2")
+        items = {lp: (xmin, xmax, tuple(int(x) for x in ctid.strip("()").split(",")))
+                 for lp, xmin, xmax, ctid in query(
+                     admin, "SELECT lp, t_xmin::text::bigint, t_xmax::text::bigint, t_ctid::text "
+                            "FROM heap_page_items(get_raw_page('mech_s', 0)) WHERE lp_flags = 1")}
+
+        def read(conn) -> tuple[int, int]:
+            return tuple(int(x) for x in query(conn, "SELECT ctid::text FROM mech_s WHERE id = 1")[0][0]
+                         .strip("()").split(","))
+
+        old_at, new_at = read(snap), read(admin)
+        first, newest, deleted = items[old_at[1]], items[new_at[1]], items[2]
+        m["tag_insert_xmin"] = (float(first[0] == inserter), "bool")
+        m["tag_update_xmax"] = (float(first[1] == updater), "bool")
+        m["tag_new_xmin"] = (float(newest[0] == updater and newest[1] == 0), "bool")
+        m["tag_ctid_to_new"] = (float(first[2] == new_at), "bool")
+        m["tag_new_ctid_self"] = (float(newest[2] == new_at), "bool")
+        m["tag_delete_xmax"] = (float(deleted[1] == deleter), "bool")
+        m["tag_delete_ctid_self"] = (float(deleted[2] == (0, 2)), "bool")
+        new_snapshot = query(admin, "SELECT txid_current_snapshot()::text")[0][0]
+
+        def visible(xid: int, snapshot: str) -> bool:
+            return bool(xid) and bool(query(admin, "SELECT txid_visible_in_snapshot(%s, %s::txid_snapshot)",
+                                             (xid, snapshot))[0][0])
+
+        for name, snapshot, at in (("old", old_snapshot, old_at), ("new", new_snapshot, new_at)):
+            by_rule = {(0, lp) for lp in (old_at[1], new_at[1])
+                       if visible(items[lp][0], snapshot) and not visible(items[lp][1], snapshot)}
+            m[f"rule_{name}_snapshot"] = (float(by_rule == {at}), "bool")
+        snap.rollback()
+    finally:
+        writer.close()
+        snap.close()
