@@ -367,3 +367,37 @@ def gaps_ci(pts: pd.DataFrame, source: pd.DataFrame, title, x_title: str) -> alt
                                                                alt.Tooltip("gap_high:Q", format=".3f")]),
         alt.Chart(source).mark_point(shape="diamond", size=70).encode(x="source:Q", **enc),
     ).properties(width=460, title=title)
+
+
+
+def ratio_heatmap(df: pd.DataFrame, tests: list[str], groups, pairs: list[str], title, *,
+                  domain: tuple[float, float] = (0.8, 1.25), legend_title: str = "QPS, newer / older") -> alt.FacetChart:
+    """Ratios as one compact grid, the way the relative-QPS posts read them: a column per ``pair`` (in ``pairs``'
+    order, e.g. each flavor's consecutive versions, its label's parts separated by " / " or "|" drawn on lines of
+    their own) and a row per ``test`` (in ``tests``' order) under its ``group`` (in ``groups``' order), each cell
+    colored by ``ratio`` on a log scale centered on 1 (clamped to ``domain``; its number is written in the cell),
+    outlined where its 95% interval (``ci_low``, ``ci_high``) excludes 1. Legend and axis on top."""
+    g = df.assign(excludes_1=(df["ci_low"] > 1) | (df["ci_high"] < 1))
+    color = alt.Color("ratio:Q", title=legend_title,
+                      scale=alt.Scale(type="log", domain=list(domain), domainMid=1, scheme="redblue", clamp=True),
+                      legend=alt.Legend(orient="top", direction="horizontal", gradientLength=240, format=".2f",
+                                        values=[domain[0], 0.9, 1.0, 1.1, domain[1]]))
+    tip = ["test", "group", "pair", alt.Tooltip("ratio:Q", format=".3f"), alt.Tooltip("ci_low:Q", format=".3f"),
+           alt.Tooltip("ci_high:Q", format=".3f")]
+    base = alt.Chart(g).encode(
+        x=alt.X("pair:N", sort=list(pairs), title=None,
+                axis=alt.Axis(orient="top", labelAngle=0, labelFontSize=9, domain=False, ticks=False,
+                              labelExpr="split(datum.label, '|')", labelLimit=0, offset=16)),
+        y=alt.Y("test:N", sort=[t for t in tests if t in set(g["test"])], title=None,
+                axis=alt.Axis(domain=False, ticks=False, labelFontSize=10)))
+    cells = base.mark_rect().encode(
+        color=color, tooltip=tip,
+        stroke=alt.condition("datum.excludes_1", alt.value("black"), alt.value(None)),
+        strokeWidth=alt.condition("datum.excludes_1", alt.value(1.5), alt.value(0)))
+    text = base.mark_text(fontSize=9).encode(text=alt.Text("ratio:Q", format=".2f"), tooltip=tip)
+    return alt.layer(cells, text).properties(width=alt.Step(50), height=alt.Step(14)).facet(
+        row=alt.Row("group:N", sort=list(groups), title=None,
+                    header=alt.Header(labelAngle=0, labelAlign="left", labelOrient="top", labelAnchor="start",
+                                      labelFontSize=10, labelFontWeight="bold", labelPadding=2)),
+        spacing=6, title=title,
+    ).resolve_scale(y="independent")

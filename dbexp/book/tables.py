@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from dbexp.book import prose
 from dbexp.experiments import claims_ledger, verdicts
@@ -40,21 +40,73 @@ def human(df: pd.DataFrame, columns: Mapping[str, Column]) -> tuple[pd.DataFrame
 CLAIMS_CLASS = 'class="dataframe dbexp-table dbexp-blocks dbexp-claims"'  # dbexp.css: each claim a labelled block
 UNTESTED_CLASS = 'class="dataframe dbexp-table dbexp-blocks dbexp-untested"'  # ... each untested claim
 MOVED_CLASS = 'class="dataframe dbexp-table dbexp-blocks dbexp-moved"'  # ... each claim then and now
+# the compact claims table (tables.claims): three columns, a table of the page's width, checked like any other
+VERDICTS_CLASS = 'class="dataframe dbexp-table dbexp-verdicts"'
 
 
 def claims(table: pd.DataFrame) -> None:
     """A chapter's claims table (verdicts.table: claim, the source's number and conditions, this lab's, what was
-    measured, the verdict), every row shown. It stays an HTML table with its headers (a reader's copy keeps
-    its columns), and the book's stylesheet lays each claim out as a block at the page's full width, its
-    fields labelled, instead of five columns of a few words each."""
+    measured, the witness, the verdict), every row shown, as a reader of a reference book wants it: one compact
+    table of three columns (the claim with its source's link, what was measured here with its interval, the
+    verdict), each claim expanding (a closed ``details``) to the source's number and conditions, this lab's and
+    the witness; the conditions a verdict names by number (:func:`conditions_once`) said once, under the table,
+    collapsed. The HTML keeps the table and its headers (a reader's copy keeps its columns)."""
     missing = [c for c in verdicts.COLUMNS if c not in table.columns]
     if missing:
         raise ValueError(f"a claims table without {missing}: expected the columns {list(verdicts.COLUMNS)}")
     table, notes = conditions_once(table)
-    display(table[list(verdicts.COLUMNS)].style.hide().set_table_attributes(CLAIMS_CLASS))
+    display(HTML(verdicts_html(table[list(verdicts.COLUMNS)])))
     if notes:
-        display(Markdown("Where this lab's conditions differ from a source's, a verdict names them by number:\n\n"
-                         + "\n".join(f"{i}. {text}" for i, text in enumerate(notes, 1))))
+        display(HTML(details(f"The conditions (1) to ({len(notes)}) the verdicts name, where this lab's differ from "
+                             "a source's",
+                             "<ol>" + "".join(f"<li>{inline_html(t)}</li>" for t in notes) + "</ol>")))
+
+
+# The claims table's columns (verdicts.COLUMNS) shown in the row, and those its details hold, with their labels.
+SHOWN = {"claim": ("claim", "38%"), "measured here": ("measured here [95%]", "36%"), "verdict": ("verdict", "26%")}
+FOLDED = {"source: number, conditions": "The source", "here: conditions": "Here", "witness": "Witness"}
+
+
+def verdicts_html(table: pd.DataFrame) -> str:
+    """The claims table as one HTML table (class ``dbexp-claims``): SHOWN's columns in each row, FOLDED's in a
+    closed ``details`` under the claim. Cells are HTML as the chapters write them (a claim carries its source's
+    link); the fields a chapter writes in Markdown (``*x*``, `` `x` ``) are shown as such (:func:`inline_html`)."""
+    head = "".join(f'<th style="width:{w}">{h}</th>' for h, w in SHOWN.values())
+    rows = []
+    for _, r in table.iterrows():
+        folded = "".join(f"<p><b>{label}:</b> {inline_html(r[col])}</p>" for col, label in FOLDED.items()
+                         if str(r[col]).strip())
+        claim = inline_html(r["claim"]) + (details("its conditions and witness", folded, small=True) if folded else "")
+        rows.append(f"<tr><td>{claim}</td><td>{inline_html(r['measured here'])}</td>"
+                    f"<td>{inline_html(r['verdict'])}</td></tr>")
+    return (f'<table {VERDICTS_CLASS} style="table-layout:fixed;width:100%">'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def details(summary: str, body_html: str, *, small: bool = False) -> str:
+    """A closed HTML ``details`` (a reader opens it; a page's height is measured closed): ``summary`` (text, escaped)
+    over ``body_html``."""
+    import html
+
+    style = ' style="font-size:0.85em"' if small else ""
+    return (f'<details class="dbexp-details"><summary{style}>{html.escape(summary, quote=False)}</summary>'
+            f"{body_html}</details>")
+
+
+def inline_html(text) -> str:
+    """A table cell's text as HTML: the Markdown the chapters write in their cells' words (``*x*`` emphasis,
+    `` `x` `` code) as the page would show it; HTML they carry (a source's link) kept."""
+    import re
+
+    text = "" if text is None or (isinstance(text, float) and pd.isna(text)) else str(text)
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    return re.sub(r"(?<![\w*])\*(?!\s)([^*]+?)(?<!\s)\*(?![\w*])", r"<em>\1</em>", text)
+
+
+def dropdown(title: str, markdown: str) -> None:
+    """Display ``markdown`` (MyST: links, {download} roles, lists, HTML blocks without blank lines) folded under
+    ``title`` in a closed dropdown (sphinx-design's, an HTML ``details``): detail a reader opens if wanted."""
+    display(Markdown(f"::::{{dropdown}} {title}\n\n{markdown}\n\n::::"))
 
 
 OTHER = "under other conditions ("
@@ -206,11 +258,14 @@ def untested_claims(chapter: str) -> None:
     if not claims_ledger.path(chapter).is_file():
         return
     rows, sentence = untested(chapter)
-    display(Markdown(f"**Claims of the sources not tested here** (from the chapter's ledger, "
-                     f"`dbexp/chapters/{chapter}/claims.yaml`, which places every claim at its line in the source)"))
-    if len(rows):  # dbexp.css lays each row out as a labelled block (its id first)
-        display(rows.style.format(escape="html").hide().set_table_attributes(UNTESTED_CLASS))
-    display(Markdown(sentence))
+    where = f"from the chapter's ledger, <code>dbexp/chapters/{chapter}/claims.yaml</code>, which places every claim at its line in the source"
+    if not len(rows):
+        display(Markdown(sentence))
+        return
+    # dbexp.css lays each row out as a labelled block (its id first); folded: a reader opens it if wanted
+    table = rows.style.format(escape="html").hide().set_table_attributes(UNTESTED_CLASS).to_html()
+    display(HTML(details(f"Claims of the sources not tested here: {len(rows)}. {sentence}",
+                         f"<p>({where})</p>" + table)))
 
 
 def since_last(chapter: str, res, claims: pd.DataFrame) -> None:
@@ -238,14 +293,17 @@ def since_last(chapter: str, res, claims: pd.DataFrame) -> None:
                      f"data with the rules of this one): {n} of {len(table)} claims changed verdict category "
                      f"({summary})."))
     if n:
-        display(as_moved(table).style.format(escape="html").hide().set_table_attributes(MOVED_CLASS))
+        display(HTML(details(f"The {n} claims that moved, then and now",
+                             as_moved(table).style.format(escape="html").hide().set_table_attributes(MOVED_CLASS)
+                             .to_html())))
     machine = moved.machine_moves(table, then_host, now_host)
     if len(machine):
-        display(Markdown(f"**Findings that moved with the machine** ({then_host} then, {now_host} now): the headline "
-                         "number of each claim below moved further than either publication's 95% interval allows, "
-                         "so it depends on the machine (or on what else changed between the two designs)."))
-        display(machine.assign(claim=machine["claim"].str.replace(r"<[^>]+>", "", regex=True))
-                .style.format(escape="html").hide().set_table_attributes(MOVED_CLASS))
+        display(HTML(details(
+            f"Findings that moved with the machine ({then_host} then, {now_host} now): {len(machine)}",
+            "<p>The headline number of each claim below moved further than either publication's 95% interval "
+            "allows, so it depends on the machine (or on what else changed between the two designs).</p>"
+            + machine.assign(claim=machine["claim"].str.replace(r"<[^>]+>", "", regex=True))
+            .style.format(escape="html").hide().set_table_attributes(MOVED_CLASS).to_html())))
 
 
 def as_moved(table: pd.DataFrame) -> pd.DataFrame:

@@ -63,21 +63,31 @@ def test_show_writes_the_whole_table_and_links_it(tmp_path, monkeypatch):
     assert "value (us)" in html and "dbexp-table" in html and "mysql 5.7.22" in html and "postgres" not in html
 
 
-def test_claims_shows_every_claim_with_the_verdict_columns_as_labelled_blocks(monkeypatch):
+def test_claims_shows_every_claim_compactly_with_its_conditions_folded(monkeypatch):
+    """The claims table: one row per claim with three columns shown (the claim, what was measured, the verdict) and
+    the source's conditions, this lab's and the witness in a closed details under the claim; the conditions a
+    verdict names by number said once, folded."""
     from dbexp.experiments import verdicts
 
     shown = []
     monkeypatch.setattr(tables, "display", shown.append)
     row = verdicts.ClaimRow("a claim", "its number", "our conditions", "1.02 [0.98, 1.06]", "not resolved")
     tables.claims(verdicts.table([row, row]))
-    html = shown[0].to_html()
-    assert "dbexp-claims" in html and ">verdict<" in html and html.count("a claim") == 2
+    html = shown[0].data
+    assert "dbexp-verdicts" in html and ">verdict<" in html and html.count("a claim") == 2
+    assert html.count("<details") == 2 and "<b>The source:</b> its number" in html and "<b>Here:</b> our conditions" in html
+    shown.clear()
+    monkeypatch.setattr(tables, "conditions_once", lambda t: (t, ["one CPU"]))
+    tables.claims(verdicts.table([row]))
+    assert "<details" in shown[1].data and "<li>one CPU</li>" in shown[1].data
     with pytest.raises(ValueError, match="without \\['verdict'\\]"):
         tables.claims(verdicts.table([row]).drop(columns=["verdict"]))
-    css = (Path(__file__).resolve().parents[2] / "book" / "_static" / "dbexp.css").read_text()
-    assert 'table.dbexp-claims td:nth-child(5)::before { content: "Witness: "; }' in css
-    assert 'table.dbexp-claims td:nth-child(6)::before { content: "Verdict: "; }' in css
     assert list(verdicts.COLUMNS).index("verdict") == 5 and list(verdicts.COLUMNS).index("witness") == 4
+
+
+def test_inline_html_shows_the_cells_markdown_and_keeps_their_links():
+    assert tables.inline_html("*binlog* and `x_y` <a href='u'>s</a>, 2 * 3") == \
+        "<em>binlog</em> and <code>x_y</code> <a href='u'>s</a>, 2 * 3"
 
 
 # --- data links -----------------------------------------------------------------------------------
