@@ -28,20 +28,25 @@ def summaries(root: Path | None = None) -> pd.DataFrame:
 
 
 def _cell(text) -> str:
-    return str(text or "\u2014").replace("|", "\\|").replace("\n", " ")
+    return str(text or "\u2014").replace("\n", " ")
 
 
 def headlines_markdown(root: Path | None = None, relative_to: str = BOOK_DIR) -> str:
-    """The table as MyST: one row per published chapter, its title a link to its page."""
+    """The table as MyST (a ``list-table`` of the book's table class, so that it reads at the size of the chapters'
+    tables): one row per published chapter, two columns: the chapter (its title a link to its page, then its
+    verdicts, and where, when and for how long it was measured) and its answer."""
     s = summaries(root)
     if s.empty:
         return "No chapter has been published yet (data/ holds no summary.parquet)."
-    lines = ["| chapter | the answer | verdicts | measured on | runs, minutes |", "| --- | --- | --- | --- | --- |"]
+    lines = ["```{list-table}", ":header-rows: 1", ":widths: 32 68", ":class: dataframe dbexp-table", "",
+             "* - chapter", "  - the answer"]
     for _, r in s.iterrows():
         path = PurePosixPath(r["doc"])
         target = path.name if path.parent == PurePosixPath(relative_to) else f"/{r['doc']}"
         title = str(r["title"]).replace("`", "'").replace("<", "(").replace(">", ")")
-        lines.append(f"| {{doc}}`{_cell(title)} <{target}>` | {_cell(r['headline'])} | {_cell(r['verdicts'])} | "
-                     f"{_cell(r['cpu'])}, {_cell(str(r['measured_until'])[:10])} | "
-                     f"{int(r['runs']):,} runs, {float(r['minutes']):.1f} min |")
-    return "\n".join(lines)
+        lines += [f"* - {{doc}}`{_cell(title)} <{target}>`", "",
+                  f"    **Verdicts:** {_cell(r['verdicts'])}", "",
+                  f"    {_cell(r['cpu'])}, {_cell(str(r['measured_until'])[:10])}: {int(r['runs']):,} runs, "
+                  f"{float(r['minutes']):.1f} min",
+                  f"  - {_cell(r['headline'])}"]
+    return "\n".join(lines + ["```"])

@@ -77,10 +77,30 @@ def verdicts_html(table: pd.DataFrame) -> str:
         folded = "".join(f"<p><b>{label}:</b> {inline_html(r[col])}</p>" for col, label in FOLDED.items()
                          if str(r[col]).strip())
         claim = inline_html(r["claim"]) + (details("its conditions and witness", folded, small=True) if folded else "")
-        rows.append(f"<tr><td>{claim}</td><td>{inline_html(r['measured here'])}</td>"
-                    f"<td>{inline_html(r['verdict'])}</td></tr>")
-    return (f'<table {VERDICTS_CLASS} style="table-layout:fixed;width:100%">'
+        rows.append(f"<tr><td>{claim}</td><td>{lead(r['measured here'])}</td><td>{lead(r['verdict'])}</td></tr>")
+    return (f'<table {VERDICTS_CLASS} style="table-layout:fixed;width:100%;font-size:0.74rem">'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+LEAD_CHARS = 180  # a claims cell longer than this shows its first parts, the whole of it one click away
+
+
+def lead(text, limit: int = LEAD_CHARS) -> str:
+    """A claims cell as HTML (:func:`inline_html`); one longer than ``limit`` characters shows its first parts
+    (whole "; "-separated parts, at least one) and, in a closed ``details``, the whole text: every number stays on
+    the page, a row stays a few lines high."""
+    text = "" if text is None or (isinstance(text, float) and pd.isna(text)) else str(text)
+    if len(text) <= limit:
+        return inline_html(text)
+    parts, shown = text.split("; "), []
+    for part in parts:
+        if shown and len("; ".join(shown + [part])) > limit:
+            break
+        shown.append(part)
+    if len(shown) == len(parts):
+        return inline_html(text)
+    return (inline_html("; ".join(shown)) + f"; \u2026 ({len(parts) - len(shown)} more)"
+            + details("all of it", f"<p>{inline_html(text)}</p>", small=True))
 
 
 def details(summary: str, body_html: str, *, small: bool = False) -> str:

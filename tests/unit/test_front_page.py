@@ -27,8 +27,10 @@ def test_the_front_page_has_one_row_per_published_chapter_linked_to_its_page(tmp
                    "cpu": "AMD EPYC", "measured_until": "2026-11-27 13:00", "runs": 204, "minutes": 19.4,
                    "sweeps": 1}]).to_parquet(folder / front.SUMMARY)
     text = front.headlines_markdown(tmp_path)
-    lines = text.splitlines()
-    assert len(lines) == 3  # the header, its rule, and readview's row: gtid is not published here
-    assert lines[2].startswith("| {doc}`What a snapshot costs <readview>` | A view costs 1.2 ns [1.0, 1.4]")
-    assert "7 claims: 5 agree, 2 not resolved" in lines[2] and "AMD EPYC, 2026-11-27" in lines[2]
-    assert lines[2].endswith("| 204 runs, 19.4 min |")
+    assert text.startswith("```{list-table}") and text.endswith("```") and ":class: dataframe dbexp-table" in text
+    rows = text.split("\n* - ")[1:]
+    assert len(rows) == 2  # the header and readview's row: gtid is not published here
+    row = rows[1]
+    assert row.startswith("{doc}`What a snapshot costs <readview>`")
+    assert "**Verdicts:** 7 claims: 5 agree, 2 not resolved" in row and "AMD EPYC, 2026-11-27: 204 runs, 19.4 min" in row
+    assert row.rstrip("`").rstrip().endswith("- A view costs 1.2 ns [1.0, 1.4] per open transaction.")

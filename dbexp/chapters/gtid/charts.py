@@ -64,5 +64,5 @@ def effects_chart(res: Results) -> alt.FacetChart | None:
     return layer.facet(row=alt.Row("effect:N", sort=order, title=None, header=alt.Header(
         labelAngle=0, labelOrient="top", labelAnchor="start", labelFontWeight="bold", labelLimit=600)),
         spacing=6).resolve_scale(x="shared").properties(title=charts.titled(
-            "Throughput with each feature off over on, per version and test (95% intervals; diamonds: the sources)",
+            "Throughput, each feature off over on (95% intervals; diamonds: the sources)",
             res))
