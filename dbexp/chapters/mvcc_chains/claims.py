@@ -64,6 +64,11 @@ def _readings(by_reading: dict[str, str]) -> str:
     return "; ".join(f"{reading}: {v}" for reading, v in by_reading.items())
 
 
+def _num(r) -> str:
+    """An estimate per version without its unit (a row that names the unit once): +184 [+149, +218]."""
+    return f"{r['ns_per_version']:+,.0f} [{r['ci_low']:+,.0f}, {r['ci_high']:+,.0f}]"
+
+
 def _ns(r) -> str:
     if r["ci_low"] != r["ci_low"]:
         return f"{r['ns_per_version']:+,.0f} ns"
@@ -339,9 +344,8 @@ PAGE_CLAIMS = (
     ("purge-by-commit-not-creation", "lag_older_writer",
      "Because the list follows commit order, a transaction's undo can be purged right after it commits even while "
      "an older transaction is still open",
-     lambda r: f"with an older writer open, purge's lag was {r.lag_after_commits:.0f} transaction numbers (2 per "
-               f"commit) right after {r.commits:.0f} commits and {r.lag_older_writer:.0f} at its lowest within "
-               f"{r.purge_older_writer_s:.1f} s; a consistent snapshot held it at {r.lag_older_reader:.0f}",
+     lambda r: f"older writer open: lag {r.lag_after_commits:.0f} after {r.commits:.0f} commits, "
+               f"{r.lag_older_writer:.0f} within {r.purge_older_writer_s:.1f} s; snapshot open: {r.lag_older_reader:.0f}",
      lambda r: r.lag_older_writer < 30 <= r.lag_older_reader),
     ("undo-update-in-place", "index_pages_after",
      "InnoDB copies the old values of the changed columns to undo and updates the record in place, so the clustered "
@@ -528,7 +532,7 @@ def _undo_old_reader(w, slopes, link) -> verdicts.ClaimRow:
     for (name, variant), g in undo.groupby(["series_name", "variant"]) if len(undo) else []:
         old = g[g["reader"] == "old"].iloc[0]
         ex = g[g["reader"] == "old - fresh"].iloc[0]
-        parts.append(f"{name} ({variant}): old reader {_ns(old)}, over the fresh reader {_ns(ex)} per version")
+        parts.append(f"{name} {variant}: {_num(old)}, over fresh {_num(ex)}")
         own.append(gate(direction(old["ci_low"], old["ci_high"], old["ns_per_version"], int(old["repeats"])),
                         wit.get(name)))
         excess.append(gate(direction(ex["ci_low"], ex["ci_high"], ex["ns_per_version"], int(ex["repeats"])),
@@ -540,7 +544,8 @@ def _undo_old_reader(w, slopes, link) -> verdicts.ClaimRow:
              "so a reader with an old snapshot pays for every newer version"),
         SOURCE,
         _here(w, "undo", "time per read at the server (performance_schema), slope over V in each repeat"),
-        "; ".join(parts) or verdicts.NOT_MEASURED, verdict, ids=("undo-old-reader-pays",),
+        ("the old reader's ns per version, and over the fresh reader: " + "; ".join(parts)) if parts
+        else verdicts.NOT_MEASURED, verdict, ids=("undo-old-reader-pays",),
         witness=joined(wit))
 
 
@@ -580,16 +585,18 @@ def _heap_fresh_reader(w, slopes, ex10, link, beyond=None, loop: int = 25,
     parts, v10 = [], []
     for _, r in at10.iterrows():
         f = fit[fit["series_name"] == r["series_name"]]
-        text = f"{r['series_name']}: fresh over old at V = {HOT_V} {_ns(r)} per version"
+        text = f"{r['series_name']}: at V = {HOT_V} {_num(r)}"
         v10.append(judged(r))
         if len(f):
             f = f.iloc[0]
-            text += (f", fitted over V up to {int(f['vmax']):,} {_ns(f)} (past its page the chain breaks: shown, "
-                     "not judged as a HOT chain's cost)")
+            text += f", fitted over V up to {int(f['vmax']):,} {_num(f)}"
         parts.append(text)
+    if parts:  # the unit and what the fit is said once
+        parts[0] = "the fresh reader over the old, ns per version (a fit past the page, where the chain breaks, " \
+                   "shown, not judged): " + parts[0]
     readings = {f"at V = {HOT_V} (one page)": verdicts.combine(v10)}
     for _, b in (beyond.iterrows() if beyond is not None and len(beyond) else []):
-        parts.append(f"{b['series_name']}: beyond {COLD_VARIANT}'s excess at V = {HOT_V} {_ns(b)} per version")
+        parts.append(f"{b['series_name']}: beyond {COLD_VARIANT}'s excess at V = {HOT_V} {_num(b)}")
         readings.setdefault(f"at V = {HOT_V} beyond {COLD_VARIANT} (no HOT chain)", [])
         readings[f"at V = {HOT_V} beyond {COLD_VARIANT} (no HOT chain)"].append(judged(b))
     readings = {k: (verdicts.combine(v) if isinstance(v, list) else v) for k, v in readings.items()}
@@ -730,10 +737,11 @@ def _collector_work(w, cp, link) -> verdicts.ClaimRow:
     for name, g in cp.groupby("series_name"):
         rate = g["removed_per_s"].dropna()
         what = GARBAGE_WORDS.get(g["measure"].iloc[0], g["measure"].iloc[0])
-        parts.append(f"{name}: its pass began after {_range(g['waited_s'], '.1f')} s and ended within one poll "
-                     f"({g['poll_s'].median():.1f} s) in {int(g['one_poll'].sum())} of {len(g)} runs"
-                     + (f", removing at least {rate.min():,.0f} {what} per second" if len(rate) else ""))
+        parts.append(f"{name}: after {_range(g['waited_s'], '.1f')} s, within one poll in "
+                     f"{int(g['one_poll'].sum())} of {len(g)} runs"
+                     + (f", at least {rate.min():,.0f} {what}/s" if len(rate) else ""))
     poll = cp["poll_s"].median()
+    parts[0] = f"each collector's pass began (polled every {poll:.1f} s): " + parts[0]
     verdict = verdicts.not_measured(
         f"a 1,000-row table whose versions sit on a few pages, so no scan is large; the time to reclaim is when "
         f"each collector next ran (InnoDB's purge thread when idle, autovacuum_naptime = 1), and each pass "
