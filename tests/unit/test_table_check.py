@@ -58,3 +58,17 @@ def test_each_page_is_measured_in_screens_of_the_window(tmp_path):
     assert measured.per_page["b.html"] == pytest.approx(1.0, abs=0.01)  # the frame's height, at least
     assert measured.total == pytest.approx(4.0, abs=0.02)
     assert measured.describe()[-1].startswith("the book") and f"limit {check.SCREENS_LIMIT}" in measured.describe()[-1]
+
+
+def test_a_page_is_measured_as_it_loads_with_its_folded_sections_closed(tmp_path):
+    """What a page folds (a closed details: the chapters' hide-output cells, MyST dropdowns, the claims' conditions)
+    counts only by its summary line, as a reader sees the page on load; the same content open counts in full."""
+    (tmp_path / "index.html").write_text("<html><head><meta http-equiv='refresh' content='0; url=a.html'></head></html>")
+    tall = "<div style='height:2700px'>detail</div>"
+    (tmp_path / "folded.html").write_text(f"<html><body style='margin:0'><details><summary>more</summary>{tall}"
+                                          "</details><div style='height:1800px'>answer</div></body></html>")
+    (tmp_path / "open.html").write_text(f"<html><body style='margin:0'><details open><summary>more</summary>{tall}"
+                                        "</details><div style='height:1800px'>answer</div></body></html>")
+    measured = check.screens(tmp_path)
+    assert measured.per_page["folded.html"] == pytest.approx(2.0, abs=0.05)
+    assert measured.per_page["open.html"] == pytest.approx(5.0, abs=0.05)
