@@ -51,11 +51,11 @@ def relative_reads(res: Results, colors: tuple[list[str], list[str]]) -> alt.Cha
     layer = alt.layer(base.mark_line(strokeWidth=1.5).encode(y=y),
                       base.mark_rule(strokeWidth=2).encode(y="low:Q", y2="high:Q"),
                       base.mark_point(filled=True, size=45).encode(y=y, tooltip=tip),
-                      data=rel).properties(width=230, height=220)
+                      data=rel).properties(width=175, height=220)
     order = [cls.title for cls in FLAVORS.values() if cls.title in set(rel["engine"])]
-    return layer.facet(column=alt.Column("engine:N", sort=order, title=None, header=charts.column_header(230)),
+    return layer.facet(column=alt.Column("engine:N", sort=order, title=None, header=charts.column_header(175)),
                        spacing=12).properties(title=charts.titled(
-                           "Reads per second with H transactions held open, over none (95% Welch intervals)", res))
+                           "Reads/s with H transactions open, over none (95% Welch intervals)", res))
 
 
 def view_costs(res: Results) -> alt.Chart | None:
@@ -80,8 +80,8 @@ def view_costs(res: Results) -> alt.Chart | None:
     if len(copy):
         layers.append(alt.Chart(copy).mark_tick(color="gray", thickness=2, size=16).encode(y=y, x="predicted:Q"))
     zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
-    return alt.layer(zero, *layers).properties(width=520, title=charts.titled(
-        "What each open transaction adds to a view (point, 95% interval; grey tick: copying its id here)", res))
+    return alt.layer(zero, *layers).properties(width=470, title=charts.titled(
+        "Each open transaction's cost in a view (95% interval; grey tick: copying its id)", res))
 
 
 def visibility_costs(res: Results) -> alt.Chart | None:
