@@ -60,9 +60,9 @@ def group_size(res: Results) -> alt.Chart | None:
     y = alt.Y("group_size:Q", title="commits per sync (log)", scale=alt.Scale(type="log"),
               axis=alt.Axis(format=NUMBER, tickCount=6))
     color = alt.Color("series_name:N", sort=order, title=None, legend=alt.Legend(orient="bottom", columns=4))
-    dash = alt.StrokeDash("workload:N", title=None, legend=alt.Legend(orient="bottom"),
+    dash = alt.StrokeDash("workload:N", title=None, legend=alt.Legend(orient="top"),
                           scale=alt.Scale(domain=sorted(g["workload"].unique()), range=[[4, 3], [1, 0]][:g["workload"].nunique()]))
-    shape = alt.Shape("counted:N", title=None, legend=alt.Legend(orient="bottom"),
+    shape = alt.Shape("counted:N", title=None, legend=alt.Legend(orient="top"),
                       scale=alt.Scale(domain=["the server's counts", "probe runs"], range=["circle", "square"]))
     tip = ["series_name", "config", "workload", "threads", "counted", "n", alt.Tooltip("group_size:Q", format=".1f"),
            alt.Tooltip("group_size_lo:Q", format=".1f"), alt.Tooltip("group_size_hi:Q", format=".1f")]
