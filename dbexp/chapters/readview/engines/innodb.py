@@ -11,6 +11,8 @@ latch is counted on, in every version."""
 
 from __future__ import annotations
 
+import time
+
 from dbexp.servers.mysql import MySQL
 from dbexp.servers.sql import query
 
@@ -76,14 +78,21 @@ class Views(ViewPart):
     # InnoDB lists a transaction that has no id yet (one that has only read) under its address with this bit
     # set (trx_get_id_for_print): an id at or above it is no id
     NO_ID = 1 << 48
+    # INNODB_TRX is read from a cache that a read refreshes only where no read came in the 0.1 s before it
+    # (trx0i_s.cc, CACHE_MIN_IDLE_TIME_US): waited out before each read, so that it lists the transactions now
+    TRX_CACHE_S = 0.11
+
+    def _innodb_trx(self, conn, where: str = "") -> list[tuple]:
+        time.sleep(self.TRX_CACHE_S)
+        return query(conn, f"SELECT trx_id FROM information_schema.INNODB_TRX {where}")
 
     def trx_id(self, conn) -> int | None:
-        rows = query(conn, "SELECT trx_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()")
+        rows = self._innodb_trx(conn, "WHERE trx_mysql_thread_id = CONNECTION_ID()")
         value = int(rows[0][0]) if rows else None
         return None if value is None or value >= self.NO_ID else value
 
     def held_ids(self, conn) -> list[int]:
-        ids = (int(r[0]) for r in query(conn, "SELECT trx_id FROM information_schema.INNODB_TRX"))
+        ids = (int(r[0]) for r in self._innodb_trx(conn))
         return sorted(i for i in ids if i < self.NO_ID)
 
     def begin(self, conn, snapshot: bool) -> None:
