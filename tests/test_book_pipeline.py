@@ -272,6 +272,13 @@ def test_no_page_of_the_book_prints_nan(published_book: Path):
     assert shown == [], f"{len(shown)} pages' texts print nan: " + "; ".join(shown)
 
 
+def test_no_page_of_the_book_prints_a_share_interval_outside_0_and_100_percent(published_book: Path):
+    """A share's interval is exact or Wilson ("0.07% [-0.14%, 0.28%]" and "100.0% [100.0%, 100.0%]" were normal
+    approximations): none leaves [0%, 100%]."""
+    shown = _defects(published_book, "share interval")
+    assert shown == [], f"{len(shown)} share intervals outside [0%, 100%]: " + "; ".join(shown)
+
+
 def test_no_csv_the_book_links_has_a_row_that_says_nothing(published_book: Path):
     """Every CSV under a chart or table holds the rows it shows: none empty but for one cell (a reference line's
     own row, 11 of 91 downloads once)."""

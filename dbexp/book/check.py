@@ -18,7 +18,7 @@ charts all drew is recorded there by its content key (:func:`page_key`: the page
 check does not load a page with the same key again, and says so in its result (``PageResult.known``).
 
 Without a browser, :func:`defects` reads every built page for what no page may show: a code cell's
-source, "nan" in its text, a CSV download with a row that says nothing.
+source, "nan" in its text, a share whose interval leaves [0%, 100%], a CSV download with a row that says nothing.
 """
 
 from __future__ import annotations
@@ -325,12 +325,30 @@ def screens(html_dir: Path | str) -> Screens:
 # --- what no page may show: checked in the built pages' text, no browser --------------------------------
 
 NAN = re.compile(r"(?<![A-Za-z0-9_])nan(?![A-Za-z0-9_])", re.I)  # pandas' and numpy's missing value, printed
+# A share printed with its interval, "12.3% [10.1%, 14.6%]": the value unsigned (a change is printed signed, "+4.1%",
+# and may have an interval below 0); its bounds, signed or not ("\u2212" the minus sign of a typeset number).
+SHARE_CI = re.compile(r"(?<![+\-\u2212\d.,])(\d[\d,]*(?:\.\d+)?)% \[([+\-\u2212]?\d[\d,]*(?:\.\d+)?)%, "
+                      r"([+\-\u2212]?\d[\d,]*(?:\.\d+)?)%\]")
+
+
+def impossible_shares(text: str) -> list[str]:
+    """The shares in ``text`` printed with an interval that leaves [0%, 100%] ("0.07% [-0.14%, 0.28%]": a normal
+    approximation where an exact or Wilson interval belongs) or has no width at 0% or 100% ("100.0% [100.0%,
+    100.0%]"), each as printed."""
+    def number(x: str) -> float:
+        return float(x.replace(",", "").replace("\u2212", "-"))
+
+    def impossible(value: float, low: float, high: float) -> bool:
+        # outside [0%, 100%], or no width at all at either end (an exact or Wilson interval never is [100%, 100%])
+        return value <= 100 and (low < 0 or high > 100 or (low == high and low in (0.0, 100.0)))
+
+    return [m.group(0) for m in SHARE_CI.finditer(text) if impossible(*(number(m.group(i)) for i in (1, 2, 3)))]
 
 
 @dataclass
 class Defect:
     where: str  # the page (relative to the HTML folder), and the CSV for a CSV's
-    kind: str  # "code cell", "nan" or "empty CSV row"
+    kind: str  # "code cell", "nan", "share interval" (a share's interval outside [0%, 100%]) or "empty CSV row"
     detail: str
 
     def describe(self) -> str:
@@ -379,7 +397,8 @@ class _PageText(html_lib_parser.HTMLParser):
 
 def page_defects(page: Path | str, html_dir: Path | str | None = None) -> list[Defect]:
     """What one built page must not show: a code cell's source (every chapter cell is tagged remove-input or
-    remove-cell), "nan" or "NaN" in its text outside scripts (a missing value printed), and a CSV it links
+    remove-cell), "nan" or "NaN" in its text outside scripts (a missing value printed), a share whose interval
+    leaves [0%, 100%] (:func:`impossible_shares`), and a CSV it links
     (dbexp.book.downloads) with a row empty but for at most one cell."""
     page = Path(page)
     html_dir = Path(html_dir) if html_dir is not None else page.parent
@@ -391,6 +410,7 @@ def page_defects(page: Path | str, html_dir: Path | str | None = None) -> list[D
     found = [Defect(where, "code cell", _first_line(code)) for code in parsed.code]
     text = " ".join(" ".join(parsed.text).split())
     found += [Defect(where, "nan", f"...{text[max(0, m.start() - 40):m.end() + 20]}...") for m in NAN.finditer(text)]
+    found += [Defect(where, "share interval", shown) for shown in impossible_shares(text)]
     for csv_path in linked_csvs(page):
         found += [Defect(f"{where} ({csv_path.name})", "empty CSV row", row) for row in empty_csv_rows(csv_path)]
     return found

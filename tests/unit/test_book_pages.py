@@ -297,3 +297,18 @@ def test_a_clean_page_has_no_defect(tmp_path):
     page.write_text("<html><body><div class='cell docutils container'><div class='cell_output docutils container'>"
                     "<p>2.5 ns per version [2.1, 2.9]; a missing value reads \u2014</p></div></div></body></html>")
     assert check.page_defects(page) == []
+
+
+def test_a_share_whose_interval_leaves_0_to_100_percent_is_found(tmp_path):
+    """A share's interval is exact or Wilson, inside [0%, 100%]: a normal approximation's "0.07% [-0.14%, 0.28%]" is
+    a defect; a change, printed signed, may have an interval below 0."""
+    from dbexp.book import check
+
+    page = tmp_path / "group_commit.html"
+    page.write_text("<html><body><p>woken three times 0.07% [-0.14%, 0.28%]; changed in 100.0% [97.0%, 100.0%] of "
+                    "trials; 99.5% [98.0%, 100.3%]; a change of +3.2% [-1.0%, +7.4%]; 100.0% [100.0%, 100.0%]</p>"
+                    "</body></html>")
+    found = check.page_defects(page)
+    assert [(d.kind, d.detail) for d in found] == [("share interval", "0.07% [-0.14%, 0.28%]"),
+                                                   ("share interval", "99.5% [98.0%, 100.3%]"),
+                                                   ("share interval", "100.0% [100.0%, 100.0%]")]
