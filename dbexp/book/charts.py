@@ -339,17 +339,20 @@ def shares_ci(df: pd.DataFrame, y: str, x: str, color: str, row: str, title, x_t
 
 def relative_ci(g: pd.DataFrame, order: list[str], title, x_title: str) -> alt.LayerChart:
     """One flavor's relative QPS (``ratio`` with ``ci_low``, ``ci_high``), one row per test in ``order``,
-    one line per version (offset within the row), against the line of no difference."""
+    one line per version (offset within the row), against the line of no difference: a log axis (a wide interval
+    does not squeeze the others), the axis and the legend on top, where a reader of a tall chart starts."""
     base = alt.Chart(g).encode(y=alt.Y("test:N", sort=order, title=None), yOffset=alt.YOffset("version:N"),
                                color=alt.Color("version:N", title="version",
-                                               legend=alt.Legend(orient="bottom", labelLimit=0, columns=3)))
+                                               legend=alt.Legend(orient="top", labelLimit=0, columns=4)))
+    x = alt.X("ci_low:Q", scale=alt.Scale(type="log", zero=False, nice=False), title=x_title,
+              axis=alt.Axis(orient="top", format=".2~f", values=[0.25, 0.5, 0.75, 1.0, 1.5, 2, 3, 4]))
     return alt.layer(
         alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q"),
-        base.mark_rule().encode(x=alt.X("ci_low:Q", scale=alt.Scale(zero=False), title=x_title), x2="ci_high:Q"),
+        base.mark_rule().encode(x=x, x2="ci_high:Q"),
         base.mark_point(filled=True).encode(x="ratio:Q", tooltip=["test", "version", alt.Tooltip("ratio:Q", format=".3f"),
                                                                    alt.Tooltip("ci_low:Q", format=".3f"),
                                                                    alt.Tooltip("ci_high:Q", format=".3f"), "pairs"]),
-    ).properties(width=420, title=title)
+    ).properties(width=420, height=alt.Step(8), title=title)
 
 
 def gaps_ci(pts: pd.DataFrame, source: pd.DataFrame, title, x_title: str) -> alt.LayerChart:
