@@ -42,7 +42,8 @@ def test_the_published_findings_are_a_list_one_line_per_finding():
     assert all(len(line.split()) <= 90 for line in lines), [len(line.split()) for line in lines]  # short bullets
     # the numbers are those the tables print: InnoDB's smallest and largest excess per version
     rows = mv.per_version_rows(res)
-    innodb = rows[rows["store"] == "undo"].assign(value=lambda d: d["excess"].str.split().str[0].astype(float))
+    innodb = rows[rows["store"] == "undo"].assign(
+        value=lambda d: d["excess"].str.split().str[0].str.replace(",", "").astype(float))
     low, high = innodb.loc[innodb["value"].idxmin()], innodb.loc[innodb["value"].idxmax()]
     assert f"from {low['excess']} ns ({low['series_name']}, {low['variant']})" in lines[0]
     assert f"to {high['excess']} ns ({high['series_name']}, {high['variant']})" in lines[0]
@@ -85,7 +86,7 @@ def test_the_page_opens_with_its_answer_a_finding_with_its_interval_and_the_cpu(
 
     assert head.startswith(f"On an {cpu_models(res.runs)}, each newer version costs InnoDB's reader with an old "
                            "snapshot +"), head
-    assert re.search(r"\+\d+ \[\+\d+, \+\d+\] ns per read more than a fresh reader", head), head
+    assert re.search(r"\+[\d,]+ \[\+[\d,]+, \+[\d,]+\] ns per read more than a fresh reader", head), head
     assert page.answer(res, mv.CHAPTER).startswith(head)
 
 
