@@ -23,7 +23,7 @@ pytestmark = pytest.mark.unit
 
 def test_default_design_interleaves_four_instances_of_every_server_in_random_windows():
     sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
-    main, ablation, profile = CHAPTER.design(sc, Cpus())
+    main, ablation, profile, _ = CHAPTER.design(sc, Cpus())
     windows = {}
     for p in main.points:
         windows.setdefault(p.together, []).append(p)
@@ -284,3 +284,103 @@ def test_a_saved_data_directory_is_named_by_image_size_and_variant_in_safe_chara
                     "character_set_server_latin1.tar")
     with pytest.raises(DbexpError, match="no image id"):
         datadir.template_name(SimpleNamespace(**{**vars(server), "image": SimpleNamespace(id="")}), wl)
+
+
+def test_the_counted_part_counts_every_test_of_a_server_on_one_start_of_two():
+    sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
+    part = CHAPTER.design(sc, Cpus())[3]
+    assert part.repeats == 2 and part.instances == 2  # two separately started servers per point
+    assert {p.server.spec for p in part.points} == set(sc.counted_servers) >= set(MYSQL) | {"postgres:12@offline",
+                                                                                          "postgres:18@offline"}
+    assert {"point-query", "update-nonindex"} <= set(sc.counted_tests)
+    for spec in sc.counted_servers:  # one group (one server start per instance) holds every test of the server
+        ps = [p for p in part.points if p.server.spec == spec]
+        assert {p.group for p in ps} == {f"versions counted {spec}"} and len({p.server.key() for p in ps}) == 1
+        assert [p.params.test for p in ps] == list(sc.counted_tests)
+    p = part.points[0]
+    assert p.server.under == "callgrind" and p.params.role == "counted" and p.params.events == sc.counted_events
+    assert p.workload.threads == 1 and dict(p.workload.options)["rand-seed"] == "1"
+    assert p.workload.table_size == sc.table_size and not p.together
+    assert p.server.settings["innodb_adaptive_hash_index"] == "OFF"  # the main windows' baseline settings
+    assert not CHAPTER.timed(p) and CHAPTER.timed(CHAPTER.design(sc, Cpus())[0].points[0])
+    smoke = CHAPTER.adjust(CHAPTER.scale("smoke"), "smoke", Cpus(), {})
+    assert {s.split(":")[0] for s in smoke.counted_servers} == {"mysql", "postgres"}
+    small = CHAPTER.scale("smoke", counted_servers=[], counted_table_size=500, counted_sim=True)
+    assert CHAPTER.design(small, Cpus())[3].points == []
+    sim = CHAPTER.design(CHAPTER.scale("smoke", counted_table_size=500, counted_sim=True), Cpus())[3].points
+    assert {p.server.under for p in sim} == {"callgrind-sim"} and {p.workload.table_size for p in sim} == {500}
+    with pytest.raises(DbexpError, match="unknown test"):
+        CHAPTER.adjust(CHAPTER.scale("smoke", counted_tests=["nope"]), "smoke", Cpus(), {})
+    with pytest.raises(DbexpError, match="counted_events"):
+        CHAPTER.adjust(CHAPTER.scale("smoke", counted_events=0), "smoke", Cpus(), {})
+
+
+def _counted(counts: dict[tuple[str, str], list[float]], functions: dict[str, dict[str, float]] | None = None):
+    """Counted runs (role 'counted'), one per server start: {(server, test): [count on start 1, start 2]}, and the
+    counters of each server's runs: {server: {function label: inclusive instructions per statement}}."""
+    rows, counters = [], []
+    for (server, test), values in counts.items():
+        for i, v in enumerate(values):
+            rid = f"{server}-{test}-{i}"
+            rows.append({"series_name": server, "flavor": server.split()[0], "test": test, "role": "counted",
+                         "length": 1, "config": "callgrind", "repeat": i, "instance": i, "run_id": rid,
+                         "point_key": f"{server}-{test}", "spec": server, "version": server.split()[1],
+                         "server_instance": f"c{server}{i}", "workload": {"script": "x", "table_size": 1000},
+                         "instructions_per_op": v, "valgrind_start_s": 20.0 if i == 0 else np.nan,
+                         "counted_warm_s": 4.0, "count_ops_per_s": 1000.0, "count_s": 3.0, "ops_counted": 100.0,
+                         "instructions_counted": 100.0 * v})
+            for fn, per in (functions or {}).get(server, {}).items():
+                counters.append({"run_id": rid, "source": "callgrind_inclusive", "name": fn, "before": 0.0,
+                                 "after": per * 100, "delta": per * 100})
+                counters.append({"run_id": rid, "source": "callgrind_calls", "name": fn, "before": 0.0,
+                                 "after": 100.0, "delta": 100.0})
+    return pd.DataFrame(rows), pd.DataFrame(counters)
+
+
+def test_counts_agree_per_point_and_split_a_relative_qps_into_work_and_time_per_instruction():
+    rng = np.random.default_rng(2)
+    drift = 1 + 0.1 * rng.standard_normal(6)
+    timed = _wide({"mysql 5.7.22": list(1000 * drift), "mysql 8.0.15": list(800 * drift),
+                   "mysql 9.7.4": list(760 * drift)})
+    c, counters = _counted({("mysql 5.7.22", "point-query"): [100_000, 100_100],
+                            ("mysql 8.0.15", "point-query"): [120_000, 120_000],
+                            ("mysql 9.7.4", "point-query"): [150_000, 153_000]},
+                           {"mysql 5.7.22": {"do_command(THD*) (mysqld)": 100_000, "row_search_mvcc(unsigned char*) (mysqld)": 30_000},
+                            "mysql 8.0.15": {"do_command(THD*) (mysqld)": 120_000, "row_search_mvcc(unsigned char*, int) (mysqld)": 31_000,
+                                             "Query_expression::optimize(THD*) (mysqld)": 15_000},
+                            "mysql 9.7.4": {"do_command(THD*) (mysqld)": 150_000}})
+    res = Results("versions", pd.concat([timed, c], ignore_index=True), pd.DataFrame(), counters, pd.DataFrame(),
+                  "this run")
+    p = versions.counted_points(res).set_index("server")
+    assert p.loc["mysql 5.7.22", "agree"] and p.loc["mysql 5.7.22", "spread"] == pytest.approx(100 / 100_050)
+    assert not p.loc["mysql 9.7.4", "agree"]  # 2% apart: not read as a cost
+    assert p.loc["mysql 8.0.15", "count_1"] == 120_000 and p.loc["mysql 8.0.15", "start_s"] == 20.0
+    r = versions.instruction_ratios(res).set_index(["server", "against"])
+    x = r.loc[("mysql 8.0.15", "mysql 5.7.22")]
+    assert x["ratio"] == pytest.approx(120_000 / 100_050) and x["low"] == pytest.approx(120_000 / 100_100)
+    assert x["qps"] == pytest.approx(0.8) and x["agree"]
+    # the time per statement (1 / 0.8) is the work (1.2) times the time per instruction
+    assert x["per_instruction"] * x["ratio"] == pytest.approx(1 / 0.8)
+    assert r.loc[("mysql 9.7.4", "mysql 8.0.15"), "view"] == "previous" and not r.loc[("mysql 9.7.4", "mysql 8.0.15"), "agree"]
+    assert len(r) == 3  # 8.0 / 5.7, 9.7 / 5.7, 9.7 / 8.0
+    fm = versions.functions_moved(res)
+    first = fm[(fm["server"] == "mysql 8.0.15")].set_index("function")
+    assert first.index[0] == "do_command" and first.loc["do_command", "moved"] == pytest.approx(20_000)
+    assert first.loc["row_search_mvcc", "moved"] == pytest.approx(1_000)  # one name across changed signatures
+    assert np.isnan(first.loc["Query_expression::optimize", "old"])  # not among 5.7's stored functions
+    text = versions.sentence(res, "counted")
+    assert "3 points" in text and "2 of 3 agree" in text and "1.199x the instructions" in text
+    assert "0.800x the QPS" in text and "the counts do not agree" in text
+    # the counted runs are no window: the timed analysis does not see them
+    assert set(versions.statements_check(res)["run_id"]) == set(timed["run_id"])
+    assert len(versions.counted_pace(res)) == 3
+
+
+def test_the_counted_section_says_so_where_nothing_was_counted(tmp_path):
+    res = CHAPTER.run("default", run=False, root=tmp_path)
+    assert versions.counted_points(res).empty and versions.instruction_ratios(res).empty
+    assert "Not counted in these results" in versions.sentence(res, "counted")
+    timed = Results("versions", _wide({"mysql 5.7.22": [1000.0, 1010.0], "mysql 8.0.15": [800.0, 790.0]}),
+                    pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), "this run")
+    assert "Not counted in these results" in versions.sentence(timed, "counted")
+    assert versions.functions_moved(timed).empty

@@ -43,7 +43,8 @@ LEAST_INSTANCES = 4
 MOVED = 0.05  # "resolved away from 1 by more than 5%": where the page puts cpu/o and cs/o beside
 VALUES = {"qps_common": "QPS", "cpu_per_op_common_us": "cpu/o", "cs_per_op": "cs/o", "vcs_per_op": "voluntary cs/o"}
 VIEWS = ("base", "previous", "own defaults", "A/A control")
-ROLE_SUFFIX = {"baseline": "", "twin": " (twin)", "own defaults": " (own defaults)", "ablation": "", "profile": ""}
+ROLE_SUFFIX = {"baseline": "", "twin": " (twin)", "own defaults": " (own defaults)", "ablation": "", "profile": "",
+               "counted": ""}
 
 
 def tidy(res: Results) -> pd.DataFrame:
@@ -80,6 +81,11 @@ MAIN_ROLES = ("baseline", "twin", "own defaults")
 
 def main_runs(w: pd.DataFrame) -> pd.DataFrame:
     return w[(w["length"] == 1) & w["role"].isin(MAIN_ROLES)] if len(w) else w
+
+
+def timed_runs(w: pd.DataFrame) -> pd.DataFrame:
+    """Every run but the counted part's (role 'counted': counts under callgrind, no window, no QPS)."""
+    return w[w["role"] != "counted"] if len(w) else w
 
 
 def _paired_runs(res: Results) -> pd.DataFrame:
@@ -433,7 +439,7 @@ def moved(res: Results, view: str = "base") -> pd.DataFrame:
 def pool_reads(res: Results) -> pd.DataFrame:
     """Per server: windows, pages read into the buffer pool in all of them, and QPS (median) - the
     cached database's check."""
-    w = tidy(res)
+    w = timed_runs(tidy(res))
     if w.empty or "pool_reads" not in w:
         return pd.DataFrame()
     return (w.groupby(["flavor", "server"]).agg(windows=("run_id", "size"), pool_reads=("pool_reads", "sum"),
@@ -826,7 +832,7 @@ def _nested_part(x: pd.DataFrame, test: str, a: str, b: str) -> dict | None:
 def start_seconds(res: Results) -> dict[str, float]:
     """Per flavor, what a server's start cost these runs beyond the container's own start (the median over its
     servers of loading or restoring the table and settling or warming it, from the dataset record)."""
-    w = tidy(res)
+    w = timed_runs(tidy(res))
     if w.empty or "workload" not in w:
         return {}
     steps = ("prepare_s", "settle_s", "restore_s", "save_s", "warm_s")
@@ -1026,7 +1032,7 @@ def statements_check(res: Results) -> pd.DataFrame:
         from dbexp.chapters.versions.engines import ROWS, XACT
         from dbexp.chapters.versions.tests import TYPES, expected_rows
 
-        w = tidy(res)
+        w = timed_runs(tidy(res))
         if w.empty:
             return pd.DataFrame()
         counts = _run_counts(res)

@@ -24,6 +24,17 @@ and its rows read are taken before and after (counters of source "statements"): 
 event, is checked against what the test names (the claims' witness). Beside what measure_together takes
 between its marks, each run records the pages its server read into its pool in the window.
 
+The counted part (``counted_servers`` on ``counted_tests``): instructions per statement under valgrind's callgrind
+(dbexp.experiments.counted, dbexp.metrics.callgrind), the work a statement does whatever the machine. Each counted
+server is started twice (two separately started servers per point: the Sweep's instances), natively, with its table
+restored from the saved data directory, then restarted under valgrind, its pool read whole under valgrind (the
+engine part's warm; its instructions fall in no counted pass), and every counted test counted on that one start in
+turn (one client; a warm-up pass, a short and a long one: counted.count). Its servers are the main windows'
+baseline settings with the flavor's counting settings added at start (lifecycle); its table is
+``counted_table_size`` rows (0: the chapter's). The reset and the checks of the main windows are not made before a
+count: under valgrind each would take the time of a count, and the count checks itself (every statement the client
+sent entered, nothing else counted).
+
 The regression ablation (the MySQL versions in ``ablation_servers`` on update-nonindex, the configurations of
 regression.configurations() named in ``ablation_configs``) starts one group of servers per set of startup
 settings, on ``ablation_instances`` instances interleaved as the main windows: configurations that differ only
@@ -51,8 +62,10 @@ from dbexp.chapters.versions.tests import HEADLINE, TESTS, WRITES
 from dbexp.catalog import offline_series
 from dbexp.catalog.versions import version_key
 from dbexp.errors import DbexpError
+from dbexp.experiments import counted
 from dbexp.experiments.chapter import Chapter, Cpus, Part, check_names, check_whole
 from dbexp.experiments.measure import Measured, measure_together
+from dbexp.metrics import callgrind
 from dbexp.experiments.sweep import Point
 from dbexp.metrics.profile import CpuProfile, server_pids, top
 from dbexp.servers.config import ServerConfig, cpus_of
@@ -65,6 +78,7 @@ from dbexp.workloads.table_state import restore_rows
 
 PARTS: Engines[VersionsEngine] = Engines("versions", {"mysql": innodb.InnoDBVersions, "postgres": postgres.PostgresVersions})
 ROLES = ("baseline", "twin", "own defaults")
+COUNTED = "counted"  # the role of the counted part's points
 ABLATION_TEST = "update-nonindex"
 TABLE = "sbtest1"
 PROFILE_SYMBOLS = 200  # the symbols kept per server and window (the rest summed as one)
@@ -84,6 +98,7 @@ POSTGRES_DEFAULT = ("postgres:12@offline", "postgres:16@offline", "postgres:17@o
 # the first publication's largest regressions: 9.7 / 8.0 on point queries (0.666), 8.0 / 5.7 on writes (0.546)
 PROFILED = ("point-query", "update-nonindex")
 LONG = ("point-query", "update-nonindex")  # the tests whose MySQL ratios must resolve 3% (issue 47)
+COUNTED_STARTS = 2  # separately started servers per counted point (issue 48)
 
 
 @dataclass(frozen=True)
@@ -112,6 +127,11 @@ class Scale:
     profile_repeats: int = 0
     instances: int = 4  # independently started copies of every server, alive together, windows interleaved
     slice_s: float = 0.1  # each client's turn alone in a window (0: the servers at once)
+    counted_servers: tuple[str, ...] = ()  # servers counted under callgrind (any of the chapter's engines)
+    counted_tests: tuple[str, ...] = ()  # the tests counted on each of them, all on one server start
+    counted_events: int = 1000  # sysbench events per count (after a warm-up pass as long)
+    counted_table_size: int = 0  # the counted servers' table (0: table_size)
+    counted_sim: bool = False  # True: callgrind simulates caches and branches too (misses per statement; slower)
 
 
 @dataclass(frozen=True)
@@ -125,6 +145,7 @@ class VersionsPoint:
     switched: tuple[tuple[str, str], ...] = ()
     instance: int = 0  # which copy of its servers the window ran on (stored as the run's instance)
     turns_s: float = 0.0  # each server's own turns asked of the window, in seconds
+    events: int = 0  # a counted point's sysbench events counted (0 elsewhere)
 
 
 def _flavor_key(spec: str) -> str:
@@ -143,6 +164,10 @@ def by_flavor(specs) -> dict[str, list[str]]:
 SERIES = by_flavor(offline_series())
 MYSQL, MARIADB, POSTGRES = (tuple(SERIES[_flavor_key(spec)])
                             for spec in ("mysql:5.7@offline", "mariadb:10.11@offline", "postgres:12@offline"))
+# the counted part at default (issue 48): every MySQL and MariaDB version and PostgreSQL's base and newest, on the
+# first publication's largest regressions (point-query, update-nonindex); sized from the smoke scale's pace
+COUNTED_SERVERS = MYSQL + MARIADB + ("postgres:12@offline", "postgres:18@offline")
+COUNTED_TESTS = PROFILED
 
 
 def window_s(active_s: float, servers: int) -> int:
@@ -175,11 +200,13 @@ class Versions(Chapter):
     Scale = Scale
     scales = {
         "smoke": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), ("point-query", "update-nonindex"), 0.5, 1,
-                       10_000, pool_mb=128, twin=True, instances=2),
+                       10_000, pool_mb=128, twin=True, instances=2,
+                       counted_servers=("mysql:8.0@offline", "postgres:12@offline"),
+                       counted_tests=("point-query", "update-nonindex"), counted_events=200),
         "default": Scale(MYSQL + MARIADB + POSTGRES_DEFAULT, HEADLINE, 1.1, 2, 1_000_000,
                          long_tests=LONG, long_factor=3, ablation_servers=MYSQL, ablation_repeats=2,
                          ablation_instances=2, profile_tests=PROFILED, profile_servers=MYSQL, profile_repeats=2,
-                         instances=4),
+                         instances=4, counted_servers=COUNTED_SERVERS, counted_tests=COUNTED_TESTS),
         "full": Scale(MYSQL + MARIADB + POSTGRES, tuple(TESTS), 3.0, 3, 1_000_000,
                       own_defaults=("mysql:8.0@offline", "mysql:9.7@offline", "mariadb:11.8@offline"),
                       long_tests=LONG, long_factor=3,
@@ -188,7 +215,7 @@ class Versions(Chapter):
                       ablation_servers=MYSQL, ablation_repeats=3, ablation_instances=4,
                       ablation_configs=tuple(configurations()),
                       profile_tests=PROFILED + ("hot-points", "insert"), profile_servers=MYSQL, profile_repeats=5,
-                      instances=6),
+                      instances=6, counted_servers=MYSQL + MARIADB + POSTGRES, counted_tests=HEADLINE),
     }
     knob_help = {"servers": 'the servers, e.g. ["mysql:5.7", "mysql:8.0", "postgres:12", "postgres:18"]',
                  "tests": 'the tests (the source\'s names), e.g. ["point-query", "update-nonindex"]',
@@ -212,7 +239,13 @@ class Versions(Chapter):
                  "profile_servers": 'the servers (of servers) profiled, e.g. ["mysql:8.0", "mysql:9.7"]',
                  "profile_repeats": "the profile's windows (0: no profile)",
                  "instances": "independently started copies of every server, their windows interleaved",
-                 "slice_s": "the seconds of each client's turn alone in a window (0: the servers at once)"}
+                 "slice_s": "the seconds of each client's turn alone in a window (0: the servers at once)",
+                 "counted_servers": 'servers counted under callgrind (none: no counted part), e.g. ["mysql:8.0", '
+                                    '"postgres:12"]',
+                 "counted_tests": 'the tests counted on each counted server, e.g. ["point-query", "update-nonindex"]',
+                 "counted_events": "the sysbench events each count counts (after a warm-up pass as long)",
+                 "counted_table_size": "the counted servers' table rows (0: table_size)",
+                 "counted_sim": "True: callgrind simulates the caches and branches too (slower)"}
     engines = PARTS
     order = "shuffled"  # every window of a group (test x instance) in a random order per repeat
     # write-only's DELETE and INSERT and delete's can deadlock at more than one thread: sysbench retries
@@ -225,6 +258,11 @@ class Versions(Chapter):
         check_names(sc.check_tests, TESTS, "test")
         check_names(sc.profile_tests, TESTS, "test")
         check_names(sc.long_tests, TESTS, "test")
+        check_names(sc.counted_tests, TESTS, "test")
+        for spec in sc.counted_servers:
+            self.engines.check(spec)
+        check_whole(sc.counted_events, "counted_events")
+        check_whole(sc.counted_table_size, "counted_table_size", least=0)
         check_names(sc.ablation_configs, configurations(), "ablation configuration")
         for what, specs in (("own_defaults", sc.own_defaults), ("check_servers", sc.check_servers),
                             ("ablation_servers", sc.ablation_servers), ("profile_servers", sc.profile_servers)):
@@ -258,7 +296,7 @@ class Versions(Chapter):
         own."""
         part = PARTS.of(flavor_of_spec(spec))
         settings = {"baseline": part.baseline_settings, "twin": part.baseline_settings,
-                    "own defaults": part.own_default_settings}[role]()
+                    "own defaults": part.own_default_settings, COUNTED: part.baseline_settings}[role]()
         settings = part.tagged({**settings, **(part.pool_settings(pool_mb) if pool_mb else {})},
                                f"{role} {instance}")
         # the part's settings are whole: the baseline's hold the comparable settings, own defaults none
@@ -309,7 +347,27 @@ class Versions(Chapter):
                                          VersionsPoint(test, "profile", slice_s=sc.slice_s, turns_s=active), wl,
                                          group=f"versions profile {flavor}", together=f"profile {flavor} {test}",
                                          block=f"profile {flavor} {test}"))
-        return [Part(main, sc.repeats), Part(ablation, sc.ablation_repeats), Part(profile, sc.profile_repeats)]
+        return [Part(main, sc.repeats), Part(ablation, sc.ablation_repeats), Part(profile, sc.profile_repeats),
+                Part(self.counted_points(sc, cpus), COUNTED_STARTS, COUNTED_STARTS)]
+
+    def counted_points(self, sc: Scale, cpus: Cpus) -> list[Point]:
+        """The counted part: every counted test of a counted server in one group (one server start counts them
+        all), its repeats on COUNTED_STARTS separately started servers (the Part's instances). A point is
+        counted.point's (one client, a fixed seed for the dataset, the server under valgrind) but for the
+        flavor's counting settings, which the server takes at its start (lifecycle) and each run stores among its
+        effective settings: counted.point asks the image for the options its version knows, and a design is
+        made without the lab."""
+        mode = "callgrind-sim" if sc.counted_sim else "callgrind"
+        size = sc.counted_table_size or sc.table_size
+        out = []
+        for spec in sc.counted_servers:
+            config = dataclasses.replace(self.server(spec, cpus.server, COUNTED, 0, sc.pool_mb), under=mode)
+            for test in sc.counted_tests:
+                wl = dataclasses.replace(self.workload(sc, test, cpus, 60), table_size=size, threads=1)
+                wl = dataclasses.replace(wl, options=tuple({**dict(wl.options), "rand-seed": counted.SEED}.items()))
+                out.append(Point(config, VersionsPoint(test, COUNTED, config=mode, events=sc.counted_events), wl,
+                                 group=f"versions counted {spec}", block=f"counted {spec}"))
+        return out
 
     def ablation_points(self, sc: Scale, cpus: Cpus) -> list[Point]:
         """Every configuration's window of the ablation's versions, on every instance. A group of servers per set
@@ -351,8 +409,9 @@ class Versions(Chapter):
         variant = " ".join(f"{k}={server.config.settings[k]}" for k in part.table_format if k in server.config.settings)
         made = datadir.dataset(server, workload, part.datadir, after_load, variant)
         t0 = time.monotonic()
-        with closing(server.connect(workload.database)) as conn:
-            part.warm(conn, TABLE)
+        if getattr(server, "under", None) is None:  # a counted server's pool is read under valgrind (counted_run)
+            with closing(server.connect(workload.database)) as conn:
+                part.warm(conn, TABLE)
         part.prepare_counting(server)
         return {**made, "warm_s": time.monotonic() - t0}
 
@@ -371,6 +430,8 @@ class Versions(Chapter):
         the visibility map that index-only scans read), and before a read window that follows writes the source
         harness's post-write steps (the engine part's post_write: statistics, dirty pages written back; the
         harness runs them once its write tests are done, before its read tests, and not between two writes)."""
+        if point.params.role == COUNTED:
+            return  # a count checks itself (see the module's docstring)
         with closing(server.connect(point.workload.database)) as conn:
             for name, value in point.params.switched:
                 server.flavor.capability("set_global").set(conn, name, value)
@@ -386,6 +447,8 @@ class Versions(Chapter):
     def precondition(self, server, point: Point, state) -> dict:
         """The table holds exactly the rows it was prepared with, the cleanup has caught up, the post-write steps
         ran before a read window that follows writes, and the window's switched settings read back as set."""
+        if point.params.role == COUNTED:
+            return {}
         with closing(server.connect(point.workload.database)) as conn:
             rows = int(query(conn, f"SELECT count(*) FROM {TABLE}")[0][0])
             out = {f"{TABLE} holds {point.workload.table_size:,} rows": (rows == point.workload.table_size, rows)}
@@ -400,6 +463,41 @@ class Versions(Chapter):
             if point.params.test not in WRITES and state is not None:
                 out["no write since the post-write steps"] = (not state.get("dirty"), bool(state.get("dirty")))
             return {**out, **server.flavor.capability("cleanup").state(conn, TABLE)}
+
+    # --- counts -------------------------------------------------------------------------------------------
+    def timed(self, point: Point) -> bool:
+        """A count does not depend on the CPU's speed: steal does not make it noisy (counted.Counted)."""
+        return point.params.role != COUNTED
+
+    def measure(self, server, point: Point, state) -> Measured:
+        if point.params.role != COUNTED:
+            return super().measure(server, point, state)
+        return self.counted_run(server, point, state)
+
+    def counted_run(self, server, point: Point, state) -> Measured:
+        """One counted test on a counted server: restarted under valgrind first if it runs natively, its pool read
+        whole under valgrind once per start (the engine part's warm, in a window of its own that no count
+        reads), then counted.count; the start under valgrind and the warm timed (``valgrind_start_s`` on the
+        start's first run, ``counted_warm_s``)."""
+        started = callgrind.instrument(server)
+        warm_s = None
+        if state is None or not state.get("counted_warm"):
+            t0 = time.monotonic()
+            part = PARTS.of(server.flavor)
+            with callgrind.Passes(server) as passes:
+                passes.begin()
+                with closing(server.connect(point.workload.database)) as conn:
+                    part.warm(conn, TABLE)
+                passes.end()
+            warm_s = time.monotonic() - t0
+            if state is not None:
+                state["counted_warm"] = True
+        done = counted.count(server, point.workload, point.params.events)
+        m = done.measurements
+        if started:
+            m["valgrind_start_s"] = (started, "s")
+        m["counted_warm_s"] = (warm_s, "s")
+        return Measured(m, done.counters, [], done.command)
 
     # --- windows ------------------------------------------------------------------------------------------
     def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:

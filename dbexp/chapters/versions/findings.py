@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dbexp.book import prose
+from dbexp.chapters.versions import counting
 from dbexp.chapters.versions.analysis import (TARGET_HALF_WIDTH, TARGET_HEADLINE, ablation, best_windows, components, control,
                                               default_minutes, design_estimate, headlines, host_speed_summary, length_check,
                                               pool_reads, profile_modules, resolution, start_seconds, timing, widest,
@@ -125,7 +126,7 @@ def _findings_numbers(res: Results) -> dict:
 
 
 NUMBERS = {"findings": _findings_numbers, "resolution": _findings_numbers, "profile": profile_numbers,
-           "design": design_numbers, "headline": _findings_numbers}
+           "design": design_numbers, "headline": _findings_numbers, "counted": counting.numbers}
 
 
 def headline(res: Results) -> str:

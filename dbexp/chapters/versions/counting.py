@@ -1,0 +1,241 @@
+"""The versions chapter's counted part, analysed: instructions per statement under callgrind for every counted
+point on each of its two separately started servers and their agreement (dbexp.experiments.counted.agreement), each
+version's instructions over its flavor's base and over the counted version before it beside the relative QPS of
+the same servers on the same test, and the functions whose inclusive instructions per statement moved the most
+between two versions (dbexp.experiments.counted.functions).
+
+A time per statement is instructions per statement times the time each instruction takes; so a relative QPS ``Q``
+(newer over older) and an instruction ratio ``I`` split the newer version's time per statement, ``1 / Q``, into the
+work ``I`` (the same on every x86-64 machine) and the time per instruction ``1 / (Q I)`` (this machine's: caches,
+branches, waits). The counts are read through counted's own functions, from the chapter's results rather than a
+store (:class:`_Counted`): the same rows, published or just measured.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from dbexp.chapters.versions.analysis import ordered, ratios, short_function, tidy
+from dbexp.chapters.versions.tests import TESTS
+from dbexp.experiments import counted
+from dbexp.experiments.chapter import Results, memo
+
+ROLE = "counted"  # the counted points' role (chapter.COUNTED; chapter.py imports no analysis)
+MEASURE = counted.MEASURE  # instructions per statement (sysbench's queries)
+FUNCTIONS = 40  # the functions read per run (callgrind.TOP are stored, by inclusive and by exclusive count)
+
+
+def counted_runs(res: Results) -> pd.DataFrame:
+    """The counted part's runs (role ``counted``), one row each, as :func:`analysis.tidy` gives them."""
+    w = tidy(res)
+    if w.empty or MEASURE not in w:
+        return w.iloc[:0]
+    return w[(w["role"] == ROLE) & w[MEASURE].notna()]
+
+
+class _Counted:
+    """What dbexp.experiments.counted reads of a store (runs, their measurements, their counters), from a chapter's
+    results: one row per run with its measurements as columns (``wide``) and the counters table."""
+
+    def __init__(self, wide: pd.DataFrame, counters: pd.DataFrame):
+        self.wide, self.counters = wide, counters
+
+    def runs(self, experiment=None) -> pd.DataFrame:
+        return self.wide
+
+    def measurements_wide(self, runs: pd.DataFrame) -> pd.DataFrame:
+        return self.wide.loc[runs.index]
+
+    def table(self, name: str, ids) -> pd.DataFrame:
+        ids = list(ids)
+        if name == "counters":
+            c = self.counters
+            return c[c["run_id"].isin(ids)] if len(c) else pd.DataFrame(columns=["run_id", "source", "name", "delta"])
+        row = self.wide[self.wide["run_id"].isin(ids)]
+        names = [n for n in ("ops_counted", "instructions_counted") if n in row]
+        return pd.DataFrame({"name": names, "value": [float(row[n].iloc[0]) for n in names]})
+
+
+def _source(res: Results) -> _Counted:
+    w = counted_runs(res).copy()
+    if len(w):  # counted.agreement reads the workload's script from the stored JSON or a dict
+        w["workload"] = [x if isinstance(x, (dict, str)) else {} for x in w["workload"]]
+    return _Counted(w, res.counters)
+
+
+def points(res: Results) -> pd.DataFrame:
+    """One row per counted point (a server and a test): flavor, server, test, the counts of instructions per
+    statement on each server start (``counts``, ``count_0``, ``count_1``), their mean, their largest difference over
+    the mean (``spread``) and whether it is at most 0.5% (``agree``: counted.agreement), the start under valgrind
+    and the counted passes' statements per second (medians)."""
+    def compute():
+        src = _source(res)
+        w = src.wide
+        if w.empty:
+            return pd.DataFrame()
+        a = counted.agreement(src, w["run_id"])
+        info = w.drop_duplicates("point_key").set_index("point_key")[["flavor", "server", "series_name", "test"]]
+        a = a.join(info, on="point_key")
+        for i in range(int(a["servers"].max())):
+            a[f"count_{i}"] = [c[i] if len(c) > i else np.nan for c in a["counts"]]
+        warm = w.groupby("point_key")["counted_warm_s"].max() if "counted_warm_s" in w else pd.Series(dtype=float)
+        a["warm_s"] = a["point_key"].map(warm)
+        a["rows"] = a["point_key"].map(w.drop_duplicates("point_key").set_index("point_key")["workload"].map(
+            lambda x: (json.loads(x) if isinstance(x, str) else x or {}).get("table_size")))
+        order = {t: i for i, t in enumerate(TESTS)}
+        names = ordered(a["server"])
+        a = a.assign(_t=a["test"].map(order), _s=a["server"].map(names.index))
+        return a.sort_values(["flavor", "_t", "_s"]).drop(columns=["_t", "_s"]).reset_index(drop=True)
+    return memo(res, "versions.counted_points", compute)
+
+
+def pairs(names: list[str]) -> list[tuple[str, str, str]]:
+    """(newer, older, view) for a flavor's counted versions, oldest first: each over the base (the oldest) and over
+    the one before it (once where that is the base)."""
+    out = []
+    for i, name in enumerate(names[1:], start=1):
+        out.append((name, names[0], "base"))
+        if i > 1:
+            out.append((name, names[i - 1], "previous"))
+    return out
+
+
+def instruction_ratios(res: Results) -> pd.DataFrame:
+    """Per flavor, test and pair of counted versions (:func:`pairs`): the instruction ratio (newer over older, the
+    means of their two starts; ``low`` and ``high`` the smallest and largest ratio of one start's count to one of the
+    other's), whether both points' counts agree, the relative QPS of the same two servers on the same test from the
+    main windows (``qps`` with its 95% interval; NaN where those servers shared no window) and the time per
+    instruction it leaves (``per_instruction`` = 1 / (qps x ratio): above 1, each instruction took longer)."""
+    def compute():
+        p = points(res)
+        if p.empty:
+            return pd.DataFrame()
+        r = ratios(res)
+        qps = r[r["value"] == "QPS"].set_index(["flavor", "test", "server", "against"]) if len(r) else None
+        rows = []
+        for (flavor, test), g in p.groupby(["flavor", "test"], sort=False):
+            g = g.set_index("server")
+            for a, b, view in pairs(ordered(g.index)):
+                ca = [c for c in g.loc[a, "counts"] if c == c]
+                cb = [c for c in g.loc[b, "counts"] if c == c]
+                ratio = g.loc[a, "mean"] / g.loc[b, "mean"]
+                q = qps.loc[(flavor, test, a, b)] if qps is not None and (flavor, test, a, b) in qps.index else None
+                if isinstance(q, pd.DataFrame):
+                    q = q.iloc[0]
+                qv = float(q["ratio"]) if q is not None else np.nan
+                rows.append({"flavor": flavor, "test": test, "server": a, "against": b, "view": view,
+                             "instructions": g.loc[a, "mean"], "against_instructions": g.loc[b, "mean"],
+                             "ratio": ratio, "low": min(ca) / max(cb), "high": max(ca) / min(cb),
+                             "agree": bool(g.loc[a, "agree"] and g.loc[b, "agree"]),
+                             "qps": qv, "qps_low": float(q["ci_low"]) if q is not None else np.nan,
+                             "qps_high": float(q["ci_high"]) if q is not None else np.nan,
+                             "per_instruction": 1 / (qv * ratio) if qv == qv else np.nan})
+        return pd.DataFrame(rows)
+    return memo(res, "versions.instruction_ratios", compute)
+
+
+def run_functions(res: Results, run_id: str, n: int = FUNCTIONS) -> pd.DataFrame:
+    """A counted run's functions by inclusive instructions per statement (counted.functions), named short
+    (:func:`analysis.short_function`: no parameters, no binary), the first of a name where several shorten alike."""
+    f = counted.functions(_source(res), run_id, "inclusive", n)
+    f["function"] = [short_function(x) for x in f["function"]]
+    return f.drop_duplicates("function")
+
+
+def functions_moved(res: Results, n: int = 8) -> pd.DataFrame:
+    """Per flavor, test and counted version over the counted version before it: the ``n`` functions whose inclusive
+    instructions per statement moved the most (newer less older, each the mean over its starts' runs; a function
+    outside one side's stored top has no value there and is ranked by the side that has it), with each side's
+    value and calls per statement."""
+    def compute():
+        p = points(res)
+        w = counted_runs(res)
+        if p.empty:
+            return pd.DataFrame()
+        rows = []
+        for (flavor, test), g in p.groupby(["flavor", "test"], sort=False):
+            names = ordered(g["server"])
+            for a, b in zip(names[1:], names[:-1]):
+                side = {}
+                for name in (a, b):
+                    ids = w.loc[(w["server"] == name) & (w["test"] == test), "run_id"]
+                    f = pd.concat([run_functions(res, rid) for rid in ids])
+                    side[name] = f.groupby("function")[["per_op", "calls_per_op"]].mean()
+                both = side[a].add_suffix("_new").join(side[b].add_suffix("_old"), how="outer")
+                both["moved"] = both["per_op_new"].fillna(0) - both["per_op_old"].fillna(0)
+                top = both.reindex(both["moved"].abs().sort_values(ascending=False).index).head(n)
+                for fn, x in top.iterrows():
+                    rows.append({"flavor": flavor, "test": test, "server": a, "against": b, "function": fn,
+                                 "new": x["per_op_new"], "old": x["per_op_old"], "moved": x["moved"],
+                                 "calls_new": x["calls_per_op_new"], "calls_old": x["calls_per_op_old"]})
+        return pd.DataFrame(rows)
+    return memo(res, "versions.functions_moved", compute)
+
+
+def pace(res: Results) -> pd.DataFrame:
+    """Per counted server and test: the table's rows, the start under valgrind and the pool's warm-up under valgrind
+    (seconds, medians over its starts), the counted passes' statements per second and one count's seconds (all its
+    passes), what the default scale's counted part is sized from (:func:`default_minutes`)."""
+    w = counted_runs(res)
+    if w.empty:
+        return pd.DataFrame()
+    cols = {"valgrind_start_s": "start_s", "counted_warm_s": "warm_s", "count_ops_per_s": "ops_per_s",
+            "count_s": "count_s", "ops_counted": "ops"}
+    w = w.assign(**{c: np.nan for c in cols if c not in w})
+    out = w.groupby(["flavor", "server", "test"], sort=False)[list(cols)].median().rename(columns=cols)
+    out["rows"] = w.groupby(["flavor", "server", "test"], sort=False)["workload"].first().map(
+        lambda x: (json.loads(x) if isinstance(x, str) else x or {}).get("table_size"))
+    return out.reset_index()
+
+
+def default_minutes(res: Results, native_start_s: float = 20.0) -> float:
+    """The default scale's counted part in minutes at the pace these runs measured (:func:`pace`): per counted server
+    start, a native start and the table's restore (``native_start_s``), the start under valgrind, the warm-up (scaled
+    to the default table's rows) and one count per test (scaled to the default's events); each server's flavor's
+    median where the default counts a server these runs did not. NaN without counted runs."""
+    from dbexp.chapters.versions.chapter import COUNTED_STARTS, CHAPTER  # chapter.py imports no analysis
+
+    pc = pace(res)
+    if pc.empty:
+        return float("nan")
+    sc = CHAPTER.scales["default"]
+    rows = sc.counted_table_size or sc.table_size
+    pc = pc.assign(warm_row_s=pc["warm_s"] / pc["rows"], count_op_s=pc["count_s"] / pc["ops"])
+    by_flavor = pc.groupby("flavor")[["start_s", "warm_row_s", "count_op_s"]].median()
+    total = 0.0
+    for spec in sc.counted_servers:
+        flavor = _flavor_of(spec)
+        if flavor not in by_flavor.index:
+            continue
+        f = by_flavor.loc[flavor]
+        total += COUNTED_STARTS * (native_start_s + f["start_s"] + f["warm_row_s"] * rows
+                                   + len(sc.counted_tests) * f["count_op_s"] * sc.counted_events)
+    return total / 60
+
+
+def _flavor_of(spec: str) -> str:
+    from dbexp.servers.registry import flavor_of_spec
+
+    return flavor_of_spec(spec).name
+
+
+def numbers(res: Results) -> dict:
+    """What the page's counted section says (the template counted.md.j2): whether anything was counted, the points
+    and how many agree, the servers and tests, each pair's instruction ratio beside its relative QPS."""
+    p = points(res)
+    if p.empty:
+        return {"counted": False}
+    r = instruction_ratios(res)
+    items = []
+    for x in r.itertuples() if len(r) else ():
+        items.append({"test": x.test, "server": x.server, "against": x.against, "ratio": x.ratio, "low": x.low,
+                      "high": x.high, "agree": x.agree, "qps": x.qps, "qps_low": x.qps_low, "qps_high": x.qps_high,
+                      "has_qps": x.qps == x.qps, "time": 1 / x.qps if x.qps == x.qps else None,
+                      "per_instruction": x.per_instruction})
+    return {"counted": True, "points": len(p), "agree": int(p["agree"].sum()), "servers": int(p["servers"].min()),
+            "versions": ordered(p["server"]), "tests": [t for t in TESTS if t in set(p["test"])],
+            "rows": int(p["rows"].dropna().max()) if p["rows"].notna().any() else 0,
+            "spread_max": float(p["spread"].max()), "within": counted.AGREE, "pairs": items}
