@@ -79,7 +79,7 @@ def points(res: Results) -> pd.DataFrame:
         a = counted.agreement(src, w["run_id"])
         info = w.drop_duplicates("point_key").set_index("point_key")[["flavor", "server", "series_name", "test"]]
         a = a.join(info, on="point_key")
-        for i in range(int(a["servers"].max())):
+        for i in range(max(2, int(a["servers"].max()))):  # the table shows two starts' columns, filled or not
             a[f"count_{i}"] = [c[i] if len(c) > i else np.nan for c in a["counts"]]
         warm = w.groupby("point_key")["counted_warm_s"].max() if "counted_warm_s" in w else pd.Series(dtype=float)
         a["warm_s"] = a["point_key"].map(warm)
@@ -186,16 +186,18 @@ def pace(res: Results) -> pd.DataFrame:
             "count_s": "count_s", "ops_counted": "ops"}
     w = w.assign(**{c: np.nan for c in cols if c not in w})
     out = w.groupby(["flavor", "server", "test"], sort=False)[list(cols)].median().rename(columns=cols)
-    out["rows"] = w.groupby(["flavor", "server", "test"], sort=False)["workload"].first().map(
-        lambda x: (json.loads(x) if isinstance(x, str) else x or {}).get("table_size"))
+    first = w.groupby(["flavor", "server", "test"], sort=False)["workload"].first().map(
+        lambda x: json.loads(x) if isinstance(x, str) else x or {})
+    out["rows"] = first.map(lambda x: x.get("table_size"))
+    out["restore_s"] = first.map(lambda x: float((x.get("dataset") or {}).get("restore_s", np.nan)))
     return out.reset_index()
 
 
-def default_minutes(res: Results, native_start_s: float = 20.0) -> float:
+def default_minutes(res: Results, native_start_s: float = 10.0) -> float:
     """The default scale's counted part in minutes at the pace these runs measured (:func:`pace`): per counted server
-    start, a native start and the table's restore (``native_start_s``), the start under valgrind, the warm-up (scaled
-    to the default table's rows) and one count per test (scaled to the default's events); each server's flavor's
-    median where the default counts a server these runs did not. NaN without counted runs."""
+    start, a native start (``native_start_s``) and the table's restore (as measured, where it was restored), the start
+    under valgrind, the warm-up (scaled to the default table's rows) and one count per test (scaled to the default's
+    events); each server's flavor's median. NaN without counted runs."""
     from dbexp.chapters.versions.chapter import COUNTED_STARTS, CHAPTER  # chapter.py imports no analysis
 
     pc = pace(res)
@@ -204,14 +206,15 @@ def default_minutes(res: Results, native_start_s: float = 20.0) -> float:
     sc = CHAPTER.scales["default"]
     rows = sc.counted_table_size or sc.table_size
     pc = pc.assign(warm_row_s=pc["warm_s"] / pc["rows"], count_op_s=pc["count_s"] / pc["ops"])
-    by_flavor = pc.groupby("flavor")[["start_s", "warm_row_s", "count_op_s"]].median()
+    by_flavor = pc.groupby("flavor")[["start_s", "warm_row_s", "count_op_s", "restore_s"]].median()
     total = 0.0
     for spec in sc.counted_servers:
         flavor = _flavor_of(spec)
         if flavor not in by_flavor.index:
             continue
         f = by_flavor.loc[flavor]
-        total += COUNTED_STARTS * (native_start_s + f["start_s"] + f["warm_row_s"] * rows
+        restore = f["restore_s"] if f["restore_s"] == f["restore_s"] else 0.0
+        total += COUNTED_STARTS * (native_start_s + restore + f["start_s"] + f["warm_row_s"] * rows
                                    + len(sc.counted_tests) * f["count_op_s"] * sc.counted_events)
     return total / 60
 
