@@ -374,6 +374,15 @@ def test_counts_agree_per_point_and_split_a_relative_qps_into_work_and_time_per_
     # the counted runs are no window: the timed analysis does not see them
     assert set(versions.statements_check(res)["run_id"]) == set(timed["run_id"])
     assert len(versions.counted_pace(res)) == 3
+    # the default's counted part at this pace: per MySQL start a native start, 20 s under valgrind, the warm-up
+    # (4 s per 1,000 rows) at the default's rows and each test's count (3 s per 100 statements) at its events
+    from dbexp.chapters.versions import counting
+    from dbexp.chapters.versions.chapter import MYSQL as MYSQL_SPECS
+
+    d = CHAPTER.scales["default"]
+    per_start = 10 + 20 + 4 / 1000 * d.table_size + len(d.counted_tests) * 3 / 100 * d.counted_events
+    mysql = len([s for s in d.counted_servers if s in MYSQL_SPECS])
+    assert counting.default_minutes(res) == pytest.approx(2 * mysql * per_start / 60)
 
 
 def test_the_counted_section_says_so_where_nothing_was_counted(tmp_path):
