@@ -589,16 +589,21 @@ def test_the_headline_gives_each_servers_misses_with_its_interval_and_the_cpu():
          "defaults": [{"server": "mysql 8.0.15", "misses": 0.0004, "lo": 0.0001, "hi": 0.0007, "state": "agrees"},
                       {"server": "mysql 9.7.4", "misses": 0.285, "lo": 0.238, "hi": 0.332, "state": "not measured here"}],
          "ring": [{"server": "postgres 18.4", "misses": 0.0, "misses_lo": 0.0, "misses_hi": 0.0, "state": "agrees",
-                   "diff": 0.676, "lo": 0.635, "hi": 0.716}]}
+                   "diff": 0.676, "lo": 0.635, "hi": 0.716}],
+         "depth": [{"server": "mysql 8.0.15", "misses": 0.357, "lo": 0.123, "hi": 0.592, "state": "disagrees",
+                    "depth": 1024, "pool": 3072}]}
     res = type("R", (), {"runs": pd.DataFrame()})()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(findings, "numbers", lambda _: n)
         mp.setattr(chapter_module, "cpu_models", lambda runs: "AMD EPYC 7B13")
         text = findings.headline(res)
         assert text == ("On an AMD EPYC 7B13, while a scan read a table several times the pool, the hot table missed per "
-                        "hot query (95% intervals; kept: the whole interval under 0.01): InnoDB at its defaults, "
+                        "hot query (95% intervals; kept: the whole interval under 0.01): InnoDB with innodb_lru_scan_depth "
+                        "= 100 (the rest at its defaults), "
                         "mysql 8.0.15 0.000 [0.000, 0.001] (kept); mysql 9.7.4 0.285 [0.238, 0.332] (not judged). "
-                        "PostgreSQL's sequential scan (its ring), postgres 18.4 0.000 [0.000, 0.000] (kept). Read "
+                        "PostgreSQL's sequential scan (its ring), postgres 18.4 0.000 [0.000, 0.000] (kept). At the "
+                        "server's own innodb_lru_scan_depth (its page cleaner keeping that many of the pool's pages "
+                        "free): mysql 8.0.15 0.357 [0.123, 0.592] (lost; 1,024 of 3,072 pages). Read "
                         "through the primary key without a ring, PostgreSQL's hot set missed +0.676 [+0.635, +0.716] "
                         "more (postgres 18.4).")
         mp.setattr(findings, "numbers", lambda _: {"runs": 0})
@@ -622,3 +627,18 @@ def test_the_headline_chart_draws_every_server_and_variant_in_the_pages_order():
         assert any(layer.get("mark", {}).get("strokeDash") for layer in spec["layer"])  # the line of 'kept'
         mp.setattr(be_charts, "summary", lambda _: pd.DataFrame())
         assert be_charts.misses(None, "t") is None
+
+
+def test_a_page_read_in_may_turn_young_only_by_the_midpoints_moves():
+    """New pages at the midpoint: up to (1 - pct) of the list's growth, and buf0lru.cc's BUF_LRU_OLD_TOLERANCE (20
+    pages by which the old sublist may overrun its share before InnoDB moves the midpoint), may turn young."""
+    from types import SimpleNamespace
+
+    holds = next(c for c in claims.STEP_CLAIMS if c.id == "new-pages-enter-at-midpoint").holds
+    run = dict(new_pages=550.0, table_pages=550.0, big_young_pages=1500.0, old_blocks_pct=37.0)
+    # no growth: one page, and the slack of 20 (the 9.7.4 run of 2026-12-07 06:36 had 530 of 550 old)
+    assert holds(SimpleNamespace(**run, new_pages_old=529.0, list_growth=-1.0))
+    assert not holds(SimpleNamespace(**run, new_pages_old=528.0, list_growth=-1.0))
+    # a read that lengthened the list by 100 pages: 63 more may turn young (ceil(0.63 * 100), and one)
+    assert holds(SimpleNamespace(**run, new_pages_old=550.0 - 20 - 64, list_growth=100.0))
+    assert not holds(SimpleNamespace(**run, new_pages_old=550.0 - 20 - 65, list_growth=100.0))

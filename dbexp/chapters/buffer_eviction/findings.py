@@ -134,7 +134,8 @@ def _misses(r: dict, lo: str = "lo", hi: str = "hi") -> str:
 
 def headline(res: Results) -> str:
     """The page's answer in two sentences, from the data: on the runs' CPU, the hot table's misses per hot query
-    during the scan with their 95% intervals, InnoDB at its defaults and PostgreSQL's sequential scan (its ring),
+    during the scan with their 95% intervals, InnoDB with a scan depth of 100 and at its own, and PostgreSQL's
+    sequential scan (its ring),
     each server's with what the page's rule makes of it (kept, lost, not judged where the hot set did not begin the
     scan young), and the same read without a ring ('' without such runs)."""
     from dbexp.experiments.chapter import cpu_models
@@ -144,7 +145,7 @@ def headline(res: Results) -> str:
         return ""
     parts = []
     if n["defaults"]:
-        parts.append("InnoDB at its defaults, " + "; ".join(
+        parts.append("InnoDB with innodb_lru_scan_depth = 100 (the rest at its defaults), " + "; ".join(
             f"{r['server']} {_misses(r)} ({_state_word(r['state'])})" for r in n["defaults"]))
     if n["ring"]:
         parts.append("PostgreSQL's sequential scan (its ring), " + "; ".join(
@@ -152,6 +153,11 @@ def headline(res: Results) -> str:
     text = (f"On an {cpu_models(res.runs)}, while a scan read a table several times the pool, the hot table missed "
             f"per hot query (95% intervals; kept: the whole interval under {prose.num(KEPT_MISSES, 'g')}): "
             + ". ".join(parts) + ".")
+    if n["depth"]:
+        text += (" At the server's own innodb_lru_scan_depth (its page cleaner keeping that many of the pool's pages "
+                 "free): " + "; ".join(
+                     f"{r['server']} {_misses(r)} ({_state_word(r['state'])}; {prose.num(r['depth'], ',.0f')} of "
+                     f"{prose.num(r['pool'], ',.0f')} pages)" for r in n["depth"]) + ".")
     if n["ring"]:
         text += (" Read through the primary key without a ring, PostgreSQL's hot set missed "
                  + ", ".join(f"{prose.num(r['diff'], '+.3f')} {prose.ci(r['lo'], r['hi'], '+.3f')} more ({r['server']})"
