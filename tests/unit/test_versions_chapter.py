@@ -289,14 +289,21 @@ def test_a_saved_data_directory_is_named_by_image_size_and_variant_in_safe_chara
 def test_the_counted_part_counts_every_test_of_a_server_on_one_start_of_two():
     sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
     part = CHAPTER.design(sc, Cpus())[3]
-    assert part.repeats == 2 and part.instances == 2  # two separately started servers per point
+    assert part.repeats == 1 and part.instances == 1
     assert {p.server.spec for p in part.points} == set(sc.counted_servers) >= set(MYSQL) | {"postgres:12@offline",
                                                                                           "postgres:18@offline"}
     assert {"point-query", "update-nonindex"} <= set(sc.counted_tests)
-    for spec in sc.counted_servers:  # one group (one server start per instance) holds every test of the server
-        ps = [p for p in part.points if p.server.spec == spec]
-        assert {p.group for p in ps} == {f"versions counted {spec}"} and len({p.server.key() for p in ps}) == 1
-        assert [p.params.test for p in ps] == list(sc.counted_tests)
+    for spec in sc.counted_servers:  # two separately started servers, each a group that counts every test in order
+        for start in (0, 1):
+            ps = [p for p in part.points if p.server.spec == spec and p.params.instance == start]
+            assert {p.group for p in ps} == {f"versions counted {spec} #{start}"}
+            assert len({p.server.key() for p in ps}) == 1 and [p.params.test for p in ps] == list(sc.counted_tests)
+        assert len({p.server.key() for p in part.points if p.server.spec == spec}) == 2
+    # the walk: every start's tests in the scale's order (a read after a write would find the write's work)
+    from dbexp.experiments.sweep import shuffled
+    walk = shuffled(part.points, CHAPTER.name, 0)
+    for group in {p.group for p in part.points}:
+        assert [p.params.test for p in walk if p.group == group] == list(sc.counted_tests)
     p = part.points[0]
     assert p.server.under == "callgrind" and p.params.role == "counted" and p.params.events == sc.counted_events
     assert p.workload.threads == 1 and dict(p.workload.options)["rand-seed"] == "1"

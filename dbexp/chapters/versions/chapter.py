@@ -26,10 +26,13 @@ between its marks, each run records the pages its server read into its pool in t
 
 The counted part (``counted_servers`` on ``counted_tests``): instructions per statement under valgrind's callgrind
 (dbexp.experiments.counted, dbexp.metrics.callgrind), the work a statement does whatever the machine. Each counted
-server is started twice (two separately started servers per point: the Sweep's instances), natively, with its table
+server is started COUNTED_STARTS times (two separately started servers per point), natively, with its table
 restored from the saved data directory, then restarted under valgrind, its pool read whole under valgrind (the
 engine part's warm; its instructions fall in no counted pass), and every counted test counted on that one start in
-turn (one client; a warm-up pass, a short and a long one: counted.count). Its servers are the main windows'
+turn, in the scale's order on every start (one client; a warm-up pass, a short and a long one: counted.count). Each
+start is a group of its own, its points told apart by ``instance``, not the Sweep's instances: a walk on those
+goes backward on the second start, and a read counted after a write finds the write's work left for it (a
+PostgreSQL page to prune, hint bits to set), so that the two starts would not count the same statements. Its servers are the main windows'
 baseline settings with the flavor's counting settings added at start (lifecycle); its table is
 ``counted_table_size`` rows (0: the chapter's). The reset and the checks of the main windows are not made before a
 count: under valgrind each would take the time of a count, and the count checks itself (every statement the client
@@ -348,11 +351,12 @@ class Versions(Chapter):
                                          group=f"versions profile {flavor}", together=f"profile {flavor} {test}",
                                          block=f"profile {flavor} {test}"))
         return [Part(main, sc.repeats), Part(ablation, sc.ablation_repeats), Part(profile, sc.profile_repeats),
-                Part(self.counted_points(sc, cpus), COUNTED_STARTS, COUNTED_STARTS)]
+                Part(self.counted_points(sc, cpus), 1)]
 
     def counted_points(self, sc: Scale, cpus: Cpus) -> list[Point]:
-        """The counted part: every counted test of a counted server in one group (one server start counts them
-        all), its repeats on COUNTED_STARTS separately started servers (the Part's instances). A point is
+        """The counted part: every counted test of a counted server in one group per start (one server start counts
+        them all, in the scale's order), COUNTED_STARTS starts told apart by ``instance`` (the first start of every
+        server, then the second). A point is
         counted.point's (one client, a fixed seed for the dataset, the server under valgrind) but for the
         flavor's counting settings, which the server takes at its start (lifecycle) and each run stores among its
         effective settings: counted.point asks the image for the options its version knows, and a design is
@@ -360,13 +364,15 @@ class Versions(Chapter):
         mode = "callgrind-sim" if sc.counted_sim else "callgrind"
         size = sc.counted_table_size or sc.table_size
         out = []
-        for spec in sc.counted_servers:
-            config = dataclasses.replace(self.server(spec, cpus.server, COUNTED, 0, sc.pool_mb), under=mode)
-            for test in sc.counted_tests:
-                wl = dataclasses.replace(self.workload(sc, test, cpus, 60), table_size=size, threads=1)
-                wl = dataclasses.replace(wl, options=tuple({**dict(wl.options), "rand-seed": counted.SEED}.items()))
-                out.append(Point(config, VersionsPoint(test, COUNTED, config=mode, events=sc.counted_events), wl,
-                                 group=f"versions counted {spec}", block=f"counted {spec}"))
+        for start in range(COUNTED_STARTS):
+            for spec in sc.counted_servers:
+                config = dataclasses.replace(self.server(spec, cpus.server, COUNTED, start, sc.pool_mb), under=mode)
+                for test in sc.counted_tests:
+                    wl = dataclasses.replace(self.workload(sc, test, cpus, 60), table_size=size, threads=1)
+                    wl = dataclasses.replace(wl, options=tuple({**dict(wl.options), "rand-seed": counted.SEED}.items()))
+                    out.append(Point(config, VersionsPoint(test, COUNTED, config=mode, instance=start,
+                                                           events=sc.counted_events), wl,
+                                     group=f"versions counted {spec} #{start}", block=f"counted {spec} #{start}"))
         return out
 
     def ablation_points(self, sc: Scale, cpus: Cpus) -> list[Point]:

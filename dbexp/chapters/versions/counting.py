@@ -60,9 +60,12 @@ class _Counted:
 
 
 def _source(res: Results) -> _Counted:
+    """The counted runs as counted reads them: a point is a server, a test and a way of counting, counted on several
+    starts (``instance``: the chapter's own, one group per start), whatever the sweep's points were."""
     w = counted_runs(res).copy()
     if len(w):  # counted.agreement reads the workload's script from the stored JSON or a dict
         w["workload"] = [x if isinstance(x, (dict, str)) else {} for x in w["workload"]]
+        w["point_key"] = w["server"] + " | " + w["test"] + " | " + w["config"].astype(str)
     return _Counted(w, res.counters)
 
 
