@@ -200,7 +200,9 @@ def default_minutes(res: Results, native_start_s: float = 10.0) -> float:
     """The default scale's counted part in minutes at the pace these runs measured (:func:`pace`): per counted server
     start, a native start (``native_start_s``) and the table's restore (as measured, where it was restored), the start
     under valgrind, the warm-up (scaled to the default table's rows) and one count per test (scaled to the default's
-    events); each server's flavor's median. NaN without counted runs."""
+    events); each server's flavor's median. NaN without counted runs. Measured on a smaller table (the smoke scale's
+    10,000 rows) it is an upper bound: the warm-up's fixed costs (logins, the dump that ends its window) are scaled
+    with the rows too."""
     from dbexp.chapters.versions.chapter import COUNTED_STARTS, CHAPTER  # chapter.py imports no analysis
 
     pc = pace(res)
