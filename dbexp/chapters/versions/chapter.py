@@ -148,7 +148,15 @@ class VersionsPoint:
     switched: tuple[tuple[str, str], ...] = ()
     instance: int = 0  # which copy of its servers the window ran on (stored as the run's instance)
     turns_s: float = 0.0  # each server's own turns asked of the window, in seconds
-    events: int = 0  # a counted point's sysbench events counted (0 elsewhere)
+
+
+@dataclass(frozen=True)
+class CountedPoint(VersionsPoint):
+    """A counted point's parameters: a VersionsPoint's and the sysbench events counted. A field of its own, so that
+    the timed points' parameters (and so their point keys, by which a rerun resumes) are what they were before the
+    counted part existed."""
+
+    events: int = 0
 
 
 def _flavor_key(spec: str) -> str:
@@ -373,8 +381,8 @@ class Versions(Chapter):
                 for test in sc.counted_tests:
                     wl = dataclasses.replace(self.workload(sc, test, cpus, 60), table_size=size, threads=1)
                     wl = dataclasses.replace(wl, options=tuple({**dict(wl.options), "rand-seed": counted.SEED}.items()))
-                    out.append(Point(config, VersionsPoint(test, COUNTED, config=mode, instance=start,
-                                                           events=sc.counted_events), wl,
+                    out.append(Point(config, CountedPoint(test, COUNTED, config=mode, instance=start,
+                                                          events=sc.counted_events), wl,
                                      group=f"versions counted {spec} #{start}", block=f"counted {spec} #{start}"))
         return out
 
