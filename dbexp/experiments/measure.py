@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 
 from dbexp.engine import is_local
-from dbexp.errors import DbexpError
+from dbexp.errors import DbexpError, RetryableError, listed
 from dbexp.waits import poll
 from dbexp.metrics import cpustat, procfs
 from dbexp.metrics.marks import Mark, Marker, between
@@ -270,8 +270,11 @@ def measure_in_turns(runs: list[tuple[object, Workload]], slice_s: float, *, sql
             a = marker.read(order)
             turns.run_until(deadline)
             b = marker.read(order[::-1])
-            if not all(r.running() for r in running):
-                raise DbexpError("a workload taking turns ended before its turns did")
+            ended = [server.config.spec for r, (server, _) in zip(running, runs) if not r.running()]
+            if ended:  # a round whose statements outlasted its turns (a slow spell): the window is void, retried
+                raise RetryableError(f"a workload taking turns ended before its turns did ({listed(ended)}: its "
+                                     f"--time ran out, the last round ending {time.monotonic() - deadline:.1f} s past "
+                                     "the turns' deadline)")
             done = []
             for r, t, e, (_, wl) in zip(running, started, ends, runs):  # alone, each to its end
                 time.sleep(max(0.0, t + e + END_PAD_S - time.monotonic()))
