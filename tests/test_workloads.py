@@ -54,9 +54,11 @@ def test_write_workload_metrics_are_plausible(pg, pg_data):
     assert 0 < m["cpu_per_op_us"][0] < 10_000  # microseconds of server CPU per query
     # the backend blocks on its socket once per statement (perf counts idle's switch back too), and
     # each commit waits for its WAL flush; without perf the per-thread counts at the window's edges
-    # miss the backend, born inside it
+    # miss the backend, born inside it. No upper bound: perf counts every switch on the server CPU,
+    # and under xdist another worker's server shares it (6.2 a statement in CI, 2026-12-07); the
+    # alone test below bounds the count where only this server runs there
     if m["cs_from_perf"][0]:
-        assert 0.5 < m["cs_per_op"][0] < 5
+        assert m["cs_per_op"][0] > 0.5
     else:
         assert m["cs_per_op"][0] > 0
     # ... and the WAL reaches the disk: every commit writes at least one 4 KiB block, 20 statements
