@@ -39,10 +39,11 @@ imports: $(BIN)/dbexp
 # run overlaps another's
 # (servers stay pinned: at smoke scale two may share the server CPU, and the noise rule is off there);
 # then, on one worker, the tests that look at or remove every lab container (tests/conftest.py ALONE).
+# Each run lists its 30 slowest steps (--durations), so that a CI log says where its minutes went.
 TEST_WORKERS ?= 3
 test: engine imports
-	$(BIN)/python -m pytest -ra -n $(TEST_WORKERS) --dist loadgroup -m "not alone" $(PYTEST_ARGS)
-	$(BIN)/python -m pytest -ra -m alone $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -ra --durations=30 -n $(TEST_WORKERS) --dist loadgroup -m "not alone" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -ra --durations=10 -m alone $(PYTEST_ARGS)
 
 # The tests that need no server, no engine and no network (statistics, verdicts, parsers, layout): seconds,
 # on every CPU (pytest-xdist); `make test` stays serial, since its servers are pinned to CPUs.
