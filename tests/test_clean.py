@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
 from testcontainers.core.container import DockerContainer
 
 from conftest import POSTGRES
+from dbexp import process
 
 pytestmark = pytest.mark.docker
 
@@ -29,8 +29,8 @@ def test_clean_removes_leftover_containers_and_their_volumes(engine):
 
     present = engine.containers.list(all=True, filters={"label": "dbexp"})
     assert container.id in {c.id for c in present}
-    proc = subprocess.run([sys.executable, "-m", "dbexp.cli", "clean"], capture_output=True, text=True,
-                          timeout=120)
+    proc = process.run([sys.executable, "-m", "dbexp.cli", "clean"], capture_output=True, text=True,
+                       timeout=120)
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"removed {len(present)} container(s), ended 0 orphaned load process(es)"
     assert container.id not in {c.id for c in engine.containers.list(all=True)}

@@ -15,6 +15,7 @@ import pytest
 from conftest import POSTGRES, labelled_containers
 from dbexp.engine import LABEL, client
 from dbexp.waits import poll
+from dbexp import process
 from dbexp.process import MARKER, orphans
 
 pytestmark = pytest.mark.docker
@@ -46,8 +47,8 @@ def test_sigkill_of_the_harness_leaves_no_load_running(tmp_path):
     dbexp = str(Path(sys.executable).with_name("dbexp"))
     env = dict(os.environ, DBEXP_RESULTS=str(tmp_path / "r.duckdb"))
     before = {c.id for c in labelled_containers(mine=False)}
-    harness = subprocess.Popen([dbexp, "bench", POSTGRES, "--time", "60", "--repeats", "1", "--threads", "2"],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    harness = process.Child([dbexp, "bench", POSTGRES, "--time", "60", "--repeats", "1", "--threads", "2"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def run_started() -> bool:
         assert harness.poll() is None, "the harness ended before its run started"
@@ -67,7 +68,7 @@ def test_sigkill_of_the_harness_leaves_no_load_running(tmp_path):
         if harness.poll() is None:
             harness.kill()
         present = client().containers.list(all=True, filters={"label": LABEL})
-        proc = subprocess.run([dbexp, "clean"], capture_output=True, text=True)
+        proc = process.run([dbexp, "clean"], capture_output=True, text=True)
     # every lab container present is removed (the harness's among them); no load process was left
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"removed {len(present)} container(s), ended 0 orphaned load process(es)"

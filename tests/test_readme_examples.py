@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+
+from dbexp import process
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.docker, pytest.mark.notebooks]
@@ -30,8 +31,8 @@ def test_the_readme_papermill_example_runs(tmp_path):
         for cmd in commands:
             # as written, with this test's virtual environment standing in for the checkout's .venv
             line = cmd.replace(".venv/bin/", f"{Path(sys.executable).parent}/", 1)
-            proc = subprocess.run(["bash", "-c", line], cwd=REPO, env=env, capture_output=True, text=True,
-                                  timeout=900)
+            proc = process.run(["bash", "-c", line], cwd=REPO, env=env, capture_output=True, text=True,
+                               timeout=900)
             assert proc.returncode == 0, proc.stderr[-2000:]
             nb = nbformat.read(out, as_version=4)
             errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]

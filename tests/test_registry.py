@@ -32,7 +32,7 @@ import docker.errors
 import pytest
 import requests
 
-from dbexp import catalog, images
+from dbexp import catalog, images, process
 from dbexp.catalog import parse_spec
 from dbexp.engine import is_local
 from dbexp.errors import DbexpError
@@ -80,7 +80,7 @@ def registry(tmp_path):
     config.write_text(CONFIG.format(storage=tmp_path / "storage", addr=addr))
     log = tmp_path / "registry.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([binary, "serve", str(config)], stdout=out, stderr=subprocess.STDOUT)
+        proc = process.Child([binary, "serve", str(config)], stdout=out, stderr=subprocess.STDOUT)
     def answers() -> bool:
         if proc.poll() is not None:
             pytest.fail(f"docker-registry exited with {proc.returncode}: {log.read_text()[-500:]}")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 import textwrap
 
 import pytest
 
 from conftest import MYSQL, POSTGRES, assert_catalog_version, labelled_containers, scratch_table
+from dbexp import process
 from dbexp.catalog import parse_spec
 from dbexp.errors import DbexpError
 from dbexp.metrics.procfs import cpus_allowed
@@ -86,7 +86,7 @@ def test_no_container_left_after_ctrl_c(tmp_path):
             print(srv.container.id, flush=True)
             os.kill(os.getpid(), signal.SIGINT)
     """))
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    proc = process.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "KeyboardInterrupt" in proc.stderr
     cid = proc.stdout.strip().splitlines()[0]
     assert cid not in {c.id for c in labelled_containers(mine=False)}
@@ -94,8 +94,8 @@ def test_no_container_left_after_ctrl_c(tmp_path):
 
 def test_cli_server_start_and_stop():
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "dbexp.cli", *args], capture_output=True, text=True,
-                              timeout=300)
+        return process.run([sys.executable, "-m", "dbexp.cli", *args], capture_output=True, text=True,
+                           timeout=300)
     from dbexp.images import resolve
     from dbexp.servers import interactive_containers
 
@@ -118,8 +118,8 @@ def test_cli_server_start_and_stop():
 
 
 def test_bad_cli_input_is_one_line():
-    proc = subprocess.run([sys.executable, "-m", "dbexp.cli", "server", "start", "oracle:19"],
-                          capture_output=True, text=True)
+    proc = process.run([sys.executable, "-m", "dbexp.cli", "server", "start", "oracle:19"],
+                       capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("error: bad server spec 'oracle:19'")
     assert len(proc.stderr.strip().splitlines()) == 1

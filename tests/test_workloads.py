@@ -8,6 +8,7 @@ import pytest
 
 from conftest import scratch_table
 
+from dbexp import process
 from dbexp.experiments.measure import measure
 from dbexp.metrics import perfstat
 from dbexp.metrics.sampler import Sampler
@@ -69,11 +70,10 @@ def test_write_workload_metrics_are_plausible(pg, pg_data):
 
 
 def perf_counts_here() -> bool:
-    import subprocess
     if perfstat.perf_binary() is None:
         return False
-    return subprocess.run(["perf", "stat", "-C", "0", "-x,", "-e", "sched:sched_switch", "--", "true"],
-                          capture_output=True).returncode == 0
+    return process.run(["perf", "stat", "-C", "0", "-x,", "-e", "sched:sched_switch", "--", "true"],
+                       capture_output=True).returncode == 0
 
 
 @pytest.mark.alone  # perf counts every switch on the server CPU: another worker's server there counts too

@@ -822,18 +822,79 @@ def test_flavor_size_checker_on_made_up_source(tmp_path):
         + ", ".join(f"m{i} ({i + 4})" for i in range(15)))
 
 
+# --- every child process through dbexp/process.py (issue 46) -----------------------------------------------------
+
+# the files that may start a child process around dbexp.process, and why: process.py itself, where run and Child tie
+# each child to the lab (it dies with the thread that started it, carries the lab's marker) and reap it. The tests
+# start theirs through it too: a child that must outlive the test or carry a marker of its own is a
+# process.Child(tie=False) (tests/unit/test_process.py's orphan), not a raw Popen.
+OWN_CHILDREN = {"dbexp/process.py": "the one place a child process starts: process.run and process.Child"}
+SUBPROCESS_STARTS = {"run", "Popen", "call", "check_call", "check_output", "getoutput", "getstatusoutput"}
+
+
+def starts_a_child(module: str, name: str) -> bool:
+    """``module.name`` starts a child process: subprocess's runners, os.system, os.popen, os.spawn*, os.posix_spawn*."""
+    if module == "subprocess":
+        return name in SUBPROCESS_STARTS
+    return module == "os" and (name in ("system", "popen") or name.startswith(("spawn", "posix_spawn")))
+
+
+def child_process_starts(source: Source) -> list[tuple[int, str]]:
+    """(line, what) for each child process started around dbexp.process: ``subprocess.run(...)`` under any name the
+    module is imported as, and ``from subprocess import run`` (or ``*``); the same for os.system, popen and spawn*."""
+    modules, found = {}, []  # the names subprocess and os are bound to here
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in ("subprocess", "os"):
+                    modules[alias.asname or alias.name.split(".")[0]] = alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in ("subprocess", "os"):
+            found += [(node.lineno, f"from {node.module} import {alias.name}") for alias in node.names
+                      if alias.name == "*" or starts_a_child(node.module, alias.name)]
+    for node in ast.walk(source.tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and starts_a_child(modules[node.value.id], node.attr)):
+            found.append((node.lineno, f"{modules[node.value.id]}.{node.attr}"))
+    return found
+
+
+def child_process_problems(package: Path = PACKAGE) -> str:
+    tests = package.parent / "tests"
+    sources = package_sources(package) + (package_sources(tests) if tests.is_dir() else []) + notebook_sources(package)
+    offenders = offences([s for s in sources if s.name not in OWN_CHILDREN], child_process_starts)
+    if not offenders:
+        return ""
+    return (f"{len(offenders)} child process(es) started around dbexp.process: start them with process.run or "
+            "process.Child (tie=False for one that must outlive this process); allowed: "
+            + "; ".join(f"{name} ({why})" for name, why in sorted(OWN_CHILDREN.items())) + "\n" + "\n".join(offenders))
+
+
 def test_every_child_process_starts_through_dbexp_process():
-    """No subprocess.run, Popen, call or check_output outside dbexp/process.py: every child the lab starts is
-    tied to it (dies with it, carries its marker) and reaped there (issue 46)."""
-    found = []
-    for path in source_files():
-        if rel(path) == "dbexp/process.py":
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "subprocess"
-                    and node.attr in ("run", "Popen", "call", "check_call", "check_output")):
-                found.append(f"{rel(path)}:{node.lineno} subprocess.{node.attr}")
-    assert not found, "start children through dbexp.process (run, Child):\n" + "\n".join(found)
+    """No subprocess.run, Popen, call or check_output outside dbexp/process.py, in the package, its tests and the
+    notebooks: every child the lab starts is tied to it (dies with it, carries its marker) and reaped there."""
+    problems = child_process_problems()
+    assert not problems, "\n\n" + problems
+
+
+def test_child_process_checker_on_made_up_source(tmp_path):
+    package = write_package(tmp_path, {
+        "dbexp/process.py": "import subprocess\ndef run(a):\n    return subprocess.run(a)\n",
+        "dbexp/a.py": ("import subprocess as sp\nimport os.path\nfrom subprocess import PIPE, Popen\n"
+                       "def f():\n    sp.check_output(['x'], stdout=PIPE)\n    os.system('x')\n"
+                       "    return os.path.join('a', 'b'), os.getpid(), sp.CompletedProcess\n"),
+        "tests/unit/test_b.py": ("from dbexp import process\ndef test():\n    import subprocess\n"
+                                 "    process.run(['x'], stdout=subprocess.PIPE)\n    subprocess.call(['x'])\n"),
+        "tests/test_c.py": "from os import posix_spawnp, getcwd\nfrom subprocess import *\n",
+    })
+    problems = child_process_problems(package)
+    assert problems.startswith("6 child process(es) started around dbexp.process"), problems
+    assert "dbexp/a.py:3: from subprocess import Popen" in problems
+    assert "dbexp/a.py:5: subprocess.check_output" in problems and "dbexp/a.py:6: os.system" in problems
+    assert "tests/unit/test_b.py:5: subprocess.call" in problems
+    assert "tests/test_c.py:1: from os import posix_spawnp" in problems
+    assert "tests/test_c.py:2: from subprocess import *" in problems
+    assert "process.py" not in problems.split("\n", 1)[1]  # its own subprocess.run is allowed
+    assert "import PIPE:" not in problems and "import getcwd" not in problems and "os.path" not in problems
 
 
 # --- what import-linter cannot see: computed imports, sys.modules, notebooks' imports ------------------------------

@@ -5,7 +5,6 @@ cells, the intro's chapter list from the TOC, and the workflow that publishes th
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import nbformat
@@ -13,6 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from dbexp import process
 from dbexp.book import charts, downloads, tables, toc
 from dbexp.book.execute import _finalize
 
@@ -240,7 +240,7 @@ def test_workflow_passes_actionlint_when_installed():
         (str(p) for p in (Path.home() / "go" / "bin" / "actionlint",) if p.is_file()), None)
     if not found:
         pytest.skip("actionlint is not installed (make lint-ci installs it)")
-    proc = subprocess.run([found, str(WORKFLOW)], capture_output=True, text=True, cwd=REPO)
+    proc = process.run([found, str(WORKFLOW)], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

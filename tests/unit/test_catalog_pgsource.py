@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dbexp import catalog
+from dbexp import catalog, process
 from dbexp.catalog import PREVIEW, lookup, offline_series, parse_spec
 from dbexp.errors import DbexpError
 from dbexp.images import binaries, recipes
@@ -123,8 +123,8 @@ def _patch_step(tmp_path: Path, bufmgr: str | None, entries: str) -> subprocess.
     if bufmgr is not None:
         f.write_text(bufmgr)
     script = recipes.recipe_dir("postgres-source") / "build-server.sh"
-    return subprocess.run(["sh", str(script), "install", entries], capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "PG_SOURCE_TREE": str(tree)})
+    return process.run(["sh", str(script), "install", entries], capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin", "PG_SOURCE_TREE": str(tree)})
 
 
 @pytest.mark.parametrize("bufmgr, entries, why", [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dbexp import catalog
+from dbexp import catalog, process
 from dbexp.catalog import PREVIEW, lookup, offline_series, parse_spec
 from dbexp.catalog.versions import major, version_key
 from dbexp.errors import DbexpError
@@ -219,16 +219,14 @@ def test_the_direct_mapped_build_is_the_32_entry_build_with_the_edit_script():
 
 
 def _edit(tmp_path: Path, text: str | None):
-    import subprocess
-
     tree = tmp_path / "tree"
     f = tree / "src/backend/storage/buffer/bufmgr.c"
     f.parent.mkdir(parents=True, exist_ok=True)
     if text is not None:
         f.write_text(text)
     script = project_root() / _pinbench("18").extension_source / EDIT
-    return f, subprocess.run(["sh", str(script), str(tree)], capture_output=True, text=True,
-                             env={"PATH": "/usr/bin:/bin"})
+    return f, process.run(["sh", str(script), str(tree)], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin"})
 
 
 def test_the_edit_keeps_the_original_functions_and_includes_the_direct_ones_in_their_place(tmp_path):
@@ -285,8 +283,6 @@ CFLAGS_SL = -fPIC
 
 
 def _align(tmp_path: Path, text: str | None):
-    import subprocess
-
     tree = tmp_path / "tree"
     mk = tree / "src" / "Makefile.global"
     mk.parent.mkdir(parents=True, exist_ok=True)
@@ -301,8 +297,8 @@ def _align(tmp_path: Path, text: str | None):
                                       "src/backend/postgres\n")
     (tree / "contrib" / "Makefile").write_text("clean:\n\trm -f pg_buffercache/x.o\n")
     script = project_root() / _pinbench("18").extension_source / ALIGN
-    return tree, subprocess.run(["sh", str(script), str(tree)], capture_output=True, text=True,
-                                env={"PATH": "/usr/bin:/bin"})
+    return tree, process.run(["sh", str(script), str(tree)], capture_output=True, text=True,
+                             env={"PATH": "/usr/bin:/bin"})
 
 
 def test_the_alignment_script_adds_the_flag_once_and_cleans_the_tree(tmp_path):

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import time
 
 import pytest
 from unit_support import fixture_text
 
+from dbexp import process
 from dbexp.metrics import perfstat
 from dbexp.metrics.perfstat import EVENTS, SPLIT_EVENTS, PerfError, PerfStat
 
@@ -125,8 +125,8 @@ def _perf_counts_here() -> str | None:
     """Why perf cannot count on this machine, or None."""
     if shutil.which("perf") is None or shutil.which("taskset") is None:
         return "perf is not installed"
-    probe = subprocess.run(["perf", "stat", "-C", "0", "-x,", "-e", "sched:sched_switch", "--", "true"],
-                           capture_output=True, text=True)
+    probe = process.run(["perf", "stat", "-C", "0", "-x,", "-e", "sched:sched_switch", "--", "true"],
+                        capture_output=True, text=True)
     return None if probe.returncode == 0 else f"perf stat cannot count here: {probe.stderr.strip()[-200:]}"
 
 
@@ -138,8 +138,8 @@ def test_perf_counts_a_process_switching_on_its_cpu():
     cpu = str(max(os.sched_getaffinity(0)))
     p = PerfStat(cpu, interval_ms=100, events=FULL).start()
     try:
-        subprocess.run(["taskset", "-c", cpu, sys.executable, "-I", "-S", "-c",
-                        "import time\nfor _ in range(200): time.sleep(0.001)"], check=True)
+        process.run(["taskset", "-c", cpu, sys.executable, "-I", "-S", "-c",
+                     "import time\nfor _ in range(200): time.sleep(0.001)"], check=True)
     finally:
         counts = p.stop()
     totals = counts.totals()

@@ -70,25 +70,23 @@ def test_a_finding_that_moved_beyond_both_intervals_between_two_machines_is_name
 def test_the_previous_publication_is_recomputed_from_git_with_the_rules_of_now(tmp_path):
     """dbexp chapters --previous-from-history: the data before the last commit that replaced a chapter's runs, read
     from git, its claims computed by this code (in a clone: the checkout's data/ stay as they are)."""
-    import subprocess
-
-    from dbexp import chapters
+    from dbexp import chapters, process
     from dbexp.paths import project_root
 
     repo = project_root()
     if not (repo / ".git").exists():
         pytest.skip("not a git checkout")
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(repo), str(clone)], check=True)
+    process.run(["git", "clone", "-q", "--no-hardlinks", str(repo), str(clone)], check=True)
     chapter = chapters.get("calibration")
     path = chapter.recompute_previous(clone)
-    shallow = subprocess.run(["git", "-C", str(repo), "rev-parse", "--is-shallow-repository"], capture_output=True,
-                             text=True).stdout.strip() == "true"
+    shallow = process.run(["git", "-C", str(repo), "rev-parse", "--is-shallow-repository"], capture_output=True,
+                          text=True).stdout.strip() == "true"
     if path is None and shallow:
         pytest.skip("a shallow clone keeps no earlier publication")
     assert path == clone / "data" / "calibration" / "previous_claims.parquet"
     kept = pd.read_parquet(path)
     assert {"id", "claim", "verdict", "published_until", "host"} <= set(kept.columns) and len(kept)
-    last = subprocess.run(["git", "-C", str(clone), "log", "-1", "--format=%cI", "--", "data/calibration/runs.parquet"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    last = process.run(["git", "-C", str(clone), "log", "-1", "--format=%cI", "--", "data/calibration/runs.parquet"],
+                       capture_output=True, text=True, check=True).stdout.strip()
     assert pd.Timestamp(kept["published_until"].iloc[0]) < pd.Timestamp(last)  # the publication before the current

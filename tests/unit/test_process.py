@@ -90,10 +90,10 @@ def test_an_untied_child_is_plain():
 
 
 def test_orphans_are_marked_processes_whose_harness_is_gone():
-    dead = subprocess.Popen(["true"])
+    dead = process.Child(["true"], tie=False)
     dead.wait()  # a pid no process has now
     env = dict(os.environ, **{process.MARKER: str(dead.pid)})
-    orphan = subprocess.Popen(["sleep", "60"], env=env)
+    orphan = process.Child(["sleep", "60"], tie=False, env=env)  # untied: its marker names the dead pid as given
     try:
         assert poll(lambda: orphan.pid in process.orphans(), 5, interval_s=0.05)
         assert os.getpid() not in process.orphans()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from dbexp import process
 from dbexp.metrics import procfs
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
@@ -52,8 +53,8 @@ for line in sys.stdin:
 
 class Child:
     def __init__(self, *args: str):
-        self.proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", CHILD, *args],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = process.Child([sys.executable, "-I", "-S", "-c", CHILD, *args],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.pid = self.proc.pid
         assert self.proc.stdout.readline() == "ready\n"
 
@@ -174,7 +175,7 @@ def test_process_born_and_gone_inside_the_window_counts():
 
 
 def test_process_gone_before_the_start_contributes_nothing():
-    dead = subprocess.Popen([sys.executable, "-I", "-S", "-c", "pass"])
+    dead = process.Child([sys.executable, "-I", "-S", "-c", "pass"])
     dead.wait()  # exited and reaped: no /proc entry left
     totals = window([dead.pid], lambda: None)
     assert zero_totals(totals)
@@ -246,9 +247,9 @@ def test_cpus_allowed_matches_sched_getaffinity():
 
 def test_cpus_allowed_follows_taskset():
     cpu = min(os.sched_getaffinity(0))
-    with subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-I", "-S", "-c",
-                           "import sys; print('ready', flush=True); sys.stdin.read()"],
-                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as proc:
+    with process.Child(["taskset", "-c", str(cpu), sys.executable, "-I", "-S", "-c",
+                        "import sys; print('ready', flush=True); sys.stdin.read()"],
+                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as proc:
         try:
             assert proc.stdout.readline() == "ready\n"
             assert procfs.cpus_allowed(proc.pid) == str(cpu)

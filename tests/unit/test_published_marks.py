@@ -9,6 +9,8 @@ import sys
 
 from unit_support import REPO
 
+from dbexp import process
+
 
 def _suite(tmp_path) -> None:
     (tmp_path / "conftest.py").write_text((REPO / "tests" / "conftest.py").read_text())
@@ -21,8 +23,8 @@ def _suite(tmp_path) -> None:
 
 
 def _run(tmp_path, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-ra", *args],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    return process.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-ra", *args],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
 
 
 def test_each_folder_gets_its_mark_and_only_published_failures_blame_the_data(tmp_path):
