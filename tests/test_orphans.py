@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from conftest import POSTGRES, labelled_containers
-from dbexp.engine import LABEL, client
-from dbexp.waits import poll
 from dbexp import process
+from dbexp.engine import LABEL, client
 from dbexp.process import MARKER, orphans
+from dbexp.waits import poll
 
 pytestmark = pytest.mark.docker
 
