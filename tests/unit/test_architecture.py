@@ -24,7 +24,9 @@ sibling modules) are pyproject.toml's [tool.importlinter], checked by import-lin
 5. Notebooks do not branch on version numbers spelled as strings (``v.startswith("8.0")``,
    ``version == "5.7.22"``): the catalog and the flavor know versions.
 6. ``Flavor`` (dbexp/servers/flavor.py) stays small: at most ``MAX_FLAVOR_METHODS`` public methods.
-7. Every child process starts through dbexp/process.py.
+7. Every child process, in the package, its tests and the notebooks, starts through dbexp/process.py
+   (``process.run``, ``process.Child``): no ``subprocess.run``/``Popen``/... under any name, no ``from
+   subprocess import run``, no ``os.system``/``popen``/``spawn*``, outside process.py (OWN_CHILDREN).
 
 Every offence is reported on one line that starts with the file and line (for a notebook: the
 file, its cell's number counted from 1 over all cells, and the line in that cell). Each check is also fed
