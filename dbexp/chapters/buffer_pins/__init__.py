@@ -6,9 +6,9 @@ its step past the 8-entry array and its growth to 10,000, as ratios paired withi
 array builds and the overflow table alone on raw time, and the histograms of pins held at each new pin and of
 content locks per pin, per query shape."""
 
-from dbexp.chapters.buffer_pins import analysis, charts, claims
+from dbexp.chapters.buffer_pins import analysis, charts, claims, counting
 from dbexp.chapters.buffer_pins.chapter import CHAPTER, DEFAULT_SERVERS, NS, Scale
 
 run = CHAPTER.run
 
-__all__ = ["CHAPTER", "DEFAULT_SERVERS", "NS", "Scale", "analysis", "charts", "claims", "run"]
+__all__ = ["CHAPTER", "DEFAULT_SERVERS", "NS", "Scale", "analysis", "charts", "claims", "counting", "run"]

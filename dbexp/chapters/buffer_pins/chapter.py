@@ -2,17 +2,21 @@
 independently started instance, the curve runs (ns per buffer operation at each N, every kind and
 pattern), the overflow table alone (pinbench_hash, each key pattern) and, on the builds that keep their
 symbols, the pin-count runs (one query shape each, the backend's own writes among them; on 17 and later
-the sequential scan warm and cold at each effective_io_concurrency); and the builds of one source whose
-arrays or layout differ, measured together in windows (measure.measure_curves_together)."""
+the sequential scan warm and cold at each effective_io_concurrency); the builds of one source whose
+arrays or layout differ, measured together in windows (measure.measure_curves_together); and the counted part
+(``counted_servers``): the curves' functions counted under callgrind on counted.STARTS separately started servers
+each (counted.measure_counted), each start a group of its own (instance 0, then 1), its points keyed apart
+(counted.CountedPoint) so that the timed points' keys do not change."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from contextlib import nullcontext
 from dataclasses import dataclass
 
 from dbexp.catalog import OFFLINE, PREVIEW
-from dbexp.chapters.buffer_pins import queries
+from dbexp.chapters.buffer_pins import counted, queries
 from dbexp.chapters.buffer_pins.engines import postgres
 from dbexp.chapters.buffer_pins.measure import (HASH_PATTERNS, KINDS, PATTERNS, CurvePoint, HashPoint, PinPoint,
                                                 measure_curve, measure_curves_together, measure_hash, measure_pins)
@@ -22,6 +26,7 @@ from dbexp.experiments.measure import Measured
 from dbexp.experiments.state import drop_page_cache
 from dbexp.experiments.sweep import Point
 from dbexp.servers.engines import Engines
+from dbexp.servers.registry import flavor_of_spec
 
 PARTS = Engines("buffer_pins", {"postgres": postgres.Postgres},
                 skipped={"mysql": "InnoDB keeps no per-thread array of pins: a page's fix count lives in its "
@@ -82,6 +87,11 @@ def _major(spec: str) -> int:
 DEFAULT_SERVERS = tuple(b.spec for b in pinbench_builds())
 ARRAY_SERVERS = tuple(b.spec for b in array_builds())
 ARRAY_NS = (1, 7, 8, 9, 19, 31, 32, 33, 100, 988, 10000)  # both sides of 8 and of 32
+# the counted part (issue 48): the stock 18.6 build and the one whose array has 32 entries, searched linearly (the
+# thread's first change), each counted on two server starts
+COUNTED_STOCK = "postgres:18.6+pinbench-src8@offline"
+COUNTED_SERVERS = (COUNTED_STOCK, "postgres:18.6+pinbench-src32@offline")
+COUNTED_KINDS = ("fifo", "cycle", "hold")
 # the overflow table alone: from the pins 19's array of 8 sends to it on; 100 keys make identity's table grow past its
 # 128 buckets with keys 1,024 apart, 988 hold it at 10% full
 HASH_NS = (8, 19, 100, 988)
@@ -108,6 +118,11 @@ class Scale:
     array_ns: tuple[int, ...] = ARRAY_NS
     hash_ns: tuple[int, ...] = HASH_NS  # the keys held in the overflow table alone (pinbench_hash); () none
     hash_ops: int = 20_000  # its timed rounds per call
+    counted_servers: tuple[str, ...] = ()  # builds counted under callgrind (counted.py), each on two server starts
+    counted_kinds: tuple[str, ...] = ("fifo",)  # the curves counted, of counted.COUNTED_KINDS
+    counted_patterns: tuple[str, ...] = ("random",)
+    counted_ns: tuple[int, ...] = ARRAY_NS  # the N counted on each
+    counted_ops: int = 20_000  # buffer operations counted per N (the long call's less the short one's)
 
 
 class BufferPins(Chapter):
@@ -116,11 +131,14 @@ class BufferPins(Chapter):
     scales = {
         "smoke": Scale(("postgres:17+pinbench@offline",), (1, 7, 8, 9, 100), ("fifo", "cycle", "hold"), ("random",),
                        20_000, 3, 64, 256, ("point_select", "range_100", "seq_scan", "flush"), 50, 5_000, (1,), 1, 1,
-                       1, (), ARRAY_NS, (8, 100), 5_000),
+                       1, (), ARRAY_NS, (8, 100), 5_000, counted_servers=(COUNTED_STOCK,), counted_ns=(1, 7, 8, 32),
+                       counted_ops=5_000),
         "default": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 50_000, 7, 64, 2048,
-                         tuple(queries.SHAPES), 400, 100_000, (1, 16, 64), 2, 4, 2, ARRAY_SERVERS),
+                         tuple(queries.SHAPES), 400, 100_000, (1, 16, 64), 2, 4, 2, ARRAY_SERVERS,
+                         counted_servers=COUNTED_SERVERS, counted_kinds=COUNTED_KINDS),
         "full": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 100_000, 11, 64, 4096,
-                      tuple(queries.SHAPES), 2000, 1_000_000, (1, 16, 64), 3, 6, 3, ARRAY_SERVERS),
+                      tuple(queries.SHAPES), 2000, 1_000_000, (1, 16, 64), 3, 6, 3, ARRAY_SERVERS,
+                      counted_servers=COUNTED_SERVERS, counted_kinds=COUNTED_KINDS, counted_patterns=PATTERNS),
     }
     # abba (the lab's default): a repeat walks a group's points forward, the next one backward, so the array
     # builds' points of one window are neighbours and are measured together; every run's state is made before it
@@ -139,6 +157,12 @@ class BufferPins(Chapter):
         "array_ns": "the pins of the array comparison, e.g. [8, 9, 32, 33]",
         "hash_ns": "the keys held in the overflow table alone (pinbench_hash), e.g. [8, 100]; [] for none",
         "hash_ops": "pinbench_hash's timed rounds per call",
+        "counted_servers": 'builds counted under callgrind (none: no counted part), e.g. '
+                           '["postgres:18.6+pinbench-src8", "postgres:18.6+pinbench-src32"]',
+        "counted_kinds": f"the curves counted, of {', '.join(counted.COUNTED_KINDS)}",
+        "counted_patterns": "the key patterns counted, random and/or sequential",
+        "counted_ns": "the N counted, e.g. [1, 7, 8, 32]",
+        "counted_ops": "buffer operations counted per N",
     }
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
@@ -154,6 +178,15 @@ class BufferPins(Chapter):
             if "+" + ARRAY_VARIANT not in spec:
                 raise DbexpError(f"the array comparison needs a build of one source with its array's size, not {spec!r}; "
                                  f"valid are {choices(ARRAY_SERVERS)}")
+        check_names(sc.counted_kinds, counted.COUNTED_KINDS, "counted kind")
+        check_names(sc.counted_patterns, PATTERNS, "pattern")
+        for spec in sc.counted_servers:
+            if "+" + VARIANT not in spec:
+                raise DbexpError(f"the counted part needs a build with the pinbench extension, not {spec!r}; "
+                                 f"valid are {choices(COUNTED_SERVERS + tuple(have))}")
+        if sc.counted_servers and (not sc.counted_ns or min(sc.counted_ns) < 1 or sc.counted_ops < 1):
+            raise DbexpError(f"counted_ns {list(sc.counted_ns)} and counted_ops {sc.counted_ops}: every N and the "
+                             "operations must be at least 1")
         if min(sc.ns) < 1 or sc.rows < 1000:
             raise DbexpError(f"ns {list(sc.ns)} and rows {sc.rows}: every N must be at least 1, rows at least 1000")
         if sc.hash_ns and (min(sc.hash_ns) < 1 or max(sc.hash_ns) + 1 > max(sc.ns) + sc.loop_blocks):
@@ -197,6 +230,27 @@ class BufferPins(Chapter):
                  for kind, pattern in ARRAY_KINDS for spec in sc.array_servers]
         if array:
             out.append(Part(array, sc.repeats, sc.instances))
+        count = self.counted_points(sc, cpus)
+        if count:
+            out.append(Part(count, 1))
+        return out
+
+    def counted_points(self, sc: Scale, cpus: Cpus) -> list[Point]:
+        """The counted part: every counted curve of a counted build on one server start, in the scale's order,
+        counted.STARTS starts each a group of its own told apart by ``start`` (every build's first start, then the
+        second): a server of the chapter's settings with a tag of its start (the cluster's name), run under
+        callgrind with its simulated caches (counted.MODE; the flavor's counting settings added at its start)."""
+        out = []
+        for start in range(counted.STARTS):
+            for spec in sc.counted_servers:
+                part = PARTS.of(flavor_of_spec(spec))
+                config = self.server_config(spec, cpus.server,
+                                            part.tagged({"shared_buffers": SHARED_BUFFERS}, f"counted {start}"))
+                config = dataclasses.replace(config, under=counted.MODE)
+                for kind, pattern in itertools.product(sc.counted_kinds, sc.counted_patterns):
+                    out.append(Point(config, counted.CountedPoint(kind, pattern, tuple(sc.counted_ns), sc.counted_ops,
+                                                                  sc.loop_blocks, start),
+                                     group=f"buffer_pins counted {spec} #{start}"))
         return out
 
     def session(self, server):
@@ -210,7 +264,7 @@ class BufferPins(Chapter):
             if "installed" not in state:
                 part.install(conn)
                 state["installed"] = True
-            if isinstance(p, (CurvePoint, HashPoint)) and state.get("blocks", 0) < p.blocks:
+            if isinstance(p, (CurvePoint, HashPoint, counted.CountedPoint)) and state.get("blocks", 0) < p.blocks:
                 part.make_block_table(conn, p.blocks)
                 state["blocks"] = p.blocks
             if isinstance(p, PinPoint) and state.get("rows") != p.rows:
@@ -262,6 +316,8 @@ class BufferPins(Chapter):
             return measure_curve(server, p)
         if isinstance(p, HashPoint):
             return measure_hash(server, p)
+        if isinstance(p, counted.CountedPoint):
+            return counted.measure_counted(server, p)
         return measure_pins(server, p)
 
     def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from dbexp.book import prose
+from dbexp.chapters.buffer_pins import counting
 from dbexp.chapters.buffer_pins.analysis import (GROWTH, KIND_LABELS, STEP, THREAD_KIND, array_table, hash_table,
                                                  io_table, overflow_ns, pooled_share, shape_table, share_text,
                                                  slot_shares, source_ratio)
@@ -145,10 +146,32 @@ def _queries(res: Results) -> dict | None:
     return out
 
 
+def _counted(res: Results) -> dict | None:
+    """The thread's benchmark's step on the stock build, counted under callgrind (counting.steps, random order):
+    instructions per operation with 7 held and with 8, the two starts' largest difference, and the two functions
+    whose own instructions carry most of it; None where it was not counted."""
+    s = counting.steps(res)
+    if s.empty:
+        return None
+    s = s[(s["kind"] == THREAD_KIND) & (s["pattern"] == "random") & (s["entries"] == 8)]
+    if s.empty:
+        return None
+    x = s.iloc[0]
+    p = counting.points(res)
+    p = p[(p["build"] == x["build"]) & (p["kind"] == THREAD_KIND) & (p["pattern"] == "random")
+          & p["n"].isin([x["lo"], x["hi"]])]
+    f = counting.carriers(res)
+    f = f[(f["build"] == x["build"]) & (f["kind"] == THREAD_KIND) & (f["pattern"] == "random") & (f["moved"] > 0)] \
+        if len(f) else f
+    return {"build": x["build"], "lo": int(x["lo"]), "hi": int(x["hi"]), "lo_value": float(x["instructions_per_op_lo"]),
+            "hi_value": float(x["instructions_per_op_hi"]), "agree": bool(x["agree"]),
+            "spread": float(p["spread"].max()), "functions": list(f["function"])[:2]}
+
+
 def numbers(res: Results) -> dict:
     curve = _curve(res)
     return {"enough": curve is not None, "curve": curve, "probe": _probe(res), "array": _array(res),
-            "hash": _hash(res), "queries": _queries(res)}
+            "hash": _hash(res), "queries": _queries(res), "counted": _counted(res)}
 
 
 def findings(res: Results) -> str:

@@ -38,3 +38,7 @@ class PinsPart(abc.ABC):
     @abc.abstractmethod
     def resident_pages(self, conn, table: str) -> tuple[int, int]:
         """(pages of ``table`` in the buffer pool, pages of ``table``)."""
+
+    @abc.abstractmethod
+    def tagged(self, settings: dict[str, str], tag: str) -> dict[str, str]:
+        """``settings`` told apart by ``tag`` (a counted server's start) in a setting that changes nothing measured."""

@@ -31,3 +31,7 @@ class Postgres(PinsPart):
                         "pg_relation_size(%s::regclass) / current_setting('block_size')::int", (table, table))
             resident, pages = cur.fetchone()
         return int(resident), int(pages)
+
+    def tagged(self, settings: dict[str, str], tag: str) -> dict[str, str]:
+        """The cluster's name (shown in its processes' titles only)."""
+        return {**settings, "cluster_name": tag.replace(" ", "_")}

@@ -1,0 +1,191 @@
+"""The buffer_pins chapter's counted part with no server: its points (two starts, each a group of its own, keyed
+apart from the timed points), what one count divides (the long call less the short one, the function's own
+operations), and the analysis on constructed runs: each N's two counts and their agreement, the step where the
+array overflows count by count, the functions that carry it, and the page's section."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from dbexp.chapters import buffer_pins as bp
+from dbexp.chapters.buffer_pins import counted, counting
+from dbexp.chapters.buffer_pins import findings as bp_findings
+from dbexp.chapters.buffer_pins.counted import CountedPoint
+from dbexp.errors import DbexpError
+from dbexp.experiments.chapter import Cpus, Results
+from dbexp.metrics import callgrind
+
+pytestmark = pytest.mark.unit
+
+STOCK, WIDE = "postgres:18.6+pinbench-src8@offline", "postgres:18.6+pinbench-src32@offline"
+
+
+def test_each_counted_build_is_counted_on_two_starts_each_a_group_of_its_own():
+    for scale in ("smoke", "default"):
+        sc = bp.CHAPTER.scale(scale)
+        count = bp.CHAPTER.design(sc, Cpus())[-1].points
+        assert count and all(isinstance(p.params, CountedPoint) for p in count)
+        assert {p.server.under for p in count} == {"callgrind-sim"}
+        groups = {p.group for p in count}
+        assert groups == {f"buffer_pins counted {s} #{i}" for s in sc.counted_servers for i in range(counted.STARTS)}
+        # every build's first start, then the second; each start a server of its own (its cluster's name)
+        assert [p.params.count_start for p in count] == sorted(p.params.count_start for p in count)
+        for p in count:
+            assert p.server.settings["cluster_name"] == f"counted_{p.params.count_start}"
+        assert len({p.key("buffer_pins") for p in count}) == len(count)
+    smoke = bp.CHAPTER.scale("smoke")
+    assert smoke.counted_servers == (STOCK,) and {7, 8} <= set(smoke.counted_ns)
+    default = bp.CHAPTER.scale("default")
+    assert set(default.counted_servers) == {STOCK, WIDE} and {"fifo", "cycle", "hold"} <= set(default.counted_kinds)
+    assert {7, 8, 9, 31, 32, 33} <= set(default.counted_ns)
+
+
+def test_a_counted_point_refuses_what_it_cannot_count_in_one_line():
+    with pytest.raises(DbexpError, match="bad counted kind 'hold_cold'"):
+        CountedPoint("hold_cold", "random", (1,), 100, 64, 0)
+    with pytest.raises(DbexpError, match="every N >= 1"):
+        CountedPoint("fifo", "random", (0, 8), 100, 64, 0)
+    with pytest.raises(DbexpError, match="counted kind"):
+        bp.CHAPTER.adjust(bp.CHAPTER.scale("smoke", counted_kinds=["nope"]), "smoke", Cpus(), {})
+    with pytest.raises(DbexpError, match="pinbench extension"):
+        bp.CHAPTER.adjust(bp.CHAPTER.scale("smoke", counted_servers=["postgres:17"]), "smoke", Cpus(), {})
+
+
+def test_the_short_call_walks_the_whole_table_so_that_only_the_loop_differs():
+    p = CountedPoint("cycle", "random", (1, 8, 10000), 20_000, 64, 0)
+    assert p.blocks == 10064 and p.head >= p.blocks + 10000
+    assert CountedPoint("fifo", "random", (1, 8), 5000, 64, 0).head == 5000
+
+
+class _Cursor:
+    def __init__(self, log):
+        self.log, self.row = log, None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def execute(self, sql, args=()):
+        self.log.append((sql, args))
+        if "pg_backend_pid" in sql:
+            self.row = (4242,)
+        elif "pinbench_prewarm" in sql:
+            self.row = (100,)
+        else:  # a timing call: ns, then held_buffers (the N held) and the rest of the witness
+            self.row = (1.0, args[1], 1, 1, 0, 0, 1, 0)
+
+    def fetchone(self):
+        return self.row
+
+
+class _Server:
+    def __init__(self):
+        self.log = []
+
+    def connect(self, database=None):
+        log = self.log
+
+        class Conn:
+            def cursor(self):
+                return _Cursor(log)
+
+            def close(self):
+                pass
+        return Conn()
+
+
+def test_a_count_divides_the_long_call_less_the_short_by_the_functions_own_operations(monkeypatch):
+    server, seen = _Server(), []
+
+    def count_passes(srv, run_pass, n, *, warmup, head):
+        assert warmup == 0 and head == 5000 and n == 5000
+        short, long = run_pass("short", head, 1), run_pass("long", head + n, 2)
+        seen.append((short.ops, long.ops, short.statements, long.statements, long.pid))
+        k = len(seen)
+        return callgrind.Count({"instructions_per_op": (100.0 * k, "count"), "d1_misses_per_op": (0.5, "count"),
+                                "ops_counted": (float(long.ops - short.ops), "count"),
+                                "simulated_caches": (1.0, "bool"), "statements_sent": (0.0, "count")},
+                               [{"source": "callgrind_exclusive", "name": "f (postgres)", "before": 1.0, "after": 2.0,
+                                 "delta": 1.0}], "valgrind ...")
+
+    monkeypatch.setattr(callgrind, "instrument", lambda srv: 2.5)
+    monkeypatch.setattr(callgrind, "count_passes", count_passes)
+    m = counted.measure_counted(server, CountedPoint("fifo", "random", (1, 8), 5000, 64, 0))
+    # one pass: the pid asked, one call; the same statements in both, so that their difference is 0
+    assert seen == [(5000, 10000, 2, 2, 4242)] * 2
+    assert m.measurements["instructions_per_op_1"][0] == 100.0 and m.measurements["instructions_per_op_8"][0] == 200.0
+    assert m.measurements["ops_counted_8"][0] == 5000 and m.measurements["valgrind_start_s"][0] == 2.5
+    assert "statements_sent_8" not in m.measurements and m.measurements["simulated_caches"][0] == 1.0
+    assert {c["source"] for c in m.counters} == {"callgrind_exclusive_1", "callgrind_exclusive_8"}
+    calls = [a for s, a in server.log if "pinbench_fifo" in s]
+    # the warm-up calls every N once at the long call's operations, after reading the table in
+    assert "pinbench_prewarm" in server.log[0][0] and calls[0][1:3] == (1, 10000) and calls[1][1:3] == (8, 10000)
+    # cycle's operations are whole rounds of N: what a pass says it ran
+    p = CountedPoint("cycle", "random", (9,), 100, 64, 0)
+    assert counted._pass(_Server(), p, 9, 100).ops == 99
+
+
+def _results(starts: dict[str, list[dict[int, float]]], apart: float = 0.0) -> Results:
+    """Counted runs: per build spec, per start, instructions per operation at each N (fifo, random), the second start
+    ``apart`` higher; the function table puts the step in GetPrivateRefCountEntry and hash_search_with_hash_value."""
+    rows, counters = [], []
+    for spec, per_start in starts.items():
+        for start, ins in enumerate(per_start):
+            run = f"{spec}-{start}"
+            r = {"run_id": run, "spec": spec, "status": "ok", "count_kind": "fifo", "count_pattern": "random",
+                 "count_ns": tuple(ins), "count_start": start, "instance": 0}
+            for n, v in ins.items():
+                v = v * (1 + apart * start)
+                r |= {f"instructions_per_op_{n}": v, f"d1_misses_per_op_{n}": 0.01 * n,
+                      f"ll_misses_per_op_{n}": 0.0, f"branch_mispredicts_per_op_{n}": 0.5, f"ops_counted_{n}": 1000.0}
+                extra = max(0.0, v - 100.0)
+                for fn, share in (("GetPrivateRefCountEntry", 0.4), ("hash_search_with_hash_value", 0.6)):
+                    counters.append({"run_id": run, "source": f"callgrind_exclusive_{n}", "name": f"{fn} (postgres)",
+                                     "before": 0.0, "after": extra * share * 1000, "delta": extra * share * 1000})
+                counters.append({"run_id": run, "source": f"callgrind_exclusive_{n}", "name": "PinBuffer (postgres)",
+                                 "before": 0.0, "after": 60_000.0, "delta": 60_000.0})
+            rows.append(r)
+    wide = pd.DataFrame(rows)
+    return Results("buffer_pins", wide, pd.DataFrame(), pd.DataFrame(counters), wide, "constructed")
+
+
+def test_the_counted_step_is_read_count_by_count_with_the_functions_that_carry_it():
+    curve8 = {1: 100.0, 7: 110.0, 8: 250.0, 32: 260.0}
+    curve32 = {1: 101.0, 7: 111.0, 8: 112.0, 31: 130.0, 32: 280.0}
+    res = _results({STOCK: [curve8, curve8], WIDE: [curve32, curve32]}, apart=0.001)
+    p = counting.points(res)
+    assert len(p) == 9 and p["agree"].all() and (p["servers"] == 2).all()
+    assert p["spread"].max() == pytest.approx(0.001, rel=1e-3)
+    s = counting.steps(res).set_index("build")
+    assert (s.loc["18.6, 8 entries", "lo"], s.loc["18.6, 8 entries", "hi"]) == (7, 8)
+    assert (s.loc["18.6, 32 entries", "lo"], s.loc["18.6, 32 entries", "hi"]) == (31, 32)
+    assert s.loc["18.6, 8 entries", "instructions_per_op_step"] == pytest.approx(140.14, rel=1e-3)
+    f = counting.carriers(res)
+    top = f[f["build"] == "18.6, 8 entries"].iloc[0]
+    assert top["function"] == "hash_search_with_hash_value" and top["share"] == pytest.approx(0.6, rel=1e-2)
+    assert "PinBuffer" not in set(f.loc[f["moved"].abs() > 0, "function"])
+    n = counting.numbers(res)
+    assert n["points"] == 9 and n["agree"] == 9 and n["wider"][0]["n"] == 8
+    assert n["wider"][0]["ratio"] == pytest.approx(112.056 / 250.125, rel=1e-3)
+    text = counting.section(res)
+    assert "9 points" in text and "9 of 9 agree within 0.5%" in text
+    assert "8 over 7 held" in text and "`hash_search_with_hash_value`" in text
+    assert "at 8, where the 8-entry array overflows" in text
+    c = bp_findings._counted(res)
+    assert (c["lo"], c["hi"], c["agree"]) == (7, 8, True) and c["functions"][0] == "hash_search_with_hash_value"
+    assert c["lo_value"] == pytest.approx(110.055) and c["build"] == "18.6, 8 entries"
+    # two starts that differ by more than 0.5% do not agree, and the page says so
+    apart = _results({STOCK: [curve8, curve8]}, apart=0.01)
+    assert not counting.points(apart)["agree"].any()
+    assert "0 of 4 agree" in counting.section(apart) and "the counts do not agree" in counting.section(apart)
+
+
+def test_without_counted_runs_the_section_says_so_and_the_timed_tables_ignore_them():
+    none = Results("buffer_pins", pd.DataFrame([{"run_id": "a", "status": "ok", "spec": STOCK}]), pd.DataFrame(),
+                   pd.DataFrame(), pd.DataFrame(), "constructed")
+    assert counting.points(none).empty and counting.section(none).startswith("*Not counted in these results*")
+    res = _results({STOCK: [{1: 100.0, 8: 200.0}]})
+    assert bp.analysis.curve_runs(res, array=True).empty and bp.analysis.array_runs(res).empty
