@@ -15,20 +15,22 @@ import pandas as pd
 from scipy import stats as sp
 
 from dbexp.catalog import versions
-from dbexp.chapters.readview.chapter import LATCH_STMTS, OWN_RUNS, of_run
+from dbexp.chapters.readview.chapter import COUNTED, LATCH_STMTS, OWN_RUNS, of_run
 from dbexp.chapters.readview.engines import postgres
 from dbexp.experiments import stats, verdicts
 from dbexp.experiments.chapter import Results, memo, server_starts
 
 
 def tidy(res: Results) -> pd.DataFrame:
-    """One row per run, with each run's engine labels (``family``, ``panel``) and the bytes each
+    """One row per run (not the counted part's: counts.py), with each run's engine labels (``family``, ``panel``) and the bytes each
     holder adds to a view's copy, from the engine part of its flavor and version."""
     return memo(res, "readview.tidy", lambda: _tidy(res))
 
 
 def _tidy(res: Results) -> pd.DataFrame:
     w = res.wide.copy()
+    if "mode" in w:  # the counted part's runs are read by counts.py alone
+        w = w[w["mode"] != COUNTED].copy()
     for col in ("server_cpu_s", "reads", "total_time_s"):  # the visibility and mechanics runs run no readers
         if col not in w:
             w[col] = np.nan

@@ -39,6 +39,16 @@ included, over its 4 repeats, plus 0.05 s between runs): per repeat MySQL 5.7.22
 (25.7 with the published first sweep's 45 s extra after each of its four MariaDB servers at H = 1,000);
 3 repeats: 800 + 218 = 1,018 s, 17.0 minutes (20.0 with that extra). Full scale keeps 6 repeats.
 
+The counted part (``counted_servers`` at ``counted_holders``): instructions per consistent read under valgrind's
+callgrind (counting.py, dbexp.metrics.callgrind), the work a read does whatever the machine, with H prepared
+transactions held as the timed part holds them, and the inclusive instructions of the function that opens the view
+as its witness. Each counted server is started COUNTED_STARTS times (two separately started servers per point),
+each start a group of its own whose H are counted in one block, smallest first (MariaDB's registry keeps its peak
+size: no H after a larger one), its points told apart by ``start`` (CountedPoint: the timed points' parameters
+and keys are those they had before the counted part). A start loads the table natively, restarts under valgrind
+at its first count (callgrind.instrument), then per H prepares or rolls back holders under valgrind and counts
+``counted_ops`` point selects (one client; a warm-up, a short and a long pass).
+
 Here too: the chapter's knobs (Scale) and a run's parameters (ReadViewPoint), and which engine part
 serves a server (PARTS, of_spec for a spec, of_run for a stored run).
 """
@@ -53,7 +63,7 @@ from functools import cache
 import numpy as np
 
 from dbexp.catalog import offline_series
-from dbexp.chapters.readview import mechanics, server_loop, visibility
+from dbexp.chapters.readview import counting, mechanics, server_loop, visibility
 from dbexp.chapters.readview.engines import ViewPart, innodb, mariadb, postgres
 from dbexp.chapters.readview.prepared import Holdings
 from dbexp.chapters.readview.snapshot_probe import Split, SplitTimer
@@ -61,7 +71,7 @@ from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_whole, left_out_note
 from dbexp.experiments.measure import Measured, cpu_window, measure
 from dbexp.experiments.sweep import Point
-from dbexp.metrics import tracing
+from dbexp.metrics import callgrind, tracing
 from dbexp.metrics.uprobe import Timed, UprobeTimer, server_binary
 from dbexp.servers.config import ServerConfig
 from dbexp.servers.engines import Engines
@@ -70,6 +80,8 @@ from dbexp.workloads.sysbench import Workload
 
 LATCH_STMTS = 10  # statements per transaction of the double-latch readers
 OWN_RUNS = ("visibility", "mechanics")  # runs that measure no sysbench readers (visibility.py, mechanics.py)
+COUNTED = "counted"  # the mode of the counted part's points (instructions per read under callgrind)
+COUNTED_STARTS = 2  # separately started servers per counted point (issue 48)
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,9 @@ class Scale:
     visibility: tuple[int, ...] = ()
     visibility_s: int = 1
     trials: int = 0  # the mechanics runs' trials per run (mechanics.py) at H = 0 (0: none)
+    counted_servers: tuple[str, ...] = ()  # servers counted under callgrind (none: no counted part)
+    counted_holders: tuple[int, ...] = ()  # the H at which each counted server counts its reads
+    counted_ops: int = counting.OPS  # point selects counted per point (after a warm-up pass as long)
 
 
 @dataclass(frozen=True)
@@ -104,6 +119,17 @@ class ReadViewPoint:
     probe: bool = False
 
 
+@dataclass(frozen=True)
+class CountedPoint(ReadViewPoint):
+    """A counted point's parameters: a ReadViewPoint's (mode COUNTED, one reader) and the reads counted and the
+    server start (``start``: each start a group of its own; not ``instance``, which a run's parameters would
+    replace in every run's row). Fields of its own, so that the timed points' parameters (and so their point keys,
+    by which a rerun resumes) are what they were before the counted part."""
+
+    ops: int = 0
+    start: int = 0
+
+
 # the catalog's offline series, PostgreSQL 13, 15, 16 and 17 not measured (12 answers for the walk of every
 # backend before 14, 14 and 18 for the dense array of xids and the reused snapshots from 14 on: LEFT_OUT)
 ALL_SERVERS = offline_series(without=("postgres:13", "postgres:15", "postgres:16", "postgres:17"))
@@ -114,6 +140,7 @@ LEFT_OUT = {"postgres:18@offline": "PostgreSQL 14 already answers for the dense 
                                    "PostgreSQL would take the chapter to its 20 minutes on a 2-CPU machine with "
                                    "MySQL 9.7 and MariaDB 11.8 added (full scale measures it)"}
 DEFAULT_SERVERS = tuple(s for s in ALL_SERVERS if s not in LEFT_OUT)
+COUNTED_SERVERS = DEFAULT_SERVERS  # the default scale's counted servers
 
 
 # which engine part serves a server: InnoDB's for MySQL, its MariaDB variant, PostgreSQL's
@@ -138,21 +165,35 @@ def server_config(spec: str, sc: Scale, server_cpus: str) -> ServerConfig:
     return Chapter.server_config(spec, server_cpus, settings)
 
 
+def counted_config(spec: str, sc: Scale, server_cpus: str) -> ServerConfig:
+    """A counted server: the timed servers' settings (enough prepared transactions for the counted H too), run
+    under callgrind (the flavor's counting settings added at its start: lifecycle)."""
+    settings = {"max_connections": str(max(sc.idle, default=0) + 100),
+                **of_spec(spec).settings(max(tuple(sc.holders) + tuple(sc.counted_holders)))}
+    return dataclasses.replace(Chapter.server_config(spec, server_cpus, settings), under="callgrind")
+
+
 class ReadView(Chapter):
     name = "readview"
     Scale = Scale
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), (0, 100), (100,), 2, 1, 2, warmup_s=1,
-                       instances=1, visibility=(100,), trials=2),
+                       instances=1, visibility=(100,), trials=2,
+                       counted_servers=("mysql:8.0@offline", "postgres:16@offline"), counted_holders=(0, 100),
+                       counted_ops=200),
         # H = 1, 1,000 and 10,000 give two segments whose slopes test a straight line; idle sessions at
         # 1,000 only (with H = 0 a slope per repeat); the double latch at the largest H only; 3 repeats
         # over the 2 instances (4 took about 23-26 minutes, over the 20: the module's docstring)
         # the visibility runs at the two largest H (the search's growth between them), 1 s of scans each;
         # the mechanics runs' 8 trials at H = 0 (the module's docstring has the time)
+        # the counted part: every server at H = 0 (InnoDB reuses an empty view), 1, 100 and 1,000 (three H
+        # above 0: a line and its residual), 500 reads each
         "default": Scale(DEFAULT_SERVERS, (0, 1, 1000, 10000), (1000,), 2, 3, 2, warmup_s=2.0,
-                         visibility=(1000, 10000), trials=mechanics.TRIALS),
+                         visibility=(1000, 10000), trials=mechanics.TRIALS, counted_servers=COUNTED_SERVERS,
+                         counted_holders=(0, 1, 100, 1000), counted_ops=500),
         "full": Scale(ALL_SERVERS, (0, 1, 100, 1000, 10000, 30000), (100, 1000), 2, 6, 10, 100000,
-                      warmup_s=20, visibility=(1, 100, 1000, 10000, 30000), visibility_s=3, trials=20),
+                      warmup_s=20, visibility=(1, 100, 1000, 10000, 30000), visibility_s=3, trials=20,
+                      counted_servers=ALL_SERVERS, counted_holders=(0, 1, 100, 1000, 10000), counted_ops=1000),
     }
     knob_help = {
         "servers": 'the servers, e.g. ["mysql:8.0", "postgres:17"]',
@@ -167,6 +208,9 @@ class ReadView(Chapter):
         "visibility": "the H values of the visibility runs (scans of rows inside and below the view's range)",
         "visibility_s": "the seconds of scans in each visibility run",
         "trials": "the mechanics runs' trials (when a snapshot and an id are taken; 0: none)",
+        "counted_servers": 'servers counted under callgrind (none: no counted part), e.g. ["mysql:8.0", "postgres:12"]',
+        "counted_holders": "the H values at which the counted servers count their reads, e.g. [0, 1, 100, 1000]",
+        "counted_ops": "the point selects counted per point (after a warm-up pass as long)",
     }
     engines = PARTS
     # Blocks of one H (its throughput, probe and idle runs together, so prepared transactions are made
@@ -226,11 +270,32 @@ class ReadView(Chapter):
                 # only (its trials count what each saw: the same answer every time, no spread to estimate)
                 if sc.trials and h == min(sc.holders):
                     out += [dataclasses.replace(point(h, "mechanics", seconds=1), repeats=1)]
-        return [Part(out, sc.repeats, sc.instances)]
+        return [Part(out, sc.repeats, sc.instances), Part(self.counted_points(sc, cpus), 1)]
+
+    def counted_points(self, sc: Scale, cpus: Cpus) -> list[Point]:
+        """The counted part: per counted server COUNTED_STARTS groups (the first start of every server, then the
+        second), each one server start that counts every counted H in one block, smallest first."""
+        check_whole(sc.counted_ops, "counted_ops")
+        check_whole(tuple(sc.counted_holders), "counted_holders", 0)
+        if not sc.counted_holders:
+            return []
+        opts = (("isolation", "rc"), ("point-selects", "1"), ("trx-stmts", "0"), ("writer", "off"))
+        # the table the readers read, loaded by sysbench; one client without a writer (the Sweep's warm-up runs it)
+        wl = Workload("point_select_isolation", 1, sc.duration_s, 1, sc.table_size, cpuset=cpus.client, options=opts)
+        out = []
+        for start in range(COUNTED_STARTS):
+            for spec in sc.counted_servers:
+                self.engines.check(spec)
+                cfg = counted_config(spec, sc, cpus.server)
+                label = f"readview counted {spec} #{start}"
+                out += [Point(cfg, CountedPoint(h, COUNTED, 1, ops=sc.counted_ops, start=start), wl,
+                              group=label, block=label) for h in sorted(set(sc.counted_holders))]
+        return out
 
     def timed(self, point: Point) -> bool:
-        """The mechanics runs count what each trial saw, whatever the CPU's speed (the steal is still stored)."""
-        return point.params.mode != "mechanics"
+        """The mechanics runs count what each trial saw, and a counted run the instructions, whatever the CPU's
+        speed (the steal is still stored)."""
+        return point.params.mode not in ("mechanics", COUNTED)
 
     def session(self, server) -> Holdings:
         return Holdings(server, PARTS.of(server.flavor))
@@ -247,6 +312,8 @@ class ReadView(Chapter):
         that the server lists them, then measure the readers, with the snapshot function timed in a
         probe run. No per-second SHOW GLOBAL STATUS: its cost grows with the number of connections."""
         p: ReadViewPoint = point.params
+        if p.mode == COUNTED:
+            return self._counted_run(server, point, pool)
         self._installed(server, point, pool)
         if p.mode in OWN_RUNS:
             return self._own_run(server, point, pool)
@@ -282,6 +349,27 @@ class ReadView(Chapter):
         got.measurements["copy_slope_ns_per_byte"] = (per_byte, "ns")
         got.measurements["copy_call_ns"] = (per_call, "ns")
         return got
+
+    def _counted_run(self, server, point: Point, pool: Holdings) -> Measured:
+        """A counted point: the server restarted under valgrind at its start's first count, the H prepared
+        transactions held (prepared or rolled back under valgrind; none counted), then counting.count; the start
+        under valgrind (``valgrind_start_s``, on the start's first run) and the holders' change (``hold_s``)
+        timed, and the holders listed after the count checked (``precondition_ok``)."""
+        p: CountedPoint = point.params
+        part = PARTS.of(server.flavor)
+        started = callgrind.instrument(server)
+        t0 = time.monotonic()
+        pool.hold_prepared(p.holders)
+        hold_s = time.monotonic() - t0
+        done = counting.count(server, part, point.workload.database, point.workload.table_size, p.ops)
+        m = done.measurements
+        if started:
+            m["valgrind_start_s"] = (started, "s")
+        m["hold_s"] = (hold_s, "s")
+        observed = pool.prepared_count()
+        m["observed_prepared"] = (float(observed), "count")
+        m["precondition_ok"] = (float(observed == p.holders), "bool")
+        return Measured(m, done.counters, [], done.command)
 
     def _own_run(self, server, point: Point, pool: Holdings) -> Measured:
         """A visibility run (H prepared transactions held, the two tables scanned in turns) or a mechanics run

@@ -4,7 +4,7 @@ notebooks/readview/ with the numbers of dbexp.chapters.readview.analysis."""
 from __future__ import annotations
 
 from dbexp.book import prose
-from dbexp.chapters.readview import analysis
+from dbexp.chapters.readview import analysis, counts
 from dbexp.chapters.readview.claims import _per_call_pairs
 from dbexp.chapters.readview.engines import innodb, postgres
 from dbexp.experiments.chapter import Results
@@ -97,6 +97,13 @@ def sessions_sentence(res: Results) -> str:
     each server before 14 against each from 14 on (the difference of their slopes per idle session)."""
     idle = analysis.idle_sessions(res)
     return prose.render("readview", "sessions", servers=idle["servers"], pairs=idle["pairs"])
+
+
+def counted_sentence(res: Results) -> str:
+    """The counted part: each point's two starts' agreement, per server the line of instructions per read against
+    H with its residual and its witness (the view function's inclusive count), and what that says of the claim that
+    a view's cost grows linearly with the open transactions."""
+    return prose.render("readview", "counted", **counts.numbers(res))
 
 
 def statement_sentence(res: Results) -> str:

@@ -29,6 +29,9 @@ class ViewPart(abc.ABC):
     # latch_counters(conn) -> {name: cumulative value} where the server counts its snapshot latches
     # (performance_schema's extra counters of a run); None where nothing is counted
     latch_counters = None
+    # the function that opens a view, as callgrind names it (fnmatch patterns, the outermost first): the counted
+    # part's witness, its inclusive instructions per statement (counting.py); () where none is known
+    counted_functions: tuple[str, ...] = ()
 
     def __init__(self, flavor):
         self.flavor = flavor

@@ -21,6 +21,7 @@ class Snapshots(ViewPart):
     double_latch = False  # no trx-sys mutex: nothing to count
     latch_counters = None  # wait events are a state of each backend, sampled, not cumulative counts
     view_latch = None
+    counted_functions: tuple[str, ...] = ("GetSnapshotData",)  # a C function: callgrind's name is the symbol
 
     def __init__(self, flavor):
         super().__init__(flavor)

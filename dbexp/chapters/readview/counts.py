@@ -1,0 +1,229 @@
+"""The readview chapter's counted part, analysed: instructions per read (a point select in autocommit, its own
+view or snapshot) on each of two separately started servers per H and their agreement, the line of instructions per
+read against H per server (least squares: its slope per open transaction and its largest residual), and the same for
+the witness, the inclusive instructions of the function that opens the view (counting.py): how much of the slope is
+in that function.
+
+An instruction count is exact and repeatable where a time is not, so a line through the counts is judged by its
+residuals, not by an interval: a count that grows in a straight line leaves residuals of the size of the two starts'
+difference. The H fitted are those above 0 where there are two or more (InnoDB reuses an autocommit reader's view
+while it lists no transaction: H = 0 is then another path, shown apart), else every H counted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dbexp.chapters.readview import counting
+from dbexp.chapters.readview.chapter import COUNTED, COUNTED_STARTS, of_run
+from dbexp.experiments import counted
+from dbexp.experiments.chapter import Results, memo
+
+MEASURE = counting.MEASURE
+VIEW = counting.VIEW
+
+
+def counted_runs(res: Results) -> pd.DataFrame:
+    """The counted part's runs (mode ``counted``, a count stored), one row each, with each run's engine family and
+    the view function(s) callgrind named in it (``function``: '' where none matched)."""
+    def compute():
+        w = res.wide
+        if w.empty or "mode" not in w or MEASURE not in w:
+            return w.iloc[:0]
+        w = w[(w["mode"] == COUNTED) & w[MEASURE].notna()].copy()
+        if w.empty:
+            return w
+        for col in ("holders", "start", "ops"):
+            w[col] = w[col].astype(int)
+        for col in (VIEW, counting.VIEW_CALLS, "valgrind_start_s", "hold_s", "count_s", "count_ops_per_s"):
+            if col not in w:
+                w[col] = np.nan
+        w["family"] = [of_run(f, v).family for f, v in zip(w["flavor"], w["version"])]
+        c = res.counters
+        names = {}
+        if len(c) and "source" in c:
+            views = c[(c["source"] == "callgrind_view") & c["run_id"].isin(w["run_id"])]
+            names = views.groupby("run_id")["name"].agg(lambda x: ", ".join(sorted(set(_short(n) for n in x))))
+        w["function"] = w["run_id"].map(names).fillna("")
+        return w
+    return memo(res, "readview.counted_runs", compute)
+
+
+def _short(label: str) -> str:
+    """'MVCC::view_open(ReadView*&, trx_t*) (mysqld)' -> 'MVCC::view_open': no parameters, no binary."""
+    name = label.rsplit(" (", 1)[0] if label.endswith(")") and " (" in label else label
+    return name.split("(", 1)[0]
+
+
+def points(res: Results) -> pd.DataFrame:
+    """One row per counted server and H: the instructions per read on each start (``count_0``, ``count_1``), their
+    mean, their largest difference over the mean (``spread``) and whether it is at most counted.AGREE (``agree``);
+    the view function's inclusive instructions per read (``view_0``, ``view_1``, ``view``) and calls per read; its
+    name; the start under valgrind, the holders' change and the counted reads per second (medians)."""
+    def compute():
+        w = counted_runs(res)
+        if w.empty:
+            return pd.DataFrame()
+        rows = []
+        for (server, h), g in w.groupby(["series_name", "holders"], sort=False):
+            g = g.sort_values("start")
+            counts = [float(v) for v in g[MEASURE]]
+            views = [float(v) for v in g[VIEW]]
+            mean = float(np.mean(counts))
+            spread = (max(counts) - min(counts)) / mean if len(counts) > 1 and mean else np.nan
+            row = {"server": server, "flavor": g["flavor"].iloc[0], "family": g["family"].iloc[0], "holders": int(h),
+                   "starts": int(g["start"].nunique()), "mean": mean, "spread": spread,
+                   "agree": bool(spread <= counted.AGREE) if spread == spread else False,
+                   "view": float(np.nanmean(views)) if any(v == v for v in views) else np.nan,
+                   "calls": float(g[counting.VIEW_CALLS].mean()),
+                   "function": ", ".join(sorted({f for f in g["function"] if f})),
+                   "start_s": float(g["valgrind_start_s"].median()), "hold_s": float(g["hold_s"].median()),
+                   "count_s": float(g["count_s"].median()), "ops": int(g["ops"].median()),
+                   "ops_per_s": float(g["count_ops_per_s"].median())}
+            for i in range(max(COUNTED_STARTS, len(counts))):
+                row[f"count_{i}"] = counts[i] if i < len(counts) else np.nan
+                row[f"view_{i}"] = views[i] if i < len(views) else np.nan
+            rows.append(row)
+        return pd.DataFrame(rows).sort_values(["server", "holders"]).reset_index(drop=True)
+    return memo(res, "readview.counted_points", compute)
+
+
+def fitted(hs) -> list[int]:
+    """The H a line is fitted through: those above 0 where there are two or more, else all of them."""
+    above = sorted(h for h in set(hs) if h > 0)
+    return above if len(above) >= 2 else sorted(set(hs))
+
+
+def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """Least squares through (x, y): slope, intercept and the largest residual in absolute value."""
+    if len(x) < 2 or np.any(~np.isfinite(y)):
+        return np.nan, np.nan, np.nan
+    slope, intercept = np.polyfit(x.astype(float), y.astype(float), 1)
+    return float(slope), float(intercept), float(np.max(np.abs(y - (slope * x + intercept))))
+
+
+def lines(res: Results) -> pd.DataFrame:
+    """Per counted server: the line of instructions per read against H (:func:`fitted` H; its slope per open
+    transaction, intercept and largest residual, also as a share of the rise over those H), each start's own slope,
+    the two starts' largest difference at those H, whether it is a straight line (every residual within the larger of
+    that difference and 1% of the rise), whether the count grows (the rise above three times that difference); the
+    count at H = 0 where it is not fitted; the view function's line (``view_slope``, its residual) and its share of
+    the read's slope; its calls per read and instructions per call and open transaction at the largest H."""
+    def compute():
+        p = points(res)
+        w = counted_runs(res)
+        if p.empty:
+            return pd.DataFrame()
+        rows = []
+        for server, g in p.groupby("server", sort=False):
+            hs = fitted(g["holders"])
+            f = g[g["holders"].isin(hs)].sort_values("holders")
+            x = f["holders"].to_numpy()
+            slope, intercept, resid = _line(x, f["mean"].to_numpy())
+            vslope, _, vresid = _line(x, f["view"].to_numpy())
+            rise = abs(slope) * (max(hs) - min(hs)) if slope == slope else np.nan
+            diff = float(np.nanmax(np.abs(f["count_0"] - f["count_1"]))) if len(f) and "count_1" in f else np.nan
+            diff = diff if diff == diff else 0.0
+            per_start = {}
+            for s, gs in w[(w["series_name"] == server) & w["holders"].isin(hs)].groupby("start"):
+                gs = gs.sort_values("holders")
+                per_start[int(s)] = _line(gs["holders"].to_numpy(), gs[MEASURE].to_numpy())[0]
+            top = f.iloc[-1] if len(f) else None
+            zero = g[g["holders"] == 0]
+            rows.append({
+                "server": server, "flavor": g["flavor"].iloc[0], "family": g["family"].iloc[0],
+                "H": ", ".join(f"{h:,}" for h in hs), "lower": min(hs), "upper": max(hs), "points": len(hs),
+                "slope": slope, "intercept": intercept, "residual": resid,
+                "residual_share": resid / rise if rise and rise == rise else np.nan,
+                "slope_0": per_start.get(0, np.nan), "slope_1": per_start.get(1, np.nan),
+                "difference": diff, "straight": bool(len(hs) >= 3 and resid == resid and resid <= max(diff, 0.01 * rise)),
+                "grows": bool(rise == rise and rise > 3 * diff and slope > 0),
+                "at_0": float(zero["mean"].iloc[0]) if len(zero) and 0 not in hs else np.nan,
+                "view_slope": vslope, "view_residual": vresid,
+                "share": vslope / slope if slope and slope == slope and vslope == vslope else np.nan,
+                "function": ", ".join(sorted({x for x in g["function"] if x})),
+                "calls": float(top["calls"]) if top is not None else np.nan,
+                "per_call": (vslope / float(top["calls"]) if top is not None and top["calls"] and vslope == vslope
+                             else np.nan),
+                "bytes_per_holder": of_run(g["flavor"].iloc[0], w.loc[w["series_name"] == server, "version"].iloc[0]
+                                           ).bytes_per_holder,
+                "agree": bool(f["agree"].all())})
+        return pd.DataFrame(rows)
+    return memo(res, "readview.counted_lines", compute)
+
+
+def pace(res: Results) -> pd.DataFrame:
+    """Per counted server: the start under valgrind, the seconds a holder's preparation took under valgrind (the
+    holders' change over the H added, median over starts and steps that added some) and a counted read's seconds
+    (a count's passes over its reads): what the default scale's counted part is sized from (:func:`default_minutes`)."""
+    p = points(res)
+    if p.empty:
+        return pd.DataFrame()
+    rows = []
+    for server, g in p.groupby("server", sort=False):
+        g = g.sort_values("holders")
+        added = g["holders"].diff()
+        per_holder = (g["hold_s"] / added)[added > 0]
+        rows.append({"server": server, "flavor": g["flavor"].iloc[0], "start_s": float(g["start_s"].median()),
+                     "hold_per_holder_s": float(per_holder.median()) if len(per_holder) else np.nan,
+                     "read_s": float((g["count_s"] / g["ops"]).median())})
+    return pd.DataFrame(rows)
+
+
+def default_minutes(res: Results, native_start_s: float = 20.0) -> float:
+    """The default scale's counted part in minutes at the pace these runs measured (:func:`pace`), per counted server
+    start: a native start and load (``native_start_s``), the start under valgrind, the holders prepared up to the
+    largest H and every H's count, each server's flavor's median pace (a flavor not counted here: not counted in the
+    sum). NaN without counted runs."""
+    from dbexp.chapters.readview.chapter import CHAPTER
+    from dbexp.servers.registry import flavor_of_spec
+
+    pc = pace(res)
+    if pc.empty:
+        return float("nan")
+    sc = CHAPTER.scales["default"]
+    by_flavor = pc.groupby("flavor")[["start_s", "hold_per_holder_s", "read_s"]].median()
+    total = 0.0
+    for spec in sc.counted_servers:
+        flavor = flavor_of_spec(spec).name
+        if flavor not in by_flavor.index:
+            continue
+        f = by_flavor.loc[flavor]
+        hold = f["hold_per_holder_s"] if f["hold_per_holder_s"] == f["hold_per_holder_s"] else 0.0
+        total += COUNTED_STARTS * (native_start_s + f["start_s"] + hold * max(sc.counted_holders)
+                                   + len(sc.counted_holders) * f["read_s"] * sc.counted_ops)
+    return total / 60
+
+
+def numbers(res: Results) -> dict:
+    """What the page's counted section says (notebooks/readview/counted.md.j2)."""
+    p = points(res)
+    if p.empty:
+        return {"counted": False}
+    ln = lines(res)
+    return {"counted": True, "points": len(p), "agree": int(p["agree"].sum()), "starts": int(p["starts"].min()),
+            "servers": list(ln["server"]), "holders": sorted(set(p["holders"])), "ops": int(p["ops"].max()),
+            "spread_max": float(p["spread"].max()), "within": counted.AGREE,
+            "lines": ln.to_dict("records"), **verdicts_of(ln)}
+
+
+def verdicts_of(ln: pd.DataFrame) -> dict:
+    """The servers by what their counts say of the claim that a view's cost grows linearly with the open
+    transactions: ``linear`` (the count grows, a straight line through three H or more), ``bent`` (grows, not a
+    straight line), ``grows`` (grows, too few H to judge the line), ``flat`` (no growth beyond the two starts'
+    difference), ``reused`` (of ``flat``, the servers that reuse a snapshot while no transaction ends: PostgreSQL 14
+    and later)."""
+    from dbexp.chapters.readview.engines import postgres
+
+    out: dict[str, list] = {"linear": [], "bent": [], "grows": [], "flat": [], "reused": []}
+    for x in ln.to_dict("records"):
+        if not x["grows"]:
+            out["flat"].append(x["server"])
+            if x["family"] == postgres.Snapshots.FROM_14:
+                out["reused"].append(x["server"])
+        elif x["points"] < 3:
+            out["grows"].append(x["server"])
+        else:
+            out["linear" if x["straight"] else "bent"].append(x["server"])
+    return out
