@@ -23,6 +23,7 @@ def test_the_counted_part_counts_every_h_of_a_server_on_one_start_of_two_and_lea
     part = parts[1]
     assert part.repeats == 1 and part.instances == 1
     assert {p.server.spec for p in part.points} == set(sc.counted_servers)
+    assert {s.split(":")[0] for s in sc.counted_servers} == {"mysql", "postgres"}  # MariaDB: COUNTED_LEFT_OUT
     assert len([h for h in sc.counted_holders if h > 0]) >= 3  # a line and its residual
     from dbexp.experiments.sweep import shuffled
     walk = shuffled(part.points, CHAPTER.name, 0)
@@ -30,8 +31,12 @@ def test_the_counted_part_counts_every_h_of_a_server_on_one_start_of_two_and_lea
         for start in range(COUNTED_STARTS):
             ps = [p for p in part.points if p.server.spec == spec and p.params.start == start]
             assert {p.group for p in ps} == {f"readview counted {spec} #{start}"} and len({p.block for p in ps}) == 1
-            # one server start counts every H, the smallest first (MariaDB's registry keeps its peak size)
-            assert [p.params.holders for p in walk if p in ps] == sorted(sc.counted_holders)
+            # one server start counts every H, the largest first (prepared natively, then rolled back H by H)
+            assert [p.params.holders for p in walk if p in ps] == sorted(sc.counted_holders, reverse=True)
+    # a registry that keeps its peak size (MariaDB): a start per H, two per H
+    full = CHAPTER.design(CHAPTER.scale("full"), Cpus())[1].points
+    maria = [p for p in full if p.server.spec == "mariadb:11.8@offline"]
+    assert len({p.group for p in maria}) == len(maria) == COUNTED_STARTS * len(set(CHAPTER.scale("full").counted_holders))
     p = part.points[-1]
     assert p.server.under == "callgrind" and p.params.mode == COUNTED and p.params.ops == sc.counted_ops
     assert p.workload.threads == 1 and dict(p.workload.options)["writer"] == "off"
@@ -150,3 +155,13 @@ def test_the_counted_section_says_so_where_nothing_was_counted():
     res = _counted_results({})
     assert counts.points(res).empty and counts.lines(res).empty
     assert "Not counted in these results" in readview.counted_sentence(res)
+
+
+def test_a_timed_server_not_counted_is_named_with_why():
+    res = _counted_results({"mysql 8.0.15": (50_000.0, 0.75, 0.75)})
+    maria = {"run_id": "m", "series_name": "mariadb 11.8.9", "flavor": "mariadb", "version": "11.8.9", "mode": "prepared",
+             "holders": 100, "readers": 2, "trx_stmts": 0, "probe": False, "server_cpu_s": 1.0, "reads": 1000.0,
+             "total_time_s": 2.0}
+    res.wide = pd.concat([res.wide, pd.DataFrame([maria])], ignore_index=True)
+    assert [x["server"] for x in counts.not_counted(res)] == ["mariadb 11.8.9"]
+    assert "mariadb 11.8.9: not counted (its registry of transactions keeps its peak size" in readview.counted_sentence(res)

@@ -154,46 +154,71 @@ def lines(res: Results) -> pd.DataFrame:
 
 
 def pace(res: Results) -> pd.DataFrame:
-    """Per counted server: the start under valgrind, the seconds a holder's preparation took under valgrind (the
-    holders' change over the H added, median over starts and steps that added some) and a counted read's seconds
-    (a count's passes over its reads): what the default scale's counted part is sized from (:func:`default_minutes`)."""
+    """Per counted server: the start under valgrind, the seconds a holder's preparation took (natively, before the
+    start's first count: its holders over its largest H), the seconds of a count's passes per read counted and the
+    seconds of each later point's rollbacks: what the default scale's counted part is sized from
+    (:func:`default_minutes`)."""
     p = points(res)
     if p.empty:
         return pd.DataFrame()
     rows = []
     for server, g in p.groupby("server", sort=False):
-        g = g.sort_values("holders")
-        added = g["holders"].diff()
-        per_holder = (g["hold_s"] / added)[added > 0]
+        top = g[g["holders"] == g["holders"].max()]
+        rest = g[g["holders"] < g["holders"].max()]
         rows.append({"server": server, "flavor": g["flavor"].iloc[0], "start_s": float(g["start_s"].median()),
-                     "hold_per_holder_s": float(per_holder.median()) if len(per_holder) else np.nan,
+                     "hold_per_holder_s": (float(top["hold_s"].median() / top["holders"].iloc[0])
+                                           if top["holders"].iloc[0] else np.nan),
+                     "rollback_s": float(rest["hold_s"].median()) if len(rest) else 0.0,
                      "read_s": float((g["count_s"] / g["ops"]).median())})
     return pd.DataFrame(rows)
 
 
 def default_minutes(res: Results, native_start_s: float = 20.0) -> float:
     """The default scale's counted part in minutes at the pace these runs measured (:func:`pace`), per counted server
-    start: a native start and load (``native_start_s``), the start under valgrind, the holders prepared up to the
-    largest H and every H's count, each server's flavor's median pace (a flavor not counted here: not counted in the
-    sum). NaN without counted runs."""
-    from dbexp.chapters.readview.chapter import CHAPTER
+    start: a native start and load (``native_start_s``), the largest H's holders prepared, the start under
+    valgrind, every H's count and the rollbacks between them, each server's flavor's median pace (a flavor not
+    counted here: not counted in the sum). NaN without counted runs."""
+    from dbexp.chapters.readview.chapter import CHAPTER, of_spec
     from dbexp.servers.registry import flavor_of_spec
 
     pc = pace(res)
     if pc.empty:
         return float("nan")
     sc = CHAPTER.scales["default"]
-    by_flavor = pc.groupby("flavor")[["start_s", "hold_per_holder_s", "read_s"]].median()
+    by_flavor = pc.groupby("flavor")[["start_s", "hold_per_holder_s", "rollback_s", "read_s"]].median()
+    hs = sorted(set(sc.counted_holders))
     total = 0.0
     for spec in sc.counted_servers:
         flavor = flavor_of_spec(spec).name
         if flavor not in by_flavor.index:
             continue
-        f = by_flavor.loc[flavor]
-        hold = f["hold_per_holder_s"] if f["hold_per_holder_s"] == f["hold_per_holder_s"] else 0.0
-        total += COUNTED_STARTS * (native_start_s + f["start_s"] + hold * max(sc.counted_holders)
-                                   + len(sc.counted_holders) * f["read_s"] * sc.counted_ops)
+        f = by_flavor.loc[flavor].fillna(0.0)
+        count = f["read_s"] * sc.counted_ops
+        if of_spec(spec).registry_shrinks:  # one start: the largest H prepared, then rolled back H by H
+            total += COUNTED_STARTS * (native_start_s + f["hold_per_holder_s"] * max(hs) + f["start_s"]
+                                       + len(hs) * count + (len(hs) - 1) * f["rollback_s"])
+        else:  # a start per H
+            total += COUNTED_STARTS * sum(native_start_s + f["hold_per_holder_s"] * h + f["start_s"] + count for h in hs)
     return total / 60
+
+
+def not_counted(res: Results) -> list[dict]:
+    """The servers of the timed runs that the counted part did not count, each with why (chapter.COUNTED_LEFT_OUT's
+    reason where its registry keeps its peak size, else that the scale did not name it)."""
+    from dbexp.chapters.readview.analysis import tidy
+    from dbexp.chapters.readview.chapter import COUNTED_LEFT_OUT
+
+    w = tidy(res)
+    done = set(counted_runs(res)["series_name"])
+    out = []
+    for name, g in w.groupby("series_name", sort=True):
+        if name in done:
+            continue
+        part = of_run(g["flavor"].iloc[0], g["version"].iloc[0])
+        why = next(iter(COUNTED_LEFT_OUT.values())) if not part.registry_shrinks and COUNTED_LEFT_OUT else \
+            "not among the scale's counted servers"
+        out.append({"server": name, "why": why})
+    return out
 
 
 def numbers(res: Results) -> dict:
@@ -202,8 +227,8 @@ def numbers(res: Results) -> dict:
     if p.empty:
         return {"counted": False}
     ln = lines(res)
-    return {"counted": True, "points": len(p), "agree": int(p["agree"].sum()), "starts": int(p["starts"].min()),
-            "servers": list(ln["server"]), "holders": sorted(set(p["holders"])), "ops": int(p["ops"].max()),
+    return {"counted": True, "not_counted": not_counted(res), "points": len(p), "agree": int(p["agree"].sum()), "starts": int(p["starts"].min()),
+            "servers": list(ln["server"]), "holders": [f"{h:,}" for h in sorted(set(p["holders"]))], "ops": int(p["ops"].max()),
             "spread_max": float(p["spread"].max()), "within": counted.AGREE,
             "lines": ln.to_dict("records"), **verdicts_of(ln)}
 
