@@ -263,10 +263,11 @@ def measure_in_turns(runs: list[tuple[object, Workload]], slice_s: float, *, sql
                 start_quiet.append(wait_quiet(watch).ok)
             turns = Rotation([r.proc for r in running], slice_s, watches)
             deadline = min(t + e for t, e in zip(started, ends)) - 2 * slice_s
-            if time.monotonic() + len(runs) * slice_s > deadline:
-                raise DbexpError(f"bad duration {min(ends)!r} s for workloads taking turns: their starts took "
-                                 f"{time.monotonic() - running[0].started:.1f} s of it, leaving less than a round "
-                                 f"of {len(runs)} turns of {slice_s:g} s")
+            if time.monotonic() + len(runs) * slice_s > deadline:  # a slow spell (or a --time too short for
+                # the starts: then every try fails alike, and the third names it): the window is void, retried
+                raise RetryableError(f"bad duration {min(ends)!r} s for workloads taking turns: their starts took "
+                                     f"{time.monotonic() - running[0].started:.1f} s of it, leaving less than a "
+                                     f"round of {len(runs)} turns of {slice_s:g} s")
             a = marker.read(order)
             turns.run_until(deadline)
             b = marker.read(order[::-1])
