@@ -41,6 +41,10 @@ def test_the_counted_part_counts_every_h_of_a_server_on_one_start_of_two_and_lea
     assert p.server.under == "callgrind" and p.params.mode == COUNTED and p.params.ops == sc.counted_ops
     assert p.workload.threads == 1 and dict(p.workload.options)["writer"] == "off"
     assert not CHAPTER.timed(p) and CHAPTER.timed(parts[0].points[0])
+    # InnoDB's counted servers without the adaptive hash index (a read's path the same whatever reads came before)
+    assert {p.server.settings.get("innodb_adaptive_hash_index") for p in part.points
+            if p.server.spec.startswith("mysql")} == {"OFF"}
+    assert not any("innodb_adaptive_hash_index" in p.server.settings for p in parts[0].points)
     # every counted point a key of its own; the timed points' keys as without the counted part
     keys = [p.key(CHAPTER.name) for p in part.points]
     assert len(set(keys)) == len(keys)
@@ -82,6 +86,9 @@ def test_the_view_function_s_inclusive_count_is_the_long_pass_less_the_short_one
     # every function named for views or snapshots is stored, the names a binary really has
     named = {r["name"] for r in rows if r["source"] == "callgrind_snapshot"}
     assert named == {"MVCC::view_open(ReadView*&, trx_t*) (mysqld)", "ReadView::prepare(unsigned long) (mysqld)"}
+    # several functions that build and copy a view (none calls another): their counts add up
+    m, _ = counting.view_figures(short, long, 200, ("MVCC::view_open(*", "ReadView::prepare(*"))
+    assert m[counting.VIEW] == (100.0 + 80.0, "count")
     # no function matched: no witness, None stored
     m, rows = counting.view_figures(short, long, 200, ("GetSnapshotData",))
     assert m[counting.VIEW] == (None, "count") and m["view_functions_found"] == (0.0, "count")
@@ -119,7 +126,7 @@ def test_a_count_that_grows_in_a_straight_line_is_judged_by_its_residual_with_th
     p = counts.points(res).set_index(["server", "holders"])
     assert p.loc[("mysql 8.0.15", 1000), "agree"] and p.loc[("mysql 8.0.15", 1000), "count_1"] == pytest.approx(
         50_000 + 300 + 750 + 3)
-    assert p.loc[("mysql 8.0.15", 0), "function"] == "MVCC::view_open"
+    assert p.loc[("mysql 8.0.15", 0), "function"] == "`MVCC::view_open`"
     ln = counts.lines(res).set_index("server")
     my = ln.loc["mysql 8.0.15"]
     assert my["H"] == "1, 100, 1,000" and my["slope"] == pytest.approx(0.75) and my["residual"] < 1e-6

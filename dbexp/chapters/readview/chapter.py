@@ -41,8 +41,8 @@ included, over its 4 repeats, plus 0.05 s between runs): per repeat MySQL 5.7.22
 
 The counted part (``counted_servers`` at ``counted_holders``): instructions per consistent read under valgrind's
 callgrind (counting.py, dbexp.metrics.callgrind), the work a read does whatever the machine, with H prepared
-transactions held as the timed part holds them, and the inclusive instructions of the function that opens the view
-as its witness. Each counted server is started COUNTED_STARTS times (two separately started servers per point),
+transactions held as the timed part holds them, and the inclusive instructions of the functions that build and copy
+the view as its witness (ViewPart.counted_functions; the adaptive hash index off: ViewPart.counted_settings). Each counted server is started COUNTED_STARTS times (two separately started servers per point),
 each start a group of its own whose H are counted in one block, the largest first, its points told apart by
 ``start`` (CountedPoint: the timed points' parameters and keys are those they had before the counted part). A
 start loads the table and prepares the largest H natively, restarts under valgrind (callgrind.instrument: a
@@ -177,10 +177,12 @@ def server_config(spec: str, sc: Scale, server_cpus: str) -> ServerConfig:
 
 
 def counted_config(spec: str, sc: Scale, server_cpus: str) -> ServerConfig:
-    """A counted server: the timed servers' settings (enough prepared transactions for the counted H too), run
-    under callgrind (the flavor's counting settings added at its start: lifecycle)."""
+    """A counted server: the timed servers' settings (enough prepared transactions for the counted H too) and the
+    engine part's counted_settings, run under callgrind (the flavor's counting settings added at its start:
+    lifecycle)."""
+    part = of_spec(spec)
     settings = {"max_connections": str(max(sc.idle, default=0) + 100),
-                **of_spec(spec).settings(max(tuple(sc.holders) + tuple(sc.counted_holders)))}
+                **part.settings(max(tuple(sc.holders) + tuple(sc.counted_holders))), **part.counted_settings()}
     return dataclasses.replace(Chapter.server_config(spec, server_cpus, settings), under="callgrind")
 
 

@@ -1,7 +1,7 @@
 """The readview chapter's counted part, measured: instructions per consistent read under valgrind's callgrind
 (dbexp.metrics.callgrind) with H prepared transactions held, and, the witness, the inclusive instructions per read
-of the function that opens the view (the engine part's ``counted_functions``: MySQL's ``MVCC::view_open``,
-PostgreSQL's ``GetSnapshotData``), each as callgrind names it in the counted passes.
+of the functions that build and copy the view (the engine part's ``counted_functions``: MySQL's ``MVCC::view_open``,
+PostgreSQL's ``GetSnapshotData`` and ``CopySnapshot``), each as callgrind names it in the counted passes.
 
 A counted read is a primary-key point select of the chapter's table in autocommit, a literal statement (no
 prepared statement: the same text on every engine), one client: every statement is a transaction of its own and
@@ -29,7 +29,7 @@ OPS = 500  # reads counted per point (the long pass less the short one)
 NAMED = ("*readview*", "*view_open*", "*view_close*", "*snapshot*")
 SNAPSHOT_FUNCTIONS = 30  # such functions stored per run, by inclusive instructions
 MEASURE = "instructions_per_op"  # instructions per read (the statement's, in the server's statement loop)
-VIEW = "view_instructions_per_op"  # the view function's inclusive instructions per read
+VIEW = "view_instructions_per_op"  # the view functions' inclusive instructions per read
 VIEW_CALLS = "view_calls_per_op"
 
 
@@ -43,13 +43,9 @@ def statement(i: int, rows: int) -> str:
 
 
 def view_functions(profile: Profile, patterns: tuple[str, ...]) -> list[Fn]:
-    """The functions of ``profile`` that the first pattern of ``patterns`` matching any names (several where
-    overloads match it); [] where none does."""
-    for pattern in patterns:
-        found = [fn for fn in profile.functions() if fnmatch.fnmatchcase(fn[1], pattern)]
-        if found:
-            return sorted(found)
-    return []
+    """The functions of ``profile`` that any of ``patterns`` matches (the engine part's counted_functions: none
+    calls another, so that their inclusive counts add up); [] where none does."""
+    return sorted(fn for fn in profile.functions() if any(fnmatch.fnmatchcase(fn[1], p) for p in patterns))
 
 
 def named(profile: Profile, n: int = SNAPSHOT_FUNCTIONS) -> list[Fn]:
@@ -61,9 +57,9 @@ def named(profile: Profile, n: int = SNAPSHOT_FUNCTIONS) -> list[Fn]:
 
 
 def view_figures(short: Profile, long: Profile, ops: int, patterns: tuple[str, ...]) -> tuple[dict, list[dict]]:
-    """From the short and the long pass's profiles: the view function's inclusive instructions and calls per read
+    """From the short and the long pass's profiles: the view functions' inclusive instructions and calls per read
     (the long pass less the short one over the ``ops`` reads between them; None where no function matches
-    ``patterns``), and counter rows: the view function's (``callgrind_view``, ``callgrind_view_calls``) and every
+    ``patterns``), and counter rows: the view functions' (``callgrind_view``, ``callgrind_view_calls``) and every
     function named for views or snapshots (``callgrind_snapshot``, ``callgrind_snapshot_calls``)."""
     diff = long.minus(short)
     fns = view_functions(diff, patterns) or view_functions(long, patterns)

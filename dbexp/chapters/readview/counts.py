@@ -1,8 +1,8 @@
 """The readview chapter's counted part, analysed: instructions per read (a point select in autocommit, its own
 view or snapshot) on each of two separately started servers per H and their agreement, the line of instructions per
 read against H per server (least squares: its slope per open transaction and its largest residual), and the same for
-the witness, the inclusive instructions of the function that opens the view (counting.py): how much of the slope is
-in that function.
+the witness, the inclusive instructions of the functions that build and copy the view (counting.py): how much of the
+slope is in them.
 
 An instruction count is exact and repeatable where a time is not, so a line through the counts is judged by its
 residuals, not by an interval: a count that grows in a straight line leaves residuals of the size of the two starts'
@@ -26,7 +26,7 @@ VIEW = counting.VIEW
 
 def counted_runs(res: Results) -> pd.DataFrame:
     """The counted part's runs (mode ``counted``, a count stored), one row each, with each run's engine family and
-    the view function(s) callgrind named in it (``function``: '' where none matched)."""
+    the view functions callgrind named in it (``function``: '' where none matched)."""
     def compute():
         w = res.wide
         if w.empty or "mode" not in w or MEASURE not in w:
@@ -44,7 +44,7 @@ def counted_runs(res: Results) -> pd.DataFrame:
         names = {}
         if len(c) and "source" in c:
             views = c[(c["source"] == "callgrind_view") & c["run_id"].isin(w["run_id"])]
-            names = views.groupby("run_id")["name"].agg(lambda x: ", ".join(sorted(set(_short(n) for n in x))))
+            names = views.groupby("run_id")["name"].agg(lambda x: ", ".join(f"`{n}`" for n in sorted(set(_short(n) for n in x))))
         w["function"] = w["run_id"].map(names).fillna("")
         return w
     return memo(res, "readview.counted_runs", compute)
@@ -59,7 +59,7 @@ def _short(label: str) -> str:
 def points(res: Results) -> pd.DataFrame:
     """One row per counted server and H: the instructions per read on each start (``count_0``, ``count_1``), their
     mean, their largest difference over the mean (``spread``) and whether it is at most counted.AGREE (``agree``);
-    the view function's inclusive instructions per read (``view_0``, ``view_1``, ``view``) and calls per read; its
+    the view functions' inclusive instructions per read (``view_0``, ``view_1``, ``view``) and calls per read; its
     name; the start under valgrind, the holders' change and the counted reads per second (medians)."""
     def compute():
         w = counted_runs(res)
@@ -108,7 +108,7 @@ def lines(res: Results) -> pd.DataFrame:
     transaction, intercept and largest residual, also as a share of the rise over those H), each start's own slope,
     the two starts' largest difference at those H, whether it is a straight line (every residual within the larger of
     that difference and 1% of the rise), whether the count grows (the rise above three times that difference); the
-    count at H = 0 where it is not fitted; the view function's line (``view_slope``, its residual) and its share of
+    count at H = 0 where it is not fitted; the view functions' line (``view_slope``, its residual) and its share of
     the read's slope; its calls per read and instructions per call and open transaction at the largest H."""
     def compute():
         p = points(res)

@@ -101,7 +101,7 @@ def sessions_sentence(res: Results) -> str:
 
 def counted_sentence(res: Results) -> str:
     """The counted part: each point's two starts' agreement, per server the line of instructions per read against
-    H with its residual and its witness (the view function's inclusive count), and what that says of the claim that
+    H with its residual and its witness (the inclusive count of the functions that build and copy the view), and what that says of the claim that
     a view's cost grows linearly with the open transactions."""
     return prose.render("readview", "counted", **counts.numbers(res))
 

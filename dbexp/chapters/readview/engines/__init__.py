@@ -29,9 +29,14 @@ class ViewPart(abc.ABC):
     # latch_counters(conn) -> {name: cumulative value} where the server counts its snapshot latches
     # (performance_schema's extra counters of a run); None where nothing is counted
     latch_counters = None
-    # the function that opens a view, as callgrind names it (fnmatch patterns, the outermost first): the counted
-    # part's witness, its inclusive instructions per statement (counting.py); () where none is known
+    # the functions that build and copy a view, as callgrind names them (fnmatch patterns; none calls another):
+    # the counted part's witness, their inclusive instructions per statement (counting.py); () where none is known
     counted_functions: tuple[str, ...] = ()
+
+    def counted_settings(self) -> dict[str, str]:
+        """Start-up settings of a counted server beside the timed servers' (what makes a read's path the same
+        however many reads came before it); none by default."""
+        return {}
 
     def __init__(self, flavor):
         self.flavor = flavor
