@@ -53,9 +53,10 @@ def test_a_counted_point_refuses_what_it_cannot_count_in_one_line():
 
 
 def test_the_short_call_walks_the_whole_table_so_that_only_the_loop_differs():
-    p = CountedPoint("cycle", "random", (1, 8, 10000), 20_000, 64, 0)
-    assert p.blocks == 10064 and p.head >= p.blocks + 10000
-    assert CountedPoint("fifo", "random", (1, 8), 5000, 64, 0).head == 5000
+    p = CountedPoint("cycle", "random", (1, 9, 10000), 10_000, 64, 0)
+    assert p.blocks == 10064 and p.head(10000) == 20000 and p.head(1) == 10064 and p.head(9) == 10071
+    assert all(n * (p.head(n) // n) >= p.blocks for n in p.count_ns)
+    assert CountedPoint("fifo", "random", (1, 8, 10000), 5000, 64, 0).head(10000) == 5000
 
 
 class _Cursor:
@@ -115,14 +116,16 @@ def test_a_count_divides_the_long_call_less_the_short_by_the_functions_own_opera
     monkeypatch.setattr(callgrind, "count_passes", count_passes)
     m = counted.measure_counted(server, CountedPoint("fifo", "random", (1, 8), 5000, 64, 0))
     # one pass: the pid asked, one call; the same statements in both, so that their difference is 0
-    assert seen == [(5000, 10000, 2, 2, 4242)] * 2
+    assert seen == [(5000, 10000, 3, 3, 4242)] * 2
     assert m.measurements["instructions_per_op_1"][0] == 100.0 and m.measurements["instructions_per_op_8"][0] == 200.0
     assert m.measurements["ops_counted_8"][0] == 5000 and m.measurements["valgrind_start_s"][0] == 2.5
     assert "statements_sent_8" not in m.measurements and m.measurements["simulated_caches"][0] == 1.0
     assert {c["source"] for c in m.counters} == {"callgrind_exclusive_1", "callgrind_exclusive_8"}
     calls = [a for s, a in server.log if "pinbench_fifo" in s]
-    # the warm-up calls every N once at the long call's operations, after reading the table in
-    assert "pinbench_prewarm" in server.log[0][0] and calls[0][1:3] == (1, 10000) and calls[1][1:3] == (8, 10000)
+    # the warm-up calls every N once, after reading the table in; then each pass a warm call before the counted one
+    assert "pinbench_prewarm" in server.log[0][0] and calls[0][1:3] == (1, counted.WARM_OPS)
+    assert calls[1][1:3] == (8, counted.WARM_OPS)
+    assert [c[1:3] for c in calls[2:6]] == [(1, counted.WARM_OPS), (1, 5000), (1, counted.WARM_OPS), (1, 10000)]
     # cycle's operations are whole rounds of N: what a pass says it ran
     p = CountedPoint("cycle", "random", (9,), 100, 64, 0)
     assert counted._pass(_Server(), p, 9, 100).ops == 99

@@ -6,8 +6,8 @@ A :class:`CountedPoint` is one curve (a pinbench function and a key pattern) at 
 start. The server starts natively (the tables made at full speed: the chapter's reset), is restarted under valgrind
 (callgrind.instrument), and one connection reads the timing table into shared buffers and calls the function once at
 every N (a warm-up no count reads). Then at each N two passes, each one call of the function on a connection of its
-own: a short one of ``head`` buffer operations and a long one of ``head + ops`` (callgrind.count_passes, no warm-up
-pass of its own). The long pass less the short one is the function's timed loop alone, ``ops`` more operations:
+own, a warm call first (the same in both): a short one of ``head`` buffer operations and a long one of ``head + ops``
+(callgrind.count_passes, no warm-up pass of its own). The long pass less the short one is the function's timed loop alone, ``ops`` more operations:
 the statement, the login, opening the table, pinning the N held buffers, shuffling the blocks, the clock reads and
 the witness's walk are in both passes and cancel (for ``cycle`` the short call already walks every block of the
 table, so that its witness's walk is the same in both). What is divided out is the function's own count of
@@ -32,6 +32,7 @@ from dbexp.metrics import callgrind
 
 COUNTED_KINDS = tuple(k for k in KINDS if k != "hold_cold")  # the curves whose loop is the buffer manager's work
 STARTS = 2  # separately started servers per counted point (issue 48)
+WARM_OPS = 1000  # a warm call's operations (cycle: whole rounds of N), in every pass before the counted call
 MODE = "callgrind-sim"  # instructions, and the simulated caches' misses and the branch predictor's
 # the figures kept per N (callgrind.PER_OP's, those a callgrind-sim count has), then the count's own
 PER_N = tuple(callgrind.PER_OP) + ("instructions_counted", "ops_counted", "entry_share", "count_ops_per_s", "count_s")
@@ -66,11 +67,13 @@ class CountedPoint:
         """The timing table's pages (as a curve's: max N + loop_blocks)."""
         return max(self.count_ns) + self.loop_blocks
 
-    @property
-    def head(self) -> int:
-        """The short call's operations: ``count_ops``, or more where a ``cycle`` of the largest N would not walk every
-        block of the table in it (its witness walks what the loop touched, up to the table)."""
-        return max(self.count_ops, self.blocks + max(self.count_ns))
+    def head(self, n: int) -> int:
+        """The short call's operations at ``n``: ``count_ops``; for ``cycle`` at least whole rounds of ``n`` that walk
+        every block of the table (its witness walks the blocks its loop touched, up to the table's: the same in both
+        calls only where both walk them all)."""
+        if self.count_kind != "cycle":
+            return self.count_ops
+        return max(self.count_ops, -(-self.blocks // n) * n)
 
     def curve(self, ops: int) -> CurvePoint:
         """The timed curve whose call this count makes, with ``ops`` operations."""
@@ -78,7 +81,9 @@ class CountedPoint:
 
 
 def _pass(server, p: CountedPoint, n: int, ops: int) -> callgrind.Ran:
-    """One pass: a connection of its own, its backend's pid asked for, one call at ``n`` of ``ops`` operations."""
+    """One pass: a connection of its own, its backend's pid asked for, a call of WARM_OPS operations at ``n`` (the
+    same in every pass: it cancels, and the simulated caches are warm for the counted call's setup, whose misses
+    would otherwise be the two passes' noise), then the counted call of ``ops`` operations at ``n``."""
     q = p.curve(ops)
     sql, args = call_sql(q, n)
     started = time.monotonic()
@@ -87,6 +92,8 @@ def _pass(server, p: CountedPoint, n: int, ops: int) -> callgrind.Ran:
         with conn.cursor() as cur:
             cur.execute("SELECT pg_backend_pid()")
             pid = int(cur.fetchone()[0])
+            cur.execute(*call_sql(p.curve(WARM_OPS), n))
+            cur.fetchone()
             cur.execute(sql, args)
             row = cur.fetchone()
     finally:
@@ -95,12 +102,13 @@ def _pass(server, p: CountedPoint, n: int, ops: int) -> callgrind.Ran:
     if p.count_kind != "cycle" and held != n:  # the witness: the loop ran with N pins held
         raise DbexpError(f"pinbench {p.count_kind} at N = {n} held {held} buffers, not {n}")
     done = timed_ops(q, n)
-    return callgrind.Ran(done, 1, 2, time.monotonic() - started, sql % tuple(repr(a) for a in args), pid)
+    return callgrind.Ran(done, 1, 3, time.monotonic() - started, sql % tuple(repr(a) for a in args), pid)
 
 
 def warm(server, p: CountedPoint) -> float:
     """The warm-up no count reads: the table read into shared buffers (emptied by the restart under valgrind) and
-    one long call at every N, on one connection; its seconds."""
+    one call of WARM_OPS operations at every N (the backends' caches of the catalogs written once), on one connection;
+    its seconds."""
     started = time.monotonic()
     conn = server.connect()
     try:
@@ -108,7 +116,7 @@ def warm(server, p: CountedPoint) -> float:
             cur.execute("SELECT pinbench_prewarm(%s::regclass)", (TABLE,))
             cur.fetchone()
             for n in p.count_ns:
-                cur.execute(*call_sql(p.curve(p.head + p.count_ops), n))
+                cur.execute(*call_sql(p.curve(WARM_OPS), n))
                 cur.fetchone()
     finally:
         conn.close()
@@ -125,12 +133,12 @@ def measure_counted(server, p: CountedPoint) -> Measured:
     commands = []
     for n in p.count_ns:
         done = callgrind.count_passes(server, lambda name, ops, seed, n=n: _pass(server, p, n, ops), p.count_ops,
-                                      warmup=0, head=p.head)
+                                      warmup=0, head=p.head(n))
         for name in PER_N:
             if name in done.measurements:
                 m[f"{name}_{n}"] = done.measurements[name]
         m.setdefault("simulated_caches", done.measurements["simulated_caches"])
         counters += [{**row, "source": f"{row['source']}_{n}"} for row in done.counters]
+        m[f"head_ops_{n}"] = (float(p.head(n)), "count")
         commands.append(done.command)
-    m["head_ops"] = (float(p.head), "count")
     return Measured(m, counters, [], commands[-1] if commands else "")
