@@ -100,7 +100,9 @@ def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     if len(x) < 2 or np.any(~np.isfinite(y)):
         return np.nan, np.nan, np.nan
     slope, intercept = np.polyfit(x.astype(float), y.astype(float), 1)
-    return float(slope), float(intercept), float(np.max(np.abs(y - (slope * x + intercept))))
+    resid = float(np.max(np.abs(y - (slope * x + intercept))))
+    # counts are whole instructions over hundreds of reads: a slope of -1e-12 is a flat line, shown as 0, not -0
+    return float(np.round(slope, 6)) + 0.0, float(intercept), float(np.round(resid, 6)) + 0.0
 
 
 def lines(res: Results) -> pd.DataFrame:
@@ -141,7 +143,8 @@ def lines(res: Results) -> pd.DataFrame:
                 "grows": bool(rise == rise and rise > 3 * diff and slope > 0),
                 "at_0": float(zero["mean"].iloc[0]) if len(zero) and 0 not in hs else np.nan,
                 "view_slope": vslope, "view_residual": vresid,
-                "share": vslope / slope if slope and slope == slope and vslope == vslope else np.nan,
+                "share": (float(np.round(vslope / slope, 6)) + 0.0 if slope and slope == slope and vslope == vslope
+                          else np.nan),
                 "function": ", ".join(sorted({x for x in g["function"] if x})),
                 "calls": float(top["calls"]) if top is not None else np.nan,
                 "per_call": (vslope / float(top["calls"]) if top is not None and top["calls"] and vslope == vslope
