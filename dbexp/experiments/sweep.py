@@ -66,11 +66,11 @@ class Progress(tqdm):
 
 from dbexp.errors import DbexpError, RetryableError, listed
 from dbexp.experiments.measure import Measured, measure, measure_together
-from dbexp.metrics.noise import STEAL_LIMIT_PCT, episode, noisy
+from dbexp.metrics.noise import STEAL_LIMIT_PCT, episode, noisy, wait_for_quiet
 from dbexp.metrics.procfs import cpus_allowed
 from dbexp.results.provenance import host_facts, image_provenance
 from dbexp.results.store import Store
-from dbexp.servers.config import ServerConfig
+from dbexp.servers.config import ServerConfig, cpus_of
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
 
@@ -346,6 +346,7 @@ class Sweep:
                     return
                 self._keep_noisy(run_id, point, server, dataset, measured, why)
                 earlier.append(_earlier(run_id, "noisy", why, measured))
+                self._wait_for_quiet([point], earlier[-1:], len(earlier))
             except (KeyboardInterrupt, SystemExit):
                 self.store.fail_run(run_id, "interrupted")
                 raise
@@ -402,6 +403,7 @@ class Sweep:
                     own = self._noisy(point, m) or f"measured in a window where {why}"
                     self._keep_noisy(run_id, point, server, dataset, m, own)
                     tries.append(_earlier(run_id, "noisy", own, m))
+                self._wait_for_quiet(points, [tries[-1] for tries in earlier], len(earlier[0]))
                 continue
             for run_id, point, server, dataset, m, tries, ch in zip(run_ids, points, servers, datasets, measured,
                                                                     earlier, checks):
@@ -412,6 +414,18 @@ class Sweep:
                     self.failures.append(f"{point.server.spec} {point.what()} repeat {repeat}: {exc}")
             return
         self.failures.append(f"{points[0].together} repeat {repeat}: {never_ok(earlier[0], self.steal_limit_pct)}")
+
+    def _wait_for_quiet(self, points: list[Point], tries: list[dict], done: int) -> None:
+        """After a noisy try with tries left, wait for the steal episode on the points' server CPUs to pass
+        (dbexp.metrics.noise.wait_for_quiet), the wait recorded in each try (``waited_s``, ``steal_after_pct``)."""
+        if self.steal_limit_pct is None or done > RETRIES:
+            return
+        cpus = sorted({c for p in points for c in (cpus_of(p.server.cpuset) or [])})
+        if not cpus:
+            return
+        waited, seen = wait_for_quiet(cpus, self.steal_limit_pct)
+        for t in tries:
+            t.update(waited_s=round(waited, 1), steal_after_pct=round(seen, 2))
 
     def _noisy(self, point: Point, measured: Measured) -> str | None:
         """Why the noise rule measures this run again (steal, or an episode of a saturating run), or None.

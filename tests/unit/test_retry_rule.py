@@ -45,8 +45,11 @@ def no_servers(monkeypatch):
 
     from dbexp.servers import lifecycle
     monkeypatch.setattr(lifecycle, "running", running)
+    waits: list = []  # the sweep's waits for a steal episode to pass: recorded, none spent
+    monkeypatch.setattr(sweep_module, "wait_for_quiet", lambda cpus, limit: waits.append((cpus, limit)) or (12.0, 1.5))
     monkeypatch.setattr(sweep_module, "provenance", lambda server, point, dataset, command: {
         "flavor": "postgres", "spec": point.server.spec, "version": "16.14", "host": {"cpus": 2}})
+    return waits
 
 
 class Scripted(Experiment):
@@ -126,6 +129,38 @@ def test_a_noisy_run_is_kept_with_its_measurements_and_measured_again(store):
     assert list(store.runs("t")["run_id"]) == ids  # readers see the ok run only
     assert json.loads(runs.loc[1, "measured_again"])[0]["steal_server_pct"] == 7.5
     assert store.done_keys("t") == {(points("A")[0].key("t"), 0)}
+
+
+def test_a_noisy_try_waits_for_the_steal_to_pass_before_the_next(store, no_servers):
+    """A steal episode lasts minutes: before a noisy run is measured again, the sweep waits for its server CPUs to
+    be quiet (wait_for_quiet), the wait recorded in the try; not after the last try, nor without a steal limit."""
+    exp = Scripted({"A": [7.5, 0.4], "B": [7.5, 8.0, 9.0], "C": [7.5]})
+    with pytest.raises(DbexpError, match="name=B repeat 0: no quiet run in 3 tries"):
+        Sweep(exp, points("A", "B"), repeats=1, store=store).run(progress=False)
+    assert no_servers == [([1], STEAL_LIMIT_PCT)] * 3  # A once; B after its first and second tries only
+    ok = all_runs(store).query("status == 'ok'")
+    (try_,) = json.loads(ok["measured_again"].iloc[0])
+    assert (try_["status"], try_["steal_server_pct"], try_["waited_s"], try_["steal_after_pct"]) == ("noisy", 7.5, 12.0, 1.5)
+    no_servers.clear()
+    Sweep(exp, points("C"), repeats=1, store=store, steal_limit_pct=None).run(progress=False)
+    assert no_servers == []
+
+
+def test_waiting_for_quiet_probes_until_the_steal_is_under_the_limit(monkeypatch):
+    from dbexp.metrics import noise
+
+    seen = iter([12.0, 7.0, 3.0, 1.0])
+    probes: list = []
+
+    def probe(seconds, cpus):
+        probes.append((seconds, list(cpus)))
+        return {c: {"steal_pct": next(seen)} for c in cpus}
+
+    monkeypatch.setattr(noise, "measure_noise", probe)
+    waited, last = noise.wait_for_quiet([1], 5.0, most_s=60.0, probe_s=0.0)
+    assert last == 3.0 and probes == [(0.0, [1])] * 3 and waited >= 0
+    seen = iter([12.0] * 100)
+    assert noise.wait_for_quiet([1], 5.0, most_s=0.0, probe_s=0.0)[1] == 12.0  # gives up after most_s: one probe
 
 
 def test_a_run_that_counts_events_is_not_judged_by_steal(store):
@@ -304,6 +339,8 @@ def test_repeats_spread_over_instances_each_started_on_its_own(store, monkeypatc
 
     from dbexp.servers import lifecycle
     monkeypatch.setattr(lifecycle, "running", running)
+    waits: list = []  # the sweep's waits for a steal episode to pass: recorded, none spent
+    monkeypatch.setattr(sweep_module, "wait_for_quiet", lambda cpus, limit: waits.append((cpus, limit)) or (12.0, 1.5))
     exp = Scripted({"A": [0.1] * 4, "B": [0.1] * 4})
     ids = Sweep(exp, points("A", "B"), repeats=4, store=store, instances=2).run(progress=False)
     w = read_results(store, "t", ids).wide.sort_values("started_at")
