@@ -122,7 +122,7 @@ class Scale:
     counted_kinds: tuple[str, ...] = ("fifo",)  # the curves counted, of counted.COUNTED_KINDS
     counted_patterns: tuple[str, ...] = ("random",)
     counted_ns: tuple[int, ...] = ARRAY_NS  # the N counted on each
-    counted_ops: int = 20_000  # buffer operations counted per N (the long call's less the short one's)
+    counted_ops: int = 10_000  # buffer operations counted per N (the long call's less the short one's)
 
 
 class BufferPins(Chapter):

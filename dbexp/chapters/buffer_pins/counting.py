@@ -202,7 +202,7 @@ def numbers(res: Results) -> dict:
         fs = f[(f["build"] == x["build"]) & (f["kind"] == x["kind"]) & (f["pattern"] == x["pattern"])] if len(f) else f
         items.append({**x, "label": KIND_LABELS.get(x["kind"], x["kind"]), "nth": ordinal(x["entries"] + 1),
                       "functions": [{"name": y["function"], "moved": y["moved"], "share": y["share"]}
-                                    for y in fs.to_dict("records") if y["moved"] > 0][:3]})
+                                    for y in fs.to_dict("records") if abs(y["moved"]) >= 0.5][:3]})
     # the 32-entry build where the stock build overflows: the same N, both counted
     wider = []
     base = p[p["entries"] == 8]
