@@ -417,13 +417,14 @@ class Sweep:
 
     def _wait_for_quiet(self, points: list[Point], tries: list[dict], done: int) -> None:
         """After a noisy try with tries left, wait for the steal episode on the points' server CPUs to pass
-        (dbexp.metrics.noise.wait_for_quiet), the wait recorded in each try (``waited_s``, ``steal_after_pct``)."""
+        (dbexp.metrics.noise.wait_for_quiet, its probe loading the server and client CPUs as the window did), the wait
+        recorded in each try (``waited_s``, ``steal_after_pct``)."""
         if self.steal_limit_pct is None or done > RETRIES:
             return
-        cpus = sorted({c for p in points for c in (cpus_of(p.server.cpuset) or [])})
-        if not cpus:
-            return
-        waited, seen = wait_for_quiet(cpus, self.steal_limit_pct)
+        cpus = sorted({c for p in points for c in cpus_of(p.server.cpuset)})
+        clients = {c for p in points if p.workload is not None and p.workload.cpuset
+                   for c in cpus_of(p.workload.cpuset)}
+        waited, seen = wait_for_quiet(cpus, self.steal_limit_pct, load_cpus=clients)
         for t in tries:
             t.update(waited_s=round(waited, 1), steal_after_pct=round(seen, 2))
 

@@ -46,7 +46,7 @@ def no_servers(monkeypatch):
     from dbexp.servers import lifecycle
     monkeypatch.setattr(lifecycle, "running", running)
     waits: list = []  # the sweep's waits for a steal episode to pass: recorded, none spent
-    monkeypatch.setattr(sweep_module, "wait_for_quiet", lambda cpus, limit: waits.append((cpus, limit)) or (12.0, 1.5))
+    monkeypatch.setattr(sweep_module, "wait_for_quiet", lambda cpus, limit, load_cpus: waits.append((cpus, limit, load_cpus)) or (12.0, 1.5))
     monkeypatch.setattr(sweep_module, "provenance", lambda server, point, dataset, command: {
         "flavor": "postgres", "spec": point.server.spec, "version": "16.14", "host": {"cpus": 2}})
     return waits
@@ -137,7 +137,7 @@ def test_a_noisy_try_waits_for_the_steal_to_pass_before_the_next(store, no_serve
     exp = Scripted({"A": [7.5, 0.4], "B": [7.5, 8.0, 9.0], "C": [7.5]})
     with pytest.raises(DbexpError, match="name=B repeat 0: no quiet run in 3 tries"):
         Sweep(exp, points("A", "B"), repeats=1, store=store).run(progress=False)
-    assert no_servers == [([1], STEAL_LIMIT_PCT)] * 3  # A once; B after its first and second tries only
+    assert no_servers == [([1], STEAL_LIMIT_PCT, set())] * 3  # A once; B after its first and second tries only
     ok = all_runs(store).query("status == 'ok'")
     (try_,) = json.loads(ok["measured_again"].iloc[0])
     assert (try_["status"], try_["steal_server_pct"], try_["waited_s"], try_["steal_after_pct"]) == ("noisy", 7.5, 12.0, 1.5)
@@ -151,16 +151,27 @@ def test_waiting_for_quiet_probes_until_the_steal_is_under_the_limit(monkeypatch
 
     seen = iter([12.0, 7.0, 3.0, 1.0])
     probes: list = []
-
-    def probe(seconds, cpus):
-        probes.append((seconds, list(cpus)))
-        return {c: {"steal_pct": next(seen)} for c in cpus}
-
-    monkeypatch.setattr(noise, "measure_noise", probe)
-    waited, last = noise.wait_for_quiet([1], 5.0, most_s=60.0, probe_s=0.0)
-    assert last == 3.0 and probes == [(0.0, [1])] * 3 and waited >= 0
+    monkeypatch.setattr(noise, "loaded_steal", lambda cpus, load_cpus, seconds: probes.append((cpus, load_cpus)) or
+                        next(seen))
+    waited, last = noise.wait_for_quiet([1], 5.0, load_cpus={0}, most_s=60.0, probe_s=0.0)
+    assert last == 3.0 and probes == [([1], {0})] * 3 and waited >= 0
     seen = iter([12.0] * 100)
     assert noise.wait_for_quiet([1], 5.0, most_s=0.0, probe_s=0.0)[1] == 12.0  # gives up after most_s: one probe
+
+
+def test_the_probe_keeps_every_cpu_it_names_busy_and_reads_the_server_cpus_steal():
+    """Steal is time a CPU wanted: the probe's busy loops keep the server and client CPUs busy for its seconds."""
+    from dbexp.metrics import cpustat, noise
+
+    if not {0, 1} <= set(cpustat.online_cpus()):
+        pytest.skip("the probe's test loads CPUs 0 and 1")
+    before = cpustat.read()
+    steal = noise.loaded_steal([0], [1], seconds=0.5)
+    after = cpustat.read()
+    assert 0.0 <= steal <= 100.0
+    for cpu in (0, 1):
+        w = cpustat.window(before, after, [cpu])
+        assert w["busy_s"] + w["steal_s"] > 0.3, (cpu, w)  # each CPU busy for most of the half second
 
 
 def test_a_run_that_counts_events_is_not_judged_by_steal(store):
@@ -340,7 +351,7 @@ def test_repeats_spread_over_instances_each_started_on_its_own(store, monkeypatc
     from dbexp.servers import lifecycle
     monkeypatch.setattr(lifecycle, "running", running)
     waits: list = []  # the sweep's waits for a steal episode to pass: recorded, none spent
-    monkeypatch.setattr(sweep_module, "wait_for_quiet", lambda cpus, limit: waits.append((cpus, limit)) or (12.0, 1.5))
+    monkeypatch.setattr(sweep_module, "wait_for_quiet", lambda cpus, limit, load_cpus: waits.append((cpus, limit, load_cpus)) or (12.0, 1.5))
     exp = Scripted({"A": [0.1] * 4, "B": [0.1] * 4})
     ids = Sweep(exp, points("A", "B"), repeats=4, store=store, instances=2).run(progress=False)
     w = read_results(store, "t", ids).wide.sort_values("started_at")
