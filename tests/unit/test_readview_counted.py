@@ -106,7 +106,7 @@ def _counted_results(per_server: dict[str, tuple[float, float, float]], hs=(0, 1
                 rid = f"{server}-{h}-{start}"
                 extra = 0.0 if h == 0 else 300.0  # a view rebuilt from H = 1 (InnoDB reuses an empty one)
                 rows.append({"run_id": rid, "series_name": server, "flavor": flavor, "version": version,
-                             "mode": COUNTED, "holders": h, "readers": 1, "trx_stmts": 0, "probe": False, "ops": 500,
+                             "mode": COUNTED, "holders": h, "readers": 1, "trx_stmts": 0, "probe": False, "ops": 300,
                              "start": start, "instructions_per_op": base + extra + slope * h + noise * start,
                              counting.VIEW: 100 + (0 if h == 0 else 250) + vslope * h, counting.VIEW_CALLS: 1.0,
                              "valgrind_start_s": 25.0 if h == 0 else np.nan, "hold_s": h * 0.01,

@@ -240,13 +240,17 @@ def verdicts_of(ln: pd.DataFrame) -> dict:
     """The servers by what their counts say of the claim that a view's cost grows linearly with the open
     transactions: ``linear`` (the count grows, a straight line through three H or more), ``bent`` (grows, not a
     straight line), ``grows`` (grows, too few H to judge the line), ``flat`` (no growth beyond the two starts'
-    difference), ``reused`` (of ``flat``, the servers that reuse a snapshot while no transaction ends: PostgreSQL 14
+    difference, nor its witness), ``small`` (the witness grows, the read by less than the two starts' difference),
+    ``reused`` (of ``flat``, the servers that reuse a snapshot while no transaction ends: PostgreSQL 14
     and later)."""
     from dbexp.chapters.readview.engines import postgres
 
-    out: dict[str, list] = {"linear": [], "bent": [], "grows": [], "flat": [], "reused": []}
+    out: dict[str, list] = {"linear": [], "bent": [], "grows": [], "flat": [], "reused": [], "small": []}
     for x in ln.to_dict("records"):
-        if not x["grows"]:
+        rise = x["view_slope"] * (x["upper"] - x["lower"]) if x["view_slope"] == x["view_slope"] else 0.0
+        if not x["grows"] and rise >= 1:  # the witness grows, the read by less than its two starts' difference
+            out["small"].append(x["server"])
+        elif not x["grows"]:
             out["flat"].append(x["server"])
             if x["family"] == postgres.Snapshots.FROM_14:
                 out["reused"].append(x["server"])
