@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from dbexp.errors import DbexpError
+from dbexp.errors import DbexpError, RetryableError
 from dbexp.metrics import callgrind
 from dbexp.metrics.callgrind_format import EVENTS, Profile, complete, fn_label, parse
 from unit_support import FIXTURES
@@ -128,6 +128,46 @@ def test_a_window_that_held_other_statements_fails_the_check(short, long):
         callgrind.check(m)
     with pytest.raises(DbexpError, match="nothing to count"):
         callgrind.figures(callgrind.Window(long, LONG_OPS, 1, 1, 1.0), callgrind.Window(short, SHORT_OPS, 1, 1, 1.0), cap)
+
+
+def test_a_count_whose_window_missed_a_statement_is_counted_again(monkeypatch):
+    """A quit handled after the mark (or a statement of another window) makes the check fail: count_passes runs its
+    passes again, up to COUNT_TRIES, and says how many it took; the last miss is raised, retryable."""
+    results = iter([callgrind.StatementsMissed("entered 199 times for 200"), "counted"])
+    passes_run: list[str] = []
+
+    class Passes:
+        def __init__(self, server):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def begin(self):
+            pass
+
+        def end(self, pid=None):
+            return None
+
+    def measured(server, windows, count_s, restart_s, top):
+        got = next(results)
+        if isinstance(got, Exception):
+            raise got
+        return callgrind.Count({}, [], "")
+
+    monkeypatch.setattr(callgrind, "instrument", lambda server: 0.0)
+    monkeypatch.setattr(callgrind, "Passes", Passes)
+    monkeypatch.setattr(callgrind, "_measured", measured)
+    run_pass = lambda name, ops, seed: passes_run.append(name) or callgrind.Ran(ops, ops, ops, 0.1)  # noqa: E731
+    done = callgrind.count_passes(None, run_pass, 5, warmup=0)
+    assert done.measurements["count_tries"] == (2.0, "count") and passes_run == ["short", "long"] * 2
+    results = iter([callgrind.StatementsMissed("missed")] * callgrind.COUNT_TRIES)
+    with pytest.raises(callgrind.StatementsMissed):
+        callgrind.count_passes(None, run_pass, 5, warmup=0)
+    assert issubclass(callgrind.StatementsMissed, RetryableError)
 
 
 def test_a_difference_subtracts_every_function(short, long):
