@@ -65,6 +65,12 @@ def counted_runs(res: Results) -> pd.DataFrame:
     return w[w["count_kind"].notna() & (w["status"] == "ok")]
 
 
+def timed_only(w: pd.DataFrame) -> pd.DataFrame:
+    """The runs of ``w`` (one row each) but the counted part's: a counted server runs under valgrind with counting
+    settings of its own, which the timed servers' settings table does not compare."""
+    return w[w["count_kind"].isna()] if "count_kind" in w else w
+
+
 def counts(res: Results) -> pd.DataFrame:
     """One row per counted run and N: build, entries, spec, kind, pattern, n, start (which server start), run_id,
     the figures per operation (FIGURES' names) and the operations counted."""
@@ -184,9 +190,9 @@ def chart_rows(res: Results) -> pd.DataFrame:
     """The chart's rows: instructions per operation (the mean over the starts) per build, curve and N."""
     p = points(res)
     if p.empty:
-        return pd.DataFrame(columns=["build", "kind_label", "pattern", "n", "instructions"])
-    return p.assign(kind_label=p["kind"].map(KIND_LABELS), instructions=p["mean"])[
-        ["build", "kind_label", "pattern", "n", "instructions", "agree"]]
+        return pd.DataFrame(columns=["build", "curve", "pattern", "n", "instructions"])
+    return p.assign(curve=p["kind"].map(KIND_LABELS), instructions=p["mean"])[
+        ["build", "curve", "pattern", "n", "instructions", "agree"]]
 
 
 def numbers(res: Results) -> dict:
