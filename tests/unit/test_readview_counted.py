@@ -174,26 +174,23 @@ def test_a_timed_server_not_counted_is_named_with_why():
     assert "mariadb 11.8.9: not counted (its registry of transactions keeps its peak size" in readview.counted_sentence(res)
 
 
-def test_a_pass_waits_for_its_quit_and_a_window_with_other_statements_is_counted_again(monkeypatch):
+def test_a_count_is_callgrinds_loop_and_a_window_with_other_statements_is_retryable(monkeypatch):
+    """Both kinds of server count through callgrind.count_loop, which waits for a pass's quit before its mark and
+    counts again where a window held other statements (tests/unit/test_callgrind_format.py); a miss that persists
+    reaches the sweep as retryable."""
     from types import SimpleNamespace
 
     from dbexp.errors import RetryableError
     from dbexp.metrics import callgrind
 
-    sent = []
-    conn = SimpleNamespace(close=lambda: sent.append("quit"))
-    monkeypatch.setattr(counting, "query", lambda c, sql: sent.append(sql))
-    monkeypatch.setattr(counting.time, "sleep", lambda s: sent.append(f"sleep {s}"))
-    server = SimpleNamespace(connect=lambda db: conn)
-    ran = counting.passes(server, "sbtest", 100)("short", 3, 102)
-    assert ran.ops == ran.statements == 3 and sent[-2:] == ["quit", f"sleep {counting.SETTLE_S}"]
+    def racing(server, run, ops, **k):
+        raise callgrind.StatementsMissed("the server entered its statement function 199 times for the 200 "
+                                         "statements the client sent: the window did not hold the client's "
+                                         "statements alone")
 
-    def racing(*a, **k):
-        raise DbexpError("the server entered its statement function 199 times for the 200 statements the client "
-                         "sent: the window did not hold the client's statements alone")
-
-    monkeypatch.setattr(callgrind, "count_passes", racing)
-    cap = SimpleNamespace(per_connection=False)
-    server = SimpleNamespace(flavor=SimpleNamespace(capability=lambda name: cap), connect=lambda db: conn)
-    with pytest.raises(RetryableError, match="199 times"):
-        counting.count(server, None, "sbtest", 100, 10)
+    monkeypatch.setattr(callgrind, "count_loop", racing)
+    for per_connection in (False, True):
+        cap = SimpleNamespace(per_connection=per_connection)
+        server = SimpleNamespace(flavor=SimpleNamespace(capability=lambda name: cap))
+        with pytest.raises(RetryableError, match="199 times"):
+            counting.count(server, None, "sbtest", 100, 10)

@@ -17,9 +17,7 @@ names a binary really has, read from a run, not guessed.
 from __future__ import annotations
 
 import fnmatch
-import time
 
-from dbexp.errors import DbexpError, RetryableError
 from dbexp.metrics import callgrind
 from dbexp.metrics.callgrind_format import Fn, Profile, fn_label, read
 from dbexp.servers.sql import query
@@ -27,7 +25,6 @@ from dbexp.servers.sql import query
 TABLE = "sbtest1"  # the readers' table (sysbench's), as the timed part reads it
 STRIDE = 7919  # a prime: the keys of 0, 1, 2, ... walk the table without repeating until it wraps
 OPS = 500  # reads counted per point (the long pass less the short one)
-SETTLE_S = 0.5  # after a pass's connection closes, before the mark that ends its window (passes)
 # what a function's name says when it handles a view or a snapshot (matched case-insensitively)
 NAMED = ("*readview*", "*view_open*", "*view_close*", "*snapshot*")
 SNAPSHOT_FUNCTIONS = 30  # such functions stored per run, by inclusive instructions
@@ -90,48 +87,17 @@ def view_figures(short: Profile, long: Profile, ops: int, patterns: tuple[str, .
     return m, rows
 
 
-def passes(server, database: str, rows: int):
-    """A pass of point selects for callgrind.count_passes on a server whose one process serves every connection (the
-    window ends with a mark on another connection): count_loop's, but after its connection closes it waits SETTLE_S,
-    so that the server has handled the client's quit (a command of its statement loop) before the mark ends the
-    window. Without it the quit raced the mark: a smoke run's count saw 199 statements of 200 (the quit of one pass
-    counted in the next window)."""
-
-    def run_pass(name: str, n: int, seed: int) -> callgrind.Ran:
-        started = time.monotonic()
-        conn = server.connect(database)
-        try:
-            for i in range(n):
-                query(conn, statement(i, rows))
-        finally:
-            conn.close()
-        took = time.monotonic() - started
-        time.sleep(SETTLE_S)
-        return callgrind.Ran(n, n, n, took, f"SELECT c FROM {TABLE} WHERE id = ... x {n}")
-
-    return run_pass
-
-
 def count(server, part, database: str, rows: int, ops: int = OPS) -> callgrind.Count:
     """Count ``ops`` point selects on a counted server (restarted under valgrind first where it runs natively): a
-    warm-up pass that reads every row the long pass reads, a short and a long pass (callgrind.count_loop where each
-    connection is a process of its own, else :func:`passes`), and the view functions' counts (:func:`view_figures`)
-    added to the count's measurements and counters. A count whose window held other statements than the client's
-    (callgrind.check) is a RetryableError: the sweep counts the point again."""
+    warm-up pass that reads every row the long pass reads, a short and a long pass (callgrind.count_loop), and the view
+    functions' counts (:func:`view_figures`) added to the count's measurements and counters. A count whose window held
+    other statements than the client's is counted again there (callgrind.StatementsMissed, retryable: where it
+    persists, the sweep counts the point again)."""
 
     def run(conn, i: int) -> None:
         query(conn, statement(i, rows))
 
-    warmup = ops + callgrind.HEAD
-    try:
-        if server.flavor.capability("callgrind").per_connection:
-            done = callgrind.count_loop(server, run, ops, warmup=warmup, database=database)
-        else:
-            done = callgrind.count_passes(server, passes(server, database, rows), ops, warmup=warmup)
-    except DbexpError as exc:
-        if "did not hold the client's statements alone" not in str(exc):  # callgrind.check's statement count
-            raise
-        raise RetryableError(str(exc)) from exc
+    done = callgrind.count_loop(server, run, ops, warmup=ops + callgrind.HEAD, database=database)
     server.under.readable(server)
     short, long = (read(done.files[name]) for name in ("short", "long"))
     m, counters = view_figures(short, long, ops, part.counted_functions)
