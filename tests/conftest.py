@@ -32,18 +32,21 @@ ALONE = {"test_clean.py", "test_orphans.py"}
 SPREAD = {"test_notebooks.py"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which adds each test's group to its id
 def pytest_collection_modifyitems(config, items):
     """Tests under tests/unit/ test code: no server, no engine, no network, no data/ (`pytest -m unit`,
     make unit). Tests under tests/published/ check what the committed data/ show (`pytest -m published`,
     make published): they need no server either, and fail only when data/ or what code makes of it changes.
     The others start real servers: those of ALONE are marked ``alone``; for pytest-xdist's loadgroup
-    each other file is one group (its module-scoped servers start once), but SPREAD's tests go one by one."""
+    each other file is one group (its module-scoped servers start once), but SPREAD's tests go one by one;
+    tests/published/ files are groups too (a page rendered once per file)."""
     for item in items:
         path = Path(str(item.path)).resolve()
         if path.is_relative_to(UNIT_DIR):
             item.add_marker(pytest.mark.unit)
         elif path.is_relative_to(PUBLISHED_DIR):
             item.add_marker(pytest.mark.published)
+            item.add_marker(pytest.mark.xdist_group(path.name))  # a page rendered once per file (module fixtures)
         elif path.name in ALONE:
             item.add_marker(pytest.mark.alone)
         elif path.name not in SPREAD:
@@ -149,3 +152,16 @@ def my(engine):
     from dbexp.servers import ServerConfig, running
     with running(ServerConfig(MYSQL, cpuset="1", memory="2g")) as server:
         yield server
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    """Under --dist loadgroup, a grouped test's id must carry its group (``...@test_file.py``), which is how
+    pytest-xdist keeps a file on one worker; where it does not (pytest 9.2 with pytest-xdist 3.8), every worker
+    would start each file's module-scoped servers: refuse to run rather than run at three times the cost."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    grouped = [i for i in session.items if i.get_closest_marker("xdist_group")]
+    if grouped and "@" not in grouped[0].nodeid:
+        raise pytest.UsageError(f"pytest-xdist's loadgroup did not take the xdist_group of {grouped[0].nodeid}: "
+                                f"pytest {pytest.__version__} is not one it supports (pyproject.toml pins pytest<9.2)")

@@ -188,6 +188,16 @@ def check_whole(values, what: str, least: int = 1) -> None:
         raise DbexpError(f"bad {what} {bad[0]!r}: expected a whole number, {least} or more")
 
 
+def among_named(sc, overrides: dict, field: str) -> tuple[str, ...]:
+    """The servers a part of a chapter measures besides its main servers (``field`` of the scale, e.g. the counted
+    part's): as the scale lists them, or, where the caller named ``servers`` but not ``field``, those of them among
+    the servers named (a run on one server measures that server alone)."""
+    given = tuple(getattr(sc, field))
+    if overrides.get("servers") is None or overrides.get(field) is not None:
+        return given
+    return tuple(s for s in given if s in tuple(sc.servers))
+
+
 class Chapter(Experiment):
     """The protocol every chapter implements (see the module's docstring)."""
 

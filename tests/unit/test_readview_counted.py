@@ -194,3 +194,14 @@ def test_a_count_is_callgrinds_loop_and_a_window_with_other_statements_is_retrya
         server = SimpleNamespace(flavor=SimpleNamespace(capability=lambda name: cap))
         with pytest.raises(RetryableError, match="199 times"):
             counting.count(server, None, "sbtest", 100, 10)
+
+
+def test_servers_named_without_counted_servers_count_only_those_of_them_the_scale_counts():
+    """The README's run on PostgreSQL 17 alone starts no MySQL under valgrind; counted servers named are counted."""
+    def adjusted(**overrides):
+        return CHAPTER.adjust(CHAPTER.scale("smoke", **overrides), "smoke", Cpus(), overrides)
+
+    assert adjusted().counted_servers == CHAPTER.scale("smoke").counted_servers
+    assert adjusted(servers=["postgres:17"]).counted_servers == ()
+    assert adjusted(servers=["postgres:16@offline"]).counted_servers == ("postgres:16@offline",)
+    assert adjusted(servers=["postgres:17"], counted_servers=["postgres:12"]).counted_servers == ("postgres:12",)

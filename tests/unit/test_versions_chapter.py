@@ -400,3 +400,11 @@ def test_the_counted_section_says_so_where_nothing_was_counted(tmp_path):
                     pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), "this run")
     assert "Not counted in these results" in versions.sentence(timed, "counted")
     assert versions.functions_moved(timed).empty
+
+
+def test_servers_named_without_counted_servers_count_only_those_of_them_the_scale_counts():
+    overrides = {"servers": ["mysql:8.0@offline"]}
+    sc = CHAPTER.adjust(CHAPTER.scale("smoke", **overrides), "smoke", Cpus(), overrides)
+    assert sc.counted_servers == ("mysql:8.0@offline",)
+    assert CHAPTER.adjust(CHAPTER.scale("smoke"), "smoke", Cpus(), {}).counted_servers == \
+        CHAPTER.scale("smoke").counted_servers

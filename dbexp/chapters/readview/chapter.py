@@ -72,7 +72,7 @@ from dbexp.chapters.readview.engines import ViewPart, innodb, mariadb, postgres
 from dbexp.chapters.readview.prepared import Holdings
 from dbexp.chapters.readview.snapshot_probe import Split, SplitTimer
 from dbexp.errors import DbexpError
-from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, check_whole, left_out_note
+from dbexp.experiments.chapter import Chapter, Cpus, Part, Results, among_named, check_whole, left_out_note
 from dbexp.experiments.measure import Measured, cpu_window, measure
 from dbexp.experiments.sweep import Point
 from dbexp.metrics import callgrind, tracing
@@ -239,6 +239,11 @@ class ReadView(Chapter):
 
     probes_skipped: str | None = None  # why this process could not probe (the probe points were left out)
     trials = mechanics.TRIALS  # the mechanics runs' trials, as the design last asked
+
+    def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
+        """Servers named without ``counted_servers``: the scale's counted servers among them (e.g. the README's
+        run on PostgreSQL 17 alone starts no MySQL under valgrind)."""
+        return dataclasses.replace(sc, counted_servers=among_named(sc, overrides, "counted_servers"))
 
     def design(self, sc: Scale, cpus: Cpus) -> list[Part]:
         out = []

@@ -82,13 +82,18 @@ class PreparedHolders:
                 raise DbexpError(f"could not prepare {n} transactions on {self.server.build.spec} "
                                  f"(holding {self.n}): {str(exc).splitlines()[0]}") from exc
         elif n < self.n:
-            conn = self.server.connect(self.database)
             try:
-                while self.n > n:
-                    self.part.rollback_prepared(conn, self.xids[-1])
-                    self.xids.pop()
-            finally:
-                conn.close()
+                conn = self.server.connect(self.database)
+                try:
+                    while self.n > n:
+                        self.part.rollback_prepared(conn, self.xids[-1])
+                        self.xids.pop()
+                finally:
+                    conn.close()
+            except Exception as exc:  # e.g. a server that stopped: say what its log says
+                raise DbexpError(f"could not roll back to {n} prepared transactions on {self.server.build.spec} "
+                                 f"(holding {self.n}): {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                                 f"; server log: {_log_of(self.server)}") from exc
         seen = self.observed()
         if seen != n:
             raise DbexpError(f"asked for {n} prepared transactions on {self.server.build.spec}, "
@@ -125,6 +130,13 @@ class PreparedHolders:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _log_of(server) -> str:
+    try:
+        return server.why_stopped()
+    except Exception as exc:  # the container may be gone too
+        return f"(unreadable: {type(exc).__name__})"
 
 
 class Holdings(HolderPool):

@@ -66,7 +66,7 @@ from dbexp.catalog import offline_series
 from dbexp.catalog.versions import version_key
 from dbexp.errors import DbexpError
 from dbexp.experiments import counted
-from dbexp.experiments.chapter import Chapter, Cpus, Part, check_names, check_whole
+from dbexp.experiments.chapter import Chapter, Cpus, Part, among_named, check_names, check_whole
 from dbexp.experiments.measure import Measured, measure_together
 from dbexp.metrics import callgrind
 from dbexp.experiments.sweep import Point
@@ -299,6 +299,7 @@ class Versions(Chapter):
                              "window, more than 0")
         keep = lambda given: tuple(s for s in given if s in sc.servers)  # noqa: E731
         return dataclasses.replace(sc, own_defaults=keep(sc.own_defaults),
+                                   counted_servers=among_named(sc, overrides, "counted_servers"),
                                    check_servers=keep(sc.check_servers) if sc.check_repeats > 0 else (),
                                    ablation_servers=keep(sc.ablation_servers) if sc.ablation_repeats > 0 else (),
                                    profile_servers=keep(sc.profile_servers) if sc.profile_repeats > 0 else ())
