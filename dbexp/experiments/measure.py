@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import math
 import os
 import signal
 import statistics
@@ -15,7 +17,8 @@ from dbexp.waits import poll
 from dbexp.metrics import cpustat, procfs
 from dbexp.metrics.marks import Mark, Marker, between
 from dbexp.metrics.sampler import Sampler, cpu_sets
-from dbexp.experiments.rotation import QUIET_TIMEOUT_S, Reading, Rotation, Turn, TurnsNotQuiet, wait_quiet
+from dbexp.experiments.rotation import (QUIET_POLL_S, QUIET_TIMEOUT_S, Reading, Rotation, Turn, TurnsNotQuiet,
+                                        wait_quiet)
 from dbexp.servers.config import cpus_of
 from dbexp.workloads import sysbench
 from dbexp.workloads.sysbench import Workload
@@ -114,7 +117,9 @@ def sysbench_series(done: sysbench.Finished) -> list[tuple]:
 
 
 def measure_together(runs: list[tuple[object, Workload]], *, sql_series: bool = False,
-                     lead_s: float = 0.6, slice_s: float | None = None) -> list[Measured]:
+                     lead_s: float = 0.6, slice_s: float | None = None, start_s: float = 0.0,
+                     to_quiet: bool = False, quiet_timeout_s: float = QUIET_TIMEOUT_S,
+                     quiet_poll_s: float = QUIET_POLL_S) -> list[Measured]:
     """Each (server, workload) inside its own sampling window, all at once: every window opens, the
     workloads start in the order given, every one is waited for, then the windows close. The servers
     share their CPUs, so each sampler counts its server's context switches per thread at the edges
@@ -126,12 +131,14 @@ def measure_together(runs: list[tuple[object, Workload]], *, sql_series: bool = 
     (dbexp.metrics.marks). A workload not yet started at the first mark, or ended by the second, fails
     the window.
 
-    With ``slice_s``, the clients take turns instead (:func:`measure_in_turns`): one server works at any
-    moment, from each client's start to its end."""
+    With ``slice_s``, the clients take turns instead (:func:`measure_in_turns`, which takes ``start_s``,
+    ``to_quiet``, ``quiet_timeout_s`` and ``quiet_poll_s``): one server works at any moment, from each client's
+    start to its end."""
     if len({id(server) for server, _ in runs}) != len(runs):
         raise DbexpError("workloads measured at once need a server each")
     if slice_s:
-        return measure_in_turns(runs, slice_s, sql_series=sql_series)
+        return measure_in_turns(runs, slice_s, sql_series=sql_series, start_s=start_s, to_quiet=to_quiet,
+                                quiet_timeout_s=quiet_timeout_s, quiet_poll_s=quiet_poll_s)
     duration = min(wl.duration_s for _, wl in runs)
     if duration <= 2 * lead_s:
         raise DbexpError(f"bad duration {duration!r} s for workloads measured at once: expected more than "
@@ -212,23 +219,40 @@ START_POLL_S = 0.0005  # between looks at a starting client's output: it runs al
 END_PAD_S = 0.02  # past a client's end before it is resumed to finish: its time is up, it ends its transaction
 END_POLL_S = 0.002  # between looks at a finishing client: the next one waits for it
 END_TIMEOUT_S = 120.0  # the longest a resumed client may take to end (finish_run's own limit past its --time)
-TURN_NAMES = ("slice_ms", "wait_ms", "quiet", "statements", "cpu_ms", "outside_statements", "gap_ms")
+TURN_NAMES = ("slice_ms", "wait_ms", "quiet", "statements", "cpu_ms", "outside_statements", "gap_ms", "tail_ms")
 
 
-def measure_in_turns(runs: list[tuple[object, Workload]], slice_s: float, *, sql_series: bool = False) -> list[Measured]:
+def client_times(durations: list[float], start_s: float) -> list[int]:
+    """Each client's sysbench --time (whole seconds) where they start one at a time in the order given, each start
+    expected to take ``start_s``: client i of n gets its ``durations[i]`` and the n - 1 - i starts after its own,
+    ``ceil((n - 1 - i) x start_s)``, so that their clocks end together about ``durations`` after the last start."""
+    n = len(durations)
+    return [int(d) + math.ceil(round((n - 1 - i) * start_s, 6)) for i, d in enumerate(durations)]
+
+
+def measure_in_turns(runs: list[tuple[object, Workload]], slice_s: float, *, sql_series: bool = False,
+                     start_s: float = 0.0, to_quiet: bool = False, quiet_timeout_s: float = QUIET_TIMEOUT_S,
+                     quiet_poll_s: float = QUIET_POLL_S) -> list[Measured]:
     """Each (server, workload) inside its own sampling window, their clients taking turns of ``slice_s``
     (dbexp.experiments.rotation), so that one server works at any moment from the first client's start to the
     last one's end:
 
     - the clients start one at a time, each stopped (SIGSTOP) as soon as its threads have started, its
-      server then waited for until quiet;
+      server then waited for until quiet; each start is expected to take ``start_s``, and a client's sysbench
+      --time is its workload's plus the starts after its own (:func:`client_times`), so that the clocks end
+      together and the starts take nothing from the turns (``client_time_s``, its --time, and ``starts_s``, the
+      first start to the last start's quiet, are recorded; a start took 0.2 s, a scan's at a million rows 0.6 to
+      2.1 s, where every client had the workload's --time: 5 PostgreSQL scans' starts took 6.7 s of a 7 s window);
     - the servers are marked (dbexp.metrics.marks), the clients take turns in whole rounds, each turn passing
-      only once its server is quiet (no statement in flight), until one more round would reach the first
-      client's end, and the servers are marked again;
+      only once its server is quiet (no statement in flight; read every ``quiet_poll_s``, at most
+      ``quiet_timeout_s``), until one more round would come within two slices of the first clock's end, and the
+      servers are marked again;
     - each client, its time up, is resumed alone to finish its last transaction and end.
 
     Per server, its figures over its own turns (the turns' reads, dbexp.experiments.rotation.Turn):
-    ``qps_common``, its statements in its turns over its time with the turn (``active_s``); ``cs_per_op``,
+    ``qps_common``, its statements in its turns over its time with the turn (``active_s``: its client's slices,
+    ``slices_s``; with ``to_quiet``, each turn to the end of its server's last statement, ``to_quiet_s``, for
+    statements as long as a slice or longer); ``cs_per_op``,
     ``vcs_per_op``, ``ivcs_per_op`` and ``wchar_kb_per_op``, its processes' switches and write() bytes in its
     turns per statement there (``per_op_in_turns``: the sampler's figures over the whole window, which count
     the start and the end too, are replaced); ``cpu_per_op_turns_us``, its CPU in its turns per statement, and
@@ -242,7 +266,8 @@ def measure_in_turns(runs: list[tuple[object, Workload]], slice_s: float, *, sql
     cost: ``turn_gap_ms_mean`` (every client stopped between two turns), ``probe_reads``, ``probe_cpu_us`` (the
     server's CPU between the last two quiet reads: a read's own cost at most, any background work then included); ``active_servers`` is 1 where the witness held, else the
     window's servers. Each turn is in the run's series (source "turn")."""
-    ends = [int(wl.duration_s) for _, wl in runs]  # sysbench's --time
+    ends = client_times([wl.duration_s for _, wl in runs], start_s)  # sysbench's --time
+    runs = [(server, dataclasses.replace(wl, duration_s=e)) for (server, wl), e in zip(runs, ends)]
     order = list(range(len(runs)))
     with contextlib.ExitStack() as stack:
         samplers = [stack.enter_context(Sampler(server, sql_series=sql_series, cpus=wl.cpuset, shared=True))
@@ -260,14 +285,16 @@ def measure_in_turns(runs: list[tuple[object, Workload]], slice_s: float, *, sql
                                      f"after its start: {' '.join(r.cmd)}")
                 r.proc.send(signal.SIGSTOP)
                 started.append(time.monotonic())  # sysbench's clock started before it said so
-                start_quiet.append(wait_quiet(watch).ok)
-            turns = Rotation([r.proc for r in running], slice_s, watches)
+                start_quiet.append(wait_quiet(watch, quiet_timeout_s, quiet_poll_s).ok)
+            starts_s = time.monotonic() - running[0].started
+            turns = Rotation([r.proc for r in running], slice_s, watches, quiet_timeout_s, quiet_poll_s)
             deadline = min(t + e for t, e in zip(started, ends)) - 2 * slice_s
             if time.monotonic() + len(runs) * slice_s > deadline:  # a slow spell (or a --time too short for
                 # the starts: then every try fails alike, and the third names it): the window is void, retried
-                raise RetryableError(f"bad duration {min(ends)!r} s for workloads taking turns: their starts took "
-                                     f"{time.monotonic() - running[0].started:.1f} s of it, leaving less than a "
-                                     f"round of {len(runs)} turns of {slice_s:g} s")
+                raise RetryableError(f"bad duration {min(ends)!r} s for workloads taking turns (the clients' --time "
+                                     f"{', '.join(map(str, ends))} s, starts of {start_s:g} s expected): their starts "
+                                     f"took {starts_s:.1f} s, leaving less than a round of {len(runs)} turns of "
+                                     f"{slice_s:g} s")
             a = marker.read(order)
             turns.run_until(deadline)
             b = marker.read(order[::-1])
@@ -291,8 +318,10 @@ def measure_in_turns(runs: list[tuple[object, Workload]], slice_s: float, *, sql
     for i, (d, s, (_, wl)) in enumerate(zip(done, samplers, runs)):
         m = summarize(d, s.totals())
         mine = turns.of(i)
-        m.update(turn_figures(mine, turns.active_s[i], a[i], b[i], whole[i], wl.threads, len(runs)))
+        m.update(turn_figures(mine, turns.active_s[i], a[i], b[i], whole[i], wl.threads, len(runs), to_quiet))
         m["start_quiet"] = (float(start_quiet[i]), "bool")
+        m["client_time_s"] = (float(ends[i]), "s")
+        m["starts_s"] = (starts_s, "s")
         if not start_quiet[i]:  # a statement of its start still in flight at the first mark
             m["active_servers"] = (float(len(runs)), "count")
         m["idle_running"] = (float(watches[i].idle), "count")
@@ -311,7 +340,7 @@ def _not_held(m: dict) -> str:
     v = {k: value for k, (value, _) in m.items()}
     out = []
     if not v.get("start_quiet", 1):
-        out.append(f"still busy {1e3 * QUIET_TIMEOUT_S:.0f} ms after its client's start was stopped")
+        out.append("still busy after its client's start was stopped, as long as a turn may wait")
     if v["turns_quiet"] < v["turns"]:
         out.append(f"{v['turns'] - v['turns_quiet']:.0f} of {v['turns']:.0f} turns passed before it was quiet "
                    f"(waited up to {v['turn_wait_ms_max']:.0f} ms)")
@@ -323,17 +352,24 @@ def _not_held(m: dict) -> str:
 def turn_row(t: Turn) -> tuple:
     """A turn's values, in TURN_NAMES' order (None where it has none)."""
     return (1e3 * t.slice_s, 1e3 * t.wait_s, float(t.quiet), t.statements, 1e3 * t.cpu_s, t.outside,
-            None if t.gap_s is None else 1e3 * t.gap_s)
+            None if t.gap_s is None else 1e3 * t.gap_s, None if t.tail_s is None else 1e3 * t.tail_s)
 
 
 def turn_figures(mine: list[Turn], active_s: float, a: Mark, b: Mark, statements: float, threads: int,
-                 servers: int) -> dict[str, tuple[float | None, str]]:
+                 servers: int, to_quiet: bool = False) -> dict[str, tuple[float | None, str]]:
     """One server's figures over its own turns ``mine`` (see measure_in_turns), between its marks ``a`` and
     ``b``; ``statements``: all its client had it execute, from its first start to its end, by the server's own
     count (sysbench's may count statements the server's count leaves out: PostgreSQL's pg_stat_statements
     counts no BEGIN or COMMIT sent in a prepared transaction); ``threads``: its client's threads, ``servers``:
-    the window's."""
+    the window's; ``active_s``: its client's slices summed, the time its rate is over unless ``to_quiet``, where
+    each turn counts to the end of its server's last statement (its slice and ``tail_s``; a turn not found quiet
+    counts its whole wait)."""
     n = sum(t.statements for t in mine)
+    slices_s = active_s
+    quiet_s = sum(t.slice_s + (t.tail_s if t.tail_s is not None else t.wait_s) for t in mine)
+    if to_quiet:
+        active_s = quiet_s
+    tails = [1e3 * t.tail_s for t in mine if t.tail_s is not None]
     reads = sum(1 + t.reads for t in mine)  # every read between the marks adds one to the server's count
     between_marks = b.statements - a.statements - 1 - reads
     cpu_marks = b.cpu_s - a.cpu_s
@@ -348,6 +384,9 @@ def turn_figures(mine: list[Turn], active_s: float, a: Mark, b: Mark, statements
     share = per_op(n, statements, 100.0)
     held = bool(mine) and quiet == len(mine) and outside == 0
     out = {"common_s": (b.t - a.t, "s"), "active_s": (active_s, "s"), "slices": (float(len(mine)), "count"),
+           "slices_s": (slices_s, "s"), "to_quiet_s": (quiet_s, "s"), "turns_to_quiet": (float(to_quiet), "bool"),
+           "turn_tail_ms_mean": (statistics.fmean(tails) if tails else None, "ms"),
+           "statements_per_turn": (per_op(n, len(mine)), "count"),
            "qps_common": (per_op(n, active_s) if active_s > 0 else None, "1/s"),
            "cpu_per_op_common_us": (per_op(cpu_marks, n, 1e6), "us"),
            "cpu_per_op_turns_us": (per_op(cpu_turns, n, 1e6), "us"),

@@ -22,7 +22,13 @@ the server did since its previous turn ended (statements: none expected; CPU: it
 
 Each client's own time with the turn is recorded (monotonic stamps around the signals, ``active_s``): a
 server's rate is its statements over that time. The statement a client had in flight when it stopped began
-inside its slice, so counting it there (and not the wait for it to end) keeps the rate unbiased.
+inside its slice, so counting it there (and not the wait for it to end) keeps the rate unbiased where a slice
+holds many statements. Where it holds few (a scan of a million rows takes 0.3 to 1 s, a slice 0.1 s: one
+statement per turn, begun at the turn's start, its rate the slice's 10 a second whatever the server), the time
+its server needed to end the statement after the slice counts: each turn records when its server's last
+statement ended (``tail_s`` after SIGSTOP: midway between the last read that found the server working and the
+next, which found it quiet), and a rate over the turns' time to their quiet (``slice_s + tail_s``) counts every
+statement over the time the server worked on it.
 
 :func:`held`, :func:`describe` and :func:`numbers` read what the turns stored with a set of runs
 (dbexp.experiments.measure.measure_in_turns writes it) and say whether they show one server working at a time,
@@ -90,6 +96,8 @@ class Turn:
     cpu_outside_s: float | None = None  # its CPU since its previous turn ended (background work, the read's own)
     gap_s: float | None = None  # the previous turn's SIGSTOP to this SIGCONT: every client stopped (None: the first)
     read_cpu_s: float | None = None  # the server's CPU for its last read (where quiet): at most what a read costs it
+    tail_s: float | None = None  # SIGSTOP to the end of its server's last statement, midway between the last read
+    # that found it working (or SIGSTOP) and the next (None: not found quiet)
 
 
 @dataclass(frozen=True)
@@ -101,13 +109,29 @@ class Quiet:
     reads: int  # the reads it took
     read_cpu_s: float | None  # the server's CPU between the last two reads where quiet: one read's own cost,
     # and whatever background work (a page cleaner, purge) ran in that moment
+    busy_t: float | None = None  # the last read after which the server still worked (a client statement executing
+    # or unread at it, or begun before the next read): its t; None where none did (it was quiet from the first)
+    idle_t: float | None = None  # the read after that one (or the first), from which on it was quiet: its t
+
+    def ended(self, since: float) -> float | None:
+        """When the server's last client statement ended, as seconds after ``since`` (the client's SIGSTOP):
+        midway between the last read that found it working (or ``since``) and the next; None where not quiet."""
+        if not self.ok or self.idle_t is None:
+            return None
+        return max(0.0, ((self.busy_t if self.busy_t is not None else since) + self.idle_t) / 2 - since)
 
 
-def wait_quiet(watch: Watch, timeout_s: float = QUIET_TIMEOUT_S) -> Quiet:
-    """Read the server until two reads in a row find no client statement executing, none begun between them (its
-    count grew by the first read's own only) and none waiting unread on its connections (a statement the stopped
-    client sent just before it stopped, which a server thread has not picked up yet: on one server CPU the reads'
-    own thread can run first), or ``timeout_s`` passes."""
+def _working(prev: Reading, cur: Reading) -> bool:
+    """Whether the server worked at or after ``prev`` (until ``cur``): a client statement executing or unread at
+    ``prev``, or one begun between the two (its count grew by more than ``cur``'s own)."""
+    return prev.running != 0 or prev.pending != 0 or cur.statements - prev.statements != 1
+
+
+def wait_quiet(watch: Watch, timeout_s: float = QUIET_TIMEOUT_S, poll_s: float = QUIET_POLL_S) -> Quiet:
+    """Read the server (every ``poll_s``) until two reads in a row find no client statement executing, none begun
+    between them (its count grew by the first read's own only) and none waiting unread on its connections (a
+    statement the stopped client sent just before it stopped, which a server thread has not picked up yet: on one
+    server CPU the reads' own thread can run first), or ``timeout_s`` passes."""
     readings = [watch.read()]
 
     def settled() -> bool:
@@ -116,17 +140,25 @@ def wait_quiet(watch: Watch, timeout_s: float = QUIET_TIMEOUT_S) -> Quiet:
         return (prev.running == 0 and cur.running == 0 and prev.pending == 0 and cur.pending == 0
                 and cur.statements - prev.statements == 1)
 
-    ok = bool(poll(settled, timeout_s, QUIET_POLL_S))
-    return Quiet(readings[-1], ok, len(readings), readings[-1].cpu_s - readings[-2].cpu_s if ok else None)
+    ok = bool(poll(settled, timeout_s, poll_s))
+    busy = [k for k in range(len(readings) - 1) if _working(readings[k], readings[k + 1])]
+    if readings[-1].running or readings[-1].pending:
+        busy.append(len(readings) - 1)
+    last = busy[-1] if busy else None
+    idle = None if last is None else (last + 1 if last + 1 < len(readings) else None)
+    return Quiet(readings[-1], ok, len(readings), readings[-1].cpu_s - readings[-2].cpu_s if ok else None,
+                 None if last is None else readings[last].t, readings[0].t if last is None else
+                 (readings[idle].t if idle is not None else None))
 
 
 class Rotation:
     """Turns among ``clients`` (objects with ``send(sig)``: dbexp.process.Child in a process group); with
     ``watches`` (a :class:`Watch` per client, its server), each turn waits for its server to be quiet
-    before the next begins, and is recorded in ``turns``."""
+    (read every ``quiet_poll_s``, at most ``quiet_timeout_s``) before the next begins, and is recorded in
+    ``turns``."""
 
     def __init__(self, clients: list, slice_s: float, watches: list | None = None,
-                 quiet_timeout_s: float = QUIET_TIMEOUT_S):
+                 quiet_timeout_s: float = QUIET_TIMEOUT_S, quiet_poll_s: float = QUIET_POLL_S):
         if slice_s <= 0:
             raise DbexpError(f"bad slice {slice_s!r} s for clients taking turns: expected more than 0")
         if watches is not None and len(watches) != len(clients):
@@ -136,6 +168,7 @@ class Rotation:
         self.slice_s = slice_s
         self.watches = watches
         self.quiet_timeout_s = quiet_timeout_s
+        self.quiet_poll_s = quiet_poll_s
         self.active_s = [0.0] * len(clients)
         self.slices = [0] * len(clients)
         self.rounds = 0
@@ -172,7 +205,7 @@ class Rotation:
         self._stopped = stopped
         if w is None:
             return
-        q = wait_quiet(w, self.quiet_timeout_s)
+        q = wait_quiet(w, self.quiet_timeout_s, self.quiet_poll_s)
         after = w.usage()
         last, prev = q.last, self._last.get(i)
         self._last[i] = last
@@ -180,7 +213,7 @@ class Rotation:
             i, start, stopped - start, last.t - stopped, q.ok, q.reads, last.statements - first.statements - q.reads,
             last.cpu_s - first.cpu_s, w.spent(before, after),
             None if prev is None else first.statements - prev.statements - 1,
-            None if prev is None else first.cpu_s - prev.cpu_s, gap, q.read_cpu_s))
+            None if prev is None else first.cpu_s - prev.cpu_s, gap, q.read_cpu_s, q.ended(stopped)))
 
     def run_until(self, deadline: float) -> None:
         """Whole rounds (forward, then backward) while one more fits before ``deadline`` (monotonic), a

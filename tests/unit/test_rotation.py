@@ -272,3 +272,42 @@ def test_the_unread_bytes_of_a_servers_connections_are_read_from_the_kernels_tcp
         "   2: 0100007F:A1B2 0100007F:0D3D 01 00000010:00000000 00:00000000 00000000     0        0 3\n"  # the client
         "   3: 0100007F:0D3E 0100007F:A1B3 01 00000000:00000020 00:00000000 00000000   999        0 4\n")  # another port
     assert tcp_unread(0x0D3D, tables=(str(table), str(tmp_path / "absent"))) == 0x4A
+
+
+# --- turns of long statements: counted to their server's quiet (issue 47) -----------------------------------
+
+def test_a_turns_tail_is_the_end_of_its_servers_last_statement_between_two_reads():
+    """A statement still running at SIGSTOP ends between the last read that found it running and the next: the
+    turn's tail is midway; a server quiet at the first read ended midway between SIGSTOP and that read."""
+    servers = [Server(10, tail=0), Server(20, tail=4)]
+    turns = Rotation([s.client() for s in servers], 0.001, watches=servers, quiet_poll_s=0.002)
+    turns.run_until(time.monotonic() + 0.05)
+    for t in turns.turns:
+        assert t.quiet and t.tail_s is not None and 0 <= t.tail_s <= t.wait_s
+    quiet_at_once = [t.tail_s for t in turns.of(0)]
+    tailed = [t.tail_s for t in turns.of(1)]
+    # 3 reads found the long one running (the first two back to back, then 2 ms apart): its end after the third
+    assert min(tailed) >= 0.002 and max(quiet_at_once) < min(tailed)
+
+
+def test_a_servers_rate_over_its_turns_to_quiet_counts_the_time_its_last_statements_took():
+    """Scans of 0.9 s in turns of 0.1 s: one statement a turn, begun at its start, ended 0.8 s after its slice. Over
+    the slices alone its rate is the slice's 10 a second whatever the server; over the turns to quiet, 1.1 a second."""
+    from dbexp.experiments.measure import turn_figures
+    from dbexp.experiments.rotation import Turn
+    from dbexp.metrics.marks import Mark
+
+    mine = [Turn(0, 3.0 * k, 0.1, 0.83, True, 40, 1.0, 0.9, {}, None if k == 0 else 0.0, None, None, 0.0007, 0.8)
+            for k in range(4)]
+    a, b = Mark(0.0, 100.0, 1.0), Mark(12.0, 100.0 + 4 + 4 * 41 + 1, 5.0)
+    slices = {k: v for k, (v, _) in turn_figures(mine, 0.4, a, b, 5.0, 1, 5).items()}
+    assert slices["qps_common"] == pytest.approx(10.0) and slices["active_s"] == pytest.approx(0.4)
+    assert slices["turns_to_quiet"] == 0 and slices["to_quiet_s"] == pytest.approx(3.6)
+    got = {k: v for k, (v, _) in turn_figures(mine, 0.4, a, b, 5.0, 1, 5, to_quiet=True).items()}
+    assert got["qps_common"] == pytest.approx(1 / 0.9) and got["active_s"] == pytest.approx(3.6)
+    assert got["slices_s"] == pytest.approx(0.4) and got["turns_to_quiet"] == 1
+    assert got["lat_avg_turns_ms"] == pytest.approx(900.0) and got["turn_tail_ms_mean"] == pytest.approx(800.0)
+    assert got["statements_per_turn"] == 1 and got["statements_outside_turns"] == 0 and got["active_servers"] == 1
+    # a turn not found quiet counts its whole wait
+    lost = [mine[0], Turn(0, 3.0, 0.1, 2.0, False, 3000, 1.0, 0.9, {}, 0.0, None, None, None, None)]
+    assert turn_figures(lost, 0.2, a, b, 5.0, 1, 5, to_quiet=True)["active_s"][0] == pytest.approx(0.9 + 2.1)

@@ -4,6 +4,7 @@ tests' scripts, and a page that renders before anything is published."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 from dbexp.chapters import versions
 from dbexp.chapters.versions import CHAPTER
 from dbexp.chapters.versions.regression import SOURCE_CONFIGS, STEPS, configurations
-from dbexp.chapters.versions.chapter import MYSQL, reference_loop, window_s
+from dbexp.chapters.versions.chapter import EDGES_S, MYSQL, reference_loop, turn_options, window_s
 from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Cpus, Results
 from dbexp.workloads.sysbench import LUA_DIR
@@ -43,7 +44,8 @@ def test_default_design_interleaves_four_instances_of_every_server_in_random_win
     assert all(p.block == p.together for p in main.points)  # a window is one block of the random walk
     assert len(windows["Postgres scan i0"]) == 5 and len(windows["MariaDB insert i3"]) == 3
     assert len(windows) == 3 * len(sc.tests) * 4
-    assert {p.params.slice_s for p in main.points} == {0.1}  # one server working at a time
+    # one server working at a time; scan's statements (0.3 to 1 s) in slices of 2 s (test_scans_take_turns_...)
+    assert {p.params.slice_s for p in main.points if p.params.test != "scan"} == {0.1}
     # at least 8 s of each server's own turns per test over the 4 instances; the long tests three times that
     for ps in windows.values():
         p = ps[0]
@@ -408,3 +410,37 @@ def test_servers_named_without_counted_servers_count_only_those_of_them_the_scal
     assert sc.counted_servers == ("mysql:8.0@offline",)
     assert CHAPTER.adjust(CHAPTER.scale("smoke"), "smoke", Cpus(), {}).counted_servers == \
         CHAPTER.scale("smoke").counted_servers
+
+
+def test_scans_take_turns_of_long_slices_counted_to_quiet_and_the_other_windows_are_what_they_were():
+    """Issue 47: at a million rows a scan statement takes 0.3 to 1 s, a slice of 0.1 s held one and its rate was the
+    slice's. Scan's windows: slices of 2 s, 2 rounds (4 s of each server's slices), each turn counted to its
+    server's quiet, a --time that holds 2 rounds with a 1 s tail a turn past two slices and the edges; their point
+    keys are new (slice and window in the parameters). Every other window's parameters, and so its point key, are
+    the scale's slice and window_s of its turns, as before."""
+    sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
+    main, _, profile, _ = CHAPTER.design(sc, Cpus())
+    windows = {}
+    for p in main.points + profile.points:
+        windows.setdefault(p.together, []).append(p)
+    seconds = {}
+    for label, ps in windows.items():
+        p = ps[0]
+        if p.params.test == "scan":
+            assert (p.params.slice_s, p.params.turns_s) == (2.0, 4.0)
+            seconds[len(ps)] = p.workload.duration_s
+            assert p.workload.duration_s >= EDGES_S + 2 * 2.0 + 2 * len(ps) * (2.0 + 1.0)
+        else:
+            factor = sc.long_factor if p.params.test in sc.long_tests else 1
+            assert p.params.slice_s == sc.slice_s and p.params.turns_s == pytest.approx(sc.active_s * factor)
+            assert p.workload.duration_s == window_s(sc.active_s * factor, len(ps))
+    assert seconds == {3: 24, 4: 30, 5: 36}  # MariaDB (2 versions and the twin), MySQL, PostgreSQL
+    assert turn_options("scan", sc.table_size) == {"start_s": 1.8, "to_quiet": True, "quiet_timeout_s": 5.0,
+                                                   "quiet_poll_s": 0.02}
+    assert turn_options("point-query", sc.table_size) == {"start_s": 0.3}
+    assert turn_options("scan", 100_000)["start_s"] == pytest.approx(0.45)  # shorter on a smaller table
+    # scan's keys are not the windows' of 0.1 s slices (a resumed publication measures them again)
+    old = [dataclasses.replace(p, params=dataclasses.replace(p.params, slice_s=0.1, turns_s=sc.active_s),
+                               workload=dataclasses.replace(p.workload, duration_s=window_s(sc.active_s, 5)))
+           for p in windows["Postgres scan i0"]]
+    assert not {p.key("versions") for p in old} & {p.key("versions") for p in windows["Postgres scan i0"]}

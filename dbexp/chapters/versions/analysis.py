@@ -722,7 +722,7 @@ def _windows(res: Results) -> dict:
             "active": int(w["active_servers"].max()) if "active_servers" in w and w["active_servers"].notna().any()
             else int(w["servers_at_once"].max()) if "servers_at_once" in w else 1,
             "instances": int(w["instance"].nunique()) if "instance" in w and w["instance"].notna().any() else 1,
-            "slice_s": float(w["slice_s"].max()) if "slice_s" in w and w["slice_s"].notna().any() else 0.0,
+            **_slices(w),
             "active_s": float(w["active_s"].median()) if "active_s" in w and w["active_s"].notna().any()
             else float("nan"),
             "active_per_test_s": float(w.groupby(["server", "test"])["active_s"].sum().median())
@@ -730,6 +730,16 @@ def _windows(res: Results) -> dict:
             "active_least_s": float(w.groupby(["server", "test"])["active_s"].sum().min())
             if "active_s" in w and w["active_s"].notna().any() else float("nan"),
             "tests": [t for t in TESTS if t in ran]}
+
+
+def _slices(w: pd.DataFrame) -> dict:
+    """The windows' slice (``slice_s``: most tests'), and the tests whose turns have another (``other_slices``:
+    test -> slice; scan's long statements, chapter.LONG_STATEMENTS)."""
+    if "slice_s" not in w or not w["slice_s"].notna().any():
+        return {"slice_s": 0.0, "other_slices": {}}
+    per_test = w.dropna(subset=["slice_s"]).groupby("test")["slice_s"].max()
+    common = float(per_test.mode().max())
+    return {"slice_s": common, "other_slices": {t: float(v) for t, v in per_test.items() if v != common}}
 
 
 def controls(res: Results) -> pd.DataFrame:
@@ -894,10 +904,12 @@ def design_estimate(res: Results) -> pd.DataFrame:
 
 def default_minutes(res: Results) -> dict[str, float]:
     """The default scale's main windows in minutes, per flavor these runs have, at the cost they measured: every
-    window (tests x instances x windows per instance) as long as its sysbench run (chapter.window_s of the scale's
-    own turns, its long tests' longer) plus what a window cost beyond its run here (its start to the next one's,
+    window (tests x instances x windows per instance) as long as its first client's sysbench run (chapter.turns_of
+    and measure.client_times: the scale's own turns, its long tests' longer, scan's turns of long statements) plus what a window cost beyond its run here (its start to the next one's,
     less its run, the median: resets, checks, marks, the host's speed timed)."""
-    from dbexp.chapters.versions.chapter import CHAPTER, by_flavor, window_s  # chapter.py imports no analysis
+    from dbexp.chapters.versions.chapter import CHAPTER, by_flavor, turns_of  # chapter.py imports no analysis
+    from dbexp.chapters.versions.chapter import turn_options
+    from dbexp.experiments.measure import client_times
 
     tim = timing(res)
     w = main_runs(tidy(res))
@@ -911,9 +923,12 @@ def default_minutes(res: Results) -> dict[str, float]:
         if flavor not in beyond:
             continue
         servers = len(specs) + (1 if sc.twin else 0) + len([s for s in specs if s in sc.own_defaults])
-        seconds = sum(sc.instances * sc.repeats * (window_s(sc.active_s * (sc.long_factor if t in sc.long_tests else 1),
-                                                            servers) + max(0.0, beyond[flavor]))
-                      for t in sc.tests)
+        seconds = 0.0
+        for t in sc.tests:  # the first client's --time: the window's and the starts after its own
+            window = turns_of(sc, t, sc.active_s * (sc.long_factor if t in sc.long_tests else 1), servers)[2]
+            first = client_times([window] * servers, turn_options(t, sc.table_size)["start_s"])[0] if sc.slice_s \
+                else window
+            seconds += sc.instances * sc.repeats * (first + max(0.0, beyond[flavor]))
         out[flavor] = seconds / 60
     return out
 

@@ -8,7 +8,9 @@ shipped defaults. ``instances`` independently started copies of every one of tho
 tag in a setting that changes nothing measured) live through the whole group, and each window runs one test
 on one instance's servers: all of them the same test, each with its own sysbench client, the clients taking
 turns (dbexp.experiments.rotation), one server working at a time, each for ``active_s`` seconds of its own
-turns (the window's length follows from how many servers share it). Each repeat walks every window of the
+turns (the window's length follows from how many servers share it; scan's statements, 0.3 to 1 s at a million
+rows, take turns of 2 s counted to their server's quiet: LONG_STATEMENTS, turns_of). Each client's sysbench --time
+holds the starts after its own (START_S a start), so that the starts take nothing from the turns. Each repeat walks every window of the
 group (every test on every instance) in its own random order, the servers of a window started forward in even
 repeats and backward in odd ones (Sweep order "shuffled", each window one block): an instance is not a stretch
 of time, and a slow spell of the host falls on the instances and tests at random (Abedi and Brecht, ICPE 2017:
@@ -68,6 +70,7 @@ from dbexp.errors import DbexpError
 from dbexp.experiments import counted
 from dbexp.experiments.chapter import Chapter, Cpus, Part, among_named, check_names, check_whole
 from dbexp.experiments.measure import Measured, measure_together
+from dbexp.experiments.rotation import QUIET_TIMEOUT_S
 from dbexp.metrics import callgrind
 from dbexp.experiments.sweep import Point
 from dbexp.metrics.profile import CpuProfile, server_pids, top
@@ -93,6 +96,53 @@ SWITCHED = ("innodb_log_writer_threads", "innodb_flush_log_at_trx_commit")
 LEAD_S = 0.4  # measure_together's lead where the clients run at once (slice_s 0); clients taking turns start one
 # at a time and stop two slices before the first one's end
 EDGES_S = 1.1  # a window's seconds outside every server's turns (measured: 0.8 to 2.0 s for 3 servers at 1M rows)
+# one client's start in a window taking turns (its threads started, its server quiet after it): measure_in_turns gives
+# the clients started earlier as much more --time, so that the starts take nothing from the turns. The publication of
+# 2026-12-07 (AMD EPYC 2-CPU VM, 1M rows): the first turn 0.5 to 1.1 s after the window's start for 3 to 5 clients on
+# every test but scan (about 0.2 s a client)
+START_S = 0.3
+
+
+@dataclass(frozen=True)
+class LongStatements:
+    """The turns of a test whose statements are as long as a slice or longer, per million rows of the table: a
+    slice that holds several, each turn counted to its server's quiet (measure_in_turns' ``to_quiet``), a turn's
+    time past its slice (``tail_s``: its last statement's end, the wait for quiet after it) and a client's start
+    (its first statement waited for) expected that long, a turn waiting at most ``quiet_timeout_s``."""
+
+    slice_s: float
+    statement_s: float  # the longest statement expected, per million rows
+    poll_s: float  # between reads of a server waiting for its statement's end (its CPU shared with the reads)
+
+    def scaled(self, table_size: int) -> float:
+        return max(0.01, self.statement_s * table_size / 1e6)
+
+    def tail_s(self, table_size: int) -> float:
+        return self.scaled(table_size)
+
+    def start_s(self, table_size: int) -> float:
+        return START_S + 1.5 * self.scaled(table_size)
+
+    def quiet_timeout_s(self, table_size: int) -> float:
+        return max(QUIET_TIMEOUT_S, 5 * self.scaled(table_size))
+
+
+# scan (SELECT * ... WHERE LENGTH(c) < 0 over every row, issue 47). The publication of 2026-12-07 (AMD EPYC 2-CPU VM,
+# 1M rows, slices of 0.1 s): every scan turn held one statement, begun at the turn's start, and waited 0.15 to 1.35 s
+# for its end (median: MySQL 0.29 s, MariaDB 0.40 s, PostgreSQL 0.76 s); one statement's server CPU 0.26 s (MySQL
+# 5.7), 0.34 to 0.37 s (8.0, 9.7), 0.47 s (MariaDB), 0.73 s (PostgreSQL 12), 0.83 to 0.98 s (16 to 18). Its rate
+# was the slice's 10 a second on every server (the statement's time after the slice was not counted). Here a slice
+# of 2 s, each turn counted to its last statement's end, holds ceil(2 / L) statements of L = 0.1 s + the wait
+# above: 7 on MySQL 5.7, 5 on 8.0 and 9.7, 4 to 5 on MariaDB, 3 on PostgreSQL 12, 2 to 3 on 16 to 18 (no rounding
+# to whole statements: a turn is as long as its statements); each server gets 2 rounds' turns per window (forward
+# and back: 4 s of slices, 4.1 to 4.6 s to quiet, 4 to 14 statements), 8 windows at default (4 instances x 2): 33
+# to 37 s and 32 to 112 statements per server, where a window's log-ratio variance of 0.0025 s / active seconds
+# (issue 47) resolves a window's ratio to about 2.5% (sd) and the 8 windows' to about 1%. Its reads every 20 ms
+# while a statement ends take about 4% of the server's CPU then (0.7 to 1.0 ms of CPU a read; the short turns'
+# 0.5 ms polling took 50 reads, 37 ms of a PostgreSQL scan's 0.76 s wait). A turn's tail is budgeted as long as the
+# longest statement, 1 s at a million rows (PostgreSQL 16's), a start 1.5 times that plus START_S (PostgreSQL's 5
+# starts took 6.7 s at the median, 10.4 s at most: 1.3 and 2.1 s a client; MySQL's 4 0.6 and 1.1 s a client).
+LONG_STATEMENTS = {"scan": LongStatements(slice_s=2.0, statement_s=1.0, poll_s=0.02)}
 REFERENCE_LOOP = 200_000  # iterations of the host-speed loop (about 5 to 10 ms of one CPU)
 
 # the default scale's PostgreSQL versions: the source's base (12) and 16, 17 and 18 (17 / 16 on hot-points is a
@@ -188,6 +238,33 @@ def window_s(active_s: float, servers: int) -> int:
     """A window's seconds (sysbench's --time, whole seconds) that give each of ``servers`` clients taking turns
     ``active_s`` of its own: the edges outside the turns, then the turns."""
     return max(2, math.ceil(EDGES_S + servers * active_s))
+
+
+def turns_of(sc: Scale, test: str, active_s: float, servers: int) -> tuple[float, float, int]:
+    """A window of ``servers`` running ``test`` at scale ``sc``, each asked ``active_s`` of its own turns: its slice
+    (0: the servers at once), each server's own turns asked (the points' ``turns_s``) and sysbench's --time. The
+    scale's slice and window_s, but for a test of LONG_STATEMENTS where the clients take turns: its slice, whole
+    rounds forward and back (2 at least) that give each server ``active_s`` of slices, and a --time that holds them
+    with each turn's tail, two slices before the clocks' end (measure_in_turns' deadline) and the edges."""
+    if not sc.slice_s:
+        return 0.0, active_s, math.ceil(EDGES_S + active_s)
+    long = LONG_STATEMENTS.get(test)
+    if long is None:
+        return sc.slice_s, active_s, window_s(active_s, servers)
+    rounds = max(2, 2 * math.ceil(active_s / (2 * long.slice_s)))
+    seconds = EDGES_S + 2 * long.slice_s + rounds * servers * (long.slice_s + long.tail_s(sc.table_size))
+    return long.slice_s, rounds * long.slice_s, math.ceil(seconds)
+
+
+def turn_options(test: str, table_size: int) -> dict:
+    """measure_together's keywords for a window of ``test`` taking turns on a table of ``table_size`` rows: the
+    starts expected, and for a test of LONG_STATEMENTS its turns counted to their quiet, waited for longer and read
+    less often."""
+    long = LONG_STATEMENTS.get(test)
+    if long is None:
+        return {"start_s": START_S}
+    return {"start_s": long.start_s(table_size), "to_quiet": True,
+            "quiet_timeout_s": long.quiet_timeout_s(table_size), "quiet_poll_s": long.poll_s}
 
 
 def reference_loop(cpuset: str | None, repeats: int = 3) -> float:
@@ -340,14 +417,13 @@ class Versions(Chapter):
             windows += [(test, sc.check_factor, sc.check_factor, sc.check_repeats)
                         for test in (sc.check_tests if checked else ())]
             for test, factor, length, repeats in windows:
-                active = sc.active_s * factor
-                wl = self.workload(sc, test, cpus, window_s(active, len(members)) if sc.slice_s else
-                                   math.ceil(EDGES_S + active))
+                slice_s, active, seconds = turns_of(sc, test, sc.active_s * factor, len(members))
+                wl = self.workload(sc, test, cpus, seconds)
                 for i in range(sc.instances):
                     label = f"{flavor} {test}{f' x{length}' if length > 1 else ''} i{i}"
                     for spec, role in members:
                         main.append(Point(configs[(spec, role, i)],
-                                          VersionsPoint(test, role, length, slice_s=sc.slice_s, instance=i,
+                                          VersionsPoint(test, role, length, slice_s=slice_s, instance=i,
                                                         turns_s=active),
                                           wl, group=f"versions {flavor}", together=label, block=label,
                                           repeats=repeats))
@@ -355,11 +431,12 @@ class Versions(Chapter):
             ablation = self.ablation_points(sc, cpus)
         for flavor, specs in by_flavor(sc.profile_servers).items():
             for test in sc.profile_tests if len(specs) > 1 else ():
-                active = sc.active_s * (sc.long_factor if test in sc.long_tests else 1)
-                wl = self.workload(sc, test, cpus, window_s(active, len(specs)))
+                slice_s, active, seconds = turns_of(sc, test, sc.active_s * (sc.long_factor if test in sc.long_tests
+                                                                             else 1), len(specs))
+                wl = self.workload(sc, test, cpus, seconds)
                 for spec in specs:
                     profile.append(Point(self.server(spec, cpus.server, "baseline", 0, sc.pool_mb),
-                                         VersionsPoint(test, "profile", slice_s=sc.slice_s, turns_s=active), wl,
+                                         VersionsPoint(test, "profile", slice_s=slice_s, turns_s=active), wl,
                                          group=f"versions profile {flavor}", together=f"profile {flavor} {test}",
                                          block=f"profile {flavor} {test}"))
         return [Part(main, sc.repeats), Part(ablation, sc.ablation_repeats), Part(profile, sc.profile_repeats),
@@ -533,8 +610,9 @@ class Versions(Chapter):
         database = points[0].workload.database
         before_loop = reference_loop(cpuset)
         counts_before = [self._counts(s, database) for s in servers]
+        turns = turn_options(points[0].params.test, points[0].workload.table_size)
         got = measure_together([(server, point.workload) for server, point in zip(servers, points)],
-                               slice_s=points[0].params.slice_s or None, lead_s=LEAD_S)
+                               slice_s=points[0].params.slice_s or None, lead_s=LEAD_S, **turns)
         counts_after = [self._counts(s, database) for s in servers]
         after_loop = reference_loop(cpuset)
         for server, point, m, a, b in zip(servers, points, got, counts_before, counts_after):

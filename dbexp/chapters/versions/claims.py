@@ -71,8 +71,10 @@ def here(res: Results) -> str:
     d = windows(res)
     if not d["n"]:
         return "no runs at this scale"
-    shared = (f"the servers of a flavor ({d['at_once']} at most) taking one server CPU in turns of {d['slice_s']:g} s, "
-              "one working at a time" if d.get("active", d["at_once"]) == 1 and d["at_once"] > 1 else
+    other = "".join(f" ({t}'s {v:g} s, each turn counted to its server's last statement's end)"
+                    for t, v in d.get("other_slices", {}).items())
+    shared = (f"the servers of a flavor ({d['at_once']} at most) taking one server CPU in turns of {d['slice_s']:g} s"
+              f"{other}, one working at a time" if d.get("active", d["at_once"]) == 1 and d["at_once"] > 1 else
               f"the servers of a flavor ({d['at_once']} at most) sharing one server CPU")
     return (f"one client thread per server; {shared} in every window, on {plural(d.get('instances', 1), 'instance')} "
             f"alive together, their windows in a random order; 1 table of {d['table_size']:,} rows, cached, brought "
