@@ -92,6 +92,7 @@ def instrument(server, timeout_s: float = RESTART_TIMEOUT_S) -> float:
     under = valgrind_of(server)
     if not under.native:
         return 0.0
+    under.exclude_probes()  # a uprobe on this host would kill it (dbexp.servers.valgrind.PROBES_LOCK)
     under.native = False
     started = time.monotonic()
     try:

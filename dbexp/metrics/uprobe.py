@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from dbexp.errors import DbexpError, RetryableError
 from dbexp.metrics import procfs, tracing
 from dbexp.process import Child
+from dbexp.servers.valgrind import probes_allowed
 
 SCRIPT = """
 uprobe:{path}:{symbol} /{only}/ {{ @start[tid] = nsecs; @switched[tid] = 0; }}
@@ -185,6 +186,15 @@ class Bpftrace:
         return cmd + tracing.as_root() + [exe, "-f", "json", "-e", self.text]
 
     def __enter__(self):
+        self._allowed = probes_allowed(self.what).__enter__()  # no server under valgrind on this host meanwhile
+        try:
+            return self._attach()
+        except BaseException:
+            self._allowed.__exit__(None, None, None)
+            self._allowed = None
+            raise
+
+    def _attach(self):
         why = tracing.ensure()  # a fresh machine may not have tracefs mounted: mount it first
         if why and "tracepoint:" in self.text:
             raise UprobeError(f"bpftrace cannot attach to {self.what}: {why}")
@@ -268,6 +278,14 @@ class Bpftrace:
         return "; ".join(found) or "gone"
 
     def __exit__(self, *exc) -> None:
+        try:
+            self._detach(*exc)
+        finally:
+            if getattr(self, "_allowed", None) is not None:
+                self._allowed.__exit__(None, None, None)
+                self._allowed = None
+
+    def _detach(self, *exc) -> None:
         if self.proc is None:
             return
         t0 = time.monotonic()

@@ -34,9 +34,12 @@ machine.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +64,72 @@ MODES: dict[str, tuple[str, ...]] = {
 }
 assert tuple(MODES) == UNDER, "dbexp.servers.config.UNDER lists the modes of MODES"
 START_TIMEOUT_S = 900  # a server's start under valgrind: MySQL 9.7's took 32 s here, 30 to 60 times its native one
+
+# --- uprobes and valgrind exclude each other on a host ----------------------------------------------------
+# A uprobe writes a breakpoint (int3) into every process that maps the probed file, and the containers of one image map
+# the same file (those of one base layer share its libc too). A native process traps on it in the kernel and goes on;
+# valgrind runs the program from its own translation of the program's bytes, so the breakpoint reaches the program as
+# a SIGTRAP and kills it. Seen here: a PostgreSQL 16 backend under callgrind died the moment bpftrace attached a uprobe
+# to GetSnapshotData of another PostgreSQL 16 server, and its postmaster restarted every backend ("server closed the
+# connection unexpectedly"; twice in make test, where one worker's chapter probed while another's counted). So a host
+# lock is held exclusively while a server runs under valgrind (Valgrind.exclude_probes, until its close) and shared
+# while bpftrace's uprobes are attached (probes_allowed): either waits for the other.
+PROBES_LOCK = Path(tempfile.gettempdir()) / "dbexp-uprobes-valgrind.lock"
+PROBES_WAIT_S = 1800.0  # the longest wait for the other kind to end (a counted part under valgrind: minutes)
+_HELD = {"fd": None, "mode": None, "count": 0}  # this process's hold (one lock file description per process)
+_HELD_GUARD = threading.Lock()
+
+
+def _take(mode: str, what: str) -> None:
+    with _HELD_GUARD:
+        if _HELD["count"]:
+            if _HELD["mode"] != mode:  # this very process would wait for itself
+                held = "a server under valgrind" if _HELD["mode"] == "ex" else "uprobes attached"
+                raise DbexpError(f"{what} while this process has {held}: a uprobe would kill the server under "
+                                 "valgrind (its breakpoint reaches it as SIGTRAP); end one before the other")
+            _HELD["count"] += 1
+            return
+        fd = os.open(PROBES_LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+        flag = fcntl.LOCK_EX if mode == "ex" else fcntl.LOCK_SH
+        deadline = time.monotonic() + PROBES_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, flag | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise DbexpError(f"{what}: waited {PROBES_WAIT_S:g} s for {PROBES_LOCK}, held by another "
+                                     f"process on this host with {'uprobes attached' if mode == 'ex' else 'a server under valgrind'}") from None
+                time.sleep(0.2)
+        _HELD.update(fd=fd, mode=mode, count=1)
+
+
+def _give(mode: str) -> None:
+    with _HELD_GUARD:
+        if not _HELD["count"] or _HELD["mode"] != mode:
+            return
+        _HELD["count"] -= 1
+        if not _HELD["count"]:
+            fcntl.flock(_HELD["fd"], fcntl.LOCK_UN)
+            os.close(_HELD["fd"])
+            _HELD.update(fd=None, mode=None)
+
+
+class probes_allowed:
+    """``with probes_allowed(what):`` around bpftrace's uprobes: waits while a server on this host runs under
+    valgrind (a one-line DbexpError after PROBES_WAIT_S, or at once where this process runs it)."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self) -> "probes_allowed":
+        _take("sh", f"uprobes on {self.what}")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _give("sh")
+
 
 SCRIPT = """#!/bin/sh
 # dbexp: the server's command, run under valgrind (dbexp/servers/valgrind.py); written for one container.
@@ -133,6 +202,7 @@ class Valgrind:
     version: str  # valgrind's, e.g. 'valgrind-3.19.0'
     command: tuple[str, ...] = ()  # the server's command, which the script runs under valgrind
     work: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="dbexp-callgrind-")))
+    _excluding: bool = field(default=False, repr=False, compare=False)  # holds PROBES_LOCK exclusively
 
     @classmethod
     def for_server(cls, mode: str, flavor, command: list[str]) -> "Valgrind":
@@ -206,7 +276,16 @@ class Valgrind:
         if code != 0:
             raise DbexpError(f"could not make callgrind's output readable: {out.decode(errors='replace')[-200:]}")
 
+    def exclude_probes(self) -> None:
+        """Before the server runs under valgrind: no uprobe on this host until :meth:`close` (see PROBES_LOCK)."""
+        if not self._excluding:
+            _take("ex", f"{self.binary} under valgrind")
+            self._excluding = True
+
     def close(self) -> None:
-        """Remove the folder (the container is gone: nothing writes there any more)."""
+        """Remove the folder (the container is gone: nothing writes there any more); uprobes allowed again."""
+        if self._excluding:
+            self._excluding = False
+            _give("ex")
         if self.work.exists():
             shutil.rmtree(self.work)
