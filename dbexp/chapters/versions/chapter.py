@@ -295,7 +295,9 @@ class Versions(Chapter):
     scales = {
         "smoke": Scale(("mysql:5.7@offline", "mysql:8.0@offline"), ("point-query", "update-nonindex"), 0.5, 1,
                        10_000, pool_mb=128, twin=True, instances=2,
-                       counted_servers=("mysql:8.0@offline", "postgres:12@offline"),
+                       # counted: PostgreSQL alone (up under valgrind in seconds; MySQL's 30-45 s starts, two per
+                       # point, are counted in make test by tests/test_callgrind.py and readview's smoke run)
+                       counted_servers=("postgres:12@offline",),
                        counted_tests=("point-query", "update-nonindex"), counted_events=200),
         "default": Scale(MYSQL + MARIADB + POSTGRES_DEFAULT, HEADLINE, 1.1, 2, 1_000_000,
                          long_tests=LONG, long_factor=3, ablation_servers=MYSQL, ablation_repeats=2,
