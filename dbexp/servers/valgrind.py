@@ -39,13 +39,13 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dbexp import process
 from dbexp.errors import DbexpError, choices
 from dbexp.servers.config import UNDER
+from dbexp.waits import poll
 
 MOUNT = "/opt/dbexp-valgrind"  # the host's valgrind, read-only
 WORK = "/opt/dbexp-callgrind"  # this server's folder on the host, read-write: the script, the switch, the output
@@ -90,18 +90,20 @@ def _take(mode: str, what: str) -> None:
             _HELD["count"] += 1
             return
         fd = os.open(PROBES_LOCK, os.O_RDWR | os.O_CREAT, 0o666)
-        flag = fcntl.LOCK_EX if mode == "ex" else fcntl.LOCK_SH
-        deadline = time.monotonic() + PROBES_WAIT_S
-        while True:
+        flag = (fcntl.LOCK_EX if mode == "ex" else fcntl.LOCK_SH) | fcntl.LOCK_NB
+
+        def locked() -> bool:
             try:
-                fcntl.flock(fd, flag | fcntl.LOCK_NB)
-                break
+                fcntl.flock(fd, flag)
+                return True
             except BlockingIOError:
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise DbexpError(f"{what}: waited {PROBES_WAIT_S:g} s for {PROBES_LOCK}, held by another "
-                                     f"process on this host with {'uprobes attached' if mode == 'ex' else 'a server under valgrind'}") from None
-                time.sleep(0.2)
+                return False
+
+        if not poll(locked, PROBES_WAIT_S, 0.2):
+            os.close(fd)
+            other = "uprobes attached" if mode == "ex" else "a server under valgrind"
+            raise DbexpError(f"{what}: waited {PROBES_WAIT_S:g} s for {PROBES_LOCK}, held by another process on this "
+                             f"host with {other}")
         _HELD.update(fd=fd, mode=mode, count=1)
 
 
