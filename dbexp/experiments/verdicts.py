@@ -371,6 +371,24 @@ def grows_linearly(slope: tuple[float, float, float], bend: tuple[float, float, 
                         f"+-{band:.0%} of the slope; {more}")
 
 
+def counted_line(slope: tuple[float, float, float], bend: tuple[float, float, float], band: float = LINE_BAND) -> str:
+    """"Grows linearly" judged on instruction counts that agree between separately started servers: ``slope``
+    and ``bend`` (as in :func:`grows_linearly`) are each (mean, least, largest) over the starts. A count is exact
+    up to the starts' difference, so nearly every bend is resolved; what decides the line is its size: within
+    +-``band`` of the slope a line (the band :func:`grows_linearly` asks of a timed bend's whole interval), beyond
+    it concave or convex. No growth beyond the starts' difference disagrees."""
+    s, slo, _ = slope
+    b, blo, bhi = bend
+    if _nan(s, slo, b, blo, bhi):
+        return NOT_MEASURED
+    if slo <= 0:
+        return disagrees("no growth beyond the separately started servers' difference")
+    if -band * s <= blo and bhi <= band * s:
+        return agrees(f"it grows, and its bend lies within +-{band:.0%} of the slope: a line")
+    return disagrees(f"it grows, but {'concave' if b < 0 else 'convex'}: its bend reaches beyond +-{band:.0%} of "
+                     f"the slope")
+
+
 def reproduced(lo: float, hi: float, low: float, high: float | None = None) -> str:
     """A source's number (or range [low, high]) against the interval [lo, hi] of the same quantity
     measured here: agrees where the interval reaches it, disagrees where it excludes it (the

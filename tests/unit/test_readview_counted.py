@@ -171,7 +171,7 @@ def test_a_timed_server_not_counted_is_named_with_why():
              "total_time_s": 2.0}
     res.wide = pd.concat([res.wide, pd.DataFrame([maria])], ignore_index=True)
     assert [x["server"] for x in counts.not_counted(res)] == ["mariadb 11.8.9"]
-    assert "mariadb 11.8.9: not counted (its registry of transactions keeps its peak size" in readview.counted_sentence(res)
+    assert "Not counted: mariadb 11.8.9 (its registry of transactions keeps its peak size" in readview.counted_sentence(res)
 
 
 def test_a_count_is_callgrinds_loop_and_a_window_with_other_statements_is_retryable(monkeypatch):

@@ -153,3 +153,17 @@ def test_verdicts_are_counted_by_category_for_the_answer_and_the_front_page():
     assert verdicts.counts(claims) == ("6 claims: 2 agree, 1 agree in direction, 1 not resolved, 1 not measured, "
                                        "1 mixed")
     assert verdicts.counts(claims.iloc[:0]) == "0 claims"
+
+
+def test_a_line_of_counts_is_judged_by_the_size_of_its_bend_not_by_whether_it_is_resolved():
+    """Counts agree between starts to a few instructions, so nearly every bend is 'resolved'; a line of counts is
+    one whose bend lies within the band the timed rule asks of a bend's interval (issue 48: MySQL's view functions,
+    1.01 instructions per holder from 1 to 100 and 0.74 from 100 to 1,000)."""
+    from dbexp.experiments import verdicts
+
+    line = verdicts.counted_line((0.760, 0.7601, 0.7602), (-0.267, -0.2669, -0.2665))
+    assert line == "agrees (it grows, and its bend lies within +-50% of the slope: a line)"
+    assert verdicts.counted_line((0.76, 0.75, 0.77), (-0.5, -0.51, -0.49)).startswith("disagrees (it grows, but concave")
+    assert verdicts.counted_line((0.76, 0.75, 0.77), (0.5, 0.49, 0.51)).startswith("disagrees (it grows, but convex")
+    assert verdicts.counted_line((0.0, -0.01, 0.01), (0.0, 0.0, 0.0)).startswith("disagrees (no growth")
+    assert verdicts.counted_line((float("nan"),) * 3, (0.0, 0.0, 0.0)) == verdicts.NOT_MEASURED

@@ -95,6 +95,16 @@ def fitted(hs) -> list[int]:
     return above if len(above) >= 2 else sorted(set(hs))
 
 
+def _fitted_points(res: Results) -> list[tuple[str, pd.DataFrame, list[int], pd.DataFrame]]:
+    """Per counted server: its name, its :func:`points`, the :func:`fitted` H and those H's points in order."""
+    p = points(res)
+    out = []
+    for server, g in (p.groupby("server", sort=False) if len(p) else []):
+        hs = fitted(g["holders"])
+        out.append((server, g, hs, g[g["holders"].isin(hs)].sort_values("holders")))
+    return out
+
+
 def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     """Least squares through (x, y): slope, intercept and the largest residual in absolute value."""
     if len(x) < 2 or np.any(~np.isfinite(y)):
@@ -113,14 +123,9 @@ def lines(res: Results) -> pd.DataFrame:
     count at H = 0 where it is not fitted; the view functions' line (``view_slope``, its residual) and its share of
     the read's slope; its calls per read and instructions per call and open transaction at the largest H."""
     def compute():
-        p = points(res)
         w = counted_runs(res)
-        if p.empty:
-            return pd.DataFrame()
         rows = []
-        for server, g in p.groupby("server", sort=False):
-            hs = fitted(g["holders"])
-            f = g[g["holders"].isin(hs)].sort_values("holders")
+        for server, g, hs, f in _fitted_points(res):
             x = f["holders"].to_numpy()
             slope, intercept, resid = _line(x, f["mean"].to_numpy())
             vslope, _, vresid = _line(x, f["view"].to_numpy())
@@ -233,7 +238,20 @@ def numbers(res: Results) -> dict:
     return {"counted": True, "not_counted": not_counted(res), "points": len(p), "agree": int(p["agree"].sum()), "starts": int(p["starts"].min()),
             "servers": list(ln["server"]), "holders": [f"{h:,}" for h in sorted(set(p["holders"]))], "ops": int(p["ops"].max()),
             "spread_max": float(p["spread"].max()), "within": counted.AGREE,
-            "lines": ln.to_dict("records"), **verdicts_of(ln)}
+            "lines": ln.to_dict("records"), **verdicts_of(ln), **view_verdicts(res)}
+
+
+def view_verdicts(res: Results) -> dict:
+    """The servers by the verdict the claims table reads from their view functions' counts (:func:`view_segments`):
+    ``view_line`` (it grows, its bend within the band: a line), ``view_bent`` (it grows, the bend beyond the band),
+    ``view_flat`` (no growth), and ``band``, the band."""
+    from dbexp.experiments import verdicts
+
+    vs = view_segments(res)
+    rows = [r for r in vs.to_dict("records") if r["verdict"] == r["verdict"]] if len(vs) else []
+    return {"view_line": [r["server"] for r in rows if r["verdict"].startswith(verdicts.AGREES)],
+            "view_bent": [r["server"] for r in rows if r["verdict"].startswith(verdicts.DISAGREES) and r["slope_min"] > 0],
+            "view_flat": [r["server"] for r in rows if r["slope_min"] <= 0], "band": verdicts.LINE_BAND}
 
 
 def verdicts_of(ln: pd.DataFrame) -> dict:
@@ -259,3 +277,52 @@ def verdicts_of(ln: pd.DataFrame) -> dict:
         else:
             out["linear" if x["straight"] else "bent"].append(x["server"])
     return out
+
+
+def view_segments(res: Results) -> pd.DataFrame:
+    """Per counted server whose view functions callgrind named: the count of building a view (those functions'
+    inclusive instructions per read) against H, judged as a line of counts (verdicts.counted_line): the
+    slope per open transaction over the :func:`fitted` H (least squares), the lower segment (smallest H to the
+    middle one) and the upper one (middle to largest), and the bend (upper minus lower), each per start; the
+    interval of each is the range of the separately started servers' own values, since their counts are exact up
+    to the starts' difference (``agree``: every point's read count agrees within counted.AGREE; where one does
+    not, no verdict is read from the counts: ``verdict`` is NaN). The ``witness``: the functions' calls per read
+    and the prepared transactions the server listed in every counted run of the fitted H."""
+    from dbexp.experiments import verdicts
+
+    def compute():
+        w = counted_runs(res)
+        rows = []
+        for server, g, hs, f in _fitted_points(res):
+            if len(hs) < 3 or not (g["function"] != "").all():
+                continue
+            h0, h1, h2 = hs[0], hs[-2], hs[-1]
+            starts = [c for c in f if c.startswith("view_") and c[5:].isdigit() and f[c].notna().all()]
+            by = f.set_index("holders")
+            slope = [_line(f["holders"].to_numpy(), f[c].to_numpy())[0] for c in starts]
+            low = [(by.loc[h1, c] - by.loc[h0, c]) / (h1 - h0) for c in starts]
+            high = [(by.loc[h2, c] - by.loc[h1, c]) / (h2 - h1) for c in starts]
+            bend = [hi - lo for lo, hi in zip(low, high)]
+            runs = w[(w["series_name"] == server) & w["holders"].isin(hs)]
+            seen = pd.to_numeric(runs.get("observed_prepared"), errors="coerce") if "observed_prepared" in runs else None
+            held = int((seen == runs["holders"]).sum()) if seen is not None else 0
+            calls = runs[counting.VIEW_CALLS]
+            ok = bool(len(runs) and held == len(runs) and (calls >= 1).all())
+            agree = bool(f["agree"].all())
+            s = (float(np.mean(slope)), float(min(slope)), float(max(slope)))
+            b = (float(np.mean(bend)), float(min(bend)), float(max(bend)))
+            rows.append({
+                "server": server, "family": g["family"].iloc[0], "function": f["function"].iloc[0],
+                "lower": f"{h0:,} to {h1:,}", "upper": f"{h1:,} to {h2:,}", "starts": len(starts),
+                "slope": s[0], "slope_min": s[1], "slope_max": s[2],
+                "low_slope": float(np.mean(low)), "high_slope": float(np.mean(high)),
+                "bend": b[0], "bend_min": b[1], "bend_max": b[2],
+                "bend_share": b[0] / s[0] if s[0] else np.nan, "agree": agree,
+                "verdict": verdicts.counted_line(s, b) if agree and len(starts) >= 2 else np.nan,
+                "witness_ok": ok,
+                "witness": (f"callgrind counted {f['function'].iloc[0]} {float(calls.min()):.2f} to "
+                            f"{float(calls.max()):.2f} calls per read in {len(runs)} counted runs at H = "
+                            f"{', '.join(f'{h:,}' for h in hs)}, each on a server that listed its H prepared "
+                            f"transactions ({held} of {len(runs)})")})
+        return pd.DataFrame(rows)
+    return memo(res, "readview.counted_view_segments", compute)
