@@ -723,13 +723,14 @@ def writers_row(res: Results) -> verdicts.ClaimRow:
         text = f"{r['server']}: A, having only read, had an id in {n - r['reader_no_id']} of {n} trials"
         listed = r["snapshot_read"] > 0
         if listed:
-            text += (f"; C's snapshot taken while A read and B wrote listed B in {r['writer_listed']} of "
+            text += (f"; C's snapshot taken while A read and B wrote held B as running in {r['writer_listed']} of "
                      f"{r['snapshot_read']}, B alone in {r['only_writers_listed']}")
         measured.append(text)
         found[r["server"]] = verdicts.witness(
             n > 0 and r["writer_id"] == n and (not listed or r["writer_listed"] == r["snapshot_read"]),
             f"B, the writer, had an id in {r['writer_id']} of {n} trials"
-            + (f" and C's snapshot listed it in {r['writer_listed']} of {r['snapshot_read']}" if listed else
+            + (f" and C's snapshot held it as running (listed, or at or above the snapshot's xmax) in "
+               f"{r['writer_listed']} of {r['snapshot_read']}" if listed else
                " (InnoDB shows no view's ids in SQL: a transaction without an id is in no view's list)"))
         wrong = (n - r["reader_no_id"]) + (r["snapshot_read"] - r["only_writers_listed"] if listed else 0)
         verdict.append(verdicts.witnessed(verdicts.events(wrong, n, stats.proportion_ci(min(wrong, n), n)[1], "none"),

@@ -11,7 +11,8 @@ fresh autocommit session that checks what is committed.
    there A must not see it, which shows the trial can tell the two apart.
 2. *An id at BEGIN or at the first write.* A, having only read, is asked for its id (none where it has
    none yet); B, begun after A, writes and takes an id (and, where SQL shows a snapshot's ids, C's
-   snapshot is read while B is open: does it list B, and only B?); B commits; then A writes and is asked
+   snapshot is read while B is open: does it hold B as running, and only B? PostgreSQL's holds the newest
+   running xid by its xmax without listing it); B commits; then A writes and is asked
    for its id again. An id taken at BEGIN would be smaller than B's; one taken at the first write larger.
 
 The counts of a run (``mech_*``) are stored as its measurements.
@@ -57,7 +58,7 @@ def trials(server, part, n: int, database: str) -> dict[str, int]:
             query(b, f"INSERT INTO {TABLE} (id, v) VALUES ({base + 1}, 0)")
             other = part.trx_id(b)
             out["writer_id"] += other is not None
-            listed = part.snapshot_ids(c)
+            listed = part.snapshot_ids(c, [other] if other is not None else [])
             if listed is not None:
                 out["snapshot_read"] += 1
                 out["writer_listed"] += other in listed

@@ -83,9 +83,10 @@ class ViewPart(abc.ABC):
     def isolation(self, conn) -> str:
         """The isolation level of ``conn``'s transaction as the server reports it, in words ("repeatable read")."""
 
-    def snapshot_ids(self, conn) -> list[int] | None:
-        """The ids a snapshot taken now on ``conn`` lists as running, where SQL can read them (PostgreSQL's
-        txid_current_snapshot()); None where no statement shows a view's ids (InnoDB)."""
+    def snapshot_ids(self, conn, known: list[int]) -> list[int] | None:
+        """The ids a snapshot taken now on ``conn`` holds as running, where SQL can read them (PostgreSQL's
+        txid_current_snapshot()): those it lists, and those of ``known`` that it holds as running without
+        listing them; None where no statement shows a view's ids (InnoDB)."""
         return None
 
     @abc.abstractmethod

@@ -84,8 +84,9 @@ class Views(ViewPart):
         # formatID, gtrid_length, bqual_length, data (the gtrid, as bytes in 8.0)
         return [d.decode() if isinstance(d, bytes) else str(d) for *_, d in query(conn, "XA RECOVER")]
 
-    # InnoDB lists a transaction that has no id yet (one that has only read) under its address with this bit
-    # set (trx_get_id_for_print): an id at or above it is no id
+    # MySQL lists a transaction that has no id yet (one that has only read) under its address with this bit
+    # set (trx_get_id_for_print): an id at or above it is no id; MariaDB lists it with trx_id 0 (10.11 and 11.8,
+    # seen 2026-12-07: 0 after a read, 21 after the same transaction's first write), and InnoDB assigns no id 0
     NO_ID = 1 << 48
     # INNODB_TRX is read from a cache that a read refreshes only where no read came in the 0.1 s before it
     # (trx0i_s.cc, CACHE_MIN_IDLE_TIME_US): waited out before each read, so that it lists the transactions now
@@ -98,11 +99,11 @@ class Views(ViewPart):
     def trx_id(self, conn) -> int | None:
         rows = self._innodb_trx(conn, "WHERE trx_mysql_thread_id = CONNECTION_ID()")
         value = int(rows[0][0]) if rows else None
-        return None if value is None or value >= self.NO_ID else value
+        return value if value is not None and 0 < value < self.NO_ID else None
 
     def held_ids(self, conn) -> list[int]:
         ids = (int(r[0]) for r in self._innodb_trx(conn))
-        return sorted(i for i in ids if i < self.NO_ID)
+        return sorted(i for i in ids if 0 < i < self.NO_ID)
 
     def begin(self, conn, snapshot: bool) -> None:
         query(conn, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")

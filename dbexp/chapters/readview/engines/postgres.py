@@ -83,10 +83,14 @@ class Snapshots(ViewPart):
     def isolation(self, conn) -> str:
         return str(query(conn, "SHOW transaction_isolation")[0][0]).lower()
 
-    def snapshot_ids(self, conn) -> list[int] | None:
+    def snapshot_ids(self, conn, known: list[int]) -> list[int] | None:
         text = str(query(conn, "SELECT txid_current_snapshot()::text")[0][0])  # xmin:xmax:xip,...
-        listed = text.split(":")[2]
-        return sorted(int(x) for x in listed.split(",") if x)
+        _, xmax, listed = text.split(":")
+        # GetSnapshotData sets xmax to the newest completed xid + 1 and lists in xip only the running xids below
+        # it: a running xid at or above xmax (the newest writer, when nothing has completed since it took its
+        # id) is held as running without being listed (seen 2026-12-07 on 14: B running as 734, '734:734:')
+        ids = {int(x) for x in listed.split(",") if x}
+        return sorted(ids | {k for k in known if k >= int(xmax)})
 
     def scan_table(self, name: str) -> str:
         # no autovacuum: a vacuum would mark the pages all-visible, and a scan then checks no row
