@@ -31,6 +31,25 @@ ALONE = {"test_clean.py", "test_orphans.py"}
 # Files whose tests may each go to any worker (no module-scoped server): the chapters' notebooks.
 SPREAD = {"test_notebooks.py"}
 
+# The work units (a file's group, or one test of SPREAD) that pytest-xdist sends out first, in this order; every other
+# unit follows in the collection's order. The longest go first, so that the three workers end together: on the fresh
+# clone of 788000a (AMD EPYC 2-CPU VM), where pytest-xdist still sorted its units by their count of tests, the chapters'
+# smoke runs (one test each, 120 to 390 worker-seconds) went out last, 9.5 minutes into the run's 24. Within the long
+# ones, the order keeps the users of uprobes and of valgrind apart (they wait for each other on a host:
+# dbexp.servers.valgrind.PROBES_LOCK, held exclusively while a server runs under valgrind): the chapters and files
+# that attach uprobes first (buffer_pins' smoke run counts under valgrind only in its last 35 s; group_commit probes
+# about 60 and 130 s in), then readview, whose counted part holds the lock for about 280 s after about 90 s of timed
+# and probed runs, and test_callgrind's (its servers under valgrind for its whole 145 s) only once readview's count
+# has had time to end. In that make test, waits on the lock took buffer_pins' smoke run from 72 s (alone) to 299,
+# group_commit's from about 145 to 229 (83 s of waits), test_commit_counters' twin probe from 48 s to 106.
+_SMOKE = "test_notebooks.py::test_chapter_executes_at_smoke_scale[{}]"
+FIRST = (_SMOKE.format("buffer_pins"), _SMOKE.format("group_commit"), "test_commit_counters.py",
+         _SMOKE.format("readview"), "test_snapshot_probes.py", _SMOKE.format("versions"), "test_buffer_pins.py",
+         _SMOKE.format("buffer_eviction"), _SMOKE.format("calibration"), "test_book_pipeline.py",
+         _SMOKE.format("mvcc_chains"), _SMOKE.format("gtid"), _SMOKE.format("vector_isolation"),
+         "test_published_charts_valid.py", "test_callgrind.py", "test_mysql97.py", "test_results.py",
+         "test_servers.py", "test_readme_examples.py", "test_workloads.py")
+
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which adds each test's group to its id
 def pytest_collection_modifyitems(config, items):
@@ -51,9 +70,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.alone)
         elif path.name not in SPREAD:
             item.add_marker(pytest.mark.xdist_group(path.name))
-    # the longest first (the chapters executed at smoke scale, a minute or two each), so that the two
-    # workers end together instead of one finishing a notebook while the other idles
-    items.sort(key=lambda item: 0 if "executes_at_smoke_scale" in item.name else 1)
+    # FIRST's units first, in its order; then the rest as collected (pytest_configure keeps pytest-xdist from
+    # sorting the units again), the code's unit tests, a second or less each, last
+    rank = {unit: i for i, unit in enumerate(FIRST)}
+
+    def order(item) -> tuple[int, int]:
+        path = Path(str(item.path)).resolve()
+        unit = f"{path.name}::{item.name}" if path.name in SPREAD else path.name
+        return rank.get(unit, len(FIRST)), 1 if path.is_relative_to(UNIT_DIR) else 0
+
+    items.sort(key=order)
+
+
+def pytest_configure(config):
+    """pytest-xdist's loadgroup sends its units out in the collection's order (pytest_collection_modifyitems puts
+    the longest first: FIRST), not sorted again by how many tests each holds (its --loadscope-reorder, on by
+    default, sent the chapters' smoke runs, a test each, after every file's group)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def _what(item) -> str:
