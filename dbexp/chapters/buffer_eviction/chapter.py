@@ -202,7 +202,7 @@ class BufferEviction(Chapter):
     scales = {
         "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"),
                        ("defaults (scan depth 100)", "old_blocks_time=0", "seq scan (ring)",
-                        "index scan (no ring)"), (), (), pool_mb=16, table_size=300_000, hot_rows=15_000,
+                        "index scan (no ring)"), (), (), pool_mb=16, table_size=200_000, hot_rows=15_000,
                        threads=2, rate=1_000, before_s=3, scan_s=4, after_s=3, repeats=1, pg_memory_mb=160),
         "default": Scale(DEFAULT_SERVERS, CORE, MORE, ("mysql:8.0@offline", "postgres:18@offline"),
                          pool_mb=48, table_size=500_000, hot_rows=40_000, threads=2, rate=2_000,

@@ -164,7 +164,7 @@ class Calibration(Chapter):
     # of 5 s windows, the neighbours started once for all of them); full measures the spread's two
     # workloads and many more pairs, and checks every ratio at 10x
     scales = {
-        "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 3, 10000,
+        "smoke": Scale(("mysql:8.0@offline", "postgres:16@offline"), ("postgres:16@offline",), 2, 2, 2, 10000,
                        warmup_s=1, ratio_duration_s=2, session_counts=(10,), length_factor=2,
                        length_servers=("postgres:16@offline",), workloads=("oltp_point_select",), scan_s=1,
                        settle_servers=("postgres:16@offline",), settle_repeats=1, settle_write_s=1, settle_s=1,
