@@ -45,14 +45,14 @@ def test_no_view_bends_by_a_resolved_amount_in_the_published_runs(published):
     """Every view's slope over H is resolved above 0, and its upper segment (1,000 to 10,000) minus its lower
     one (1 to 1,000), paired within each repeat (both go through the repeat's run at H = 1,000), has an
     interval that spans 0: no bend resolved. On the AMD republication none is narrow enough beside its slope to
-    call the time a line either (PostgreSQL 12: -0.53 ns [-3.63, +2.57]); the counts decide the claim (the next
+    call the time a line either (PostgreSQL 12: -1.03 ns [-3.13, +1.08]); the counts decide the claim (the next
     test)."""
     seg = readview.segments(published).set_index("server")
     assert {"mysql 5.7.22", "mysql 8.0.15", "mysql 9.7.4", "postgres 12.22", "postgres 14.23"} == set(seg.index)
     innodb = seg.loc[["mysql 5.7.22", "mysql 8.0.15", "mysql 9.7.4"]]
     assert ((seg["diff_low"] < 0) & (seg["diff_high"] > 0)).all()
     pg12 = seg.loc["postgres 12.22"]
-    assert (round(pg12["difference"], 2), round(pg12["diff_low"], 2), round(pg12["diff_high"], 2)) == (-0.53, -3.63, 2.57)
+    assert (round(pg12["difference"], 2), round(pg12["diff_low"], 2), round(pg12["diff_high"], 2)) == (-1.03, -3.13, 1.08)
     assert seg["shape"].str.startswith("not resolved").all()
     # the upper segment is the better measured one (more holders per step)
     assert ((innodb["high_high"] - innodb["high_low"]) < (innodb["low_high"] - innodb["low_low"])).all()
@@ -96,15 +96,16 @@ def test_idle_sessions_are_compared_by_the_interval_of_their_difference(publishe
     d = pairs[("postgres 12.22", "postgres 14.23")]
     assert d[1] < 0 < d[2] and d[1] < d[0] < d[2]  # rebuild against rebuild: no difference resolved
     by = {s["server"]: s for s in idle["servers"]}
-    # on the AMD republication a 14.23 rebuild's cost per idle session is not resolved: +2.34 ns [-0.44, +5.11]
-    assert by["postgres 14.23"]["idle"]["calls"] == "rebuilds only" and by["postgres 14.23"]["idle"]["low"] < 0
-    # before 14, idle minus prepared: -0.66 ns [-2.64, +1.31] (resolved below 0 in the first publication, not in
+    # a 14.23 rebuild still pays per idle session: +2.55 ns [+1.41, +3.69] (its blocks measured again on the AMD VM
+    # with the mechanics runs; +2.34 [-0.44, +5.11] before)
+    assert by["postgres 14.23"]["idle"]["calls"] == "rebuilds only" and by["postgres 14.23"]["idle"]["low"] > 0
+    # before 14, idle minus prepared: -0.93 ns [-3.63, +1.77] (resolved below 0 in the first publication, not in
     # the republication of 4 repeats on 2 instances nor on the AMD VM): no less, as expected
     assert by["postgres 12.22"]["difference"][1] < by["postgres 12.22"]["difference"][0] < 0 < by["postgres 12.22"]["difference"][2]
     t = readview.claims(published)
     # per call, reuses included (what a reader pays), 12.22 minus 14.23 resolves above 0 (issue 30)
     assert t["verdict"][4].startswith("agrees, under other conditions (")
-    assert "per call, reuses included: +2.82 ns [+1.31, +4.34]" in t["measured here"][4]
+    assert "per call, reuses included: +2.56 ns [+1.11, +4.02]" in t["measured here"][4]
     assert t["verdict"][4].endswith("; many CPUs: not testable here (one server CPU)")
     assert "no difference resolved" in readview.findings(published)
 
@@ -162,19 +163,23 @@ def test_published_claims_have_the_books_columns_and_the_corrected_verdicts(publ
     assert not t["verdict"].str.startswith("not measured at this scale").any()
     assert t["witness_ok"].all() and t["witness"].str.len().gt(0).all()
     assert "callgrind counted `MVCC::view_open` 1.00 to 1.00 calls per read in 6 counted runs" in t["witness"][0]
-    assert v[6].startswith("agrees, under other conditions (") and "+3,476 ns per row [+3,185, +3,768]" in t["measured here"][6]
+    # PostgreSQL's check grows with the view on 12.22 (+5,896 ns per row [+436, +11,356] from H = 1,000 to 10,000);
+    # 14.23's visibility runs spread too widely to resolve it (+2,795 [-8,622, +14,213])
+    assert v[6].startswith("agrees, under other conditions (") and v[6].endswith("in 1 of 2")
+    assert "+5,896 ns per row [+436, +11,356]" in t["measured here"][6]
     assert v[7] == "disagrees (a plain BEGIN takes no snapshot: the first read does)"
     assert v[8] == "disagrees (the id is taken at the transaction's first write, not when it begins)"
-    # PostgreSQL's writer was not listed in the snapshot read beside it: its rows are not judged
-    assert "not measured here (witness failed: B, the writer, had an id in 10 of 10 trials and C's snapshot listed " \
-        "it in 0 of 10) in 2 of 7" in v[9]
+    # a reader has no id on every server (MariaDB lists it with trx_id 0), and PostgreSQL's snapshot holds the
+    # writer as running by its xmax (746618f): the row agrees on all seven, with no conditions to qualify
+    assert v[9] == "agrees" and "held it as running (listed, or at or above the snapshot's xmax) in 10 of 10" in t["witness"][9]
+    assert t["measured here"][9].count("A, having only read, had an id in 0 of 10 trials") == 7
     assert "callgrind counted `CopySnapshot`, `GetSnapshotData` 4.00 to 4.00 calls per read" in t["witness"][3]
     assert "9.99 to 10.00 selects per COMMIT" in t["witness"][11]
     # opening a view takes trx_sys_mutex at least once per autocommit read on MySQL (MariaDB's shown beside)
     assert t["verdict"][10].startswith("agrees, under other conditions (") and "mariadb 11.8.9 at H = 10,000: " \
         "trx_sys_mutex 0.02 per autocommit read" in t["measured here"][10]
     # the source ran MySQL 8.0.27 on NUMA servers with hundreds of connections: no bare "agrees"
-    assert "agrees" not in v
+    assert "agrees" not in v[:9] + v[10:]
     # grows linearly: judged on the counts (test_the_counts_decide_the_line_where_the_starts_agree); the time's
     # bend is not resolved on any server of this run
     assert "a line in" not in v[0] and "not resolved" not in v[0]
@@ -191,7 +196,7 @@ def test_published_claims_have_the_books_columns_and_the_corrected_verdicts(publ
     assert "no cost per open transaction is given" in t["measured here"][2]
     assert v[3].startswith("agrees, under other conditions (") and "comparison of the structures" in v[3]
     assert "postgres 12.22 minus postgres 14.23" in t["measured here"][4]
-    for verdict in v:
+    for verdict in v[:9] + v[10:]:  # snapshot-lists-writers: a description of both engines, no conditions
         for part in verdict.split("; "):
             assert not part.startswith("agrees on") and part != "agrees"
 
@@ -205,8 +210,8 @@ def test_published_page_sentences(published):
     assert "ran on instances 0, 0 and 1 in run order, 2 servers" in readview.claims(published)["measured here"][2]
     sessions = readview.sessions_sentence(published)
     # what was measured first; from 14 on a rebuild still walks every session's xid slot (issue 30)
-    assert sessions.startswith("Measured, postgres 14.23's rebuilt snapshots pay +2.34 ns [-0.44, +5.11] per idle "
-                               "session, no cost resolved")
+    assert sessions.startswith("Measured, postgres 14.23's rebuilt snapshots still pay +2.55 ns [+1.41, +3.69] per "
+                               "idle session, resolved above 0")
     assert "Per snapshot, postgres 12.22:" in sessions and "postgres 14.23:" in sessions
     assert "no difference resolved: this run does not show the older paying more" in sessions
     assert "postgres 12.22 minus postgres 14.23" in sessions and "postgres 18" not in sessions
