@@ -33,7 +33,7 @@ def test_default_design_has_every_curve_and_pins_where_symbols_are():
     sc = bp.CHAPTER.scale("default")
     parts = bp.CHAPTER.design(sc, Cpus())
     curve, pins, array, count = parts
-    assert {type(p.params).__name__ for p in count.points} == {"CountedPoint"}
+    assert {type(p.params).__name__ for p in count.points} == {"CountedPoint", "CountedQuery"}
     # the builds of one source whose arrays differ (8, 8 with every function aligned to 64 bytes, 32, 32 with no
     # linear search), one group, and one window per curve in which every build is measured: both sides of 8 and of 32
     assert len(sc.array_servers) == 4 and any(s.endswith("src32direct@offline") for s in sc.array_servers)

@@ -11,7 +11,7 @@ import pytest
 from dbexp.chapters import buffer_pins as bp
 from dbexp.chapters.buffer_pins import counted, counting
 from dbexp.chapters.buffer_pins import findings as bp_findings
-from dbexp.chapters.buffer_pins.counted import CountedPoint
+from dbexp.chapters.buffer_pins.counted import CountedPoint, CountedQuery
 from dbexp.errors import DbexpError
 from dbexp.experiments.chapter import Cpus, Results
 from dbexp.metrics import callgrind
@@ -24,8 +24,19 @@ STOCK, WIDE = "postgres:18.6+pinbench-src8@offline", "postgres:18.6+pinbench-src
 def test_each_counted_build_is_counted_on_two_starts_each_a_group_of_its_own():
     for scale in ("smoke", "default"):
         sc = bp.CHAPTER.scale(scale)
-        count = bp.CHAPTER.design(sc, Cpus())[-1].points
-        assert count and all(isinstance(p.params, CountedPoint) for p in count)
+        everything = bp.CHAPTER.design(sc, Cpus())[-1].points
+        count = [p for p in everything if isinstance(p.params, CountedPoint)]
+        asked = [p for p in everything if isinstance(p.params, CountedQuery)]
+        assert count and len(count) + len(asked) == len(everything)
+        # the queries: on the stock build only, each start's last points, on the start's own server
+        assert {p.server.spec for p in asked} == {STOCK} and {p.params.count_query for p in asked} == set(
+            sc.counted_queries)
+        for start in range(counted.STARTS):
+            group = [p for p in everything if p.group == f"buffer_pins counted {STOCK} #{start}"]
+            tail = group[-len(sc.counted_queries):]
+            assert all(isinstance(p.params, CountedQuery) and p.params.count_start == start for p in tail)
+            assert all(p.server == group[0].server for p in group)
+        assert len({p.key("buffer_pins") for p in everything}) == len(everything)
         assert {p.server.under for p in count} == {"callgrind-sim"}
         groups = {p.group for p in count}
         assert groups == {f"buffer_pins counted {s} #{i}" for s in sc.counted_servers for i in range(counted.STARTS)}
@@ -193,3 +204,109 @@ def test_without_counted_runs_the_section_says_so_and_the_timed_tables_ignore_th
     assert counting.points(none).empty and counting.section(none).startswith("*Not counted in these results*")
     res = _results({STOCK: [{1: 100.0, 8: 200.0}]})
     assert bp.analysis.curve_runs(res, array=True).empty and bp.analysis.array_runs(res).empty
+
+
+class _QueryCursor(_Cursor):
+    def execute(self, sql, args=()):
+        self.log.append((sql, args))
+        if sql.startswith("EXPLAIN"):
+            self.row = ([{"Plan": {"Node Type": "Aggregate", "Shared Hit Blocks": 2703, "Shared Read Blocks": 0,
+                                   "Actual Rows": 1, "Plans": [{"Node Type": "Seq Scan", "Actual Rows": 100000}]}}],)
+        else:
+            self.row = (1,)
+
+    def fetchall(self):
+        return [self.row]
+
+
+class _QueryServer(_Server):
+    def connect(self, database=None):
+        log = self.log
+
+        class Conn:
+            def cursor(self):
+                return _QueryCursor(log)
+
+            def close(self):
+                pass
+        return Conn()
+
+
+def test_a_counted_query_sets_its_plan_in_every_pass_and_stores_its_witness_and_its_accesses(monkeypatch):
+    server, passes = _QueryServer(), []
+
+    def count_loop(srv, run, ops, *, warmup, head):
+        assert (ops, warmup, head) == counted.QUERY_OPS["seq_scan"][:1] + (0,) + counted.QUERY_OPS["seq_scan"][1:]
+        for n in (head, head + ops):
+            conn = srv.connect()
+            before = len(srv.log)
+            for i in range(n):
+                run(conn, i)
+            passes.append(srv.log[before:])
+        return callgrind.Count({"instructions_per_op": (27_030.0, "count"), "data_reads_per_op": (9000.0, "count"),
+                                "data_writes_per_op": (1000.0, "count"), "d1_misses_per_op": (500.0, "count"),
+                                "ll_misses_per_op": (100.0, "count"), "ops_counted": (float(ops), "count"),
+                                "statements_sent": (float(ops), "count"), "statements_seen": (float(ops), "count"),
+                                "simulated_caches": (1.0, "bool")}, [], "valgrind ...")
+
+    monkeypatch.setattr(callgrind, "instrument", lambda srv: 3.0)
+    monkeypatch.setattr(callgrind, "count_loop", count_loop)
+    m = counted.measure_query(server, counted.query_point("seq_scan", 100_000, 1)).measurements
+    assert [a for s, a in server.log[:2]] == [("sbtest1",), ("sbtest1_pkey",)]
+    assert m["buffers_per_statement"][0] == 2703 and m["buffers_read_per_statement"][0] == 0
+    assert m["rows_per_statement"][0] == 100_000
+    assert m["instructions_per_buffer"][0] == pytest.approx(10.0) and m["d1_misses_per_op"][0] == 500.0
+    # each pass: its plan's settings once, first, then the statements; the same in the short and the long pass
+    for got in passes:
+        sets = [s for s, _ in got if s.startswith("SET")]
+        assert sets == ["SET enable_indexscan = off", "SET enable_bitmapscan = off"]
+        assert got[0][0].startswith("SET") and sum("sbtest1" in s for s, _ in got) == len(got) - 2
+    # the point selects walk the table, never past it
+    p = counted.query_point("point_select", 1000, 0)
+    assert p.start(0) == 1 and {p.start(i) for i in range(5000)} <= set(range(1, 1001))
+    with pytest.raises(DbexpError, match="bad counted query"):
+        counted.CountedQuery("flush", 1000, 1, 1, 0)
+    with pytest.raises(DbexpError, match="counted query"):
+        bp.CHAPTER.adjust(bp.CHAPTER.scale("smoke", counted_queries=["nope"]), "smoke", Cpus(), {})
+
+
+def _hit_results(query_d1: float, *, second_apart: float = 0.0) -> Results:
+    """The stock build's fifo curve at 1 and 10,000 (D1 misses 0.1 and 2 of 100 accesses) and a sequential scan
+    whose D1 misses are ``query_d1`` of 100 accesses per statement, on two starts."""
+    rows = []
+    for start in (0, 1):
+        r = {"run_id": f"f{start}", "spec": STOCK, "status": "ok", "count_kind": "fifo", "count_pattern": "random",
+             "count_ns": (1, 10000), "count_start": start, "count_query": None}
+        for n, d1 in ((1, 0.1), (10000, 2.0)):
+            r |= {f"instructions_per_op_{n}": 200.0, f"data_reads_per_op_{n}": 80.0, f"data_writes_per_op_{n}": 20.0,
+                  f"d1_misses_per_op_{n}": d1, f"ll_misses_per_op_{n}": d1 / 100, f"ops_counted_{n}": 1000.0}
+        rows.append(r)
+        rows.append({"run_id": f"q{start}", "spec": STOCK, "status": "ok", "count_kind": None,
+                     "count_query": "seq_scan", "count_start": start,
+                     "instructions_per_op": 30_000.0 * (1 + second_apart * start), "data_reads_per_op": 90.0,
+                     "data_writes_per_op": 10.0, "d1_misses_per_op": query_d1, "ll_misses_per_op": query_d1 / 10,
+                     "ops_counted": 6.0, "buffers_per_statement": 2703.0, "buffers_read_per_statement": 0.0,
+                     "rows_per_statement": 1.0, "statements_seen": 6.0, "statements_sent": 6.0})
+    wide = pd.DataFrame(rows)
+    return Results("buffer_pins", wide, pd.DataFrame(), pd.DataFrame(), wide, "constructed")
+
+
+def test_the_hit_ratios_of_the_curve_and_the_query_are_one_less_misses_over_accesses_and_judge_the_claim():
+    res = _hit_results(5.0)
+    t = counting.hit_table(res)
+    q = t[t["source"] == "query"].iloc[0]
+    assert q["d1_hit_0"] == pytest.approx(0.95) and q["ll_hit_1"] == pytest.approx(0.995) and q["agree"]
+    f = t[(t["source"] == "pinbench") & (t["n"] == 10000)].iloc[0]
+    assert f["d1_hit_0"] == pytest.approx(0.98) and f["ll_hit_0"] == pytest.approx(0.9998)
+    assert bp.counting.timed_only(res.wide).empty
+    text, verdict, wit = bp.claims._hit_ratios(res)
+    assert verdict == bp.claims.verdicts.DIRECTION_ONLY and wit.ok
+    assert "sequential scan (whole table) start 1: D1 95.00%" in text and "D1 98.00% to 99.90%" in text
+    assert "2,703.0 shared buffers hit" in wit.what
+    section = counting.section(res)
+    assert "D1 95.00% and 95.00% on the two starts" in section and "D1 98.00% at the lowest (N = 10,000)" in section
+    # a query that hits more often than the curve at 10,000 disagrees; counts apart by more than 0.5% decide nothing
+    assert bp.claims._hit_ratios(_hit_results(1.0))[1].startswith("disagrees")
+    assert bp.claims._hit_ratios(_hit_results(5.0, second_apart=0.01))[1].startswith("not resolved")
+    row = bp.claims.claims(res).set_index("id").loc["cache-hit-ratios"]
+    assert row["verdict"] == bp.claims.verdicts.DIRECTION_ONLY

@@ -123,6 +123,9 @@ class Scale:
     counted_patterns: tuple[str, ...] = ("random",)
     counted_ns: tuple[int, ...] = ARRAY_NS  # the N counted on each
     counted_ops: int = 10_000  # buffer operations counted per N (the long call's less the short one's)
+    # query shapes counted on the stock counted build (COUNTED_STOCK), each start's last points: its cache hit ratios
+    # beside the curves' (counted.CountedQuery, on sbtest1 of ``rows`` rows)
+    counted_queries: tuple[str, ...] = counted.COUNTED_QUERIES
 
 
 class BufferPins(Chapter):
@@ -132,7 +135,7 @@ class BufferPins(Chapter):
         "smoke": Scale(("postgres:17+pinbench@offline",), (1, 7, 8, 9, 100), ("fifo", "cycle", "hold"), ("random",),
                        20_000, 3, 64, 256, ("point_select", "range_100", "seq_scan", "flush"), 50, 5_000, (1,), 1, 1,
                        1, (), ARRAY_NS, (8, 100), 5_000, counted_servers=(COUNTED_STOCK,), counted_ns=(1, 7, 8, 32),
-                       counted_ops=5_000),
+                       counted_ops=5_000, counted_queries=("seq_scan",)),
         "default": Scale(DEFAULT_SERVERS, NS, KINDS, PATTERNS, 50_000, 7, 64, 2048,
                          tuple(queries.SHAPES), 400, 100_000, (1, 16, 64), 2, 4, 2, ARRAY_SERVERS,
                          counted_servers=COUNTED_SERVERS, counted_kinds=COUNTED_KINDS),
@@ -163,6 +166,7 @@ class BufferPins(Chapter):
         "counted_patterns": "the key patterns counted, random and/or sequential",
         "counted_ns": "the N counted, e.g. [1, 7, 8, 32]",
         "counted_ops": "buffer operations counted per N",
+        "counted_queries": f"query shapes counted on {COUNTED_STOCK}, of {', '.join(counted.COUNTED_QUERIES)}; [] none",
     }
 
     def adjust(self, sc: Scale, scale: str, cpus: Cpus, overrides: dict) -> Scale:
@@ -180,6 +184,7 @@ class BufferPins(Chapter):
                                  f"valid are {choices(ARRAY_SERVERS)}")
         check_names(sc.counted_kinds, counted.COUNTED_KINDS, "counted kind")
         check_names(sc.counted_patterns, PATTERNS, "pattern")
+        check_names(sc.counted_queries, counted.COUNTED_QUERIES, "counted query")
         for spec in sc.counted_servers:
             if "+" + VARIANT not in spec:
                 raise DbexpError(f"the counted part needs a build with the pinbench extension, not {spec!r}; "
@@ -239,7 +244,9 @@ class BufferPins(Chapter):
         """The counted part: every counted curve of a counted build on one server start, in the scale's order,
         counted.STARTS starts each a group of its own told apart by ``start`` (every build's first start, then the
         second): a server of the chapter's settings with a tag of its start (the cluster's name), run under
-        callgrind with its simulated caches (counted.MODE; the flavor's counting settings added at its start)."""
+        callgrind with its simulated caches (counted.MODE; the flavor's counting settings added at its start). On the
+        stock build (COUNTED_STOCK) each start's last points count the scale's query shapes the same way
+        (counted.CountedQuery), on sbtest1 of the scale's rows."""
         out = []
         for start in range(counted.STARTS):
             for spec in sc.counted_servers:
@@ -250,6 +257,12 @@ class BufferPins(Chapter):
                 for kind, pattern in itertools.product(sc.counted_kinds, sc.counted_patterns):
                     out.append(Point(config, counted.CountedPoint(kind, pattern, tuple(sc.counted_ns), sc.counted_ops,
                                                                   sc.loop_blocks, start),
+                                     group=f"buffer_pins counted {spec} #{start}"))
+                if spec != COUNTED_STOCK:
+                    continue
+                for shape in sc.counted_queries:
+                    out.append(Point(config, counted.query_point(shape, sc.rows, start,
+                                                                 max(sc.counted_ns) + sc.loop_blocks),
                                      group=f"buffer_pins counted {spec} #{start}"))
         return out
 
@@ -272,6 +285,19 @@ class BufferPins(Chapter):
                 state["rows"] = p.rows
         finally:
             conn.close()
+        if isinstance(p, counted.CountedQuery) and (state.get("rows") != p.count_rows
+                                                     or state.get("blocks", 0) < p.blocks):
+            # a group's last point: its server runs under valgrind by now, started again natively for the tables
+            counted.native_for_tables(server)
+            conn = server.connect()
+            try:
+                if state.get("blocks", 0) < p.blocks:
+                    part.make_block_table(conn, p.blocks)
+                    state["blocks"] = p.blocks
+                part.make_query_table(conn, p.count_rows)
+                state["rows"] = p.count_rows
+            finally:
+                conn.close()
 
     def reset(self, server, point: Point, state: dict) -> None:
         """The tables made once per server; a cold pin run restarts the server (its shared buffers empty)
@@ -318,6 +344,8 @@ class BufferPins(Chapter):
             return measure_hash(server, p)
         if isinstance(p, counted.CountedPoint):
             return counted.measure_counted(server, p)
+        if isinstance(p, counted.CountedQuery):
+            return counted.measure_query(server, p)
         return measure_pins(server, p)
 
     def measure_together(self, servers: list, points: list[Point], states: list) -> list[Measured]:

@@ -539,7 +539,58 @@ def _aligned(res: Results):
             _tally(vs) + " (N and orders)", wit)
 
 
+def _pct(v: float) -> str:
+    return f"{100 * v:.2f}%"
+
+
+def _hit_ratios(res: Results):
+    """The microbenchmark's simulated cache hit ratios against a query's, counted the same way on the same server
+    starts (counting.hit_table: 1 - misses / data accesses, D1 and LL): per query, it agrees where the thread's curve
+    (fifo) at every counted N hits more often than the query at both levels on each of the two starts, disagrees
+    where the query hits more often at either level on both starts; the counts of the points compared must agree
+    between the starts (the counted part's rule), else not resolved."""
+    from dbexp.chapters.buffer_pins import counting
+
+    t = counting.hit_table(res)
+    q = t[t["source"] == "query"] if len(t) else t
+    f = t[(t["source"] == "pinbench") & (t["kind"] == counting.THREAD_KIND)] if len(t) else t
+    if q.empty or f.empty:
+        why = "no query counted beside the microbenchmark's curves in these runs"
+        return "", verdicts.not_measured(why), verdicts.witness(False, why)
+    wit = verdicts.witness(bool(q["witness_ok"].all()), "; ".join(
+        f"{r['what']}: {r['buffers_per_statement']:,.1f} shared buffers hit and {r['rows_per_statement']:,.0f} rows "
+        f"scanned per statement (EXPLAIN (ANALYZE, BUFFERS)), {int(r['servers'])} starts"
+        for _, r in q.iterrows()) + f"; the thread's curve counted at {len(f)} N, "
+        f"{', '.join(_n(n) for n in f['n'])}")
+    cells, vs = [], []
+    starts = [s for s in (0, 1) if f[f"d1_hit_{s}"].notna().all() and q[f"d1_hit_{s}"].notna().all()]
+    for _, r in q.iterrows():
+        above = {s: all((f[f"{lvl}_hit_{s}"] > r[f"{lvl}_hit_{s}"]).all() for lvl in ("d1", "ll")) for s in starts}
+        below = {s: any((f[f"{lvl}_hit_{s}"] <= r[f"{lvl}_hit_{s}"]).any() for lvl in ("d1", "ll")) for s in starts}
+        per = ", ".join(f"start {s + 1}: D1 {_pct(r[f'd1_hit_{s}'])}, LL {_pct(r[f'll_hit_{s}'])}" for s in starts)
+        cells.append(f"{r['what']} {per}")
+        if len(starts) < 2:
+            vs.append(verdicts.not_measured("counted on one server start only"))
+        elif not (r["agree"] and f["agree"].all()):
+            vs.append(verdicts.not_resolved("the counts of the two server starts differ by more than "
+                                            f"{counting.AGREE:.1%}"))
+        elif all(above.values()):
+            vs.append(verdicts.DIRECTION_ONLY)
+        elif all(below.values()):
+            vs.append(verdicts.disagrees("the query hits as often or more at some N, on both starts"))
+        else:
+            vs.append(verdicts.not_resolved("the two starts order them differently"))
+    thread = "; ".join(
+        f"start {s + 1}: D1 {_pct(f[f'd1_hit_{s}'].min())} to {_pct(f[f'd1_hit_{s}'].max())}, "
+        f"LL {_pct(f[f'll_hit_{s}'].min())} to {_pct(f[f'll_hit_{s}'].max())}" for s in starts)
+    text = ("data accesses that hit callgrind's simulated caches (1 - misses / accesses), PostgreSQL 18.6 stock, "
+            f"the same two server starts: the thread's benchmark over its {len(f)} counted N, {thread}; "
+            + "; ".join(cells))
+    return text, verdicts.combine(vs), wit
+
+
 MEASURES = {
+    "cache-hit-ratios": _hit_ratios,
     "array-32": _array,
     "step-past-array": lambda res: _curve_claim(res, "step", STEP),
     "growth-to-10000": lambda res: _curve_claim(res, "growth", GROWTH),

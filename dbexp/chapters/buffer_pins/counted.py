@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
+from dbexp.chapters.buffer_pins import queries
 from dbexp.chapters.buffer_pins.measure import KINDS, PATTERNS, TABLE, CurvePoint, call_sql, timed_ops
 from dbexp.errors import DbexpError, choices
 from dbexp.experiments.measure import Measured
@@ -144,3 +145,154 @@ def measure_counted(server, p: CountedPoint) -> Measured:
         m[f"head_ops_{n}"] = (float(p.head(n)), "count")
         commands.append(done.command)
     return Measured(m, counters, [], commands[-1] if commands else "")
+
+
+# --- a query that looks at data, counted the same way (issue 44: the microbenchmark's cache hit ratios against a
+# query's) -----------------------------------------------------------------------------------------------------------
+
+# the query shapes counted (queries.SHAPES), the statements counted (the long pass's less the short one's) and the
+# short pass's: a whole-table sequential scan reads every page of sbtest1, a point select an index's root and leaf
+# and a heap page, its id drawn from a fixed walk over the table. The short pass runs 11 statements: psycopg prepares a
+# statement at its 6th execution and the server plans its first five executions each (custom plans), so the
+# statements the long pass adds run one generic plan, the same in every one of them
+QUERY_OPS = {"seq_scan": (6, 11), "point_select": (1000, 11)}
+COUNTED_QUERIES = tuple(QUERY_OPS)
+
+
+@dataclass(frozen=True)
+class CountedQuery:
+    """A query shape (queries.SHAPES) counted under callgrind on one counted server start, after its pinbench curves
+    (the last point of its group): fields of its own (``count_query``), so that neither the timed runs' tables nor
+    the curves' counts read it as theirs."""
+
+    count_query: str
+    count_rows: int  # sbtest1's rows
+    count_statements: int  # statements counted: the long pass's less the short one's
+    count_head: int  # the short pass's statements (the long one runs as many first: the caches warm in both)
+    count_start: int
+    table_blocks: int = 0  # the timing table's pages the group's curves need (made here if this point comes first)
+    count_mode: str = MODE
+    method: int = 1
+
+    def __post_init__(self):
+        if self.count_query not in QUERY_OPS:
+            raise DbexpError(f"bad counted query {self.count_query!r}; valid are {choices(QUERY_OPS)}")
+        if self.count_statements < 1 or self.count_head < 1 or self.count_rows < 1000:
+            raise DbexpError(f"a counted query needs statements and head >= 1 and rows >= 1000, not "
+                             f"{self.count_statements}, {self.count_head} and {self.count_rows}")
+
+    @property
+    def blocks(self) -> int:
+        return self.table_blocks
+
+    def start(self, i: int) -> int:
+        """Statement ``i``'s parameter: a point select's id (a fixed walk over the table: 7919 is prime), a scan's 0."""
+        s = queries.shape(self.count_query)
+        return 1 + (i * 7919) % self.count_rows if s.span else 0
+
+
+def query_point(shape: str, rows: int, start: int, table_blocks: int = 0) -> CountedQuery:
+    ops, head = QUERY_OPS[shape]
+    return CountedQuery(shape, rows, ops, head, start, table_blocks)
+
+
+def native_for_tables(server) -> None:
+    """A counted server running under valgrind started again natively (its data directory kept), so that a table is
+    made at full speed, and the valgrind run's output files removed; the next count restarts it under valgrind
+    (callgrind.instrument)."""
+    under = callgrind.valgrind_of(server)
+    if under.native:
+        return
+    under.native = True
+    server.restart(timeout_s=60)
+    # the valgrind run's output files, read already: the next run under valgrind numbers its processes from the
+    # start again, and a backend whose pid an earlier one had would write a file a count does not see as new
+    for old in under.out.glob("callgrind.out.*"):
+        old.unlink()
+
+
+def _set(cur, s) -> None:
+    for name, value in s.settings:
+        cur.execute(f"SET {name} = {value}")
+
+
+def _node_rows(plan: dict, node: str) -> int:
+    """The rows the first plan node of type ``node`` returned (depth first; 0 where none is)."""
+    if plan.get("Node Type") == node:
+        return int(plan.get("Actual Rows", 0))
+    for child in plan.get("Plans", []) or []:
+        got = _node_rows(child, node)
+        if got:
+            return got
+    return 0
+
+
+def explained_query(server, p: CountedQuery) -> dict[str, tuple[float | None, str]]:
+    """The witness, on a connection of its own before the count: the plan each counted statement uses (checked: the
+    shape's node) and the shared buffers one statement touches (EXPLAIN (ANALYZE, BUFFERS): hits and reads; every
+    page is in shared buffers, so reads are 0) and the rows its scan node returns, over the first statements of a
+    pass."""
+    s = queries.shape(p.count_query)
+    conn = server.connect()
+    hit = read = rows = 0
+    k = min(p.count_head, 10)
+    try:
+        with conn.cursor() as cur:
+            _set(cur, s)
+            for i in range(k):
+                params = (p.start(i),) * s.sql.count("%s")
+                cur.execute("EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) " + s.sql, params)
+                doc = cur.fetchone()[0]
+                doc = doc[0] if isinstance(doc, list) else doc
+                top = doc["Plan"]
+                nodes = queries.plan_nodes(top)
+                if s.plan not in nodes:
+                    raise DbexpError(f"counted {p.count_query}: the plan used {' > '.join(nodes)}, not the {s.plan} "
+                                     "its settings force")
+                hit += int(top.get("Shared Hit Blocks", 0))
+                read += int(top.get("Shared Read Blocks", 0))
+                rows += _node_rows(top, s.plan)
+    finally:
+        conn.close()
+    return {"buffers_per_statement": (hit / k, "count"), "buffers_read_per_statement": (read / k, "count"),
+            "rows_per_statement": (rows / k, "count"), "explained_statements": (float(k), "count")}
+
+
+def measure_query(server, p: CountedQuery) -> Measured:
+    """The query counted (its group's server, restarted under valgrind where it is not yet): sbtest1 and its primary
+    key read into shared buffers, the witness (:func:`explained_query`), then a short pass of ``count_head``
+    statements and a long one of ``count_head + count_statements``, each on a connection of its own whose shape
+    settings are set first (callgrind.count_loop; the settings and the login cancel in the difference). Figures per
+    statement (callgrind.PER_OP's: instructions, data reads and writes, D1 and LL misses, ...), and per buffer the
+    statement touched (``instructions_per_buffer``: over the witness's buffers per statement)."""
+    restart_s = callgrind.instrument(server)
+    s = queries.shape(p.count_query)
+    started = time.monotonic()
+    conn = server.connect()
+    try:
+        with conn.cursor() as cur:
+            for rel in ("sbtest1", "sbtest1_pkey"):
+                cur.execute("SELECT pinbench_prewarm(%s::regclass)", (rel,))
+                cur.fetchone()
+    finally:
+        conn.close()
+    m: dict[str, tuple[float | None, str]] = {"valgrind_start_s": (restart_s or None, "s")}
+    m.update(explained_query(server, p))
+    m["warm_s"] = (time.monotonic() - started, "s")
+
+    def run(conn, i: int) -> None:
+        with conn.cursor() as cur:
+            if i == 0:
+                _set(cur, s)
+            cur.execute(s.sql, (p.start(i),) * s.sql.count("%s"))
+            cur.fetchall()
+
+    done = callgrind.count_loop(server, run, p.count_statements, warmup=0, head=p.count_head)
+    for name in PER_N + ("statements_sent", "statements_seen", "count_tries", "head_ops"):
+        if name in done.measurements:
+            m[name] = done.measurements[name]
+    m["simulated_caches"] = done.measurements["simulated_caches"]
+    buffers = m["buffers_per_statement"][0]
+    ins = done.measurements["instructions_per_op"][0]
+    m["instructions_per_buffer"] = (ins / buffers if buffers else None, "count")
+    return Measured(m, done.counters, [], done.command)

@@ -66,9 +66,12 @@ def counted_runs(res: Results) -> pd.DataFrame:
 
 
 def timed_only(w: pd.DataFrame) -> pd.DataFrame:
-    """The runs of ``w`` (one row each) but the counted part's: a counted server runs under valgrind with counting
-    settings of its own, which the timed servers' settings table does not compare."""
-    return w[w["count_kind"].isna()] if "count_kind" in w else w
+    """The runs of ``w`` (one row each) but the counted part's (curves and queries): a counted server runs under
+    valgrind with counting settings of its own, which the timed servers' settings table does not compare."""
+    for col in ("count_kind", "count_query"):
+        if col in w:
+            w = w[w[col].isna()]
+    return w
 
 
 def counts(res: Results) -> pd.DataFrame:
@@ -230,4 +233,122 @@ def numbers(res: Results) -> dict:
 
 
 def section(res: Results) -> str:
-    return prose.render("buffer_pins", "counted", **numbers(res))
+    return prose.render("buffer_pins", "counted", **numbers(res), **hit_numbers(res))
+
+
+# --- cache hit ratios: the microbenchmark's operations against a query's statements (issue 44) ----------------------
+
+THREAD_KIND = "fifo"  # the thread's benchmark (analysis.THREAD_KIND)
+QUERY_LABELS = {"seq_scan": "sequential scan (whole table)", "point_select": "point select by id"}
+_HIT_COLS = ["source", "what", "kind", "pattern", "n", "start", "run_id", "instructions_per_op", "accesses_per_op",
+             "d1_misses_per_op", "ll_misses_per_op", "d1_hit", "ll_hit", "ops_counted", "buffers_per_statement",
+             "buffers_read_per_statement", "rows_per_statement", "statements_seen", "statements_sent"]
+
+
+def query_runs(res: Results) -> pd.DataFrame:
+    """The counted queries' ok runs (they carry a ``count_query``), one row each."""
+    w = res.wide
+    if w.empty or "count_query" not in w:
+        return w.iloc[:0]
+    return w[w["count_query"].notna() & (w["status"] == "ok")]
+
+
+def _hit(row: dict, reads: float, writes: float, d1: float, ll: float) -> dict:
+    """A hit ratio is 1 - misses / accesses: the data reads and writes per operation callgrind's simulated caches
+    saw, and the first-level (D1) and last-level (LL) misses among them, each over the same accesses."""
+    acc = reads + writes
+    ok = acc == acc and acc > 0
+    return {**row, "accesses_per_op": acc, "d1_misses_per_op": d1, "ll_misses_per_op": ll,
+            "d1_hit": 1 - d1 / acc if ok else np.nan, "ll_hit": 1 - ll / acc if ok else np.nan}
+
+
+def hit_ratios(res: Results) -> pd.DataFrame:
+    """One row per counted item and server start on the stock counted build (the builds' one with the queries): the
+    curves' operations at each N (``source`` pinbench) and the queries' statements (``source`` query), each with its
+    instructions and data accesses (reads and writes) per operation, its D1 and LL misses per operation and the hit
+    ratios they give (``d1_hit``, ``ll_hit``: 1 - misses / accesses); a query's also with its witness (the buffers
+    and rows one statement touched, EXPLAIN's, and the statements the server entered against those sent)."""
+    def compute():
+        q = query_runs(res)
+        rows = []
+        specs = set(q["spec"]) if len(q) else set()
+        w = counted_runs(res)
+        for r in w[w["spec"].isin(specs)].to_dict("records") if len(w) else ():
+            for n in r["count_ns"]:
+                n = int(n)
+                g = lambda f: float(r.get(f"{f}_{n}", np.nan))  # noqa: E731
+                if np.isnan(g("instructions_per_op")):
+                    continue
+                rows.append(_hit({"source": "pinbench", "what": KIND_LABELS.get(r["count_kind"], r["count_kind"]),
+                                  "kind": r["count_kind"], "pattern": r["count_pattern"], "n": n,
+                                  "start": int(r["count_start"]), "run_id": r["run_id"],
+                                  "instructions_per_op": g("instructions_per_op"), "ops_counted": g("ops_counted")},
+                                 g("data_reads_per_op"), g("data_writes_per_op"), g("d1_misses_per_op"),
+                                 g("ll_misses_per_op")))
+        for r in q.to_dict("records"):
+            g = lambda f: float(r.get(f, np.nan))  # noqa: E731
+            rows.append(_hit({"source": "query", "what": QUERY_LABELS.get(r["count_query"], r["count_query"]),
+                              "kind": r["count_query"], "pattern": "", "n": np.nan, "start": int(r["count_start"]),
+                              "run_id": r["run_id"], "instructions_per_op": g("instructions_per_op"),
+                              "ops_counted": g("ops_counted"), "buffers_per_statement": g("buffers_per_statement"),
+                              "buffers_read_per_statement": g("buffers_read_per_statement"),
+                              "rows_per_statement": g("rows_per_statement"), "statements_seen": g("statements_seen"),
+                              "statements_sent": g("statements_sent")},
+                             g("data_reads_per_op"), g("data_writes_per_op"), g("d1_misses_per_op"),
+                             g("ll_misses_per_op")))
+        return pd.DataFrame(rows, columns=_HIT_COLS)
+    return memo(res, "buffer_pins.hit_ratios", compute)
+
+
+def hit_table(res: Results) -> pd.DataFrame:
+    """One row per counted item of :func:`hit_ratios` (a curve at one N, a query): each start's D1 and LL hit
+    ratios (``d1_hit_0``, ``d1_hit_1``, ``ll_hit_0``, ``ll_hit_1``), the means of its figures per operation, its
+    instructions' spread over the starts and whether they agree (within AGREE, the counted part's rule)."""
+    def compute():
+        h = hit_ratios(res)
+        if h.empty:
+            return pd.DataFrame()
+        rows = []
+        for key, g in h.groupby(["source", "what", "kind", "pattern", "n"], sort=False, dropna=False):
+            g = g.sort_values("start")
+            ins = [float(v) for v in g["instructions_per_op"]]
+            mean = float(np.mean(ins))
+            spread = (max(ins) - min(ins)) / mean if len(ins) > 1 and mean else np.nan
+            row = dict(zip(["source", "what", "kind", "pattern", "n"], key))
+            row.update({"servers": int(g["start"].nunique()), "spread": spread,
+                        "agree": bool(spread <= AGREE) if spread == spread else False})
+            for f in ("instructions_per_op", "accesses_per_op", "d1_misses_per_op", "ll_misses_per_op",
+                      "buffers_per_statement", "rows_per_statement"):
+                row[f] = float(g[f].mean())
+            for f in ("d1_hit", "ll_hit"):
+                by = dict(zip(g["start"], g[f]))
+                row[f"{f}_0"], row[f"{f}_1"] = float(by.get(0, np.nan)), float(by.get(1, np.nan))
+            row["witness_ok"] = bool((g["source"] == "pinbench").all() or (
+                (g["buffers_per_statement"] > 0).all() and (g["statements_seen"] == g["statements_sent"]).all()))
+            rows.append(row)
+        out = pd.DataFrame(rows)
+        out["order"] = out["source"].map({"query": 0, "pinbench": 1})
+        kinds = list(KIND_LABELS) + list(QUERY_LABELS)
+        out["korder"] = out["kind"].map(lambda k: kinds.index(k) if k in kinds else len(kinds))
+        return out.sort_values(["order", "korder", "n"]).drop(columns=["order", "korder"]).reset_index(drop=True)
+    return memo(res, "buffer_pins.hit_table", compute)
+
+
+def hit_numbers(res: Results) -> dict:
+    """What the page says of the hit ratios: per query its ratios on each start and its witness, and the thread's
+    curve's lowest ratios over its counted N on each start (and the N where each is lowest)."""
+    t = hit_table(res)
+    if t.empty or not (t["source"] == "query").any():
+        return {"hits": False}
+    q = t[t["source"] == "query"]
+    f = t[(t["source"] == "pinbench") & (t["kind"] == THREAD_KIND)]
+    out = {"hits": True, "queries": q.to_dict("records"), "thread": KIND_LABELS[THREAD_KIND], "curve": bool(len(f))}
+    if len(f):
+        for col in ("d1_hit", "ll_hit"):
+            lows = f[[f"{col}_0", f"{col}_1"]].min(axis=1)
+            at = f.loc[lows.idxmin()]
+            out[f"{col}_low"], out[f"{col}_low_n"] = float(lows.min()), int(at["n"])
+            out[f"{col}_high"] = float(f[[f"{col}_0", f"{col}_1"]].max(axis=1).max())
+        out["hit_ns"] = len(f)
+        out["pattern"] = f["pattern"].iloc[0]
+    return out
