@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import random
 import socket
 import time
 from dataclasses import dataclass
@@ -40,8 +41,32 @@ READY_TIMEOUT_S = 300
 _LIVE: dict[str, Any] = {}  # containers this process started and has not removed yet
 
 
+PORTS_FROM = 10000  # a server's port is drawn from here to below the kernel's ephemeral range
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
 def free_port() -> int:
-    with socket.socket() as s:
+    """A port free on 127.0.0.1 for a server to listen on, below the kernel's ephemeral range: a port the
+    kernel hands out (bind to port 0) is one it also gives outgoing connections as their local port, and one of
+    the lab's clients took it as such between this call and the server's bind in a make test of 2026-12-07
+    (PostgreSQL 16: "could not create any TCP/IP sockets"); ports below the range are never given out so."""
+    low = _ephemeral_low()
+    rng = random.SystemRandom()
+    for _ in range(100) if low - PORTS_FROM > 100 else ():
+        port = rng.randrange(PORTS_FROM, low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:  # no room below the range (or none free there): the kernel's choice
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
