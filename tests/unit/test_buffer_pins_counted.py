@@ -310,3 +310,9 @@ def test_the_hit_ratios_of_the_curve_and_the_query_are_one_less_misses_over_acce
     assert bp.claims._hit_ratios(_hit_results(5.0, second_apart=0.01))[1].startswith("not resolved")
     row = bp.claims.claims(res).set_index("id").loc["cache-hit-ratios"]
     assert row["verdict"] == bp.claims.verdicts.DIRECTION_ONLY
+
+
+def test_a_count_whose_misses_fall_below_zero_reads_as_none_missed():
+    row = counting._hit({}, 80.0, 20.0, -0.5, -0.1)
+    assert row["d1_hit"] == 1.0 and row["ll_hit"] == 1.0 and row["d1_misses_per_op"] == -0.5
+    assert counting._hit({}, 0.0, 0.0, 1.0, 1.0)["d1_hit"] != counting._hit({}, 0.0, 0.0, 1.0, 1.0)["d1_hit"]

@@ -583,9 +583,13 @@ def _hit_ratios(res: Results):
     thread = "; ".join(
         f"start {s + 1}: D1 {_pct(f[f'd1_hit_{s}'].min())} to {_pct(f[f'd1_hit_{s}'].max())}, "
         f"LL {_pct(f[f'll_hit_{s}'].min())} to {_pct(f[f'll_hit_{s}'].max())}" for s in starts)
+    o = t[(t["source"] == "pinbench") & (t["kind"] != counting.THREAD_KIND)]
+    other = "; ".join(
+        f"{counting.KIND_LABELS.get(k, k)} D1 {_pct(g[['d1_hit_0', 'd1_hit_1']].min().min())} to "
+        f"{_pct(g[['d1_hit_0', 'd1_hit_1']].max().max())}" for k, g in o.groupby("kind", sort=False))
     text = ("data accesses that hit callgrind's simulated caches (1 - misses / accesses), PostgreSQL 18.6 stock, "
             f"the same two server starts: the thread's benchmark over its {len(f)} counted N, {thread}; "
-            + "; ".join(cells))
+            + "; ".join(cells) + (f" (the chapter's other curves, not judged: {other})" if other else ""))
     return text, verdicts.combine(vs), wit
 
 

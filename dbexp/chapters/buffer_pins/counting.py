@@ -255,11 +255,13 @@ def query_runs(res: Results) -> pd.DataFrame:
 
 def _hit(row: dict, reads: float, writes: float, d1: float, ll: float) -> dict:
     """A hit ratio is 1 - misses / accesses: the data reads and writes per operation callgrind's simulated caches
-    saw, and the first-level (D1) and last-level (LL) misses among them, each over the same accesses."""
+    saw, and the first-level (D1) and last-level (LL) misses among them, each over the same accesses. Misses per
+    operation are a difference of two passes: one below zero (the passes' setup varies by a few misses) is read as
+    none, a hit ratio of 1."""
     acc = reads + writes
     ok = acc == acc and acc > 0
     return {**row, "accesses_per_op": acc, "d1_misses_per_op": d1, "ll_misses_per_op": ll,
-            "d1_hit": 1 - d1 / acc if ok else np.nan, "ll_hit": 1 - ll / acc if ok else np.nan}
+            "d1_hit": 1 - max(d1, 0.0) / acc if ok else np.nan, "ll_hit": 1 - max(ll, 0.0) / acc if ok else np.nan}
 
 
 def hit_ratios(res: Results) -> pd.DataFrame:
@@ -351,4 +353,15 @@ def hit_numbers(res: Results) -> dict:
             out[f"{col}_high"] = float(f[[f"{col}_0", f"{col}_1"]].max(axis=1).max())
         out["hit_ns"] = len(f)
         out["pattern"] = f["pattern"].iloc[0]
+    # the chapter's other curves: each one's lowest and highest ratios over its N and both starts, and the N where
+    # its D1 ratio is lowest
+    others = []
+    o = t[(t["source"] == "pinbench") & (t["kind"] != THREAD_KIND)]
+    for kind, g in o.groupby("kind", sort=False):
+        lows = g[["d1_hit_0", "d1_hit_1"]].min(axis=1)
+        others.append({"label": KIND_LABELS.get(kind, kind), "d1_low": float(lows.min()),
+                       "d1_low_n": int(g.loc[lows.idxmin(), "n"]),
+                       "d1_high": float(g[["d1_hit_0", "d1_hit_1"]].max(axis=1).max()),
+                       "ll_low": float(g[["ll_hit_0", "ll_hit_1"]].min(axis=1).min())})
+    out["others"] = others
     return out
