@@ -119,8 +119,7 @@ def linear_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
     vs = analysis.view_slopes(res)
     whole = vs[vs["holding"] == "prepared"].set_index("server") if len(vs) else vs
     seen = _view_witnesses(res)
-    counted = counts.view_segments(res)
-    counted = counted.set_index("server") if len(counted) else pd.DataFrame(columns=["verdict"])
+    counted, any_counted = counts.decided(res), len(counts.view_segments(res)) > 0
     measured, verdict, found = [], [], {}
     for _, r in seg.iterrows():
         measured.append(
@@ -138,13 +137,13 @@ def linear_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         v = verdicts.grows_linearly(tuple(whole.loc[r["server"], ["slope", "low", "high"]]),
                                     (r["difference"], r["diff_low"], r["diff_high"]), int(r["repeats"]))
         found[r["server"]] = seen.get(r["server"])
-        if r["server"] in counted.index and counted.loc[r["server"], "verdict"] == counted.loc[r["server"], "verdict"]:
+        c = counted.get(r["server"])
+        if c:
             # a cost in CPU work: the counts decide where the separately started servers agree (issue 48); the
-            # time's line is shown beside them (its bend is this machine's, and noisier)
-            c = counted.loc[r["server"]]
-            # the count first: it decides (a row's summary shows its first part)
+            # time's line is shown beside them (its bend is this machine's, and noisier), after the count (a row's
+            # summary shows its first part)
             measured.insert(len(measured) - 1, f"{r['server']} counted: {c['function']} {c['slope']:+.3f} instructions per read and open "
-                            f"transaction over H = {c['lower'].split(' to ')[0]} to {c['upper'].split(' to ')[1]} "
+                            f"transaction over H = {c['from_h']:,} to {c['to_h']:,} "
                             f"(least squares; {c['low_slope']:+.3f} from {c['lower']}, {c['high_slope']:+.3f} from "
                             f"{c['upper']}: the bend {c['bend_share']:+.0%} of the slope; the {c['starts']} starts' slopes "
                             f"{c['slope_min']:.4f} to {c['slope_max']:.4f})")
@@ -159,9 +158,9 @@ def linear_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         here=(f"MVCC::view_open timed per call (bpftrace) at H = {_hs(w, names)} prepared transactions; "
               f"{_lab(w, names)}" + (f"; and counted under callgrind (its inclusive instructions per read, on "
                                       f"separately started servers: where their counts agree, the verdict is "
-                                      f"the count's)" if len(counted) else "") if names else verdicts.NOT_MEASURED),
+                                      f"the count's)" if any_counted else "") if names else verdicts.NOT_MEASURED),
         measured="; ".join(measured) + (" (timed: ns per view and open transaction; counted: instructions per read, "
-                                         "a view opened once per read)" if len(counted) else
+                                         "a view opened once per read)" if any_counted else
                                          " (ns per view and open transaction)") if measured else
         verdicts.not_measured("needs three H above 0"),
         verdict=verdicts.combine(verdict) if verdict else verdicts.NOT_MEASURED,
@@ -302,8 +301,7 @@ def postgres_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
     bounds = analysis.rebuild_bounds(res)
     bounds = bounds.set_index("server") if len(bounds) else bounds
     seen = _view_witnesses(res)
-    counted = counts.view_segments(res)
-    counted = counted.set_index("server") if len(counted) else pd.DataFrame(columns=["verdict"])
+    counted, any_counted = counts.decided(res), len(counts.view_segments(res)) > 0
     measured, verdict, found = [], [], {}
     for _, r in g.iterrows():
         text = f"{r['server']}: {_slope(r['slope'], r['low'], r['high'])} ({r['calls']})"
@@ -319,12 +317,12 @@ def postgres_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
         measured.append(text)
         found[r["server"]] = seen.get(r["server"])
         v = _above_zero(r["slope"], r["low"], r["high"], int(r["repeats"]))
-        if r["server"] in counted.index and counted.loc[r["server"], "verdict"] == counted.loc[r["server"], "verdict"]:
+        c = counted.get(r["server"])
+        if c:
             # work per open transaction: the counts decide where the separately started servers agree (issue 48)
-            c = counted.loc[r["server"]]
             measured.insert(len(measured) - 1, f"{r['server']} counted: {c['function']} {c['slope']:+.2f} instructions per read and "
-                            f"prepared transaction over H = {c['lower'].split(' to ')[0]} to "
-                            f"{c['upper'].split(' to ')[1]} (the {c['starts']} starts' slopes {c['slope_min']:.2f} to "
+                            f"prepared transaction over H = {c['from_h']:,} to {c['to_h']:,} "
+                            f"(the {c['starts']} starts' slopes {c['slope_min']:.2f} to "
                             f"{c['slope_max']:.2f})")
             v = verdicts.above_zero(c["slope"], c["slope_min"], c["slope_max"])
             found[r["server"]] = verdicts.witness(bool(c["witness_ok"]), c["witness"])
@@ -341,8 +339,8 @@ def postgres_row(res: Results, w: pd.DataFrame) -> verdicts.ClaimRow:
               f"recorded them) at H = {_hs(w, names)} prepared transactions; {_lab(w, names)}"
               + ("; and counted under callgrind (GetSnapshotData's and CopySnapshot's inclusive instructions per read, "
                  "on separately started servers: where their counts agree, the verdict is the count's)"
-                 if len(counted) else "") if names else verdicts.NOT_MEASURED),
-        measured="; ".join(measured) + (" (timed: ns per snapshot and prepared transaction)" if len(counted) else
+                 if any_counted else "") if names else verdicts.NOT_MEASURED),
+        measured="; ".join(measured) + (" (timed: ns per snapshot and prepared transaction)" if any_counted else
                                         " per snapshot and prepared transaction") if measured
         else verdicts.NOT_MEASURED,
         verdict=verdicts.combine(verdict) if verdict else verdicts.NOT_MEASURED,

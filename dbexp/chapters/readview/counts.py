@@ -241,14 +241,20 @@ def numbers(res: Results) -> dict:
             "lines": ln.to_dict("records"), **verdicts_of(ln), **view_verdicts(res)}
 
 
+def decided(res: Results) -> dict[str, dict]:
+    """Per server whose separately started servers' counts agree (a verdict was read from them), its row of
+    :func:`view_segments`: where a claim about CPU work is judged on the counts, not on the times (issue 48)."""
+    vs = view_segments(res)
+    return {r["server"]: r for r in vs.to_dict("records") if r["verdict"] == r["verdict"]} if len(vs) else {}
+
+
 def view_verdicts(res: Results) -> dict:
     """The servers by the verdict the claims table reads from their view functions' counts (:func:`view_segments`):
     ``view_line`` (it grows, its bend within the band: a line), ``view_bent`` (it grows, the bend beyond the band),
     ``view_flat`` (no growth), and ``band``, the band."""
     from dbexp.experiments import verdicts
 
-    vs = view_segments(res)
-    rows = [r for r in vs.to_dict("records") if r["verdict"] == r["verdict"]] if len(vs) else []
+    rows = list(decided(res).values())
     return {"view_line": [r["server"] for r in rows if r["verdict"].startswith(verdicts.AGREES)],
             "view_bent": [r["server"] for r in rows if r["verdict"].startswith(verdicts.DISAGREES) and r["slope_min"] > 0],
             "view_flat": [r["server"] for r in rows if r["slope_min"] <= 0], "band": verdicts.LINE_BAND}
@@ -313,7 +319,8 @@ def view_segments(res: Results) -> pd.DataFrame:
             b = (float(np.mean(bend)), float(min(bend)), float(max(bend)))
             rows.append({
                 "server": server, "family": g["family"].iloc[0], "function": f["function"].iloc[0],
-                "lower": f"{h0:,} to {h1:,}", "upper": f"{h1:,} to {h2:,}", "starts": len(starts),
+                "lower": f"{h0:,} to {h1:,}", "upper": f"{h1:,} to {h2:,}", "from_h": h0, "to_h": h2,
+                "starts": len(starts),
                 "slope": s[0], "slope_min": s[1], "slope_max": s[2],
                 "low_slope": float(np.mean(low)), "high_slope": float(np.mean(high)),
                 "bend": b[0], "bend_min": b[1], "bend_max": b[2],

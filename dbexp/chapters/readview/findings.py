@@ -35,13 +35,6 @@ def _views(res: Results) -> dict:
     return out
 
 
-def _counted(res: Results) -> dict:
-    """Per server, its counted view line (counts.view_segments) where its separately started servers' counts agree
-    (a verdict was read from them): the instructions per read and open transaction that building a view adds."""
-    vs = counts.view_segments(res)
-    return {r["server"]: r for r in _rows(vs) if r["verdict"] == r["verdict"]}
-
-
 def findings(res: Results) -> str:
     """The page's summary: reads per second at the largest H (lowest first), InnoDB's view cost
     against the copy and its shape, PostgreSQL's per prepared transaction (rebuilds, or their bounds),
@@ -51,7 +44,7 @@ def findings(res: Results) -> str:
     idle = analysis.idle_sessions(res)
     views = _views(res)
     said = bool(len(top)) or any(views.values()) or bool(idle["pairs"])
-    return "\n".join(prose.render("readview", "findings", relative=_rows(top), counted=_counted(res),
+    return "\n".join(prose.render("readview", "findings", relative=_rows(top), counted=counts.decided(res),
                                    top_holders=int(top["holders"].iloc[0]) if len(top) else 0, copy=copy,
                                    pairs=idle["pairs"], visibility=_rows(analysis.visibility_growth(res)), said=said,
                                    **views).split("\n\n"))
@@ -127,7 +120,7 @@ def headline(res: Results) -> str:
     from dbexp.experiments.chapter import cpu_models
 
     views = _views(res)
-    counted = _counted(res)
+    counted = counts.decided(res)
     picked = []
     for key, what in (("readviews", "a MySQL ReadView"), ("snapshots_old", "a PostgreSQL snapshot before 14"),
                       ("snapshots_new", "a PostgreSQL snapshot rebuilt from 14 on")):
