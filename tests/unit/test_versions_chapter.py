@@ -309,7 +309,7 @@ def test_the_counted_part_counts_every_test_of_a_server_on_one_start_of_two():
     p = part.points[0]
     assert p.server.under == "callgrind" and p.params.role == "counted" and p.params.events == sc.counted_events
     assert p.workload.threads == 1 and dict(p.workload.options)["rand-seed"] == "1"
-    assert p.workload.table_size == sc.table_size and not p.together
+    assert p.workload.table_size == (sc.counted_table_size or sc.table_size) and not p.together
     assert p.server.settings["innodb_adaptive_hash_index"] == "OFF"  # the main windows' baseline settings
     assert not CHAPTER.timed(p) and CHAPTER.timed(CHAPTER.design(sc, Cpus())[0].points[0])
     smoke = CHAPTER.adjust(CHAPTER.scale("smoke"), "smoke", Cpus(), {})
@@ -389,7 +389,7 @@ def test_counts_agree_per_point_and_split_a_relative_qps_into_work_and_time_per_
     from dbexp.chapters.versions.chapter import MYSQL as MYSQL_SPECS
 
     d = CHAPTER.scales["default"]
-    per_start = 10 + 20 + 4 / 1000 * d.table_size + len(d.counted_tests) * 3 / 100 * d.counted_events
+    per_start = 10 + 20 + 4 / 1000 * (d.counted_table_size or d.table_size) + len(d.counted_tests) * 3 / 100 * d.counted_events
     mysql = len([s for s in d.counted_servers if s in MYSQL_SPECS])
     assert counting.default_minutes(res) == pytest.approx(2 * mysql * per_start / 60)
 
