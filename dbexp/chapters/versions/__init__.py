@@ -14,7 +14,7 @@ from dbexp.chapters.versions.analysis import (MODULE_KINDS, ablation, ablation_b
                                               relative_by_flavor, resolution, short_function, statements_check,
                                               summary, tests_table, tidy, timing, widest, widest_cells, windows)
 from dbexp.chapters.versions.chapter import CHAPTER, PARTS, Scale, Versions
-from dbexp.chapters.versions.counting import functions_moved, instruction_ratios
+from dbexp.chapters.versions.counting import consecutive_table, functions_moved, instruction_ratios
 from dbexp.chapters.versions.counting import pace as counted_pace
 from dbexp.chapters.versions.counting import points as counted_points
 from dbexp.chapters.versions.claims import claims
@@ -27,7 +27,7 @@ run = CHAPTER.run
 __all__ = ["CHAPTER", "FACTORS", "GROUPS", "HEADLINE", "MODULE_KINDS", "NOT_CHANGED", "PARTS", "Scale", "TESTS",
            "Versions", "ablation", "ablation_beside_source", "ablation_gaps", "active_totals", "all_ratios",
            "claim_conditions", "claims", "components", "control", "controls", "counted_pace", "counted_points",
-           "design_estimate", "functions_moved", "headlines", "instruction_ratios",
+           "consecutive_table", "design_estimate", "functions_moved", "headlines", "instruction_ratios",
            "host_speed", "host_speed_summary", "instance_logs", "length_check", "main_runs", "moved", "pool_reads",
            "profile", "profile_difference", "profile_modules", "ran_table", "ratios", "regression", "relative",
            "relative_by_flavor", "resolution", "run", "sentence", "short_function", "statements_check", "summary",

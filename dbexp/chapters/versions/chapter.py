@@ -232,7 +232,7 @@ MYSQL, MARIADB, POSTGRES = (tuple(SERIES[_flavor_key(spec)])
 # first publication's largest regressions, point-query and update-nonindex, among them), on a table of 100,000 rows
 # restored natively (the timed table's million rows took about 2 minutes per start to warm under valgrind), 200 events
 # a count after a warm-up pass as long. Checked on MySQL 8.0.15, MariaDB 11.8.9 and PostgreSQL 12.22 at 10,000 rows
-# (AMD EPYC 2-CPU VM, 2026-12-08 01:03-01:12 UTC, 200 events): 24 of 24 points agree within 0.06%; per start 30 s
+# (AMD EPYC 2-CPU VM, 2026-12-08 00:45-00:54 UTC, 200 events): 24 of 24 points agree within 0.06%; per start 30 s
 # (MySQL), 10 s (MariaDB) and 2 s (PostgreSQL) up under valgrind, 56 to 68 s of counts; counting.default_minutes
 # puts the default's 18 starts at about 30 minutes
 COUNTED_TESTS = ("point-query", "random-points.range=100", "hot-points", "range-covered-pk", "range-notcovered-si",

@@ -148,32 +148,86 @@ def run_functions(res: Results, run_id: str, n: int = FUNCTIONS) -> pd.DataFrame
     return f.drop_duplicates("function")
 
 
+def consecutive(res: Results) -> pd.DataFrame:
+    """The rows of :func:`instruction_ratios` that set each counted version against the counted version before it
+    (``older`` and ``newer`` short: the versions alone), tests in the chapter's order: the version-over-version
+    view the sources tabulate."""
+    r = instruction_ratios(res)
+    if r.empty:
+        return r
+    keep = []
+    for flavor, g in r.groupby("flavor", sort=False):
+        names = ordered(pd.concat([g["server"], g["against"]]))
+        before = dict(zip(names[1:], names[:-1]))
+        keep += list(g.index[[before.get(a) == b for a, b in zip(g["server"], g["against"])]])
+    out = r.loc[keep].copy()
+    out["newer"] = out["server"].str.split().str[-1]
+    out["older"] = out["against"].str.split().str[-1]
+    order = {t: i for i, t in enumerate(TESTS)}
+    return out.assign(_t=out["test"].map(order)).sort_values(["_t"], kind="stable").drop(columns="_t")
+
+
+def consecutive_table(res: Results) -> pd.DataFrame:
+    """:func:`consecutive` as one compact table: a row per test, a column per pair of versions (newer / older), each
+    cell the instruction ratio and the relative QPS of the same two servers on the same test ('1.064 / 0.912';
+    '1.064 / -' where they shared no window; a trailing '*' where the two starts' counts do not agree)."""
+    c = consecutive(res)
+    if c.empty:
+        return c
+    c = c.assign(pair=c["newer"] + " / " + c["older"],
+                 cell=[f"{x.ratio:.3f} / {x.qps:.3f}" if x.qps == x.qps else f"{x.ratio:.3f} / -"
+                       for x in c.itertuples()])
+    c["cell"] = c["cell"] + np.where(c["agree"], "", "*")
+    pairs = list(dict.fromkeys(c["pair"]))
+    return c.pivot(index="test", columns="pair", values="cell").reindex(
+        index=list(dict.fromkeys(c["test"])), columns=pairs).fillna("").reset_index()
+
+
+def function_pairs(res: Results) -> list[tuple[str, str, str, str]]:
+    """(flavor, test, newer, older) of the counted regressions whose functions the page tabulates (issue 48): each
+    counted version over the one before it on the first publication's largest regressions (chapter.PROFILED, where
+    counted), and each flavor's newest over its base on the first counted test of each of the source's groups."""
+    from dbexp.chapters.versions.chapter import PROFILED  # chapter.py imports no analysis
+    from dbexp.chapters.versions.tests import GROUPS
+
+    p = points(res)
+    if p.empty:
+        return []
+    out = []
+    for flavor, g in p.groupby("flavor", sort=False):
+        names = ordered(g["server"])
+        tests = [t for t in TESTS if t in set(g["test"])]
+        for test in (t for t in tests if t in PROFILED):
+            out += [(flavor, test, a, b) for a, b in zip(names[1:], names[:-1])]
+        if len(names) > 2:
+            for group in GROUPS:
+                first = next((t for t in tests if TESTS[t].group == group), None)
+                if first is not None:
+                    out.append((flavor, first, names[-1], names[0]))
+    return list(dict.fromkeys(out))
+
+
 def functions_moved(res: Results, n: int = 8) -> pd.DataFrame:
-    """Per flavor, test and counted version over the counted version before it: the ``n`` functions whose inclusive
+    """Per pair of :func:`function_pairs` (flavor, test, newer over older): the ``n`` functions whose inclusive
     instructions per statement moved the most (newer less older, each the mean over its starts' runs; a function
     outside one side's stored top has no value there and is ranked by the side that has it), with each side's
     value and calls per statement."""
     def compute():
-        p = points(res)
         w = counted_runs(res)
-        if p.empty:
-            return pd.DataFrame()
         rows = []
-        for (flavor, test), g in p.groupby(["flavor", "test"], sort=False):
-            names = ordered(g["server"])
-            for a, b in zip(names[1:], names[:-1]):
-                side = {}
-                for name in (a, b):
-                    ids = w.loc[(w["server"] == name) & (w["test"] == test), "run_id"]
-                    f = pd.concat([run_functions(res, rid) for rid in ids])
-                    side[name] = f.groupby("function")[["per_op", "calls_per_op"]].mean()
-                both = side[a].add_suffix("_new").join(side[b].add_suffix("_old"), how="outer")
-                both["moved"] = both["per_op_new"].fillna(0) - both["per_op_old"].fillna(0)
-                top = both.reindex(both["moved"].abs().sort_values(ascending=False).index).head(n)
-                for fn, x in top.iterrows():
-                    rows.append({"flavor": flavor, "test": test, "server": a, "against": b, "function": fn,
-                                 "new": x["per_op_new"], "old": x["per_op_old"], "moved": x["moved"],
-                                 "calls_new": x["calls_per_op_new"], "calls_old": x["calls_per_op_old"]})
+        for flavor, test, a, b in function_pairs(res):
+            side = {}
+            for name in (a, b):
+                ids = w.loc[(w["server"] == name) & (w["test"] == test), "run_id"]
+                f = pd.concat([run_functions(res, rid) for rid in ids])
+                side[name] = f.groupby("function")[["per_op", "calls_per_op"]].mean()
+            both = side[a].add_suffix("_new").join(side[b].add_suffix("_old"), how="outer")
+            both["moved"] = both["per_op_new"].fillna(0) - both["per_op_old"].fillna(0)
+            top = both.reindex(both["moved"].abs().sort_values(ascending=False).index).head(n)
+            for fn, x in top.iterrows():
+                rows.append({"flavor": flavor, "test": test, "server": a, "against": b, "function": fn,
+                             "new": x["per_op_new"], "old": x["per_op_old"], "moved": x["moved"],
+                             "calls_new": x["calls_per_op_new"], "calls_old": x["calls_per_op_old"]})
         return pd.DataFrame(rows)
     return memo(res, "versions.functions_moved", compute)
 
@@ -232,17 +286,21 @@ def _flavor_of(spec: str) -> str:
 
 def numbers(res: Results) -> dict:
     """What the page's counted section says (the template counted.md.j2): whether anything was counted, the points
-    and how many agree, the servers and tests, each pair's instruction ratio beside its relative QPS."""
+    and how many agree, the servers and tests, and per flavor the version over the one before it whose work moved
+    the most (of the pairs whose counts agree: the instruction ratio beside the relative QPS)."""
     p = points(res)
     if p.empty:
         return {"counted": False}
-    r = instruction_ratios(res)
     items = []
-    for x in r.itertuples() if len(r) else ():
-        items.append({"test": x.test, "server": x.server, "against": x.against, "ratio": x.ratio, "low": x.low,
-                      "high": x.high, "agree": x.agree, "qps": x.qps, "qps_low": x.qps_low, "qps_high": x.qps_high,
-                      "has_qps": x.qps == x.qps, "time": 1 / x.qps if x.qps == x.qps else None,
-                      "per_instruction": x.per_instruction})
+    c = consecutive(res)
+    c = c[c["agree"]] if len(c) else c
+    for _, g in c.groupby("flavor", sort=False) if len(c) else ():  # each flavor's largest move in work
+        x = g.loc[np.log(g["ratio"]).abs().idxmax()]
+        items.append({"test": x["test"], "server": x["server"], "against": x["against"], "ratio": x["ratio"],
+                      "low": x["low"], "high": x["high"], "agree": bool(x["agree"]), "qps": x["qps"],
+                      "qps_low": x["qps_low"], "qps_high": x["qps_high"], "has_qps": x["qps"] == x["qps"],
+                      "time": 1 / x["qps"] if x["qps"] == x["qps"] else None,
+                      "per_instruction": x["per_instruction"]})
     return {"counted": True, "points": len(p), "agree": int(p["agree"].sum()), "servers": int(p["servers"].min()),
             "versions": ordered(p["server"]), "tests": [t for t in TESTS if t in set(p["test"])],
             "rows": int(p["rows"].dropna().max()) if p["rows"].notna().any() else 0,
