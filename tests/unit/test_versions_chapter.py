@@ -453,3 +453,26 @@ def test_scans_take_turns_of_long_slices_counted_to_quiet_and_the_other_windows_
                                workload=dataclasses.replace(p.workload, duration_s=window_s(sc.active_s, 5)))
            for p in windows["Postgres scan i0"]]
     assert not {p.key("versions") for p in old} & {p.key("versions") for p in windows["Postgres scan i0"]}
+
+
+def test_a_cpu_per_query_claim_is_judged_on_the_counts_where_the_starts_agree_the_time_beside():
+    """Issue 48: hot-points' "CPU per query grows by 23% from 5.7 to 8.0" read from the instructions counted on
+    separately started servers where they agree (1.230: agrees), the timed cpu/o (1.25 here) shown beside; where the
+    starts disagree, the row stays the timed one and says so."""
+    rng = np.random.default_rng(3)
+    drift = 1 + 0.05 * rng.standard_normal(6)
+    timed = _wide({"mysql 5.7.22": list(1000 * drift), "mysql 8.0.15": list(800 * drift)}, test="hot-points")
+    c, counters = _counted({("mysql 5.7.22", "hot-points"): [100_000, 100_000],
+                            ("mysql 8.0.15", "hot-points"): [123_000, 123_010]})
+    res = Results("versions", pd.concat([timed, c], ignore_index=True), pd.DataFrame(), counters, pd.DataFrame(),
+                  "this run")
+    row = versions.claims(res).set_index("id").loc["hot-points-cpu-5-7-to-8-0"]
+    assert row["verdict"].startswith("agrees") and "the work counted; the time here, cpu/o: " in row["verdict"]
+    assert row["measured here"].startswith("instructions per statement 8.0.15/5.7.22 1.230")
+    assert "cpu/o" in row["measured here"] and row["witness_ok"]
+    c, counters = _counted({("mysql 5.7.22", "hot-points"): [100_000, 100_000],
+                            ("mysql 8.0.15", "hot-points"): [123_000, 130_000]})
+    res = Results("versions", pd.concat([timed, c], ignore_index=True), pd.DataFrame(), counters, pd.DataFrame(),
+                  "this run")
+    row = versions.claims(res).set_index("id").loc["hot-points-cpu-5-7-to-8-0"]
+    assert "the starts' counts do not agree" in row["measured here"] and "the work counted" not in row["verdict"]

@@ -32,6 +32,7 @@ from dbexp.chapters.versions.regression import BASELINE, STEPS, step_name
 from dbexp.chapters.versions.tests import TESTS
 from dbexp.experiments import ledger
 from dbexp.experiments import paired, stats, verdicts
+from dbexp.experiments.counted import AGREE
 from dbexp.experiments.chapter import Results, memo
 from dbexp.experiments.sources import CALLAGHAN_24, CALLAGHAN_GTID, CALLAGHAN_PG, KERNELMAKER_REGRESSION
 
@@ -169,6 +170,45 @@ def _row(res: Results, ids, cite, source: str, cond: str, g: pd.DataFrame, verdi
     return verdicts.ClaimRow(cite, source, cond, _cells(g), qualified(v, other), ids=tuple(ids), witness=w)
 
 
+def counted_pair(res: Results, old: tuple, new: tuple, test: str) -> dict | None:
+    """The counted part's instruction ratio of a newer family's version over an older one's on ``test``
+    (counting.instruction_ratios: the means of their starts; ``low`` and ``high`` the extremes of one start over
+    another), or None where they were not both counted."""
+    from dbexp.chapters.versions.counting import instruction_ratios
+
+    ir = instruction_ratios(res)
+    if ir.empty:
+        return None
+    rows = [x for x in ir.to_dict("records") if x["test"] == test and version_key(x["server"])[:len(new)] == new
+            and version_key(x["against"])[:len(old)] == old]
+    return rows[0] if rows else None
+
+
+def _counted_cpu(res: Results, row: verdicts.ClaimRow, test: str, source: tuple[float, float]) -> verdicts.ClaimRow:
+    """A claim of CPU per query, 8.0 over 5.7, with the work counted where both versions were counted on ``test``
+    (issue 48): where their separately started servers' counts agree, the verdict is the count's (the instruction
+    ratio against the source's growth; a count is the same on any x86-64 machine), the timed cpu/o (this machine's
+    time per instruction too) shown beside it; elsewhere the row as timed."""
+    c = counted_pair(res, (5, 7), (8, 0), test)
+    if c is None:
+        return row
+    what = (f"instructions per statement {_short(c['server'])}/{_short(c['against'])} {c['ratio']:.3f} "
+            f"[{c['low']:.3f}, {c['high']:.3f}] (counted: {c['instructions']:,.0f} against "
+            f"{c['against_instructions']:,.0f}; the extremes of one start's count over another's)")
+    here = (f"{row.here}; and counted under callgrind, one client, on two separately started servers each: where "
+            f"their counts agree within {AGREE:.1%}, the verdict is the count's (the work), cpu/o beside it "
+            f"(the time)")
+    if not c["agree"]:
+        return verdicts.ClaimRow(row.claim, row.source, here, f"cpu/o {row.measured}; {what}: the starts' counts "
+                                 f"do not agree", row.verdict, ids=row.ids, witness=row.witness)
+    v = verdicts.magnitude(c["low"], c["high"], *source, point=c["ratio"])
+    w = verdicts.witness(True, f"{what}: each count's window held exactly the statements its client sent, the "
+                               f"two starts within {AGREE:.1%}")
+    return verdicts.ClaimRow(row.claim, row.source, here, f"{what}; cpu/o {row.measured}",
+                             f"{qualified(v)} (the work counted; the time here, cpu/o: {row.verdict})",
+                             ids=row.ids, witness=w)
+
+
 def _direction(expect: str):
     def verdict(x) -> str:
         v = verdicts.interval(x.ci_low, x.ci_high, expect)
@@ -246,6 +286,7 @@ def _claims(res: Results) -> pd.DataFrame:
                    + ("; cs/o its context switches per statement, stable: the interval within 1 +- "
                       f"{verdicts.NEAR_BAND:.0%}" if test == "insert" else ""),
                    _pick(r, (5, 7), (8, 0), "cpu/o", [test]), _number(lo, hi), value="cpu/o")
+        row = _counted_cpu(res, row, test, (lo, hi))
         cs = _pick(r, (5, 7), (8, 0), "cs/o", [test]) if test == "insert" else pd.DataFrame()
         if len(cs):  # the same sentence of the source: "... and context switch rates are stable"
             cw = verdicts.witnesses({f"{_short(x.server)}/{_short(x.against)}": cs_witness(res, test, (x.server, x.against))
