@@ -10,6 +10,9 @@ import pandas as pd
 from dbexp.catalog.versions import version_key
 from dbexp.results.provenance import hardware_label
 
+# plain numbers on an axis, linear or log: no SI prefix (0.1, never "100m") and no exponent (5,000, never "5e+3")
+NUMBER = ",.3~r"
+
 
 def measured_on(res, extra: str = "") -> str:
     """Subtitle naming where the data were measured (from the runs' own host facts)."""
@@ -152,7 +155,7 @@ def lines(df: pd.DataFrame, x: str, y: str, color: str, title, x_title: str, y_t
         color=alt.Color(f"{color}:N", legend=legend(lines=True),
                         sort=color_order or server_order(df[color].unique())))
     layers = [base.mark_line(point=True).encode(
-        y=alt.Y(f"{y}:Q", title=y_title, scale=ys),
+        y=alt.Y(f"{y}:Q", title=y_title, scale=ys, axis=alt.Axis(format=NUMBER)),
         tooltip=[color, x, alt.Tooltip(f"{y}:Q", format=".3f")])]
     if band:
         layers.insert(0, base.mark_area(opacity=0.15).encode(y=f"{band[0]}:Q", y2=f"{band[1]}:Q"))

@@ -14,7 +14,7 @@ from .analysis import summary
 from .chapter import VARIANT_NAMES
 from .claims import KEPT_MISSES
 
-NUMBER = ",.3~g"  # plain numbers (no SI prefix: 0.01, never "10m")
+NUMBER = charts.NUMBER  # plain numbers on every axis (dbexp.book.charts)
 
 
 def misses_rows(res: Results) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from dbexp.book import charts
 from dbexp.chapters.buffer_pins import analysis
 from dbexp.experiments.chapter import Results
 
-NUMBER = ",.3~g"  # plain numbers on every axis (no SI prefix)
+NUMBER = charts.NUMBER  # plain numbers on every axis (dbexp.book.charts)
 THREAD = "thread (its table)"
 RATIOS = (("step", analysis.STEP), ("edge", None), ("growth", analysis.GROWTH))  # None: the kind's own edge
 

@@ -18,7 +18,7 @@ def aa_chart(pairs: pd.DataFrame, intervals: pd.DataFrame, res: Results) -> alt.
     order = charts.server_order(pairs["server"].unique())
     y = alt.Y("server:N", title=None, sort=order, axis=alt.Axis(labelLimit=220))
     x = alt.X("ratio:Q", title="second instance / first (log): single runs (dots), the lab's 95% interval (bar)",
-              scale=alt.Scale(type="log"), axis=alt.Axis(format=",.3~g"))
+              scale=alt.Scale(type="log"), axis=alt.Axis(format=charts.NUMBER))
     band = alt.Chart(pd.DataFrame({"lo": [1 - AA_BAND], "hi": [1 + AA_BAND]})).mark_rect(
         color="#dddddd", opacity=0.6).encode(x="lo:Q", x2="hi:Q")
     one = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")

@@ -15,7 +15,7 @@ from dbexp.experiments.chapter import Results
 from .analysis import over_repeats, probe_runs, throughput
 from .chapter import CONFIG_NAMES
 
-NUMBER = ",.3~g"  # plain numbers (no SI prefix: 0.1, never "100m")
+NUMBER = charts.NUMBER  # plain numbers on every axis (dbexp.book.charts)
 
 
 def group_sizes(res: Results) -> pd.DataFrame:

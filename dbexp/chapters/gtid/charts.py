@@ -15,7 +15,7 @@ from dbexp.chapters.gtid import analysis
 from dbexp.chapters.gtid.configs import TESTS
 from dbexp.experiments.chapter import Results
 
-NUMBER = ",.3~g"  # plain numbers on the axis (no SI prefix)
+NUMBER = charts.NUMBER  # plain numbers on every axis (dbexp.book.charts)
 TICKS = [0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.5, 1.7, 2.0, 2.5, 3.0]
 
 

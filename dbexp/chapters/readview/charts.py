@@ -14,7 +14,7 @@ from dbexp.chapters.readview import analysis
 from dbexp.experiments.chapter import Results
 from dbexp.servers.registry import FLAVORS, flavor_class
 
-NUMBER = ",.3~g"  # plain numbers on every axis (no SI prefix: 0.1, never "100m")
+NUMBER = charts.NUMBER  # plain numbers on every axis (dbexp.book.charts)
 
 
 def _dodged(df: pd.DataFrame, x: str, by: str, spread: float = 0.06) -> pd.Series:
