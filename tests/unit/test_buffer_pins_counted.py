@@ -94,15 +94,19 @@ class _Cursor:
 
 
 class _Server:
+    """A server whose connections' cursors (``cursor``: a class taking the shared log) log what they run."""
+
+    cursor = _Cursor
+
     def __init__(self):
         self.log = []
 
     def connect(self, database=None):
-        log = self.log
+        log, make = self.log, type(self).cursor
 
         class Conn:
             def cursor(self):
-                return _Cursor(log)
+                return make(log)
 
             def close(self):
                 pass
@@ -220,16 +224,7 @@ class _QueryCursor(_Cursor):
 
 
 class _QueryServer(_Server):
-    def connect(self, database=None):
-        log = self.log
-
-        class Conn:
-            def cursor(self):
-                return _QueryCursor(log)
-
-            def close(self):
-                pass
-        return Conn()
+    cursor = _QueryCursor
 
 
 def test_a_counted_query_sets_its_plan_in_every_pass_and_stores_its_witness_and_its_accesses(monkeypatch):
