@@ -24,7 +24,7 @@ pytestmark = pytest.mark.unit
 
 def test_default_design_interleaves_four_instances_of_every_server_in_random_windows():
     sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
-    main, ablation, profile, _ = CHAPTER.design(sc, Cpus())
+    _, main, ablation, profile = CHAPTER.design(sc, Cpus())
     windows = {}
     for p in main.points:
         windows.setdefault(p.together, []).append(p)
@@ -93,7 +93,7 @@ def test_the_full_scale_runs_every_test_and_configuration():
 
 def _ablation_point(config: str, spec: str):
     sc = CHAPTER.adjust(CHAPTER.scale("full"), "full", Cpus(), {})
-    return next(p for p in CHAPTER.design(sc, Cpus())[1].points if p.params.config == config and p.server.spec == spec)
+    return next(p for p in CHAPTER.design(sc, Cpus())[2].points if p.params.config == config and p.server.spec == spec)
 
 
 def test_the_ablation_starts_from_the_sources_baseline_and_takes_its_steps_in_its_order():
@@ -290,7 +290,7 @@ def test_a_saved_data_directory_is_named_by_image_size_and_variant_in_safe_chara
 
 def test_the_counted_part_counts_every_test_of_a_server_on_one_start_of_two():
     sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
-    part = CHAPTER.design(sc, Cpus())[3]
+    part = CHAPTER.design(sc, Cpus())[0]
     assert part.repeats == 1 and part.instances == 1
     assert {p.server.spec for p in part.points} == set(sc.counted_servers) >= set(MYSQL) | {"postgres:12@offline",
                                                                                           "postgres:18@offline"}
@@ -311,12 +311,12 @@ def test_the_counted_part_counts_every_test_of_a_server_on_one_start_of_two():
     assert p.workload.threads == 1 and dict(p.workload.options)["rand-seed"] == "1"
     assert p.workload.table_size == (sc.counted_table_size or sc.table_size) and not p.together
     assert p.server.settings["innodb_adaptive_hash_index"] == "OFF"  # the main windows' baseline settings
-    assert not CHAPTER.timed(p) and CHAPTER.timed(CHAPTER.design(sc, Cpus())[0].points[0])
+    assert not CHAPTER.timed(p) and CHAPTER.timed(CHAPTER.design(sc, Cpus())[1].points[0])
     smoke = CHAPTER.adjust(CHAPTER.scale("smoke"), "smoke", Cpus(), {})
     assert smoke.counted_servers == ("postgres:12@offline",)  # MySQL's counts: tests/test_callgrind.py, readview
     small = CHAPTER.scale("smoke", counted_servers=[], counted_table_size=500, counted_sim=True)
-    assert CHAPTER.design(small, Cpus())[3].points == []
-    sim = CHAPTER.design(CHAPTER.scale("smoke", counted_table_size=500, counted_sim=True), Cpus())[3].points
+    assert CHAPTER.design(small, Cpus())[0].points == []
+    sim = CHAPTER.design(CHAPTER.scale("smoke", counted_table_size=500, counted_sim=True), Cpus())[0].points
     assert {p.server.under for p in sim} == {"callgrind-sim"} and {p.workload.table_size for p in sim} == {500}
     with pytest.raises(DbexpError, match="unknown test"):
         CHAPTER.adjust(CHAPTER.scale("smoke", counted_tests=["nope"]), "smoke", Cpus(), {})
@@ -428,7 +428,7 @@ def test_scans_take_turns_of_long_slices_counted_to_quiet_and_the_other_windows_
     keys are new (slice and window in the parameters). Every other window's parameters, and so its point key, are
     the scale's slice and window_s of its turns, as before."""
     sc = CHAPTER.adjust(CHAPTER.scale("default"), "default", Cpus(), {})
-    main, _, profile, _ = CHAPTER.design(sc, Cpus())
+    _, main, _, profile = CHAPTER.design(sc, Cpus())
     windows = {}
     for p in main.points + profile.points:
         windows.setdefault(p.together, []).append(p)

@@ -447,8 +447,10 @@ class Versions(Chapter):
                                          VersionsPoint(test, "profile", slice_s=slice_s, turns_s=active), wl,
                                          group=f"versions profile {flavor}", together=f"profile {flavor} {test}",
                                          block=f"profile {flavor} {test}"))
-        return [Part(main, sc.repeats), Part(ablation, sc.ablation_repeats), Part(profile, sc.profile_repeats),
-                Part(self.counted_points(sc, cpus), 1)]
+        # the counted part first: its servers run under valgrind, where a failure is likeliest, and a failed part
+        # stops the sweep before the hour of windows rather than after it
+        return [Part(self.counted_points(sc, cpus), 1), Part(main, sc.repeats), Part(ablation, sc.ablation_repeats),
+                Part(profile, sc.profile_repeats)]
 
     def counted_points(self, sc: Scale, cpus: Cpus) -> list[Point]:
         """The counted part: every counted test of a counted server in one group per start (one server start counts
