@@ -11,11 +11,32 @@ from dbexp.errors import DbexpError
 from dbexp.experiments.scales import SCALES
 
 
+_stopping = False
+
+
+def _stop(signum, frame):
+    """^C and SIGTERM: a chapter's kernel (dbexp book) is interrupted first and its servers waited for
+    (dbexp.book.execute.interrupt_chapters), then this process unwinds, removing its own servers; a second
+    signal unwinds at once."""
+    global _stopping
+    if not _stopping:
+        _stopping = True
+        from dbexp.book.execute import interrupt_chapters
+
+        if interrupt_chapters():
+            click.echo("interrupted the chapter's kernel; its servers removed", err=True)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    sys.exit(128 + signum)
+
+
 class _Group(click.Group):
-    """Print DbexpError as one line and exit 2; Ctrl-C and SIGTERM unwind (servers are removed)."""
+    """Print DbexpError as one line and exit 2; Ctrl-C and SIGTERM unwind (servers are removed, a chapter's
+    kernel's too: :func:`_stop`)."""
 
     def invoke(self, ctx):
-        signal.signal(signal.SIGTERM, lambda s, f: sys.exit(143))
+        signal.signal(signal.SIGTERM, _stop)
+        signal.signal(signal.SIGINT, _stop)
         try:
             return super().invoke(ctx)
         except DbexpError as exc:

@@ -10,8 +10,12 @@ network, the chart draws its marks (and does not without the book's offline scri
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -25,6 +29,10 @@ from dbexp.book import toc as toc_mod
 from dbexp.book.build import run_jupyter_book
 from dbexp.book.kernels import ChapterKernel
 from dbexp.errors import DbexpError
+from dbexp import process
+from dbexp.engine import LABEL, client
+from dbexp.waits import poll
+from conftest import POSTGRES, labelled_containers
 
 pytestmark = pytest.mark.notebooks
 
@@ -295,3 +303,54 @@ def test_the_book_is_at_most_its_limit_of_screens(published_book: Path):
         pytest.skip("no chromium: the pages' heights need Debian's chromium")
     measured = check_mod.screens(published_book)
     assert measured.total <= check_mod.SCREENS_LIMIT, "\n".join(measured.describe())
+
+
+SERVE_CELL = """\
+import time
+from dbexp.servers.config import ServerConfig
+from dbexp.servers.lifecycle import running
+with running(ServerConfig({spec!r}, "1")) as server:
+    print("serving", flush=True)
+    time.sleep(600)  # until interrupted
+"""
+
+
+@pytest.mark.docker
+def test_sigterm_of_dbexp_book_interrupts_the_chapters_kernel_which_removes_its_server(tmp_path):
+    """A chapter's kernel runs in a session of its own: ended with `dbexp book` it left the servers its cell
+    started (9 containers after a publication was stopped, 2026-12-08). SIGTERM now interrupts the kernel first,
+    whose cell removes its server, and the command exits 143 with none of the kernel's containers left."""
+    root = tmp_path / "book"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n  - file: book/serve\n")
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('scale = "smoke"\nrun = True\npublish = False\nforce = False')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(SERVE_CELL.format(spec=POSTGRES))]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, root / "notebooks" / "serve.ipynb")
+    dbexp = str(Path(sys.executable).with_name("dbexp"))
+    env = dict(os.environ, DBEXP_ROOT=str(root), DBEXP_RESULTS=str(tmp_path / "r.duckdb"))
+    harness = process.Child([dbexp, "book", "--only", "serve"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+
+    def kernels_container():
+        import psutil
+
+        kids = {p.pid for p in psutil.Process(harness.pid).children(recursive=True)}
+        found = [c for c in labelled_containers(mine=False)
+                 if int((c.attrs.get("Labels") or {}).get("dbexp.owner", 0)) in kids]
+        return found or None
+    try:
+        started = poll(kernels_container, 240, interval_s=0.5)
+        assert started, "the chapter's kernel started no server"
+        owner = started[0].attrs["Labels"]["dbexp.owner"]
+        harness.send_signal(signal.SIGTERM)
+        _, err = harness.communicate(timeout=240)
+        assert harness.returncode == 143, err
+        assert "interrupted the chapter's kernel; its servers removed" in err
+        left = client().containers.list(all=True, filters={"label": [LABEL, f"dbexp.owner={owner}"]})
+        assert left == []
+    finally:
+        if harness.poll() is None:
+            harness.kill()

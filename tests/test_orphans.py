@@ -73,3 +73,4 @@ def test_sigkill_of_the_harness_leaves_no_load_running(tmp_path):
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"removed {len(present)} container(s), ended 0 orphaned load process(es)"
     assert labelled_containers(mine=False) == []
+

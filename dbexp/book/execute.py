@@ -168,6 +168,43 @@ def execute_chapter(
     return dest
 
 
+# how long an interrupted chapter's kernel may take to remove the servers its cell started (a sweep's unwinding:
+# its run marked interrupted, each server stopped and removed; a group holds up to 20 servers at default)
+STOP_WAIT_S = 180
+
+
+def interrupt_chapters(wait_s: float = STOP_WAIT_S) -> int:
+    """Interrupt the chapter kernels this process started, as Jupyter's own interrupt does (SIGINT: the running
+    cell's sweep marks its run interrupted and removes its servers; an idle kernel ignores it), and wait until
+    the servers each one started are gone (their containers carry its pid as ``dbexp.owner``), ``wait_s`` at most.
+    A kernel runs in a session of its own and ends with the process that started it: neither ^C at the terminal
+    nor a SIGTERM of `dbexp book` reaches its cell, and ended with the command it would leave its servers running.
+    Returns how many kernels were interrupted."""
+    import signal
+
+    import psutil
+
+    from dbexp.waits import poll
+
+    kernels = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if any("ipykernel" in part for part in child.cmdline()):
+                child.send_signal(signal.SIGINT)
+                kernels.append(child.pid)
+        except psutil.Error:  # gone in between
+            continue
+    if kernels:
+        from dbexp.engine import LABEL, client
+
+        def gone() -> bool:
+            return not any(client().containers.list(all=True, sparse=True,
+                                                    filters={"label": [LABEL, f"dbexp.owner={pid}"]})
+                           for pid in kernels)
+        poll(gone, wait_s, interval_s=0.5)
+    return len(kernels)
+
+
 def _finalize(nb, dest: Path) -> None:
     """Tidy an executed notebook before it is published."""
     meta = nb.metadata.get("papermill")
@@ -295,4 +332,5 @@ def _last_line(path: Path) -> str:
     return _one_line(lines[-1]) if lines else ""
 
 
-__all__ = ["execute_chapter", "check_parameters", "notebook_parameters", "DEFAULT_CELL_TIMEOUT_S"]
+__all__ = ["execute_chapter", "check_parameters", "interrupt_chapters", "notebook_parameters",
+           "DEFAULT_CELL_TIMEOUT_S"]
