@@ -183,6 +183,21 @@ def consecutive_table(res: Results) -> pd.DataFrame:
         index=list(dict.fromkeys(c["test"])), columns=pairs).fillna("").reset_index()
 
 
+def work(res: Results) -> list[dict]:
+    """The findings' split of the first publication's largest regressions (chapter.PROFILED, each counted version
+    over the one before it): per pair whose counts agree and that shared windows, the instruction ratio, the
+    relative QPS with its interval and the time per instruction they leave (newer over older, versions alone)."""
+    from dbexp.chapters.versions.chapter import PROFILED  # chapter.py imports no analysis
+
+    c = consecutive(res)
+    if c.empty:
+        return []
+    c = c[c["test"].isin(PROFILED) & c["agree"] & c["qps"].notna()]
+    return [{"test": x["test"], "server": x["newer"], "against": x["older"], "ratio": x["ratio"], "qps": x["qps"],
+             "qps_low": x["qps_low"], "qps_high": x["qps_high"], "per_instruction": x["per_instruction"]}
+            for x in c.to_dict("records")]
+
+
 def function_pairs(res: Results) -> list[tuple[str, str, str, str]]:
     """(flavor, test, newer, older) of the counted regressions whose functions the page tabulates (issue 48): each
     counted version over the one before it on the first publication's largest regressions (chapter.PROFILED, where

@@ -75,7 +75,8 @@ def findings_numbers(res: Results) -> dict:
             "speed": [{**x, "title": _title(x["flavor"])} for x in speed.to_dict("records")] if len(speed) else [],
             "pool_reads": float(pr["pool_reads"].sum()) if len(pr) else float("nan"),
             "pool_windows": int(pr["windows"].sum()) if len(pr) else 0,
-            "windows": windows(res), "ablation": ablation_numbers(res), "length": length_numbers(res)}
+            "windows": windows(res), "ablation": ablation_numbers(res), "length": length_numbers(res),
+            "work": counting.work(res)}
 
 
 def _title(flavor: str) -> str:
