@@ -330,13 +330,15 @@ def test_sigterm_of_dbexp_book_interrupts_the_chapters_kernel_which_removes_its_
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, root / "notebooks" / "serve.ipynb")
     dbexp = str(Path(sys.executable).with_name("dbexp"))
-    env = dict(os.environ, DBEXP_ROOT=str(root), DBEXP_RESULTS=str(tmp_path / "r.duckdb"))
+    env = dict(os.environ, DBEXP_ROOT=str(root), DBEXP_RESULTS=str(tmp_path / "r.duckdb"),
+               DBEXP_RECIPES=str(REPO / "docker"))
     harness = process.Child([dbexp, "book", "--only", "serve"], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
 
     def kernels_container():
         import psutil
 
+        assert harness.poll() is None, f"dbexp book ended first: {harness.stderr.read()}"
         kids = {p.pid for p in psutil.Process(harness.pid).children(recursive=True)}
         found = [c for c in labelled_containers(mine=False)
                  if int((c.attrs.get("Labels") or {}).get("dbexp.owner", 0)) in kids]
