@@ -88,14 +88,25 @@ def restore(server, datadir: str, path: Path) -> float:
     parent = datadir.rsplit("/", 1)[0] or "/"
     script = (f"find {datadir} -mindepth 1 -delete && tar -C {parent} -xpf /restore/{path.name} "
               f"&& test -n \"$(ls -A {datadir})\"")
-    try:
-        client().containers.run(server.image.ref, ["sh", "-c", script], remove=True, network_mode="none",
-                                volumes_from=[server.container.id],
-                                volumes={str(path.parent): {"bind": "/restore", "mode": "ro"}},
-                                labels={LABEL: "1", "dbexp.role": "helper"})
+    helper = None
+    try:  # the helper removed whatever happens, ^C included (waited on, not run with remove=True, which leaves it)
+        helper = client().containers.run(server.image.ref, ["sh", "-c", script], detach=True, network_mode="none",
+                                         volumes_from=[server.container.id],
+                                         volumes={str(path.parent): {"bind": "/restore", "mode": "ro"}},
+                                         labels={LABEL: "1", "dbexp.role": "helper", "dbexp.owner": str(os.getpid())})
+        code = int(helper.wait().get("StatusCode", -1))
+        if code != 0:
+            said = helper.logs().decode(errors="replace").strip()
+            raise DbexpError(f"exit {code}: {said.splitlines()[-1] if said else 'no output'}")
     except Exception as exc:  # the helper's exit status or the engine's refusal, in one line
         raise DbexpError(f"restoring {path.name} into {server.build.spec} failed: "
                          f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__}") from exc
+    finally:
+        if helper is not None:
+            try:
+                helper.remove(force=True)
+            except Exception:  # already gone
+                pass
     _start(server)
     return time.monotonic() - t0
 
