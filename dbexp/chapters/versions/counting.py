@@ -224,9 +224,9 @@ def function_pairs(res: Results) -> list[tuple[str, str, str, str]]:
 
 def functions_moved(res: Results, n: int = 8) -> pd.DataFrame:
     """Per pair of :func:`function_pairs` (flavor, test, newer over older): the ``n`` functions whose inclusive
-    instructions per statement moved the most (newer less older, each the mean over its starts' runs; a function
-    outside one side's stored top has no value there and is ranked by the side that has it), with each side's
-    value and calls per statement."""
+    instructions per statement moved the most (newer less older, each the mean over its starts' runs), of those
+    named in both versions' stored top (a function in one side's alone is renamed, new, gone or below the other's
+    top, and an address names no function of another build), with each side's value and calls per statement."""
     def compute():
         w = counted_runs(res)
         rows = []
@@ -236,8 +236,11 @@ def functions_moved(res: Results, n: int = 8) -> pd.DataFrame:
                 ids = w.loc[(w["server"] == name) & (w["test"] == test), "run_id"]
                 f = pd.concat([run_functions(res, rid) for rid in ids])
                 side[name] = f.groupby("function")[["per_op", "calls_per_op"]].mean()
-            both = side[a].add_suffix("_new").join(side[b].add_suffix("_old"), how="outer")
-            both["moved"] = both["per_op_new"].fillna(0) - both["per_op_old"].fillna(0)
+            # a function named in both versions' stored top (an address names nothing a reader can look up, nor the
+            # same code in another build; one side's alone is renamed, new, gone, or below the other's top)
+            both = side[a].add_suffix("_new").join(side[b].add_suffix("_old"), how="inner")
+            both = both[~both.index.str.match(r"0x[0-9a-fA-F]+")]
+            both["moved"] = both["per_op_new"] - both["per_op_old"]
             top = both.reindex(both["moved"].abs().sort_values(ascending=False).index).head(n)
             for fn, x in top.iterrows():
                 rows.append({"flavor": flavor, "test": test, "server": a, "against": b, "function": fn,
