@@ -480,3 +480,16 @@ def test_a_cpu_per_query_claim_is_judged_on_the_counts_where_the_starts_agree_th
                   "this run")
     row = versions.claims(res).set_index("id").loc["hot-points-cpu-5-7-to-8-0"]
     assert "the starts' counts do not agree" in row["measured here"] and "the work counted" not in row["verdict"]
+
+
+def test_the_insert_cpu_claim_counted_says_cpu_once_beside_its_context_switches():
+    rng = np.random.default_rng(4)
+    drift = 1 + 0.05 * rng.standard_normal(6)
+    timed = _wide({"mysql 5.7.22": list(1000 * drift), "mysql 8.0.15": list(700 * drift)}, test="insert")
+    c, counters = _counted({("mysql 5.7.22", "insert"): [100_000, 100_000], ("mysql 8.0.15", "insert"): [136_000, 136_000]})
+    res = Results("versions", pd.concat([timed, c], ignore_index=True), pd.DataFrame(), counters, pd.DataFrame(),
+                  "this run")
+    row = versions.claims(res).set_index("id").loc["insert-cpu-5-7-to-8-0"]
+    assert row["measured here"].startswith("instructions per statement 8.0.15/5.7.22 1.360")
+    assert row["measured here"].count("cpu/o") == 1 and "; cs/o " in row["measured here"]
+    assert row["verdict"].startswith("CPU per insert: agrees")

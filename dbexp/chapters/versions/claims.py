@@ -293,7 +293,8 @@ def _claims(res: Results) -> pd.DataFrame:
                                      for x in cs.itertuples()})
             stable = verdicts.witnessed(verdicts.combine(verdicts.interval(x.ci_low, x.ci_high, "near")
                                                          for x in cs.itertuples()), cw)
-            row = verdicts.ClaimRow(row.claim, row.source, row.here, f"cpu/o {row.measured}; cs/o " + _cells(cs),
+            timed = row.measured if row.measured.startswith("instructions") else f"cpu/o {row.measured}"
+            row = verdicts.ClaimRow(row.claim, row.source, row.here, f"{timed}; cs/o " + _cells(cs),
                                     f"CPU per insert: {row.verdict}; context switches stable: {qualified(stable)}",
                                     ids=row.ids, witness=both(row.witness, cw) if row.witness.ok and cw.ok else
                                     verdicts.Witness(f"cpu/o: {row.witness.what}; cs/o: {cw.what}", row.witness.ok))
