@@ -384,9 +384,9 @@ def test_counts_agree_per_point_and_split_a_relative_qps_into_work_and_time_per_
     from dbexp.chapters.versions.counting import consecutive_table
 
     table = consecutive_table(res).set_index("test")  # each version over the one before it, the counts' '*' kept
-    assert list(table.columns) == ["8.0.15 / 5.7.22", "9.7.4 / 8.0.15"]
-    assert table.loc["point-query", "8.0.15 / 5.7.22"] == "1.199 / 0.800"
-    assert table.loc["point-query", "9.7.4 / 8.0.15"] == "1.262 / 0.950*"
+    assert list(table.columns) == ["MySQL 8.0.15 / 5.7.22", "MySQL 9.7.4 / 8.0.15"]
+    assert table.loc["point-query", "MySQL 8.0.15 / 5.7.22"] == "1.199 / 0.800"
+    assert table.loc["point-query", "MySQL 9.7.4 / 8.0.15"] == "1.262 / 0.950*"
     found = versions.sentence(res, "findings")  # the findings split the regression: work, and time per instruction
     assert "8.0.15 / 5.7.22 executes 1.199x the instructions and does 0.800x" in found
     assert "9.7.4 / 8.0.15 executes" not in found  # its starts' counts do not agree

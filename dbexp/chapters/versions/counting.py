@@ -168,17 +168,22 @@ def consecutive(res: Results) -> pd.DataFrame:
 
 
 def consecutive_table(res: Results) -> pd.DataFrame:
-    """:func:`consecutive` as one compact table: a row per test, a column per pair of versions (newer / older), each
+    """:func:`consecutive` as one compact table: a row per test, a column per pair of versions ('MySQL 8.0.15 /
+    5.7.22': the flavor's title, newer / older), each
     cell the instruction ratio and the relative QPS of the same two servers on the same test ('1.064 / 0.912';
     '1.064 / -' where they shared no window; a trailing '*' where the two starts' counts do not agree)."""
     c = consecutive(res)
     if c.empty:
         return c
-    c = c.assign(pair=c["newer"] + " / " + c["older"],
+    from dbexp.servers.registry import FLAVORS
+
+    title = c["flavor"].map(lambda f: FLAVORS[f].title if f in FLAVORS else f)
+    c = c.assign(pair=title + " " + c["newer"] + " / " + c["older"],
                  cell=[f"{x.ratio:.3f} / {x.qps:.3f}" if x.qps == x.qps else f"{x.ratio:.3f} / -"
                        for x in c.itertuples()])
     c["cell"] = c["cell"] + np.where(c["agree"], "", "*")
-    pairs = list(dict.fromkeys(c["pair"]))
+    rank = {f: i for i, f in enumerate(FLAVORS)}  # the registry's order: MySQL, MariaDB, PostgreSQL
+    pairs = list(dict.fromkeys(c.assign(_f=c["flavor"].map(rank)).sort_values("_f", kind="stable")["pair"]))
     return c.pivot(index="test", columns="pair", values="cell").reindex(
         index=list(dict.fromkeys(c["test"])), columns=pairs).fillna("").reset_index()
 
