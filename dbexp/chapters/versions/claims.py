@@ -199,8 +199,8 @@ def _counted_cpu(res: Results, row: verdicts.ClaimRow, test: str, source: tuple[
             f"their counts agree within {AGREE:.1%}, the verdict is the count's (the work), cpu/o beside it "
             f"(the time)")
     if not c["agree"]:
-        return verdicts.ClaimRow(row.claim, row.source, here, f"cpu/o {row.measured}; {what}: the starts' counts "
-                                 f"do not agree", row.verdict, ids=row.ids, witness=row.witness)
+        return verdicts.ClaimRow(row.claim, row.source, here, f"{what}: the starts' counts do not agree; cpu/o "
+                                 f"{row.measured}", row.verdict, ids=row.ids, witness=row.witness)
     v = verdicts.magnitude(c["low"], c["high"], *source, point=c["ratio"])
     w = verdicts.witness(True, f"{what}: each count's window held exactly the statements its client sent, the "
                                f"two starts within {AGREE:.1%}")
