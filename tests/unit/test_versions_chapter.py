@@ -45,7 +45,7 @@ def test_default_design_interleaves_four_instances_of_every_server_in_random_win
     assert len(windows["Postgres scan i0"]) == 5 and len(windows["MariaDB insert i3"]) == 3
     assert len(windows) == 3 * len(sc.tests) * 4
     # one server working at a time; scan's statements (0.3 to 1 s) in slices of 2 s (test_scans_take_turns_...)
-    assert {p.params.slice_s for p in main.points if p.params.test != "scan"} == {0.1}
+    assert {p.params.slice_s for p in main.points if p.params.test != "scan"} == {0.25}
     # at least 8 s of each server's own turns per test over the 4 instances; the long tests three times that
     for ps in windows.values():
         p = ps[0]
@@ -79,6 +79,8 @@ def test_default_design_interleaves_four_instances_of_every_server_in_random_win
 
 def test_a_window_holds_every_servers_turns_and_the_host_speed_is_timed():
     assert window_s(1.1, 4) == 6 and window_s(0.5, 3) == 3  # the edges (leads, starts) and the turns, whole seconds
+    # taking turns, each turn's gap too (TURN_GAP_S): 1.1 s of 0.25 s slices is 5 turns, 4 servers 4 x 1.5 s + edges
+    assert window_s(1.1, 4, 0.25) == 8 and window_s(3.3, 5, 0.25) == 24
     took = reference_loop(None, repeats=1)
     assert took > 0
     assert SOURCE_CONFIGS == ("source baseline",) + tuple(c for c in configurations() if c != "source baseline")[:len(STEPS)] \
@@ -446,7 +448,7 @@ def test_scans_take_turns_of_long_slices_counted_to_quiet_and_the_other_windows_
         else:
             factor = sc.long_factor if p.params.test in sc.long_tests else 1
             assert p.params.slice_s == sc.slice_s and p.params.turns_s == pytest.approx(sc.active_s * factor)
-            assert p.workload.duration_s == window_s(sc.active_s * factor, len(ps))
+            assert p.workload.duration_s == window_s(sc.active_s * factor, len(ps), sc.slice_s)
     assert seconds == {3: 24, 4: 30, 5: 36}  # MariaDB (2 versions and the twin), MySQL, PostgreSQL
     assert turn_options("scan", sc.table_size) == {"start_s": 1.8, "to_quiet": True, "quiet_timeout_s": 5.0,
                                                    "quiet_poll_s": 0.02}

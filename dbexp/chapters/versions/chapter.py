@@ -101,6 +101,13 @@ EDGES_S = 1.1  # a window's seconds outside every server's turns (measured: 0.8 
 # 2026-12-07 (AMD EPYC 2-CPU VM, 1M rows): the first turn 0.5 to 1.1 s after the window's start for 3 to 5 clients on
 # every test but scan (about 0.2 s a client)
 START_S = 0.3
+# between two turns every client is stopped: the turn passes once its server is quiet, the next client is resumed.
+# The publication of 2026-12-08 (AMD EPYC 2-CPU VM, 1M rows, slices of 0.1 s, 01:59-02:25 UTC, MySQL's 4 servers a
+# window) measured 50 to 95 ms a turn (the median of a test's windows: 54 on most tests, 75 on update-nonindex, 95 on
+# write-only), and windows sized for the slices alone gave each server 0.7 to 0.9 s of the 1.1 s asked (2.1 to 2.4 of
+# 3.3 on the long tests): 7.2 s a test, under the 8 issue 47 asks. A window is sized for each turn's gap too, and the
+# slices are longer (0.25 s), so that the gaps take a fifth of the turns' time rather than a third
+TURN_GAP_S = 0.08
 
 
 @dataclass(frozen=True)
@@ -182,7 +189,7 @@ class Scale:
     profile_servers: tuple[str, ...] = ()
     profile_repeats: int = 0
     instances: int = 4  # independently started copies of every server, alive together, windows interleaved
-    slice_s: float = 0.1  # each client's turn alone in a window (0: the servers at once)
+    slice_s: float = 0.25  # each client's turn alone in a window (0: the servers at once; TURN_GAP_S)
     counted_servers: tuple[str, ...] = ()  # servers counted under callgrind (any of the chapter's engines)
     counted_tests: tuple[str, ...] = ()  # the tests counted on each of them, all on one server start
     counted_events: int = 1000  # sysbench events per count (after a warm-up pass as long)
@@ -239,10 +246,12 @@ COUNTED_TESTS = ("point-query", "random-points.range=100", "hot-points", "range-
                  "read-only-count", "insert", "update-nonindex")
 
 
-def window_s(active_s: float, servers: int) -> int:
-    """A window's seconds (sysbench's --time, whole seconds) that give each of ``servers`` clients taking turns
-    ``active_s`` of its own: the edges outside the turns, then the turns."""
-    return max(2, math.ceil(EDGES_S + servers * active_s))
+def window_s(active_s: float, servers: int, slice_s: float = 0.0) -> int:
+    """A window's seconds (sysbench's --time, whole seconds) that give each of ``servers`` clients taking turns of
+    ``slice_s`` (0: at once) ``active_s`` of its own: the edges outside the turns, then the turns, each with the gap
+    before the next (TURN_GAP_S)."""
+    turns = math.ceil(active_s / slice_s - 1e-9) if slice_s else 0
+    return max(2, math.ceil(EDGES_S + servers * (active_s + turns * TURN_GAP_S)))
 
 
 def turns_of(sc: Scale, test: str, active_s: float, servers: int) -> tuple[float, float, int]:
@@ -255,7 +264,7 @@ def turns_of(sc: Scale, test: str, active_s: float, servers: int) -> tuple[float
         return 0.0, active_s, math.ceil(EDGES_S + active_s)
     long = LONG_STATEMENTS.get(test)
     if long is None:
-        return sc.slice_s, active_s, window_s(active_s, servers)
+        return sc.slice_s, active_s, window_s(active_s, servers, sc.slice_s)
     rounds = max(2, 2 * math.ceil(active_s / (2 * long.slice_s)))
     seconds = EDGES_S + 2 * long.slice_s + rounds * servers * (long.slice_s + long.tail_s(sc.table_size))
     return long.slice_s, rounds * long.slice_s, math.ceil(seconds)
@@ -479,7 +488,7 @@ class Versions(Chapter):
         of startup settings (the configuration's settings less SWITCHED ones, on every version): the
         configurations that share it run on its servers, each window's SWITCHED settings made first (reset)."""
         active = sc.active_s  # the main windows' length: its configurations are many, its servers few
-        wl = self.workload(sc, ABLATION_TEST, cpus, window_s(active, len(sc.ablation_servers)))
+        wl = self.workload(sc, ABLATION_TEST, cpus, window_s(active, len(sc.ablation_servers), sc.slice_s))
         per_server = {spec: PARTS.of(flavor_of_spec(spec)).ablation_settings() for spec in sc.ablation_servers}
         startup: dict[tuple, str] = {}  # startup settings -> its group's name (the first configuration started so)
         out = []
