@@ -13,9 +13,12 @@ the template's name, how it came) is stored with every run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
+
+from docker.errors import NotFound
 
 from dbexp.engine import LABEL, client
 from dbexp.errors import DbexpError
@@ -103,10 +106,8 @@ def restore(server, datadir: str, path: Path) -> float:
                          f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__}") from exc
     finally:
         if helper is not None:
-            try:
+            with contextlib.suppress(NotFound):  # already gone; any other refusal is raised (a helper left behind)
                 helper.remove(force=True)
-            except Exception:  # already gone
-                pass
     _start(server)
     return time.monotonic() - t0
 
