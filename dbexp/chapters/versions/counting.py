@@ -182,7 +182,7 @@ def consecutive_table(res: Results) -> pd.DataFrame:
                  cell=[f"{x.ratio:.3f} / {x.qps:.3f}" if x.qps == x.qps else f"{x.ratio:.3f} / -"
                        for x in c.itertuples()])
     c["cell"] = c["cell"] + np.where(c["agree"], "", "*")
-    rank = {f: i for i, f in enumerate(FLAVORS)}  # the registry's order: MySQL, MariaDB, PostgreSQL
+    rank = {f: i for i, f in enumerate(FLAVORS)}  # the registry's order (MySQL, PostgreSQL, MariaDB)
     pairs = list(dict.fromkeys(c.assign(_f=c["flavor"].map(rank)).sort_values("_f", kind="stable")["pair"]))
     return c.pivot(index="test", columns="pair", values="cell").reindex(
         index=list(dict.fromkeys(c["test"])), columns=pairs).fillna("").reset_index()
